@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Capriccio: user-level threads for Linux servers.
+ *
+ * The whole public API. Threads are opaque 64-bit handles; every function
+ * mirrors its pthread counterpart and returns 0 or a positive error number
+ * exactly as POSIX specifies, so <capriccio/pthread.h> is a pure rename.
+ *
+ * No init call is needed: the library sets itself up before main() and
+ * main() runs as a user thread. The process exits when main returns.
+ * Settings come from the environment (CAP_WORKERS, CAP_STACK_SIZE,
+ * CAP_SCHED, CAP_MIGRATE); see README.md.
+ */
+#ifndef CAPRICCIO_H
+#define CAPRICCIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- threads ---------------------------------------------------------- */
+
+/* A thread handle. 0 is never a valid handle. A handle stays unique for the
+ * life of the process: a stale handle (a joined or finished detached
+ * thread) is reported as ESRCH, never mistaken for a newer thread. */
+typedef uint64_t cap_thread_t;
+
+#define CAP_THREAD_NAME_MAX 16 /* bytes, including the terminating NUL */
+
+#define CAP_CREATE_JOINABLE 0
+#define CAP_CREATE_DETACHED 1
+
+/* Thread attributes: initialise with cap_thread_attr_init (or the static
+ * initializer), then use the setters; the fields are not part of the API. */
+typedef struct cap_thread_attr {
+    size_t stack_size; /* 0: the CAP_STACK_SIZE default */
+    int detach_state;
+    char name[CAP_THREAD_NAME_MAX];
+} cap_thread_attr_t;
+
+#define CAP_THREAD_ATTR_INITIALIZER { 0, CAP_CREATE_JOINABLE, { 0 } }
+
+/* Smallest and largest stack a thread may ask for. */
+#define CAP_STACK_MIN ((size_t)16 * 1024)
+#define CAP_STACK_MAX ((size_t)1024 * 1024 * 1024)
+
+int cap_thread_attr_init(cap_thread_attr_t *attr);
+int cap_thread_attr_destroy(cap_thread_attr_t *attr);
+/* EINVAL outside [CAP_STACK_MIN, CAP_STACK_MAX]; rounded up to a page. */
+int cap_thread_attr_setstacksize(cap_thread_attr_t *attr, size_t size);
+int cap_thread_attr_getstacksize(const cap_thread_attr_t *attr, size_t *size);
+int cap_thread_attr_setdetachstate(cap_thread_attr_t *attr, int state);
+int cap_thread_attr_getdetachstate(const cap_thread_attr_t *attr, int *state);
+/* ERANGE when the name does not fit CAP_THREAD_NAME_MAX. */
+int cap_thread_attr_setname(cap_thread_attr_t *attr, const char *name);
+
+/* EAGAIN when memory or handles run out (never aborts); EINVAL on a bad
+ * attribute. The new thread may start on any worker. */
+int cap_thread_create(cap_thread_t *thread, const cap_thread_attr_t *attr,
+                      void *(*start)(void *), void *arg);
+/* EDEADLK on self-join, EINVAL on a detached thread or one another thread
+ * is already joining, ESRCH on an unknown or stale handle. */
+int cap_thread_join(cap_thread_t thread, void **retval);
+/* EINVAL if already detached, ESRCH on an unknown or stale handle. */
+int cap_thread_detach(cap_thread_t thread);
+/* Ends the calling thread. From main(), waits for every other thread and
+ * then exits the process with status 0, as pthread_exit does. */
+_Noreturn void cap_thread_exit(void *retval);
+/* The calling user thread; 0 on a kernel thread the library does not run. */
+cap_thread_t cap_thread_self(void);
+int cap_thread_equal(cap_thread_t a, cap_thread_t b);
+
+/* ERANGE when the name is too long, ESRCH on a stale handle. */
+int cap_thread_setname(cap_thread_t thread, const char *name);
+int cap_thread_getname(cap_thread_t thread, char *buf, size_t len);
+
+/* Lets other runnable threads run. Always returns 0. */
+int cap_yield(void);
+/* Sleeps at least ns nanoseconds of CLOCK_MONOTONIC; never returns early.
+ * Only the calling user thread waits. Returns 0. */
+int cap_sleep_ns(uint64_t ns);
+int cap_usleep(uint64_t usec);
+
+/* ---- thread-specific data -------------------------------------------- */
+
+typedef uint32_t cap_key_t;
+
+#define CAP_KEYS_MAX 1024
+#define CAP_DESTRUCTOR_ITERATIONS 4
+
+/* EAGAIN when CAP_KEYS_MAX keys exist. */
+int cap_key_create(cap_key_t *key, void (*destructor)(void *));
+/* EINVAL on a key that is not live. Destructors of a deleted key never run. */
+int cap_key_delete(cap_key_t key);
+void *cap_getspecific(cap_key_t key);
+/* EINVAL on a dead key, ENOMEM if the value table cannot grow. */
+int cap_setspecific(cap_key_t key, const void *value);
+
+/* ---- once ------------------------------------------------------------- */
+
+typedef struct cap_once {
+    uint32_t state;
+} cap_once_t;
+
+#define CAP_ONCE_INIT { 0 }
+
+/* Runs init exactly once; concurrent callers park until it has returned. */
+int cap_once(cap_once_t *once, void (*init)(void));
+
+/* ---- runtime information ---------------------------------------------- */
+
+/* Index of the worker (kernel thread) running the caller, from 0; -1 when
+ * the caller is not a user thread. */
+int cap_worker_id(void);
+/* Number of workers the runtime started (CAP_WORKERS). */
+int cap_worker_count(void);
+/* CLOCK_MONOTONIC in nanoseconds: the clock every deadline uses. */
+uint64_t cap_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CAPRICCIO_H */

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reads the CAP_* environment variables once, before main(). See config.h
+ * for the table of settings. Errors exit with status 2 and a message that
+ * names the variable, the bad value and what would have been valid.
+ */
+#include "runtime/config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capriccio.h"
+#include "util/die.h"
+
+enum { MAX_WORKERS = 1024 };
+#define DEFAULT_STACK_SIZE ((size_t)256 * 1024)
+
+cap__config cap__cfg = {
+    .workers = 1,
+    .stack_size = DEFAULT_STACK_SIZE,
+    .sched = "fifo",
+    .migrate = false,
+};
+
+static _Noreturn void bad_setting(const char *var, const char *value, const char *valid)
+{
+    cap__say("capriccio: invalid %s=\"%s\"; valid values: %s\n", var, value, valid);
+    _exit(2);
+}
+
+/* Parses a whole decimal number with an optional K/M/G suffix. */
+static bool parse_size(const char *s, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0)
+        return false;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (*end != '\0' || v > (ULLONG_MAX >> shift))
+        return false;
+    *out = v << shift;
+    return true;
+}
+
+static void load_workers(void)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    cap__cfg.workers = online < 1 ? 1 : online > MAX_WORKERS ? MAX_WORKERS : (int)online;
+
+    const char *s = getenv("CAP_WORKERS");
+    if (s == NULL)
+        return;
+    unsigned long long v;
+    if (!parse_size(s, &v) || strpbrk(s, "kKmMgG") != NULL || v < 1 || v > MAX_WORKERS)
+        bad_setting("CAP_WORKERS", s, "a whole number from 1 to 1024");
+    cap__cfg.workers = (int)v;
+}
+
+static void load_stack_size(void)
+{
+    const char *s = getenv("CAP_STACK_SIZE");
+    if (s == NULL)
+        return;
+    unsigned long long v;
+    if (!parse_size(s, &v) || v < CAP_STACK_MIN || v > CAP_STACK_MAX)
+        bad_setting("CAP_STACK_SIZE", s,
+                    "bytes from 16384 to 1073741824, optionally with a K, M or G suffix "
+                    "(for example 64K or 1M)");
+    cap__cfg.stack_size = (size_t)v;
+}
+
+static void load_sched(void)
+{
+    const char *s = getenv("CAP_SCHED");
+    if (s == NULL)
+        return;
+    if (strcmp(s, "fifo") == 0) {
+        cap__cfg.sched = "fifo";
+        return;
+    }
+    if (strcmp(s, "resource") == 0 || strcmp(s, "cohort") == 0) {
+        cap__say("capriccio: CAP_SCHED=%s is reserved for a scheduler that is not "
+                 "implemented yet; valid values: fifo\n", s);
+        _exit(2);
+    }
+    bad_setting("CAP_SCHED", s, "fifo (resource and cohort are reserved)");
+}
+
+static void load_migrate(void)
+{
+    const char *s = getenv("CAP_MIGRATE");
+    if (s == NULL)
+        return;
+    if (strcmp(s, "0") == 0)
+        cap__cfg.migrate = false;
+    else if (strcmp(s, "1") == 0)
+        cap__cfg.migrate = true;
+    else
+        bad_setting("CAP_MIGRATE", s, "0 (threads stay on their worker) or 1 (full migration)");
+}
+
+void cap__config_load(void)
+{
+    load_workers();
+    load_stack_size();
+    load_sched();
+    load_migrate();
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Settings, read once from the environment before main(). An invalid
+ * value stops the program with a message that lists the valid ones; there
+ * is never a silent default for a value that was given.
+ *
+ *   CAP_WORKERS     number of worker kernel threads, 1..1024 (default:
+ *                   online CPUs)
+ *   CAP_STACK_SIZE  default thread stack: bytes, or with a K/M/G suffix,
+ *                   CAP_STACK_MIN..CAP_STACK_MAX (default 256K)
+ *   CAP_SCHED       fifo (default); resource and cohort are reserved
+ *   CAP_MIGRATE     0 (default): a started thread stays on its worker;
+ *                   1: idle workers may steal any runnable thread (see the
+ *                   README for the TLS caveat)
+ */
+#ifndef CAP_RUNTIME_CONFIG_H
+#define CAP_RUNTIME_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct cap__config {
+    int workers;
+    size_t stack_size;
+    const char *sched;
+    bool migrate;
+} cap__config;
+
+extern cap__config cap__cfg;
+
+/* Parses the environment into cap__cfg, or prints why and exits(2). */
+void cap__config_load(void);
+
+#endif /* CAP_RUNTIME_CONFIG_H */

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start-up: before main() runs, a constructor reads the settings, wraps
+ * the initial kernel thread's current code in a TCB (so main() is a user
+ * thread running on the process stack), and starts the workers. No init
+ * call is needed. cap__runtime_ensure covers code that runs in another
+ * library's constructor before ours.
+ *
+ * cap__current lives here on purpose: every program that uses the library
+ * calls it, so a static link always pulls in this file and its constructor.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capriccio.h"
+#include "runtime/config.h"
+#include "sched/worker.h"
+#include "thread/thread.h"
+#include "util/clock.h"
+#include "util/die.h"
+
+#define SCHED_STACK_SIZE ((size_t)256 * 1024)
+
+static atomic_int started;
+
+static void start_runtime(void)
+{
+    cap__config_load();
+
+    cap__thread *main_thread = cap__thread_alloc();
+    if (main_thread == NULL)
+        cap__die("cannot allocate the main thread's control block\n");
+    main_thread->is_main = true;
+    strcpy(main_thread->name, "main");
+    main_thread->create_site = NULL;
+    /* The process stack, for AddressSanitizer and the gdb extension; it is
+     * not ours to free. */
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *lo;
+        size_t size;
+        pthread_attr_getstack(&attr, &lo, &size);
+        main_thread->stack.lo = lo;
+        main_thread->stack.hi = (char *)lo + size;
+        pthread_attr_destroy(&attr);
+    }
+    atomic_store(&cap__live_threads, 1);
+    cap__workers_start(main_thread, SCHED_STACK_SIZE);
+}
+
+void cap__runtime_ensure(void)
+{
+    int expected = 0;
+    if (atomic_load_explicit(&started, memory_order_acquire) == 0 &&
+        atomic_compare_exchange_strong(&started, &expected, 1))
+        start_runtime();
+}
+
+__attribute__((constructor(101))) static void capriccio_constructor(void)
+{
+    cap__runtime_ensure();
+}
+
+cap__thread *cap__current(void)
+{
+    cap__worker *w = cap__worker_self();
+    return w != NULL ? w->current : NULL;
+}
+
+int cap_worker_id(void)
+{
+    cap__worker *w = cap__worker_self();
+    return w != NULL && w->current != NULL ? w->id : -1;
+}
+
+int cap_worker_count(void)
+{
+    cap__runtime_ensure();
+    return cap__rt.nworkers;
+}
+
+uint64_t cap_now_ns(void)
+{
+    return cap__now();
+}

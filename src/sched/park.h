@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * park/unpark: the single seam through which every user thread blocks.
+ * Join, sleep, yield, every sync primitive and every I/O wait go through
+ * here, so the blocking graph and every scheduling policy see every
+ * transition in one place.
+ *
+ * Protocol (the same idea as Go's gopark):
+ *   1. The parker publishes itself in some wait structure while holding
+ *      that structure's lock.
+ *   2. It calls cap__park(..., unlock, arg). The switch to the worker's
+ *      scheduler context happens first; unlock(arg) then runs there and
+ *      releases the lock. A waker can therefore only find the thread once
+ *      its registers are saved: no waker ever sees a half-parked thread.
+ *   3. A waker (any worker, or a foreign kernel thread) removes the thread
+ *      from the structure under the lock and calls cap__unpark().
+ *
+ * Every park has a deadline. The thread's wait token decides races between
+ * a waker and the timer: whoever moves it from WAITING first wins and
+ * makes the thread runnable; the loser's cap__unpark returns false and the
+ * waker must pass the wake-up on to another waiter if it has one.
+ */
+#ifndef CAP_SCHED_PARK_H
+#define CAP_SCHED_PARK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cap__thread;
+
+enum cap__park_reason {
+    CAP__PARK_NONE = 0,
+    CAP__PARK_YIELD,
+    CAP__PARK_SLEEP,
+    CAP__PARK_JOIN,
+    CAP__PARK_ONCE,
+    CAP__PARK_MUTEX,
+    CAP__PARK_COND,
+    CAP__PARK_RWLOCK,
+    CAP__PARK_SEM,
+    CAP__PARK_BARRIER,
+    CAP__PARK_IO_READ,
+    CAP__PARK_IO_WRITE,
+    CAP__PARK_IO_DISK,
+    CAP__PARK_OFFLOAD,
+    CAP__PARK_EXITED_MAIN, /* main() called cap_thread_exit and waits for the rest */
+    CAP__PARK_WAIT,        /* a generic address wait (cap__wait_on) */
+};
+
+/* Human-readable name of a reason ("mutex", "sleep", ...). */
+const char *cap__park_reason_name(enum cap__park_reason r);
+
+enum {
+    CAP__WAIT_IDLE = 0, /* not parked */
+    CAP__WAIT_WAITING,  /* parked, or about to be; wakers may claim it */
+    CAP__WAIT_CLAIMED,  /* a waker or the timer won; it is being made runnable */
+};
+
+/* Releases the wait structure's lock; runs on the scheduler context after
+ * the switch. Returning false cancels the park: the thread resumes at
+ * once with result EAGAIN (use when the condition changed meanwhile). */
+typedef bool (*cap__unlock_fn)(void *arg);
+
+/*
+ * Parks the calling user thread until cap__unpark or the absolute
+ * CLOCK_MONOTONIC deadline (CAP__FOREVER: none). unlock may be NULL.
+ * Returns 0 when woken, ETIMEDOUT when the deadline passed first, EAGAIN
+ * when unlock cancelled the park. Must run on a user thread.
+ */
+int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
+              cap__unlock_fn unlock, void *arg);
+
+/* Makes a parked thread runnable. False if it was not waiting (the timer
+ * or another waker won). Callable from any kernel thread, but only while
+ * holding the lock of the wait structure the thread was found in. */
+bool cap__unpark(struct cap__thread *t);
+
+/* The calling user thread, or NULL on a kernel thread we do not run. */
+struct cap__thread *cap__current(void);
+
+/*
+ * Address waits, a user-level futex built on park: the primitive that
+ * sync objects are built from (like the kernel futex under musl's
+ * pthreads). Wait queues live in a hashed bucket table, so a sync object
+ * needs no memory beyond its own word.
+ */
+/* Parks while *addr == expected. Returns 0 when woken, EAGAIN when *addr
+ * differed on entry, ETIMEDOUT at the deadline. Like a futex, a return of
+ * 0 may be spurious: callers re-check their condition in a loop. On a
+ * kernel thread the library does not run (which cannot park), it yields
+ * the CPU and returns 0. */
+int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
+                 enum cap__park_reason reason);
+/* Wakes up to n threads waiting on addr; returns how many it woke. */
+int cap__wake_on(const _Atomic uint32_t *addr, int n);
+
+#endif /* CAP_SCHED_PARK_H */

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The default policy: first in, first out on each worker's local queue.
+ * O(1) everything; no per-worker state beyond the queue in cap__worker.
+ */
+#include "sched/policy.h"
+#include "sched/worker.h"
+
+static void fifo_enqueue(cap__worker *w, struct cap__thread *t)
+{
+    cap__tqueue_push(&w->local, t);
+}
+
+static struct cap__thread *fifo_pick_next(cap__worker *w)
+{
+    return cap__tqueue_pop(&w->local);
+}
+
+const cap__policy cap__policy_fifo = {
+    .name = "fifo",
+    .init = NULL,
+    .enqueue = fifo_enqueue,
+    .pick_next = fifo_pick_next,
+    .on_park = NULL,
+    .on_wake = NULL,
+};
+
+const cap__policy *cap__policy_active = &cap__policy_fifo;

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How an idle worker sleeps, and how others wake it. This is the seam the
+ * I/O layer plugs into: today the only poller parks the kernel thread on a
+ * futex; the epoll/io_uring backends replace it with one that waits in
+ * epoll_wait / io_uring_enter (and uses an eventfd for wake), so an idle
+ * worker sleeps on timers, I/O and wake-ups at once.
+ *
+ * Contract:
+ *  - wait(w, deadline): block the calling worker's kernel thread until
+ *    wake(w) is called, the absolute CLOCK_MONOTONIC deadline passes
+ *    (CAP__FOREVER: none), or I/O it watches is ready. Spurious returns
+ *    are allowed. Only w's own kernel thread calls it.
+ *  - wake(w): make a current or the next wait(w) return promptly. Any
+ *    kernel thread may call it, at any time.
+ *  - poll(w): non-blocking check for ready I/O, called by a busy worker
+ *    every few scheduling rounds. May be NULL.
+ *  - pending(): true while some I/O wait could still wake a thread (the
+ *    deadlock detector must not fire then). May be NULL.
+ */
+#ifndef CAP_SCHED_POLLER_H
+#define CAP_SCHED_POLLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cap__worker;
+
+typedef struct cap__poller {
+    const char *name;
+    void (*wait)(struct cap__worker *w, uint64_t deadline);
+    void (*wake)(struct cap__worker *w);
+    void (*poll)(struct cap__worker *w);
+    bool (*pending)(void);
+} cap__poller;
+
+extern const cap__poller cap__poller_futex;
+extern const cap__poller *cap__poller_active;
+
+#endif /* CAP_SCHED_POLLER_H */

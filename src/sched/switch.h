@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one place a context switch happens, wrapping cap__ctx_switch with
+ * the bookkeeping every switch needs:
+ *  - AddressSanitizer is told about the stack change (fiber annotations),
+ *    or it reports false stack-buffer errors; a context that will never
+ *    resume passes fake_save == NULL so ASan drops its fake stack.
+ * errno is not handled here: the side that *resumes* a thread stores the
+ * thread's errno into the kernel thread's slot before switching, so the
+ * resumed code never reuses an errno address from before the switch.
+ */
+#ifndef CAP_SCHED_SWITCH_H
+#define CAP_SCHED_SWITCH_H
+
+#include <stddef.h>
+
+#include "arch/context.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CAP__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CAP__ASAN 1
+#endif
+#endif
+
+#ifdef CAP__ASAN
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
+                                     size_t *size_old);
+#endif
+
+static inline void cap__switch(void **save_sp, void **fake_save, void *to_sp,
+                               const void *to_lo, size_t to_size)
+{
+#ifdef CAP__ASAN
+    __sanitizer_start_switch_fiber(fake_save, to_lo, to_size);
+    cap__ctx_switch(save_sp, to_sp);
+    __sanitizer_finish_switch_fiber(fake_save ? *fake_save : NULL, NULL, NULL);
+#else
+    (void)fake_save;
+    (void)to_lo;
+    (void)to_size;
+    cap__ctx_switch(save_sp, to_sp);
+#endif
+}
+
+/* First thing a brand-new context runs. */
+static inline void cap__switch_first_entry(void)
+{
+#ifdef CAP__ASAN
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+}
+
+#endif /* CAP_SCHED_SWITCH_H */

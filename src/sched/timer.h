@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-worker timer heap: a binary min-heap of deadlines, O(log n) insert
+ * and cancel, O(1) peek. A timer belongs to one parked thread (each thread
+ * embeds one), which is all sleeps and timed waits need.
+ *
+ * Each heap has a spinlock. Under the default placement a thread only
+ * arms and cancels timers on its own worker, so the lock is uncontended;
+ * it exists for full migration, where a thread may cancel from another
+ * worker.
+ */
+#ifndef CAP_SCHED_TIMER_H
+#define CAP_SCHED_TIMER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/spin.h"
+
+struct cap__thread;
+struct cap__timer_heap;
+
+typedef struct cap__timer {
+    uint64_t deadline;
+    uint32_t index;                /* position in heap->items, when armed */
+    struct cap__timer_heap *heap;  /* NULL when not armed */
+} cap__timer;
+
+typedef struct cap__timer_heap {
+    cap__spin lock;
+    struct cap__timer **items;
+    uint32_t len, cap;
+} cap__timer_heap;
+
+/* 0 or -ENOMEM. */
+int cap__timer_arm(cap__timer_heap *h, cap__timer *t, uint64_t deadline);
+/* No-op if t is not armed. */
+void cap__timer_cancel(cap__timer *t);
+/* Earliest armed deadline, or CAP__FOREVER. */
+uint64_t cap__timer_next(cap__timer_heap *h);
+/* Disarms every timer with deadline <= now and calls fire(timer) for each,
+ * under the heap lock (fire must not arm or cancel timers on h). Returns
+ * how many fired. */
+unsigned cap__timer_expire(cap__timer_heap *h, uint64_t now,
+                           void (*fire)(cap__timer *t));
+bool cap__timer_armed(const cap__timer *t);
+
+#endif /* CAP_SCHED_TIMER_H */

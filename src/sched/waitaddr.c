@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Address waits (a user-level futex) on top of park; see park.h.
+ *
+ * Waiters hang off a fixed table of hashed buckets, each a spinlocked FIFO
+ * list of records that live on the waiting threads' stacks. FIFO order
+ * makes wake-ups fair. The bucket lock is released by park's unlock
+ * callback, after the waiter's context is saved, which is what makes
+ * "check *addr, then sleep" atomic with respect to wakers on other
+ * workers.
+ */
+#include "sched/park.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+
+#include "thread/thread.h"
+#include "util/clock.h"
+#include "util/spin.h"
+
+enum { NBUCKETS = 1024 }; /* power of two */
+
+struct waiter {
+    struct waiter *next, *prev;
+    const void *addr;
+    cap__thread *thread;
+    bool linked;
+};
+
+struct bucket {
+    cap__spin lock;
+    struct waiter *head, *tail;
+} __attribute__((aligned(64)));
+
+static struct bucket buckets[NBUCKETS];
+
+static struct bucket *bucket_of(const void *addr)
+{
+    uintptr_t a = (uintptr_t)addr;
+    a ^= a >> 17;
+    a *= 0x9e3779b97f4a7c15u; /* Fibonacci hashing spreads nearby addresses */
+    return &buckets[(a >> 32) & (NBUCKETS - 1)];
+}
+
+static void link_tail(struct bucket *b, struct waiter *w)
+{
+    w->next = NULL;
+    w->prev = b->tail;
+    if (b->tail != NULL)
+        b->tail->next = w;
+    else
+        b->head = w;
+    b->tail = w;
+    w->linked = true;
+}
+
+static void unlink_waiter(struct bucket *b, struct waiter *w)
+{
+    if (w->prev != NULL)
+        w->prev->next = w->next;
+    else
+        b->head = w->next;
+    if (w->next != NULL)
+        w->next->prev = w->prev;
+    else
+        b->tail = w->prev;
+    w->linked = false;
+}
+
+static bool unlock_bucket(void *arg)
+{
+    cap__spin_unlock(&((struct bucket *)arg)->lock);
+    return true;
+}
+
+int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
+                 enum cap__park_reason reason)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL) {
+        /* A kernel thread we do not run cannot park: let the caller retry. */
+        if (atomic_load(addr) != expected)
+            return EAGAIN;
+        if (deadline != CAP__FOREVER && cap__now() >= deadline)
+            return ETIMEDOUT;
+        sched_yield();
+        return 0;
+    }
+    struct bucket *b = bucket_of(addr);
+    cap__spin_lock(&b->lock);
+    if (atomic_load(addr) != expected) {
+        cap__spin_unlock(&b->lock);
+        return EAGAIN;
+    }
+    struct waiter w = { .addr = addr, .thread = self };
+    link_tail(b, &w);
+    int rc = cap__park(reason, addr, deadline, unlock_bucket, b);
+    if (rc != 0) {
+        /* Timed out: unlink under the lock, unless a waker got there. */
+        cap__spin_lock(&b->lock);
+        if (w.linked)
+            unlink_waiter(b, &w);
+        cap__spin_unlock(&b->lock);
+    }
+    return rc;
+}
+
+int cap__wake_on(const _Atomic uint32_t *addr, int n)
+{
+    struct bucket *b = bucket_of(addr);
+    int woken = 0;
+    cap__spin_lock(&b->lock);
+    struct waiter *w = b->head;
+    while (w != NULL && woken < n) {
+        struct waiter *next = w->next; /* w may vanish once unparked */
+        if (w->addr == addr) {
+            unlink_waiter(b, w);
+            if (cap__unpark(w->thread))
+                woken++;
+        }
+        w = next;
+    }
+    cap__spin_unlock(&b->lock);
+    return woken;
+}

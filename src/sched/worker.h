@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workers: the kernel threads that run user threads.
+ *
+ * Each worker owns
+ *  - a local run queue ordered by the policy; only this worker touches it;
+ *  - an inbox: a lock-free LIFO that any kernel thread pushes woken threads
+ *    onto; the owner takes the whole list at once (so no ABA) and feeds it
+ *    to the policy in FIFO order;
+ *  - a steal queue under a spinlock, holding threads that any worker may
+ *    take: new threads that have not started yet (and, with CAP_MIGRATE=1,
+ *    every runnable thread);
+ *  - a timer heap;
+ *  - a scheduler context (Go's g0): its own stack, where parks finish and
+ *    the loop picks the next thread.
+ *
+ * Worker 0 is the process's initial kernel thread; main() runs on it as a
+ * user thread on the process stack.
+ *
+ * Switches: a thread that parks or exits switches to the scheduler
+ * context; a plain yield (without migration) switches straight to the
+ * next local thread. Code that runs after a switch must not reuse a
+ * worker pointer or a TLS address computed before it: read self->worker.
+ */
+#ifndef CAP_SCHED_WORKER_H
+#define CAP_SCHED_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sched/park.h"
+#include "sched/timer.h"
+#include "stack/stack.h"
+#include "util/queue.h"
+#include "util/spin.h"
+
+struct cap__thread;
+
+/* What the scheduler context must do for the thread that just switched to
+ * it. Set by the thread right before the switch. */
+enum cap__after {
+    CAP__AFTER_NONE = 0,
+    CAP__AFTER_PARK,  /* run unlock(arg); on false, requeue the thread */
+    CAP__AFTER_YIELD, /* requeue the thread */
+    CAP__AFTER_EXIT,  /* the thread is finished: release or hand to joiner */
+};
+
+typedef struct cap__worker {
+    int id;
+    pthread_t kthread;
+    void *sched_sp;                     /* saved scheduler context */
+    cap__stack sched_stack;             /* worker 0 only; others use their own */
+    const void *sched_lo;               /* scheduler stack bounds, for ASan */
+    size_t sched_size;
+    void *sched_fake;                   /* ASan fake stack of the scheduler */
+    struct cap__thread *current;        /* running user thread, or NULL */
+
+    enum cap__after after;
+    cap__unlock_fn after_unlock;
+    void *after_arg;
+
+    cap__tqueue local;                  /* policy's queue (fifo uses it directly) */
+    void *policy_state;                 /* for policies that need more */
+    _Atomic(struct cap__thread *) inbox;/* LIFO of woken threads, linked by run_next */
+
+    cap__spin steal_lock;
+    cap__tqueue steal;                  /* threads any worker may take */
+    atomic_size_t steal_len;            /* racy read of steal.len for idle scans */
+
+    cap__timer_heap timers;
+    uint32_t ticks;                     /* scheduling rounds, for periodic work */
+
+    /* Idle protocol: the worker sets sleeping=1, re-checks for work, then
+     * waits; a waker publishes work, then exchanges sleeping to 0 and wakes
+     * it if it was 1. Both sides use seq_cst, so either the worker sees the
+     * work or the waker sees sleeping=1 (Dekker). */
+    _Atomic uint32_t sleeping;
+    void *poller_state;                 /* owned by the active poller */
+
+    /* Statistics, for tests and reports. */
+    atomic_ulong switches;
+    atomic_ulong steals;
+} cap__worker;
+
+typedef struct cap__runtime {
+    int nworkers;
+    cap__worker *workers;
+    atomic_int nsleeping;              /* workers inside poller wait */
+    atomic_uint next_victim;           /* round-robin start for wake-one */
+} cap__runtime;
+
+extern cap__runtime cap__rt;
+
+/* The worker whose kernel thread calls this, or NULL. */
+cap__worker *cap__worker_self(void);
+
+/* Starts the workers around the calling initial kernel thread, which
+ * becomes worker 0 with its current code running as main_thread. */
+void cap__workers_start(struct cap__thread *main_thread, size_t sched_stack_size);
+
+/* Makes t runnable: on the caller's worker if it is t's, else via t's
+ * worker's inbox; a thread that has not started (or any, with migration)
+ * goes to a steal queue. Wakes a sleeping worker when needed. */
+void cap__make_runnable(struct cap__thread *t);
+/* Places a brand-new thread. */
+void cap__schedule_new(struct cap__thread *t);
+
+/* Switches from the running thread to w's scheduler context, which will
+ * carry out `after`. Returns when the thread next runs. */
+void cap__switch_to_scheduler(struct cap__thread *self, enum cap__after after,
+                              cap__unlock_fn unlock, void *arg);
+/* Same, for a thread that will never run again (exit). */
+_Noreturn void cap__switch_to_scheduler_final(struct cap__thread *self);
+
+/* Direct thread-to-thread yield; see cap_yield. */
+void cap__yield(struct cap__thread *self);
+
+/* Deadlock detection: called when a worker is about to sleep with no
+ * timer; see deadlock.c. */
+void cap__deadlock_check_enter(cap__worker *w);
+void cap__deadlock_check_leave(cap__worker *w);
+
+#endif /* CAP_SCHED_WORKER_H */

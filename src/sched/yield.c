@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* cap_yield and the sleeps: thin public wrappers over the worker and park. */
+#include <errno.h>
+
+#include "capriccio.h"
+#include "sched/park.h"
+#include "sched/worker.h"
+#include "util/clock.h"
+
+int cap_yield(void)
+{
+    struct cap__thread *self = cap__current();
+    if (self != NULL)
+        cap__yield(self);
+    else
+        sched_yield();
+    return 0;
+}
+
+int cap_sleep_ns(uint64_t ns)
+{
+    uint64_t deadline = cap__deadline_after(ns);
+    if (cap__current() == NULL) {
+        struct timespec ts = cap__ns_to_timespec(deadline);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        return 0;
+    }
+    /* The timer is the only waker, so the loop only guards against a
+     * future spurious wake-up: it never returns before the deadline. */
+    while (cap__now() < deadline)
+        cap__park(CAP__PARK_SLEEP, NULL, deadline, NULL, NULL);
+    return 0;
+}
+
+int cap_usleep(uint64_t usec)
+{
+    return cap_sleep_ns(usec > UINT64_MAX / 1000 ? UINT64_MAX : usec * 1000);
+}

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Thread lifecycle: create, exit, join, detach, and the public identity
+ * functions.
+ *
+ * Lifetime of a TCB:
+ *   alloc -> RUNNABLE -> (RUNNING <-> PARKED/RUNNABLE)* -> exit path ->
+ *   final switch -> cap__thread_finish on the scheduler context:
+ *     detached: release now;
+ *     joiner parked: mark EXITED and wake it; the joiner releases;
+ *     otherwise: EXITED (a zombie) until join or detach releases it.
+ * EXITED is set only after the final switch, so whoever releases the TCB
+ * (and its stack) knows the thread no longer runs on that stack.
+ *
+ * Lock: t->lock guards detached, joined, joiner, retval and the EXITED
+ * transition. The handle's generation is re-checked under it, so a handle
+ * that went stale between lookup and lock is reported as ESRCH.
+ */
+#include "thread/thread.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/config.h"
+#include "sched/park.h"
+#include "sched/switch.h"
+#include "sched/worker.h"
+#include "util/clock.h"
+#include "util/die.h"
+
+#ifdef CAP__ASAN
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#endif
+
+atomic_long cap__live_threads;
+
+void cap__runtime_ensure(void);
+
+/* ---- attributes ------------------------------------------------------ */
+
+int cap_thread_attr_init(cap_thread_attr_t *attr)
+{
+    if (attr == NULL)
+        return EINVAL;
+    *attr = (cap_thread_attr_t)CAP_THREAD_ATTR_INITIALIZER;
+    return 0;
+}
+
+int cap_thread_attr_destroy(cap_thread_attr_t *attr)
+{
+    return attr == NULL ? EINVAL : 0;
+}
+
+int cap_thread_attr_setstacksize(cap_thread_attr_t *attr, size_t size)
+{
+    if (attr == NULL || size < CAP_STACK_MIN || size > CAP_STACK_MAX)
+        return EINVAL;
+    attr->stack_size = size;
+    return 0;
+}
+
+int cap_thread_attr_getstacksize(const cap_thread_attr_t *attr, size_t *size)
+{
+    if (attr == NULL || size == NULL)
+        return EINVAL;
+    *size = attr->stack_size != 0 ? attr->stack_size : cap__cfg.stack_size;
+    return 0;
+}
+
+int cap_thread_attr_setdetachstate(cap_thread_attr_t *attr, int state)
+{
+    if (attr == NULL || (state != CAP_CREATE_JOINABLE && state != CAP_CREATE_DETACHED))
+        return EINVAL;
+    attr->detach_state = state;
+    return 0;
+}
+
+int cap_thread_attr_getdetachstate(const cap_thread_attr_t *attr, int *state)
+{
+    if (attr == NULL || state == NULL)
+        return EINVAL;
+    *state = attr->detach_state;
+    return 0;
+}
+
+int cap_thread_attr_setname(cap_thread_attr_t *attr, const char *name)
+{
+    if (attr == NULL || name == NULL)
+        return EINVAL;
+    if (strlen(name) >= CAP_THREAD_NAME_MAX)
+        return ERANGE;
+    strcpy(attr->name, name);
+    return 0;
+}
+
+/* ---- create ------------------------------------------------------------ */
+
+int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
+                      void *(*start)(void *), void *arg)
+{
+    if (handle == NULL || start == NULL)
+        return EINVAL;
+    size_t size = cap__cfg.stack_size;
+    bool detached = false;
+    if (attr != NULL) {
+        if (attr->stack_size != 0 &&
+            (attr->stack_size < CAP_STACK_MIN || attr->stack_size > CAP_STACK_MAX))
+            return EINVAL;
+        if (attr->detach_state != CAP_CREATE_JOINABLE &&
+            attr->detach_state != CAP_CREATE_DETACHED)
+            return EINVAL;
+        if (attr->stack_size != 0)
+            size = attr->stack_size;
+        detached = attr->detach_state == CAP_CREATE_DETACHED;
+    }
+    cap__runtime_ensure();
+
+    cap__thread *t = cap__thread_alloc();
+    if (t == NULL)
+        return EAGAIN;
+    if (cap__stack_alloc(size, &t->stack) != 0) {
+        cap__thread_release(t);
+        return EAGAIN;
+    }
+    t->worker = NULL;
+    t->started = false;
+    t->is_main = false;
+    t->saved_errno = 0;
+    atomic_store(&t->wait, CAP__WAIT_IDLE);
+    t->reason = CAP__PARK_NONE;
+    t->reason_obj = NULL;
+    t->timer = (cap__timer){ 0 };
+    t->lock = (cap__spin)CAP__SPIN_INIT;
+    t->detached = detached;
+    t->joined = false;
+    t->joiner = NULL;
+    t->retval = NULL;
+    t->start = start;
+    t->start_arg = arg;
+    t->create_site = __builtin_return_address(0);
+    t->keys = NULL;
+    t->nkeys = 0;
+    memset(t->name, 0, sizeof t->name);
+    if (attr != NULL)
+        memcpy(t->name, attr->name, sizeof t->name);
+    t->asan_fake_stack = NULL;
+    t->sp = cap__ctx_make(t->stack.hi, cap__thread_entry, t);
+
+    /* The handle must be taken before the thread can run: a detached one
+     * may finish and be released before we look at it again. */
+    *handle = cap__thread_handle(t);
+    atomic_fetch_add(&cap__live_threads, 1);
+    cap__schedule_new(t);
+    return 0;
+}
+
+/* ---- exit ---------------------------------------------------------------- */
+
+_Noreturn static void exit_thread(cap__thread *self, void *retval)
+{
+    cap__keys_run_destructors(self);
+    if (atomic_fetch_sub(&cap__live_threads, 1) == 1)
+        exit(0); /* the last thread, and main has already exited */
+    if (self->is_main) {
+        /* pthread_exit from main: the process lives on until the last
+         * thread exits (which calls exit above). */
+        cap__park(CAP__PARK_EXITED_MAIN, NULL, CAP__FOREVER, NULL, NULL);
+        cap__die("main thread woke after cap_thread_exit\n");
+    }
+    self->retval = retval; /* read by the joiner only after EXITED */
+    cap__switch_to_scheduler_final(self);
+}
+
+void cap__thread_entry(void *arg)
+{
+    cap__switch_first_entry();
+    cap__thread *self = arg;
+    void *ret = self->start(self->start_arg);
+    exit_thread(self, ret);
+}
+
+void cap_thread_exit(void *retval)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL)
+        cap__die("cap_thread_exit called outside a user thread\n");
+    exit_thread(self, retval);
+}
+
+static void release_finished(cap__thread *t)
+{
+    cap__keys_free(t);
+#ifdef CAP__ASAN
+    /* The dead thread's frames left poisoned shadow behind; the next user
+     * of this stack must start clean. */
+    __asan_unpoison_memory_region(t->stack.lo,
+                                  (size_t)((char *)t->stack.hi - (char *)t->stack.lo));
+#endif
+    cap__stack_free(&t->stack);
+    cap__thread_release(t);
+}
+
+void cap__thread_finish(cap__thread *t)
+{
+    cap__spin_lock(&t->lock);
+    atomic_store(&t->state, CAP__T_EXITED);
+    if (t->detached) {
+        cap__spin_unlock(&t->lock);
+        release_finished(t);
+        return;
+    }
+    if (t->joiner != NULL) {
+        cap__thread *joiner = t->joiner;
+        t->joiner = NULL;
+        cap__unpark(joiner); /* under t->lock, as park.h requires */
+    }
+    cap__spin_unlock(&t->lock);
+}
+
+/* ---- join / detach ------------------------------------------------------- */
+
+static bool unlock_tcb(void *arg)
+{
+    cap__spin_unlock(&((cap__thread *)arg)->lock);
+    return true;
+}
+
+/* Looks h up and returns its TCB locked, or NULL (ESRCH). */
+static cap__thread *lookup_locked(cap_thread_t h)
+{
+    cap__thread *t = cap__thread_lookup(h);
+    if (t == NULL)
+        return NULL;
+    cap__spin_lock(&t->lock);
+    if (cap__thread_handle(t) != h || atomic_load(&t->state) == CAP__T_FREE) {
+        cap__spin_unlock(&t->lock);
+        return NULL;
+    }
+    return t;
+}
+
+int cap_thread_join(cap_thread_t h, void **retval)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL)
+        return EPERM;
+    if (h == cap__thread_handle(self))
+        return EDEADLK;
+    cap__thread *t = lookup_locked(h);
+    if (t == NULL)
+        return ESRCH;
+    if (t->detached || t->joined) {
+        cap__spin_unlock(&t->lock);
+        return EINVAL;
+    }
+    t->joined = true;
+    if (atomic_load(&t->state) != CAP__T_EXITED) {
+        t->joiner = self;
+        cap__park(CAP__PARK_JOIN, t, CAP__FOREVER, unlock_tcb, t);
+        cap__spin_lock(&t->lock);
+    }
+    if (retval != NULL)
+        *retval = t->retval;
+    cap__spin_unlock(&t->lock);
+    release_finished(t);
+    return 0;
+}
+
+int cap_thread_detach(cap_thread_t h)
+{
+    cap__thread *t = lookup_locked(h);
+    if (t == NULL)
+        return ESRCH;
+    if (t->detached || t->joined) {
+        cap__spin_unlock(&t->lock);
+        return EINVAL;
+    }
+    t->detached = true;
+    bool exited = atomic_load(&t->state) == CAP__T_EXITED;
+    cap__spin_unlock(&t->lock);
+    if (exited)
+        release_finished(t);
+    return 0;
+}
+
+/* ---- identity ----------------------------------------------------------- */
+
+cap_thread_t cap_thread_self(void)
+{
+    cap__thread *self = cap__current();
+    return self != NULL ? cap__thread_handle(self) : 0;
+}
+
+int cap_thread_equal(cap_thread_t a, cap_thread_t b)
+{
+    return a == b;
+}
+
+int cap_thread_setname(cap_thread_t h, const char *name)
+{
+    if (name == NULL)
+        return EINVAL;
+    if (strlen(name) >= CAP_THREAD_NAME_MAX)
+        return ERANGE;
+    cap__thread *t = lookup_locked(h);
+    if (t == NULL)
+        return ESRCH;
+    memset(t->name, 0, sizeof t->name);
+    strcpy(t->name, name);
+    cap__spin_unlock(&t->lock);
+    return 0;
+}
+
+int cap_thread_getname(cap_thread_t h, char *buf, size_t len)
+{
+    if (buf == NULL)
+        return EINVAL;
+    cap__thread *t = lookup_locked(h);
+    if (t == NULL)
+        return ESRCH;
+    size_t n = strnlen(t->name, sizeof t->name);
+    int rc = 0;
+    if (n >= len)
+        rc = ERANGE;
+    else
+        memcpy(buf, t->name, n + 1);
+    cap__spin_unlock(&t->lock);
+    return rc;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The thread control block (TCB) and the handle table.
+ *
+ * TCBs live in chunks that are never unmapped, indexed by a 32-bit slot;
+ * a public handle is (generation << 32 | slot + 1). A freed slot bumps its
+ * generation, so a stale handle is recognised (ESRCH) instead of naming a
+ * newer thread, and a lookup that races with reuse reads valid memory.
+ *
+ * Ownership: fields marked [owner] are touched only by the thread itself
+ * or by the worker it runs on; [lock] fields only under tcb->lock;
+ * [atomic] fields by anyone through atomics.
+ */
+#ifndef CAP_THREAD_THREAD_H
+#define CAP_THREAD_THREAD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "capriccio.h"
+#include "sched/park.h"
+#include "sched/timer.h"
+#include "stack/stack.h"
+#include "util/spin.h"
+
+struct cap__worker;
+
+enum cap__thread_state {
+    CAP__T_FREE = 0,  /* slot unused */
+    CAP__T_RUNNABLE,  /* in some run queue, inbox or steal queue */
+    CAP__T_RUNNING,
+    CAP__T_PARKED,
+    CAP__T_EXITED,    /* finished; waiting to be joined */
+};
+
+typedef struct cap__thread {
+    void *sp;                      /* [owner] saved stack pointer while not running */
+    struct cap__worker *worker;    /* [owner] worker it runs on (or last ran on) */
+    struct cap__thread *run_next;  /* [owner of the queue it is in] */
+    int saved_errno;               /* [owner] errno while switched out */
+    _Atomic uint8_t state;         /* [atomic] enum cap__thread_state */
+    bool started;                  /* [owner] has run at least once */
+    bool is_main;                  /* runs main() on the process stack */
+
+    /* Parking (src/sched/park.c). */
+    _Atomic uint32_t wait;         /* [atomic] CAP__WAIT_* token, see park.h */
+    int wake_result;               /* [owner] 0 or ETIMEDOUT, set by the waker */
+    enum cap__park_reason reason;  /* [owner] why it is parked, for reports */
+    const void *reason_obj;        /* [owner] what it waits on, if anything */
+    cap__timer timer;              /* [worker] its deadline, when it has one */
+
+    /* Identity and lifetime. */
+    uint32_t slot;                 /* index in the handle table */
+    _Atomic uint32_t gen;          /* [atomic] generation of the slot */
+    cap__spin lock;                /* guards the [lock] fields below */
+    bool detached;                 /* [lock] */
+    bool joined;                   /* [lock] a joiner has claimed it */
+    struct cap__thread *joiner;    /* [lock] parked in cap_thread_join */
+    void *retval;                  /* [lock] valid once EXITED */
+
+    void *(*start)(void *);
+    void *start_arg;
+    const void *create_site;       /* return address of cap_thread_create's caller */
+    cap__stack stack;
+
+    void **keys;                   /* [owner] lazily allocated key values */
+    uint32_t nkeys;                /* [owner] length of keys */
+    char name[CAP_THREAD_NAME_MAX];/* [lock] for writers; readers tolerate tearing */
+
+    void *asan_fake_stack;         /* [owner] AddressSanitizer fiber bookkeeping */
+} cap__thread;
+
+/* Handle <-> TCB. */
+static inline cap_thread_t cap__thread_handle(const cap__thread *t)
+{
+    return ((uint64_t)atomic_load_explicit(&t->gen, memory_order_relaxed) << 32) |
+           (uint64_t)(t->slot + 1);
+}
+/* The TCB a handle names, or NULL if the handle is unknown or stale. The
+ * result may go stale at once; re-check the generation under t->lock. */
+cap__thread *cap__thread_lookup(cap_thread_t h);
+
+/* Allocates a TCB in state FREE with a fresh slot, or NULL. */
+cap__thread *cap__thread_alloc(void);
+/* Returns the slot for reuse and invalidates every handle to it. */
+void cap__thread_release(cap__thread *t);
+/* Calls fn for every TCB not in state FREE (racy snapshot; for reports). */
+void cap__thread_foreach(void (*fn)(cap__thread *t, void *arg), void *arg);
+
+/* Runs key destructors of the calling thread (thread exit path). */
+void cap__keys_run_destructors(cap__thread *self);
+void cap__keys_free(cap__thread *t);
+
+/* Entry point of every new thread: runs start(), then exits. */
+void cap__thread_entry(void *tcb);
+/* Finishes a thread that has switched away for the last time; called by
+ * its worker on the scheduler context. */
+void cap__thread_finish(cap__thread *t);
+/* Live user threads (created, not yet exited). */
+extern atomic_long cap__live_threads;
+
+#endif /* CAP_THREAD_THREAD_H */

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* Kernel futex wrappers; see futex.h. */
+#include "util/futex.h"
+#include "util/clock.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void cap__futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline)
+{
+    struct timespec ts, *tsp = NULL;
+    if (deadline != CAP__FOREVER) {
+        ts = cap__ns_to_timespec(deadline);
+        tsp = &ts;
+    }
+    /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, so a
+     * spurious wake-up never stretches the total wait. */
+    syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected,
+            tsp, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+void cap__futex_wake(uint32_t *word, int count)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, NULL, NULL, 0);
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel futex calls, used only where a *kernel* thread must sleep: an idle
+ * worker, or a foreign kernel thread. User threads never call these; they
+ * park (src/sched/park.h).
+ */
+#ifndef CAP_UTIL_FUTEX_H
+#define CAP_UTIL_FUTEX_H
+
+#include <stdint.h>
+
+/* Sleeps while *word == expected, until woken or the absolute
+ * CLOCK_MONOTONIC deadline (CAP__FOREVER: none). Spurious returns happen. */
+void cap__futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline);
+void cap__futex_wake(uint32_t *word, int count);
+
+#endif /* CAP_UTIL_FUTEX_H */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A test-and-test-and-set spinlock for critical sections of a few dozen
+ * instructions (queue links, wait-list edits). Never held across a park or
+ * a system call. After a bounded spin the waiter gives its core away with
+ * sched_yield, so a holder preempted by the kernel cannot stall a waiter
+ * for a whole time slice of busy-waiting.
+ */
+#ifndef CAP_UTIL_SPIN_H
+#define CAP_UTIL_SPIN_H
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+typedef struct cap__spin {
+    atomic_uint held;
+} cap__spin;
+
+#define CAP__SPIN_INIT { 0 }
+
+static inline void cap__cpu_relax(void)
+{
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static inline bool cap__spin_trylock(cap__spin *s)
+{
+    return atomic_load_explicit(&s->held, memory_order_relaxed) == 0 &&
+           atomic_exchange_explicit(&s->held, 1, memory_order_acquire) == 0;
+}
+
+static inline void cap__spin_lock(cap__spin *s)
+{
+    unsigned spins = 0;
+    while (!cap__spin_trylock(s)) {
+        if (++spins < 128)
+            cap__cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+static inline void cap__spin_unlock(cap__spin *s)
+{
+    atomic_store_explicit(&s->held, 0, memory_order_release);
+}
+
+#endif /* CAP_UTIL_SPIN_H */
