@@ -2,8 +2,9 @@
 /*
  * park/unpark; the protocol is described in park.h.
  *
- * The wait token (cap__thread.wait) moves IDLE -> WAITING when the thread
- * parks, WAITING -> CLAIMED when exactly one waker or the timer wins, and
+ * The wait token (cap__thread.wait) moves IDLE -> WAITING on the scheduler
+ * context once the parked thread's registers are saved (worker.c,
+ * finish_switch), WAITING -> CLAIMED when exactly one waker or the timer wins, and
  * back to IDLE when the thread runs again. A waker calls cap__unpark while
  * holding the wait structure's lock, and a thread that timed out takes the
  * same lock to unlink itself, so a slow waker can never claim the thread's
@@ -56,7 +57,6 @@ int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
     self->reason = reason;
     self->reason_obj = obj;
     self->wake_result = 0;
-    atomic_store(&self->wait, CAP__WAIT_WAITING);
     atomic_store_explicit(&self->state, CAP__T_PARKED, memory_order_relaxed);
     if (deadline != CAP__FOREVER && cap__timer_arm(&w->timers, &self->timer, deadline) != 0)
         cap__die("out of memory growing the timer heap of worker %d\n", w->id);

@@ -51,8 +51,8 @@ enum cap__park_reason {
 const char *cap__park_reason_name(enum cap__park_reason r);
 
 enum {
-    CAP__WAIT_IDLE = 0, /* not parked */
-    CAP__WAIT_WAITING,  /* parked, or about to be; wakers may claim it */
+    CAP__WAIT_IDLE = 0, /* not parked, or parked but not yet switched out */
+    CAP__WAIT_WAITING,  /* parked and switched out; wakers may claim it */
     CAP__WAIT_CLAIMED,  /* a waker or the timer won; it is being made runnable */
 };
 

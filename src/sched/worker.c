@@ -230,6 +230,8 @@ static void finish_switch(cap__worker *w, cap__thread *back)
 {
     switch (w->after) {
     case CAP__AFTER_PARK:
+        /* Only now, with its context saved, may anyone claim the thread. */
+        atomic_store(&back->wait, CAP__WAIT_WAITING);
         if (w->after_unlock != NULL && !w->after_unlock(w->after_arg)) {
             uint32_t waiting = CAP__WAIT_WAITING;
             if (atomic_compare_exchange_strong(&back->wait, &waiting, CAP__WAIT_CLAIMED)) {
