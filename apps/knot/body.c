@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Discarding request bodies. A static server has no use for them, but must
+ * read them to find the next request on a keep-alive connection, and must
+ * bound them (413). Bodies are delimited by Content-Length or by chunked
+ * transfer coding (RFC 9112 section 7.1). Input after the head is worked on
+ * in the window c->buf[head..cap), which conn.c keeps at least
+ * BODY_WINDOW bytes wide, so the parsed head stays valid meanwhile. The
+ * whole body, however slow, must arrive within one --header-timeout.
+ */
+#include "body.h"
+
+#include <string.h>
+
+#include "knot.h"
+
+static int discard_length(struct conn *c, size_t head, int64_t length, long long deadline,
+                          size_t *next)
+{
+    size_t have = c->len - head;
+    if ((uint64_t)length <= have) {
+        *next = head + (size_t)length;
+        return 0;
+    }
+    /* Throw away what is buffered; then read exactly the rest, never the
+     * next request's bytes. */
+    uint64_t left = (uint64_t)length - have;
+    c->len = head;
+    while (left > 0) {
+        long n = conn_fill(c, left < c->cap - head ? (size_t)left : c->cap - head, deadline);
+        if (n <= 0)
+            return -1;
+        left -= (uint64_t)n;
+        c->len = head;
+    }
+    *next = head;
+    return 0;
+}
+
+/* Finds the line starting at *pos in the window, reading more if needed.
+ * Returns the line length (without LF, with any CR stripped) and advances
+ * *pos past it; -1 on failure, -2 if it cannot fit the window. */
+static long next_line(struct conn *c, size_t head, size_t *pos, long long deadline, char **line)
+{
+    for (;;) {
+        char *lf = memchr(c->buf + *pos, '\n', c->len - *pos);
+        if (lf) {
+            *line = c->buf + *pos;
+            size_t n = (size_t)(lf - *line);
+            *pos += n + 1;
+            if (n > 0 && (*line)[n - 1] == '\r')
+                n--;
+            return (long)n;
+        }
+        if (*pos > head) { /* slide the partial line to the window start */
+            memmove(c->buf + head, c->buf + *pos, c->len - *pos);
+            c->len -= *pos - head;
+            *pos = head;
+        }
+        if (c->len == c->cap)
+            return -2;
+        if (conn_fill(c, c->cap, deadline) <= 0)
+            return -1;
+    }
+}
+
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    ch = (char)(ch | 0x20);
+    return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+static int discard_chunked(struct conn *c, size_t head, long long deadline, size_t *next)
+{
+    size_t pos = head;
+    uint64_t total = 0;
+    char *line;
+    for (;;) {
+        long n = next_line(c, head, &pos, deadline, &line);
+        if (n < 0)
+            return n == -2 ? 400 : -1;
+        uint64_t size = 0;
+        long i = 0;
+        for (; i < n && hexval(line[i]) >= 0; i++) {
+            if (size >> 60)
+                return 413;
+            size = size * 16 + (uint64_t)hexval(line[i]);
+        }
+        if (i == 0 || (i < n && line[i] != ';' && line[i] != ' ' && line[i] != '\t'))
+            return 400;
+        total += size;
+        if (total > knot_config.max_body_bytes)
+            return 413;
+        if (size == 0)
+            break;
+        /* Skip the chunk's data, refilling the window as it drains. */
+        while (size > 0) {
+            size_t have = c->len - pos;
+            if (size <= have) {
+                pos += (size_t)size;
+                break;
+            }
+            size -= have;
+            pos = c->len = head;
+            if (conn_fill(c, c->cap, deadline) <= 0)
+                return -1;
+        }
+        n = next_line(c, head, &pos, deadline, &line);
+        if (n != 0)
+            return n == -1 ? -1 : 400; /* chunk data must end in CRLF */
+    }
+    for (;;) { /* trailer fields, up to the empty line */
+        long n = next_line(c, head, &pos, deadline, &line);
+        if (n < 0)
+            return n == -2 ? 431 : -1;
+        if (n == 0)
+            break;
+    }
+    *next = pos;
+    return 0;
+}
+
+int body_discard(struct conn *c, size_t head, const struct http_request *req, size_t *next)
+{
+    long long deadline = knot_now_ms() + knot_config.header_timeout_ms;
+    if (req->chunked)
+        return discard_chunked(c, head, deadline, next);
+    if (req->content_length <= 0) {
+        *next = head;
+        return 0;
+    }
+    if ((uint64_t)req->content_length > knot_config.max_body_bytes)
+        return 413;
+    return discard_length(c, head, req->content_length, deadline, next);
+}

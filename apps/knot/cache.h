@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* The in-memory file cache, see cache.c. */
+#ifndef KNOT_CACHE_H
+#define KNOT_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* A file's bytes plus what a response needs about it. Read-only while a
+ * reference is held; the cache frees it after the last release. */
+struct cache_entry {
+    const char *data;
+    size_t size;
+    time_t mtime;           /* Last-Modified, in seconds */
+    const char *mime;
+    /* private to cache.c */
+    struct cache_entry *hnext, *lprev, *lnext;
+    dev_t dev;
+    ino_t ino;
+    struct timespec mtim;
+    size_t charge;
+    unsigned refs;
+    bool linked;
+    unsigned hash;
+    char key[];
+};
+
+/* Sets the bound in bytes (0: nothing is kept). Call before any thread. */
+void cache_init(size_t max_bytes);
+
+/* A referenced entry for rel if the cache holds one for the same file
+ * (device, inode, size, mtime) as st; NULL otherwise, dropping a stale
+ * entry. */
+struct cache_entry *cache_lookup(const char *rel, const struct stat *st);
+
+/* Builds an entry from data (malloc'd, ownership passes) of the file st,
+ * keeps it under rel if it fits the bound, and returns it referenced. NULL
+ * only when memory runs out (data is then freed). */
+struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *data, size_t size);
+
+void cache_release(struct cache_entry *e);
+
+#endif /* KNOT_CACHE_H */

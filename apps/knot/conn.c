@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-connection loop, in plain blocking style: wait for a request
+ * head, parse it, discard any body, answer, repeat while the connection is
+ * kept alive. Pipelined requests need nothing special: bytes after one
+ * request stay in the buffer and are parsed before the socket is read
+ * again, and responses go out in order because one thread does both.
+ *
+ * Timeouts are absolute deadlines checked with poll() before every read:
+ * the first head must complete within --header-timeout of the accept; later
+ * ones may idle for --keepalive-timeout before their first byte and then
+ * have --header-timeout to complete. A client that trickles a byte at a time
+ * (slowloris) therefore cannot extend its deadline.
+ *
+ * Buffer: max_header_bytes for the head plus BODY_WINDOW for body.c.
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "body.h"
+#include "http.h"
+#include "knot.h"
+#include "log.h"
+#include "response.h"
+#include "serve.h"
+#include "server.h"
+
+long conn_fill(struct conn *c, size_t max, long long deadline_ms)
+{
+    if (max > c->cap - c->len)
+        max = c->cap - c->len;
+    for (;;) {
+        long long left = deadline_ms - knot_now_ms();
+        if (left <= 0)
+            return -2;
+        struct pollfd p = { .fd = c->fd, .events = POLLIN };
+        int r = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (r <= 0)
+            continue;
+        ssize_t n = read(c->fd, c->buf + c->len, max);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n < 0)
+            return -1;
+        c->len += (size_t)n;
+        return (long)n;
+    }
+}
+
+enum head_result { HEAD_OK, HEAD_CLOSED, HEAD_TIMEOUT, HEAD_TOO_BIG };
+
+/* Waits until c->buf starts with a complete head; sets *head_len. */
+static enum head_result read_head(struct conn *c, bool first, size_t *head_len)
+{
+    long long now = knot_now_ms();
+    long long deadline = now + (first ? knot_config.header_timeout_ms : knot_config.keepalive_timeout_ms);
+    bool started = false;
+    size_t scanned = 0;
+    size_t limit = knot_config.max_header_bytes;
+    for (;;) {
+        /* Empty lines before a request are allowed (RFC 9112 2.2). */
+        size_t skip = 0;
+        while (skip < c->len && (c->buf[skip] == '\r' || c->buf[skip] == '\n'))
+            skip++;
+        if (skip) {
+            memmove(c->buf, c->buf + skip, c->len - skip);
+            c->len -= skip;
+            scanned = 0;
+        }
+        if (c->len > 0) {
+            if (!started && !first)
+                deadline = knot_now_ms() + knot_config.header_timeout_ms;
+            started = true;
+            *head_len = http_head_length(c->buf, c->len < limit ? c->len : limit, &scanned);
+            if (*head_len)
+                return HEAD_OK;
+            if (c->len >= limit)
+                return HEAD_TOO_BIG;
+        }
+        long n = conn_fill(c, limit - c->len, deadline);
+        if (n == -2)
+            return started ? HEAD_TIMEOUT : HEAD_CLOSED;
+        if (n <= 0)
+            return HEAD_CLOSED;
+    }
+}
+
+/* Answers a head that does not fit: 414 if the request line alone is too
+ * long for the target limit, 431 otherwise. */
+static int too_big_status(const struct conn *c)
+{
+    const char *lf = memchr(c->buf, '\n', c->len);
+    return !lf || (size_t)(lf - c->buf) > knot_config.max_uri_bytes ? 414 : 431;
+}
+
+/* Answers with an error and ends the connection, logging it. */
+static enum conn_end fail(struct conn *c, int status, const struct http_request *req)
+{
+    long long bytes = 0;
+    int minor = req && req->method_name ? req->minor : 1;
+    bool head_only = req && req->method == HTTP_HEAD;
+    server_conn_busy(c);
+    if (response_error(c->fd, status, minor, false, head_only, &bytes))
+        return CONN_CLOSE;
+    log_request(c->peer, req ? req->method_name : NULL, req ? req->target : NULL, minor, status, bytes);
+    return CONN_LINGER;
+}
+
+enum conn_end conn_serve(struct conn *c)
+{
+    c->cap = knot_config.max_header_bytes + BODY_WINDOW;
+    c->buf = malloc(c->cap);
+    if (!c->buf)
+        return CONN_CLOSE;
+
+    for (bool first = true;; first = false) {
+        if (!server_conn_idle(c))
+            return CONN_CLOSE; /* shutting down */
+        size_t head_len;
+        switch (read_head(c, first, &head_len)) {
+        case HEAD_OK:
+            break;
+        case HEAD_CLOSED:
+            return CONN_CLOSE;
+        case HEAD_TIMEOUT:
+            return fail(c, 408, NULL);
+        case HEAD_TOO_BIG:
+            return fail(c, too_big_status(c), NULL);
+        }
+        server_conn_busy(c);
+
+        struct http_request req;
+        int status = http_parse_request(c->buf, head_len, knot_config.max_uri_bytes, &req);
+        if (status)
+            return fail(c, status, req.method_name ? &req : NULL);
+        size_t next;
+        status = body_discard(c, head_len, &req, &next);
+        if (status < 0)
+            return CONN_CLOSE;
+        if (status)
+            return fail(c, status, &req);
+
+        bool keep = req.keep_alive && !server_stopping();
+        struct served res = { 0 };
+        if (req.method == HTTP_OTHER) {
+            res.status = 405;
+            res.failed = response_error(c->fd, 405, req.minor, keep, false, &res.bytes) != 0;
+        } else {
+            serve_request(c->fd, &req, keep, &res);
+        }
+        log_request(c->peer, req.method_name, req.target, req.minor, res.status, res.bytes);
+        if (res.failed)
+            return CONN_CLOSE;
+        if (!keep)
+            return CONN_LINGER;
+        memmove(c->buf, c->buf + next, c->len - next);
+        c->len -= next;
+    }
+}

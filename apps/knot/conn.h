@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* One client connection and the thread that serves it, see conn.c. */
+#ifndef KNOT_CONN_H
+#define KNOT_CONN_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <arpa/inet.h>
+
+struct conn {
+    int fd;
+    char peer[INET6_ADDRSTRLEN];
+    /* Input: buf[0..len) holds received bytes not yet consumed. */
+    char *buf;
+    size_t len, cap;
+    /* Owned by server.c, under its lock. */
+    struct conn *prev, *next;
+    bool busy; /* a request is being answered: shutdown must not cut it */
+};
+
+/* How the connection should end when conn_serve returns. */
+enum conn_end { CONN_CLOSE, CONN_LINGER };
+
+/* Serves requests on c until the client leaves, a timeout, an error, or
+ * shutdown. Does not close c->fd: the caller does, as told. */
+enum conn_end conn_serve(struct conn *c);
+
+/* Reads more input into buf[len..len+max) (max is capped by the room left),
+ * waiting at most until deadline_ms (knot_now_ms clock). Returns the bytes
+ * read, 0 at end of input, -1 on error, -2 on timeout. */
+long conn_fill(struct conn *c, size_t max, long long deadline_ms);
+
+#endif /* KNOT_CONN_H */

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HTTP/1.x request grammar (RFC 9112): finding the end of a head,
+ * splitting the request line, and the few header fields Knot acts on.
+ * Strict where leniency enables request smuggling (whitespace before the
+ * colon, obsolete line folding, conflicting Content-Length, Content-Length
+ * with Transfer-Encoding, duplicate Host): those are 400. Pure functions of
+ * the bytes; no I/O, no allocation.
+ */
+#include "http.h"
+
+#include <string.h>
+#include <strings.h>
+
+#define MAX_FIELDS 100
+
+size_t http_head_length(const char *buf, size_t len, size_t *scanned)
+{
+    /* The head ends at the first LF that is followed by LF or CR LF. */
+    size_t i = *scanned;
+    for (; i < len; i++) {
+        if (buf[i] != '\n')
+            continue;
+        if (i + 1 >= len)
+            break;
+        if (buf[i + 1] == '\n')
+            return i + 2;
+        if (buf[i + 1] == '\r') {
+            if (i + 2 >= len)
+                break;
+            if (buf[i + 2] == '\n')
+                return i + 3;
+        }
+    }
+    *scanned = i;
+    return 0;
+}
+
+static bool is_tchar(unsigned char c)
+{
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+        return true;
+    return c && strchr("!#$%&'*+-.^_`|~", c);
+}
+
+/* Cuts the line starting at *p (ending in LF, maybe CR LF) and NUL-terminates
+ * it; returns it and advances *p past the LF. A bare CR inside is an error
+ * the callers catch through their character checks. */
+static char *take_line(char **p, char *end)
+{
+    char *line = *p;
+    char *lf = memchr(line, '\n', (size_t)(end - line));
+    char *stop = lf;
+    if (stop > line && stop[-1] == '\r')
+        stop--;
+    *stop = '\0';
+    *p = lf + 1;
+    return line;
+}
+
+static int parse_request_line(char *line, size_t max_uri, struct http_request *req)
+{
+    char *sp1 = strchr(line, ' ');
+    if (!sp1 || sp1 == line)
+        return 400;
+    *sp1 = '\0';
+    for (char *c = line; *c; c++)
+        if (!is_tchar((unsigned char)*c))
+            return 400;
+    char *target = sp1 + 1;
+    char *sp2 = strchr(target, ' ');
+    if (!sp2 || sp2 == target)
+        return 400; /* includes HTTP/0.9's version-less line */
+    *sp2 = '\0';
+    if ((size_t)(sp2 - target) > max_uri)
+        return 414;
+    for (char *c = target; *c; c++)
+        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
+            return 400;
+    const char *v = sp2 + 1;
+    if (strncmp(v, "HTTP/", 5) || v[5] < '0' || v[5] > '9' || v[6] != '.' || v[7] < '0' ||
+        v[7] > '9' || v[8])
+        return 400;
+    if (v[5] != '1')
+        return 505;
+    req->method_name = line;
+    req->method = !strcmp(line, "GET") ? HTTP_GET : !strcmp(line, "HEAD") ? HTTP_HEAD : HTTP_OTHER;
+    req->target = target;
+    req->minor = v[7] - '0';
+    return 0;
+}
+
+/* Whether the comma-separated list `value` has the token `want`. */
+static bool list_has(const char *value, const char *want)
+{
+    size_t n = strlen(want);
+    const char *p = value;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        const char *start = p;
+        while (*p && *p != ',')
+            p++;
+        const char *stop = p;
+        while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t'))
+            stop--;
+        if ((size_t)(stop - start) == n && !strncasecmp(start, want, n))
+            return true;
+    }
+    return false;
+}
+
+/* The last coding of a Transfer-Encoding list. */
+static bool last_coding_is_chunked(const char *value)
+{
+    const char *last = strrchr(value, ',');
+    last = last ? last + 1 : value;
+    while (*last == ' ' || *last == '\t')
+        last++;
+    return !strcasecmp(last, "chunked");
+}
+
+static int parse_content_length(const char *v, int64_t *out)
+{
+    if (!*v)
+        return 400;
+    int64_t n = 0;
+    for (; *v; v++) {
+        if (*v < '0' || *v > '9')
+            return 400;
+        if (n > (INT64_MAX - 9) / 10)
+            n = INT64_MAX; /* absurdly large: the body limit rejects it */
+        else
+            n = n * 10 + (*v - '0');
+    }
+    if (*out >= 0 && *out != n)
+        return 400;
+    *out = n;
+    return 0;
+}
+
+int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_request *req)
+{
+    char *p = buf, *end = buf + len;
+    memset(req, 0, sizeof *req);
+    req->content_length = -1;
+
+    int status = parse_request_line(take_line(&p, end), max_uri, req);
+    if (status)
+        return status;
+
+    bool have_host = false, have_te = false, conn_close = false, conn_keep = false;
+    int nfields = 0;
+    for (;;) {
+        char *line = take_line(&p, end);
+        if (!*line)
+            break;
+        if (++nfields > MAX_FIELDS)
+            return 431;
+        char *colon = line;
+        while (is_tchar((unsigned char)*colon))
+            colon++;
+        if (*colon != ':' || colon == line)
+            return 400; /* no name, whitespace before ':', or obs-fold */
+        *colon = '\0';
+        char *value = colon + 1;
+        while (*value == ' ' || *value == '\t')
+            value++;
+        char *vend = value + strlen(value);
+        while (vend > value && (vend[-1] == ' ' || vend[-1] == '\t'))
+            vend--;
+        *vend = '\0';
+        for (char *c = value; *c; c++)
+            if ((unsigned char)*c < 0x20 && *c != '\t')
+                return 400;
+
+        const char *name = line;
+        if (!strcasecmp(name, "host")) {
+            if (have_host)
+                return 400;
+            have_host = true;
+        } else if (!strcasecmp(name, "connection")) {
+            conn_close |= list_has(value, "close");
+            conn_keep |= list_has(value, "keep-alive");
+        } else if (!strcasecmp(name, "content-length")) {
+            if (parse_content_length(value, &req->content_length))
+                return 400;
+        } else if (!strcasecmp(name, "transfer-encoding")) {
+            if (!last_coding_is_chunked(value))
+                return 501;
+            have_te = true;
+        } else if (!strcasecmp(name, "if-modified-since")) {
+            req->if_modified_since = value;
+        } else if (!strcasecmp(name, "range")) {
+            req->range = value;
+        } else if (!strcasecmp(name, "if-range")) {
+            req->if_range = value;
+        }
+    }
+    if (have_te && req->content_length >= 0)
+        return 400;
+    if (req->minor >= 1 && !have_host)
+        return 400;
+    req->chunked = have_te;
+    req->keep_alive = req->minor >= 1 ? !conn_close : (conn_keep && !conn_close);
+    return 0;
+}
+
+static bool parse_pos(const char **s, int64_t *out)
+{
+    const char *p = *s;
+    int64_t v = 0;
+    if (*p < '0' || *p > '9')
+        return false;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (INT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (*p - '0');
+    }
+    *s = p;
+    *out = v;
+    return true;
+}
+
+enum http_range_kind http_parse_range(const char *value, int64_t size, int64_t *first, int64_t *last)
+{
+    const char *p = value;
+    if (strncasecmp(p, "bytes", 5))
+        return RANGE_NONE;
+    p += 5;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p++ != '=')
+        return RANGE_NONE;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (strchr(p, ','))
+        return RANGE_NONE; /* several ranges: serve the whole representation */
+
+    int64_t a, b;
+    if (*p == '-') {
+        p++;
+        if (!parse_pos(&p, &b) || *p)
+            return RANGE_NONE;
+        if (b == 0 || size == 0)
+            return RANGE_UNSATISFIABLE;
+        *first = b >= size ? 0 : size - b;
+        *last = size - 1;
+        return RANGE_SATISFIABLE;
+    }
+    if (!parse_pos(&p, &a) || *p++ != '-')
+        return RANGE_NONE;
+    if (*p) {
+        if (!parse_pos(&p, &b) || *p || b < a)
+            return RANGE_NONE;
+    } else {
+        b = INT64_MAX;
+    }
+    if (a >= size)
+        return RANGE_UNSATISFIABLE;
+    *first = a;
+    *last = b >= size ? size - 1 : b;
+    return RANGE_SATISFIABLE;
+}

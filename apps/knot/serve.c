@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GET and HEAD: from a decoded path to the bytes of a response. Decides
+ * file or directory (index, redirect, listing), chooses the cache for small
+ * files and sendfile for large ones, and applies If-Modified-Since (304),
+ * Range/If-Range (206/416) and HEAD. Cost on a cache hit: one stat to
+ * revalidate, one writev for head and body.
+ */
+#include "serve.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "httpdate.h"
+#include "knot.h"
+#include "listing.h"
+#include "mime.h"
+#include "path.h"
+#include "response.h"
+
+#define IS_DIRECTORY 1 /* serve_file: the path is a directory, nothing sent */
+
+/* What a response sends: cached bytes or a range of an open file. */
+struct representation {
+    const char *data; /* NULL: use file */
+    int file;
+    int64_t size;
+    time_t mtime;
+    const char *mime;
+};
+
+static int errno_status(int err)
+{
+    switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+    case ENAMETOOLONG:
+        return 404;
+    case EXDEV: /* a symlink out of the root */
+    case EACCES:
+    case EPERM:
+    case ELOOP:
+        return 403;
+    case EMFILE:
+    case ENFILE:
+        return 503;
+    default:
+        return 500;
+    }
+}
+
+static void send_error(int fd, int status, const struct http_request *req, bool keep, struct served *out)
+{
+    out->status = status;
+    out->failed = response_error(fd, status, req->minor, keep, req->method == HTTP_HEAD, &out->bytes) != 0;
+}
+
+/* If-Range holding a date equal to Last-Modified lets the Range apply; an
+ * entity tag (Knot sends none) or any other date means "send it all". */
+static bool if_range_allows(const struct http_request *req, time_t mtime)
+{
+    time_t t;
+    return !req->if_range || (httpdate_parse(req->if_range, &t) && t == mtime);
+}
+
+static bool not_modified(const struct http_request *req, time_t mtime)
+{
+    time_t since;
+    return req->if_modified_since && httpdate_parse(req->if_modified_since, &since) &&
+           mtime <= since && since <= time(NULL);
+}
+
+static void send_representation(int fd, const struct http_request *req, bool keep,
+                                const struct representation *r, struct served *out)
+{
+    struct response_head h;
+    response_head_init(&h, 200, req->minor, keep);
+    h.last_modified = r->mtime;
+    h.content_type = r->mime;
+    h.accept_ranges = true;
+    int64_t first = 0, last = r->size - 1;
+    if (not_modified(req, r->mtime)) {
+        h.status = 304;
+        h.content_type = NULL;
+    } else if (req->range && if_range_allows(req, r->mtime)) {
+        switch (http_parse_range(req->range, r->size, &first, &last)) {
+        case RANGE_SATISFIABLE:
+            h.status = 206;
+            h.range_first = first;
+            h.range_last = last;
+            h.range_total = r->size;
+            break;
+        case RANGE_UNSATISFIABLE:
+            h.status = 416;
+            h.range_first = -1;
+            h.range_total = r->size;
+            h.content_type = NULL;
+            first = 0, last = -1;
+            break;
+        case RANGE_NONE:
+            break;
+        }
+    }
+    size_t len = (size_t)(last - first + 1);
+    if (h.status != 304)
+        h.content_length = (int64_t)len;
+    if (h.status == 304 || req->method == HTTP_HEAD)
+        len = 0;
+
+    char head[1024];
+    size_t hlen = response_format(head, sizeof head, &h);
+    out->status = h.status;
+    if (r->data) {
+        struct iovec iov[2] = { { head, hlen }, { (char *)r->data + first, len } };
+        out->failed = writev_full(fd, iov, len ? 2 : 1) != 0;
+    } else {
+        out->failed = write_full(fd, head, hlen) != 0 ||
+                      (len && sendfile_full(fd, r->file, (off_t)first, len) != 0);
+    }
+    if (!out->failed)
+        out->bytes += (long long)len;
+}
+
+/* Reads a whole small file; returns a malloc'd buffer or NULL. */
+static char *read_whole(int file, size_t size, size_t *got)
+{
+    char *data = malloc(size ? size : 1);
+    size_t n = 0;
+    while (data && n < size) {
+        ssize_t r = read(file, data + n, size - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            free(data);
+            return NULL;
+        }
+        if (r == 0)
+            break; /* shrank meanwhile: the size check in cache_insert notices */
+        n += (size_t)r;
+    }
+    *got = n;
+    return data;
+}
+
+/* Serves rel if it is a regular file. Returns 0 when a response was sent,
+ * IS_DIRECTORY, or an error status for the caller to send. */
+static int serve_file(int fd, const char *rel, const struct http_request *req, bool keep,
+                      struct served *out)
+{
+    struct stat st;
+    bool small = path_stat(rel, &st) == 0 && S_ISREG(st.st_mode) &&
+                 (size_t)st.st_size < knot_config.sendfile_min;
+    if (small && knot_config.cache_bytes) {
+        struct cache_entry *e = cache_lookup(rel, &st);
+        if (e) {
+            struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->mime };
+            send_representation(fd, req, keep, &r, out);
+            cache_release(e);
+            return 0;
+        }
+    }
+
+    int file = path_open(rel);
+    if (file < 0)
+        return errno_status(-file);
+    if (fstat(file, &st)) {
+        close(file);
+        return 500;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(file);
+        return S_ISDIR(st.st_mode) ? IS_DIRECTORY : 403;
+    }
+    if ((size_t)st.st_size < knot_config.sendfile_min) {
+        size_t got;
+        char *data = read_whole(file, (size_t)st.st_size, &got);
+        close(file);
+        struct cache_entry *e = data ? cache_insert(rel, &st, data, got) : NULL;
+        if (!e)
+            return 500;
+        struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->mime };
+        send_representation(fd, req, keep, &r, out);
+        cache_release(e);
+        return 0;
+    }
+    struct representation r = { NULL, file, (int64_t)st.st_size, st.st_mtim.tv_sec, mime_type(rel) };
+    send_representation(fd, req, keep, &r, out);
+    close(file);
+    return 0;
+}
+
+/* "/dir" without the slash: redirect so relative links in the index work.
+ * Location is the request's own path plus '/', and its query if any. */
+static void redirect_to_slash(int fd, const struct http_request *req, bool keep, struct served *out)
+{
+    const char *t = req->target;
+    if (*t != '/') { /* absolute form: drop scheme and authority */
+        t = strchr(t, ':') + 3;
+        t += strcspn(t, "/?#");
+    }
+    size_t plen = strcspn(t, "?#");
+    const char *query = t[plen] == '?' ? t + plen : "";
+    size_t qlen = strcspn(query, "#");
+    char *loc = malloc(plen + qlen + 3);
+    if (!loc) {
+        send_error(fd, 500, req, keep, out);
+        return;
+    }
+    memcpy(loc, t, plen);
+    loc[plen] = '/';
+    memcpy(loc + plen + 1, query, qlen);
+    loc[plen + 1 + qlen] = '\0';
+
+    static const char body[] = "<!DOCTYPE html>\n<html><body>Moved.</body></html>\n";
+    struct response_head h;
+    response_head_init(&h, 301, req->minor, keep);
+    h.location = loc;
+    h.content_type = "text/html; charset=utf-8";
+    h.content_length = sizeof body - 1;
+    size_t cap = plen + qlen + 512;
+    char *head = malloc(cap);
+    size_t hlen = head ? response_format(head, cap, &h) : 0;
+    free(loc);
+    if (!hlen) {
+        free(head);
+        send_error(fd, 500, req, keep, out);
+        return;
+    }
+    bool body_too = req->method != HTTP_HEAD;
+    struct iovec iov[2] = { { head, hlen }, { (char *)body, sizeof body - 1 } };
+    out->status = 301;
+    out->failed = writev_full(fd, iov, body_too ? 2 : 1) != 0;
+    if (!out->failed && body_too)
+        out->bytes += (long long)(sizeof body - 1);
+    free(head);
+}
+
+static void serve_directory(int fd, const char *rel, bool dir_form, const struct http_request *req,
+                            bool keep, struct served *out)
+{
+    if (!dir_form) {
+        int d = path_open(rel); /* only reveal directories inside the root */
+        if (d < 0) {
+            send_error(fd, errno_status(-d), req, keep, out);
+            return;
+        }
+        close(d);
+        redirect_to_slash(fd, req, keep, out);
+        return;
+    }
+    char index[PATH_MAX];
+    if ((size_t)snprintf(index, sizeof index, "%s%s%s", rel, *rel ? "/" : "",
+                         knot_config.index_name) >= sizeof index) {
+        send_error(fd, 414, req, keep, out);
+        return;
+    }
+    int status = serve_file(fd, index, req, keep, out);
+    if (status == 0)
+        return;
+    if (status == 404 || status == IS_DIRECTORY) {
+        if (knot_config.listing)
+            status = listing_send(fd, rel, req, keep, out);
+        else
+            status = 403;
+        if (status == 0)
+            return;
+    }
+    send_error(fd, status, req, keep, out);
+}
+
+void serve_generated(int fd, const struct http_request *req, bool keep_alive, const char *body,
+                     size_t len, struct served *out)
+{
+    struct representation r = { body, -1, (int64_t)len, time(NULL), "text/html; charset=utf-8" };
+    struct http_request plain = *req;
+    plain.if_modified_since = plain.range = NULL; /* generated anew each time */
+    send_representation(fd, &plain, keep_alive, &r, out);
+}
+
+void serve_request(int fd, const struct http_request *req, bool keep_alive, struct served *out)
+{
+    char rel[PATH_MAX];
+    bool dir_form;
+    int status = path_from_target(req->target, rel, sizeof rel, &dir_form);
+    if (status) {
+        send_error(fd, status, req, keep_alive, out);
+        return;
+    }
+    struct stat st;
+    if (!*rel || (path_stat(rel, &st) == 0 && S_ISDIR(st.st_mode))) {
+        serve_directory(fd, rel, dir_form, req, keep_alive, out);
+        return;
+    }
+    if (dir_form) { /* "file/": a file is not a directory */
+        send_error(fd, 404, req, keep_alive, out);
+        return;
+    }
+    status = serve_file(fd, rel, req, keep_alive, out);
+    if (status == IS_DIRECTORY) /* became a directory since the stat */
+        serve_directory(fd, rel, false, req, keep_alive, out);
+    else if (status)
+        send_error(fd, status, req, keep_alive, out);
+}

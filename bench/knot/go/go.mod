@@ -1,0 +1,3 @@
+module capriccio.example/bench/knot
+
+go 1.19

@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Knot's web benchmark: knot (on Capriccio, CAP_WORKERS=2), knot-pthreads,
+nginx (2 workers) and Go's net/http file server, one after another on the
+same SPECweb99-like file set, each driven over 127.0.0.1 by
+
+  keepalive  wrk with specweb.lua: N connections, kept alive, back to back;
+  paper      go/loadgen: N clients, each connecting, sending 5 requests
+             20 ms apart, closing, and again (the paper's section 5.1);
+
+for N in --conns. Writes results.csv, results.json, results.md (a table, the
+issue's targets, the machine) and plot.png into --out, and prints the table.
+
+usage: bench/knot/run.py [--build DIR] [--out DIR] [--quick] [options]
+"""
+
+import argparse
+import csv
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+SERVERS = ("knot", "knot-pthreads", "nginx", "go")
+PATTERNS = ("keepalive", "paper")
+# command -> the Debian package that provides it (bench/knot/deps.txt)
+TOOLS = {"wrk": "wrk", "nginx": "nginx", "go": "golang-go", "gnuplot": "gnuplot-nox"}
+
+
+def log(*a):
+    print("bench/knot:", *a, flush=True)
+
+
+def which(cmd):
+    return shutil.which(cmd) or shutil.which(cmd, path="/usr/sbin:/usr/local/go/bin")
+
+
+def ensure_tools(install):
+    missing = [pkg for cmd, pkg in TOOLS.items() if not which(cmd)]
+    if missing and install and os.geteuid() == 0:
+        log("installing", " ".join(missing))
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends"] + missing,
+                       check=True, env=env)
+        missing = [pkg for cmd, pkg in TOOLS.items() if not which(cmd)]
+    return missing
+
+
+def raise_nofile(want):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    new = hard if hard != resource.RLIM_INFINITY else max(soft, want)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+    return new
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_ready(port, proc, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with status {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("server not accepting connections")
+
+
+class Server:
+    """One contender, started on a free port of 127.0.0.1 and stopped."""
+
+    def __init__(self, name, a, fileset, tmp, gobin, nofile):
+        self.name, self.a, self.fileset, self.tmp = name, a, fileset, tmp
+        self.gobin, self.nofile = gobin, nofile
+        self.proc = None
+
+    def command(self):
+        """(argv, env) or None when this contender is not available."""
+        env = dict(os.environ)
+        max_conn = str(max(1000, self.nofile - 200))
+        knot_args = ["--root", self.fileset, "--addr", "127.0.0.1", "--port", str(self.port),
+                     "--cache-mb", "200", "--max-conn", max_conn, "--keepalive-timeout", "60",
+                     "--header-timeout", "30"]
+        if self.name in ("knot", "knot-pthreads"):
+            binary = os.path.join(self.a.build, "apps", "knot", self.name)
+            if not os.access(binary, os.X_OK):
+                return None
+            if self.name == "knot":
+                env["CAP_WORKERS"] = "2"
+            return [binary] + knot_args, env
+        if self.name == "nginx":
+            nginx = which("nginx")
+            if not nginx:
+                return None
+            d = os.path.join(self.tmp, "nginx")
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(HERE, "nginx.conf.in")) as f:
+                conf = f.read()
+            for k, v in {"ROOT": self.fileset, "PORT": str(self.port), "TMP": d,
+                         "NOFILE": str(self.nofile), "CONNS": str(self.nofile // 2 - 100)}.items():
+                conf = conf.replace(f"@{k}@", v)
+            if os.geteuid() == 0:  # workers would otherwise drop to nobody
+                conf = "user root;\n" + conf
+            path = os.path.join(d, "nginx.conf")
+            with open(path, "w") as f:
+                f.write(conf)
+            return [nginx, "-c", path, "-e", os.path.join(d, "error.log")], env
+        if self.name == "go":
+            env["GOMAXPROCS"] = "2"
+            return [os.path.join(self.gobin, "fileserver"), "-addr", f"127.0.0.1:{self.port}",
+                    "-root", self.fileset], env
+        raise ValueError(self.name)
+
+    def start(self):
+        self.port = free_port()
+        cmd = self.command()
+        if cmd is None:
+            return False
+        argv, env = cmd
+        self.errlog = open(os.path.join(self.tmp, f"{self.name}.stderr"), "wb")
+        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=self.errlog)
+        wait_ready(self.port, self.proc)
+        return True
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            self.errlog.close()
+
+
+def parse_result(out):
+    m = re.search(r"^RESULT (\{.*\})$", out, re.M)
+    if not m:
+        raise RuntimeError("no RESULT line in:\n" + out[-2000:])
+    return json.loads(m.group(1))
+
+
+def run_load(pattern, port, conns, a, gobin):
+    if pattern == "keepalive":
+        threads = min(2, conns)
+        argv = [which("wrk"), f"-t{threads}", f"-c{conns}", f"-d{a.duration}s", "--timeout", "10s",
+                "-s", os.path.join(HERE, "specweb.lua"), f"http://127.0.0.1:{port}", "--", str(a.dirs)]
+    else:
+        argv = [os.path.join(gobin, "loadgen"), "-addr", f"127.0.0.1:{port}", "-c", str(conns),
+                "-d", f"{a.duration}s", "-dirs", str(a.dirs)]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=a.duration + 120,
+                       env=dict(os.environ, GOMAXPROCS="2"))
+    res = parse_result(r.stdout)
+    secs = res["duration_us"] / 1e6
+    errors = sum(res["errors"].values())
+    return {"rps": res["requests"] / secs, "mib_s": res["bytes"] / secs / 2**20,
+            "p50_ms": res["p50_us"] / 1000, "p99_ms": res["p99_us"] / 1000,
+            "requests": res["requests"], "errors": errors}
+
+
+def machine():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = re.search(r"model name\s*:\s*(.*)", f.read()).group(1)
+    except (OSError, AttributeError):
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}"
+
+
+def versions():
+    out = {}
+    for name, argv in {"nginx": [which("nginx") or "nginx", "-v"], "go": [which("go") or "go", "version"],
+                       "wrk": [which("wrk") or "wrk", "-v"]}.items():
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+            out[name] = (r.stdout + r.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            out[name] = "?"
+    return out
+
+
+def get(rows, server, pattern, conns):
+    for r in rows:
+        if (r["server"], r["pattern"], r["conns"]) == (server, pattern, conns):
+            return r
+    return None
+
+
+def targets(rows):
+    """The issue's goals, checked per connection count >= 1,000."""
+    lines = []
+    big = sorted({r["conns"] for r in rows if r["conns"] >= 1000})
+    for pattern in PATTERNS:
+        for c in big:
+            k = get(rows, "knot", pattern, c)
+            if not k:
+                continue
+            for other, want, what in (("nginx", 1.15, "requests/s vs nginx"),
+                                      ("knot-pthreads", 1.15, "requests/s vs knot-pthreads"),
+                                      ("go", 1.0, "requests/s vs Go")):
+                o = get(rows, other, pattern, c)
+                if o and o["rps"] > 0:
+                    ratio = k["rps"] / o["rps"]
+                    lines.append(f"| {pattern} | {c} | knot {what} | {ratio:.2f}x | >= {want:.2f}x | "
+                                 f"{'met' if ratio >= want else 'missed'} |")
+            o = get(rows, "nginx", pattern, c)
+            if o:
+                lines.append(f"| {pattern} | {c} | knot p99 vs nginx p99 | {k['p99_ms']:.1f} / {o['p99_ms']:.1f} ms"
+                             f" | <= nginx | {'met' if k['p99_ms'] <= o['p99_ms'] else 'missed'} |")
+    return lines
+
+
+def write_reports(rows, a, out, skipped):
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    keys = ["server", "pattern", "conns", "rps", "mib_s", "p50_ms", "p99_ms", "requests", "errors"]
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, keys)
+        w.writeheader()
+        w.writerows(rows)
+    table = ["| server | pattern | connections | requests/s | MiB/s | p50 ms | p99 ms | errors |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        table.append(f"| {r['server']} | {r['pattern']} | {r['conns']} | {r['rps']:.0f} | {r['mib_s']:.1f} | "
+                     f"{r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['errors']} |")
+    t = targets(rows)
+    v = versions()
+    md = ["# Knot web benchmark", "",
+          f"Machine: {machine()}. Client and servers share it; traffic on 127.0.0.1 only.",
+          f"File set: {a.dirs} SPECweb99-like directories; {a.duration} s per point.",
+          f"Versions: {v['nginx']}; {v['go']}; {v['wrk']}.", ""]
+    if skipped:
+        md += [f"Not run: {', '.join(skipped)}.", ""]
+    md += table + [""]
+    if t:
+        md += ["## Targets (issue 6)", "", "| pattern | connections | measure | value | target | |",
+               "|---|---:|---|---|---|---|"] + t + [""]
+    md += ["![requests/s and p99 latency](plot.png)", ""]
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("\n".join(md))
+    print("\n".join(table + [""] + t))
+
+
+def plot(rows, out):
+    gnuplot = which("gnuplot")
+    if not gnuplot or not rows:
+        log("no gnuplot or no results: plot.png not made")
+        return
+    servers = [s for s in SERVERS if any(r["server"] == s for r in rows)]
+    patterns = [p for p in PATTERNS if any(r["pattern"] == p for r in rows)]
+    for s in servers:
+        for p in patterns:
+            with open(os.path.join(out, f"plot-{s}-{p}.dat"), "w") as f:
+                for r in sorted((r for r in rows if r["server"] == s and r["pattern"] == p),
+                                key=lambda r: r["conns"]):
+                    f.write(f"{r['conns']} {r['rps']:.1f} {r['p99_ms']:.3f}\n")
+    script = [f'set terminal pngcairo size 1200,{420 * len(patterns)} font ",10"',
+              f'set output "{os.path.join(out, "plot.png")}"',
+              f"set multiplot layout {len(patterns)},2", "set logscale x", "set grid",
+              "set key top left", 'set xlabel "connections"']
+    for p in patterns:
+        for col, label in ((2, "requests/s"), (3, "p99 latency, ms")):
+            script.append(f'set title "{p}: {label}"')
+            script.append('set ylabel "%s"' % label)
+            script.append("plot " + ", ".join(
+                f'"{os.path.join(out, f"plot-{s}-{p}.dat")}" using 1:{col} with linespoints title "{s}"'
+                for s in servers))
+    script.append("unset multiplot")
+    r = subprocess.run([gnuplot], input="\n".join(script), capture_output=True, text=True)
+    if r.returncode:
+        log("gnuplot failed:", r.stderr.strip())
+    for s in servers:
+        for p in patterns:
+            os.unlink(os.path.join(out, f"plot-{s}-{p}.dat"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(TOP, "build"), help="CMake build dir with apps/knot/")
+    ap.add_argument("--out", help="results directory (default bench/knot/results/<time>)")
+    ap.add_argument("--fileset", help="file set directory (default bench/knot/results/fileset-<dirs>)")
+    ap.add_argument("--dirs", type=int, default=20, help="file set directories, ~5 MiB each (default 20)")
+    ap.add_argument("--duration", type=int, default=10, help="seconds per point (default 10)")
+    ap.add_argument("--conns", default="10,100,1000,10000", help="connection counts")
+    ap.add_argument("--servers", default=",".join(SERVERS))
+    ap.add_argument("--patterns", default=",".join(PATTERNS))
+    ap.add_argument("--quick", action="store_true", help="3 s per point at 10 and 1000 connections")
+    ap.add_argument("--no-install", action="store_true", help="never apt-get install missing tools")
+    a = ap.parse_args()
+    if a.quick:
+        a.duration, a.conns = 3, "10,1000"
+    conns = [int(c) for c in a.conns.split(",")]
+    servers = a.servers.split(",")
+    patterns = a.patterns.split(",")
+    for s in servers:
+        if s not in SERVERS:
+            sys.exit(f"bench/knot: unknown server {s}; choose from {', '.join(SERVERS)}")
+    for p in patterns:
+        if p not in PATTERNS:
+            sys.exit(f"bench/knot: unknown pattern {p}; choose from {', '.join(PATTERNS)}")
+    a.build = os.path.abspath(a.build)
+
+    missing = ensure_tools(not a.no_install)
+    if "wrk" in missing and "keepalive" in patterns or "golang-go" in missing:
+        sys.exit(f"bench/knot: missing {' '.join(missing)} (see bench/knot/deps.txt)")
+    nofile = raise_nofile(max(conns) * 2 + 1000)
+    if nofile < max(conns) + 500:
+        log(f"warning: RLIMIT_NOFILE is {nofile}; {max(conns)} connections may fail")
+
+    results = os.path.join(HERE, "results")
+    out = os.path.abspath(a.out or os.path.join(results, time.strftime("%Y%m%d-%H%M%S")))
+    tmp = os.path.join(out, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    fileset = os.path.abspath(a.fileset or os.path.join(results, f"fileset-{a.dirs}"))
+    marker = os.path.join(fileset, "FILESET")
+    if not (os.path.exists(marker) and open(marker).read().strip() == f"dirs={a.dirs}"):
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_fileset.py"), fileset, "--dirs",
+                        str(a.dirs)], check=True)
+    gobin = os.path.join(tmp, "bin")
+    subprocess.run([which("go"), "build", "-o", gobin + "/", "./..."], cwd=os.path.join(HERE, "go"),
+                   check=True, env=dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local"))
+
+    rows, skipped = [], []
+    for name in servers:
+        srv = Server(name, a, fileset, tmp, gobin, nofile)
+        try:
+            if not srv.start():
+                log(f"{name}: not available (not built or not installed), skipped")
+                skipped.append(name)
+                continue
+            log(f"{name}: warming up on port {srv.port}")
+            run_load("keepalive" if "keepalive" in patterns else "paper", srv.port, 50,
+                     argparse.Namespace(duration=2, dirs=a.dirs), gobin)
+            for pattern in patterns:
+                for c in conns:
+                    r = run_load(pattern, srv.port, c, a, gobin)
+                    if srv.proc.poll() is not None:
+                        raise RuntimeError(f"{name} died (status {srv.proc.returncode})")
+                    r.update(server=name, pattern=pattern, conns=c)
+                    rows.append(r)
+                    log(f"{name} {pattern} {c:>5} conns: {r['rps']:9.0f} req/s {r['mib_s']:7.1f} MiB/s "
+                        f"p50 {r['p50_ms']:7.2f} ms p99 {r['p99_ms']:8.2f} ms errors {r['errors']}")
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            log(f"{name}: {e}")
+            skipped.append(f"{name} ({e})")
+        finally:
+            srv.stop()
+    write_reports(rows, a, out, skipped)
+    plot(rows, out)
+    shutil.rmtree(gobin, ignore_errors=True)  # keep the servers' logs in tmp/
+    log("results in", out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
