@@ -38,7 +38,8 @@ test-asan: $(ASAN_BUILD)/CMakeCache.txt
 demo: deps build
 	$(BUILD)/demo/demo_waves
 
-bench: deps build
+bench: build
+	scripts/install-deps --bench
 	bench/run-all
 
 install: build

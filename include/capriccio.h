@@ -68,7 +68,11 @@ int cap_thread_join(cap_thread_t thread, void **retval);
 int cap_thread_detach(cap_thread_t thread);
 /* Ends the calling thread. From main(), waits for every other thread and
  * then exits the process with status 0, as pthread_exit does. */
+#ifdef __cplusplus
+[[noreturn]] void cap_thread_exit(void *retval);
+#else
 _Noreturn void cap_thread_exit(void *retval);
+#endif
 /* The calling user thread; 0 on a kernel thread the library does not run. */
 cap_thread_t cap_thread_self(void);
 int cap_thread_equal(cap_thread_t a, cap_thread_t b);
@@ -123,5 +127,8 @@ uint64_t cap_now_ns(void);
 #ifdef __cplusplus
 }
 #endif
+
+#include "capriccio/sync.h" /* mutexes, conditions, ..., cancellation */
+#include "capriccio/stack.h" /* stack statistics (pooled and linked stacks) */
 
 #endif /* CAPRICCIO_H */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "capriccio.h"
+#include "stack/stack.h"
 #include "util/die.h"
 
 enum { MAX_WORKERS = 1024 };
@@ -118,4 +119,17 @@ void cap__config_load(void)
     load_stack_size();
     load_sched();
     load_migrate();
+    cap__stack_config_load(); /* CAP_STACK_* and linked-stack settings */
+}
+
+/* For the per-area loaders (src/stack/settings.c): same syntax, same
+ * messages. */
+bool cap__config_parse_size(const char *s, unsigned long long *out)
+{
+    return parse_size(s, out);
+}
+
+void cap__config_bad(const char *var, const char *value, const char *valid)
+{
+    bad_setting(var, value, valid);
 }

@@ -12,6 +12,8 @@
  *   CAP_MIGRATE     0 (default): a started thread stays on its worker;
  *                   1: idle workers may steal any runnable thread (see the
  *                   README for the TLS caveat)
+ *   CAP_STACK_*, CAP_LINKED_*: stack settings, parsed by
+ *                   src/stack/settings.c (documented in docs/stacks.md)
  */
 #ifndef CAP_RUNTIME_CONFIG_H
 #define CAP_RUNTIME_CONFIG_H
@@ -30,5 +32,11 @@ extern cap__config cap__cfg;
 
 /* Parses the environment into cap__cfg, or prints why and exits(2). */
 void cap__config_load(void);
+
+/* Helpers for the areas that parse their own settings (src/stack): a
+ * decimal number with an optional K/M/G suffix, and the exit(2) message
+ * that names the variable, the bad value and the valid ones. */
+bool cap__config_parse_size(const char *s, unsigned long long *out);
+_Noreturn void cap__config_bad(const char *var, const char *value, const char *valid);
 
 #endif /* CAP_RUNTIME_CONFIG_H */

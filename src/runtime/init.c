@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "capriccio.h"
+#include "io/io.h"
 #include "runtime/config.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
@@ -47,6 +48,7 @@ static void start_runtime(void)
         pthread_attr_destroy(&attr);
     }
     atomic_store(&cap__live_threads, 1);
+    cap__io_start();
     cap__workers_start(main_thread, SCHED_STACK_SIZE);
 }
 

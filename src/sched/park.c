@@ -9,6 +9,11 @@
  * holding the wait structure's lock, and a thread that timed out takes the
  * same lock to unlink itself, so a slow waker can never claim the thread's
  * *next* park.
+ *
+ * Cancellable parks (issue 3) use the token WAITING_CANCELLABLE; only
+ * cap__cancel_claim looks for it specifically, everyone else claims either
+ * waiting value through cap__wait_claim. See park.h for why a canceller
+ * needs no lock.
  */
 #include "sched/park.h"
 
@@ -73,12 +78,72 @@ int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
     return self->wake_result;
 }
 
+bool cap__wait_claim(cap__thread *t)
+{
+    uint32_t v = atomic_load(&t->wait);
+    while (v == CAP__WAIT_WAITING || v == CAP__WAIT_WAITING_CANCELLABLE)
+        if (atomic_compare_exchange_weak(&t->wait, &v, CAP__WAIT_CLAIMED))
+            return true;
+    return false;
+}
+
 bool cap__unpark(cap__thread *t)
 {
-    uint32_t waiting = CAP__WAIT_WAITING;
-    if (!atomic_compare_exchange_strong(&t->wait, &waiting, CAP__WAIT_CLAIMED))
+    if (!cap__wait_claim(t))
         return false;
     t->wake_result = 0;
     cap__make_runnable(t);
     return true;
+}
+
+/* ---- cancellation points ------------------------------------------- */
+
+int cap__park_cancellable(enum cap__park_reason reason, const void *obj, uint64_t deadline,
+                          cap__unlock_fn unlock, void *arg)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL)
+        cap__die("park called outside a user thread\n");
+    if (cap__cancel_requested(self)) {
+        if (unlock != NULL)
+            unlock(arg);
+        return ECANCELED;
+    }
+    /* Read by finish_switch once this thread's context is saved. */
+    self->park_cancellable = !self->cancel_disabled && !self->cancelling;
+    int rc = cap__park(reason, obj, deadline, unlock, arg);
+    self->park_cancellable = false;
+    return rc;
+}
+
+int cap__wait_on_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
+                             uint64_t deadline, enum cap__park_reason reason)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL)
+        return cap__wait_on(addr, expected, deadline, reason);
+    if (cap__cancel_requested(self))
+        return ECANCELED;
+    self->park_cancellable = !self->cancel_disabled && !self->cancelling;
+    int rc = cap__wait_on(addr, expected, deadline, reason);
+    self->park_cancellable = false;
+    return rc;
+}
+
+bool cap__cancel_claim(cap__thread *t)
+{
+    uint32_t v = CAP__WAIT_WAITING_CANCELLABLE;
+    if (!atomic_compare_exchange_strong(&t->wait, &v, CAP__WAIT_CLAIMED))
+        return false;
+    t->wake_result = ECANCELED;
+    return true;
+}
+
+bool cap__cancel_recheck(cap__thread *t)
+{
+    /* seq_cst load after finish_switch's seq_cst store of the token: pairs
+     * with cap_thread_cancel's store of cancel_gen before its claim. */
+    if (atomic_load(&t->cancel_gen) != atomic_load_explicit(&t->gen, memory_order_relaxed))
+        return false;
+    return cap__cancel_claim(t);
 }

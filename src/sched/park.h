@@ -19,6 +19,17 @@
  * a waker and the timer: whoever moves it from WAITING first wins and
  * makes the thread runnable; the loser's cap__unpark returns false and the
  * waker must pass the wake-up on to another waiter if it has one.
+ *
+ * Cancellation points (added with issue 3, see src/sync/cancel.h): a park
+ * made through cap__park_cancellable or cap__wait_on_cancellable publishes
+ * the token WAITING_CANCELLABLE instead of WAITING. cap_thread_cancel may
+ * claim exactly such a token without holding the wait structure's lock,
+ * because a claimed thread always unlinks itself under that lock before it
+ * acts (as after a timeout), and no other park can be mistaken for one: a
+ * mutex or join wait that is not a cancellation point is never interrupted.
+ * A cancel racing a park is never lost: the canceller stores the request
+ * and then tries the claim; the scheduler stores the token and then looks
+ * for a request (both seq_cst, Dekker), so at least one sees the other.
  */
 #ifndef CAP_SCHED_PARK_H
 #define CAP_SCHED_PARK_H
@@ -54,6 +65,7 @@ enum {
     CAP__WAIT_IDLE = 0, /* not parked, or parked but not yet switched out */
     CAP__WAIT_WAITING,  /* parked and switched out; wakers may claim it */
     CAP__WAIT_CLAIMED,  /* a waker or the timer won; it is being made runnable */
+    CAP__WAIT_WAITING_CANCELLABLE, /* WAITING, at a cancellation point */
 };
 
 /* Releases the wait structure's lock; runs on the scheduler context after
@@ -74,6 +86,31 @@ int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
  * or another waker won). Callable from any kernel thread, but only while
  * holding the lock of the wait structure the thread was found in. */
 bool cap__unpark(struct cap__thread *t);
+
+/* Moves t's token from either WAITING state to CLAIMED; false if it was
+ * not waiting. The one claim used by unpark, the timer and finish_switch. */
+bool cap__wait_claim(struct cap__thread *t);
+
+/*
+ * Cancellation points. Same as cap__park / cap__wait_on, but while
+ * cancellation is enabled a cancel request ends the wait with ECANCELED
+ * (also at once, without parking, if one is already pending; unlock(arg)
+ * has then been called). The caller must then unlink itself from its wait
+ * structure under its lock, as after ETIMEDOUT (cap__wait_on does this
+ * itself), and call cap__cancel_act() (src/sync/cancel.h), or return
+ * normally if it decides the wait had completed anyway.
+ */
+int cap__park_cancellable(enum cap__park_reason reason, const void *obj, uint64_t deadline,
+                          cap__unlock_fn unlock, void *arg);
+int cap__wait_on_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
+                             uint64_t deadline, enum cap__park_reason reason);
+/* Scheduler side of the Dekker pair: called by finish_switch after it
+ * published WAITING_CANCELLABLE and released the wait structure's lock.
+ * True if it claimed t for a pending cancel (t must then be requeued). */
+bool cap__cancel_recheck(struct cap__thread *t);
+/* Canceller side: claims t if it is parked at a cancellation point; the
+ * caller then makes it runnable. Callable from any kernel thread. */
+bool cap__cancel_claim(struct cap__thread *t);
 
 /* The calling user thread, or NULL on a kernel thread we do not run. */
 struct cap__thread *cap__current(void);

@@ -16,7 +16,8 @@
  *  - poll(w): non-blocking check for ready I/O, called by a busy worker
  *    every few scheduling rounds. May be NULL.
  *  - pending(): true while some I/O wait could still wake a thread (the
- *    deadlock detector must not fire then). May be NULL.
+ *    deadlock detector must not fire then; busy workers skip poll() when
+ *    it is false). Must count submissions not yet flushed. May be NULL.
  */
 #ifndef CAP_SCHED_POLLER_H
 #define CAP_SCHED_POLLER_H

@@ -5,6 +5,9 @@
  *  - AddressSanitizer is told about the stack change (fiber annotations),
  *    or it reports false stack-buffer errors; a context that will never
  *    resume passes fake_save == NULL so ASan drops its fake stack.
+ *  - the stack layer sees every switch (cap__stack_switch_hook/back:
+ *    canary checks for stacks without a guard page, and the split-stack
+ *    limit word saved and restored per context; see src/stack/stack.h).
  * errno is not handled here: the side that *resumes* a thread stores the
  * thread's errno into the kernel thread's slot before switching, so the
  * resumed code never reuses an errno address from before the switch.
@@ -15,6 +18,7 @@
 #include <stddef.h>
 
 #include "arch/context.h"
+#include "stack/stack.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CAP__ASAN 1
@@ -33,6 +37,7 @@ void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_
 static inline void cap__switch(void **save_sp, void **fake_save, void *to_sp,
                                const void *to_lo, size_t to_size)
 {
+    uintptr_t limit = cap__stack_switch_hook(to_lo);
 #ifdef CAP__ASAN
     __sanitizer_start_switch_fiber(fake_save, to_lo, to_size);
     cap__ctx_switch(save_sp, to_sp);
@@ -43,6 +48,7 @@ static inline void cap__switch(void **save_sp, void **fake_save, void *to_sp,
     (void)to_size;
     cap__ctx_switch(save_sp, to_sp);
 #endif
+    cap__stack_switch_back(limit);
 }
 
 /* First thing a brand-new context runs. */

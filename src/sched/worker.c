@@ -7,20 +7,22 @@
  *   1. move woken threads from the inbox to the policy's local queue;
  *   2. fire expired timers (only if the heap is non-empty);
  *   3. pick: the policy's next thread, else one from our steal queue, else
- *      one stolen from another worker; every 61st round the steal queue
- *      goes first so new threads are not starved by a busy local queue;
+ *      one stolen from another worker; every 61st round, and after a yield
+ *      that came through the scheduler, the steal queues go first so new
+ *      threads are not starved by a busy local queue;
  *   4. run it until it switches back, then finish what it asked for
  *      (release a wait-structure lock, requeue a yielder, reap an exited
  *      thread);
  *   5. with nothing to run: spin briefly, then sleep in the poller.
  *
- * Placement policy (why new threads go to a steal queue rather than being
- * dealt round-robin): dealing every new thread to another worker costs a
- * cross-core wake-up per creation even when the creator is about to block
- * and could run it at once; putting it in the creator's steal queue and
- * waking one idle worker lets whichever core is free first take it, which
- * spreads load as well and keeps create+join on one core cheap. Started
- * threads stay on their worker unless CAP_MIGRATE=1 (worker.h).
+ * Placement: new threads are dealt round-robin over the workers, into
+ * each target's steal queue, and a sleeping target is woken. Dealing
+ * (rather than leaving a burst in the creator's queue for idle workers to
+ * steal) matters because a woken worker needs tens of microseconds to get
+ * going, by which time the creator would have started the whole burst
+ * itself, and started threads never move. A thread still waits in a steal
+ * queue, so an idle worker takes it if its target is slow to get there.
+ * Started threads stay on their worker unless CAP_MIGRATE=1 (worker.h).
  */
 #include "sched/worker.h"
 
@@ -42,11 +44,14 @@ enum {
 };
 
 cap__runtime cap__rt;
-static __thread cap__worker *self_worker;
+__thread cap__worker *cap__self_worker __attribute__((tls_model("initial-exec")));
 
-cap__worker *cap__worker_self(void)
+/* Statistics counters are written only by their worker and read racily by
+ * others: a plain load and store, no locked instruction on the hot path. */
+static inline void count(atomic_ulong *c)
 {
-    return self_worker;
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
 }
 
 /* ---- queues -------------------------------------------------------- */
@@ -81,11 +86,9 @@ static void inbox_push(cap__worker *w, cap__thread *t)
 }
 
 /* Takes the whole inbox (so no ABA) and hands it to the policy oldest
- * first. */
-static void inbox_drain(cap__worker *w)
+ * first. The check is inline: it runs on every yield. */
+static void inbox_take(cap__worker *w)
 {
-    if (atomic_load_explicit(&w->inbox, memory_order_relaxed) == NULL)
-        return;
     cap__thread *t = atomic_exchange_explicit(&w->inbox, NULL, memory_order_acquire);
     cap__thread *fifo = NULL;
     while (t != NULL) { /* reverse the LIFO */
@@ -99,6 +102,12 @@ static void inbox_drain(cap__worker *w)
         cap__policy_active->enqueue(w, fifo);
         fifo = next;
     }
+}
+
+static inline void inbox_drain(cap__worker *w)
+{
+    if (atomic_load_explicit(&w->inbox, memory_order_relaxed) != NULL)
+        inbox_take(w);
 }
 
 /* ---- waking idle workers ------------------------------------------ */
@@ -129,7 +138,7 @@ static void wake_one_idle(void)
 
 void cap__make_runnable(cap__thread *t)
 {
-    cap__worker *here = self_worker;
+    cap__worker *here = cap__self_worker;
     atomic_store_explicit(&t->state, CAP__T_RUNNABLE, memory_order_relaxed);
     if (cap__cfg.migrate) {
         steal_push(here != NULL ? here : t->worker, t);
@@ -149,12 +158,18 @@ void cap__make_runnable(cap__thread *t)
 
 void cap__schedule_new(cap__thread *t)
 {
-    cap__worker *here = self_worker;
+    cap__worker *here = cap__self_worker;
+    unsigned n = (unsigned)cap__rt.nworkers;
+    unsigned turn = here != NULL ? here->place_turn++
+                                 : atomic_fetch_add_explicit(&cap__rt.next_victim, 1,
+                                                             memory_order_relaxed);
+    cap__worker *target = n == 1 ? &cap__rt.workers[0] : &cap__rt.workers[turn % n];
     atomic_store_explicit(&t->state, CAP__T_RUNNABLE, memory_order_relaxed);
-    steal_push(here != NULL ? here : &cap__rt.workers[0], t);
-    if (here == NULL)
-        wake_worker(&cap__rt.workers[0]);
-    wake_one_idle();
+    steal_push(target, t);
+    if (target != here) {
+        atomic_thread_fence(memory_order_seq_cst); /* the push before the sleeping check */
+        wake_worker(target);
+    }
 }
 
 /* ---- switching ------------------------------------------------------ */
@@ -208,7 +223,7 @@ void cap__yield(cap__thread *self)
     cap__policy_active->enqueue(w, self);
     atomic_store_explicit(&next->state, CAP__T_RUNNING, memory_order_relaxed);
     w->current = next;
-    atomic_fetch_add_explicit(&w->switches, 1, memory_order_relaxed);
+    count(&w->switches);
     self->saved_errno = errno;
     errno = next->saved_errno;
     cap__switch(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next), stack_size(next));
@@ -229,18 +244,30 @@ static void requeue(cap__worker *w, cap__thread *t)
 static void finish_switch(cap__worker *w, cap__thread *back)
 {
     switch (w->after) {
-    case CAP__AFTER_PARK:
-        /* Only now, with its context saved, may anyone claim the thread. */
-        atomic_store(&back->wait, CAP__WAIT_WAITING);
+    case CAP__AFTER_PARK: {
+        /* Only now, with its context saved, may anyone claim the thread.
+         * A park at a cancellation point gets its own token, and after
+         * publishing it we look for a cancel request that raced with the
+         * park (the Dekker half described in park.h). `cancellable` is read
+         * before the store: once the token is out, a waker may resume the
+         * thread, which then owns its fields again. */
+        bool cancellable = back->park_cancellable;
+        atomic_store(&back->wait,
+                     cancellable ? CAP__WAIT_WAITING_CANCELLABLE : CAP__WAIT_WAITING);
         if (w->after_unlock != NULL && !w->after_unlock(w->after_arg)) {
-            uint32_t waiting = CAP__WAIT_WAITING;
-            if (atomic_compare_exchange_strong(&back->wait, &waiting, CAP__WAIT_CLAIMED)) {
+            if (cap__wait_claim(back)) {
                 back->wake_result = EAGAIN;
                 requeue(w, back);
             }
+        } else if (cancellable && cap__cancel_recheck(back)) {
+            requeue(w, back);
         }
         break;
+    }
     case CAP__AFTER_YIELD:
+        /* Yields reach the scheduler only periodically, or when the local
+         * queue is empty: either way the steal queue's turn has come. */
+        w->steal_first = true;
         requeue(w, back);
         break;
     case CAP__AFTER_EXIT:
@@ -273,7 +300,7 @@ static void run(cap__worker *w, cap__thread *t)
     }
     atomic_store_explicit(&t->state, CAP__T_RUNNING, memory_order_relaxed);
     w->current = t;
-    atomic_fetch_add_explicit(&w->switches, 1, memory_order_relaxed);
+    count(&w->switches);
     errno = t->saved_errno;
     cap__switch(&w->sched_sp, &w->sched_fake, t->sp, stack_lo(t), stack_size(t));
     back_on_scheduler(w);
@@ -287,7 +314,7 @@ static cap__thread *steal_from_others(cap__worker *w)
         cap__worker *victim = &cap__rt.workers[(w->id + i) % cap__rt.nworkers];
         cap__thread *t = steal_pop(victim);
         if (t != NULL) {
-            atomic_fetch_add_explicit(&w->steals, 1, memory_order_relaxed);
+            count(&w->steals);
             return t;
         }
     }
@@ -300,12 +327,18 @@ static cap__thread *find_work(cap__worker *w)
     inbox_drain(w);
     if (cap__timer_next(&w->timers) != CAP__FOREVER)
         cap__timer_expire(&w->timers, cap__now(), fire_timer);
-    if (cap__poller_active->poll != NULL && w->ticks % STEAL_QUEUE_EVERY == 0)
+    /* A busy worker looks for ready I/O every so often, but only while some
+     * I/O could complete: a non-blocking epoll_wait still costs a system
+     * call, which pure compute and sync workloads should not pay. */
+    if (cap__poller_active->poll != NULL && w->ticks % STEAL_QUEUE_EVERY == 0 &&
+        (cap__poller_active->pending == NULL || cap__poller_active->pending()))
         cap__poller_active->poll(w);
 
     cap__thread *t = NULL;
-    if (w->ticks % STEAL_QUEUE_EVERY == 0)
+    if (w->steal_first || w->ticks % STEAL_QUEUE_EVERY == 0) {
+        w->steal_first = false;
         t = steal_pop(w);
+    }
     if (t == NULL)
         t = cap__policy_active->pick_next(w);
     if (t == NULL)
@@ -354,8 +387,7 @@ static void idle(cap__worker *w)
 static void fire_timer(cap__timer *tm)
 {
     cap__thread *t = (cap__thread *)((char *)tm - offsetof(cap__thread, timer));
-    uint32_t waiting = CAP__WAIT_WAITING;
-    if (atomic_compare_exchange_strong(&t->wait, &waiting, CAP__WAIT_CLAIMED)) {
+    if (cap__wait_claim(t)) { /* either waiting token (park.h) */
         t->wake_result = ETIMEDOUT;
         cap__make_runnable(t);
     }
@@ -386,7 +418,8 @@ static void sched_entry(void *arg)
 static void *worker_kthread(void *arg)
 {
     cap__worker *w = arg;
-    self_worker = w;
+    cap__self_worker = w;
+    cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
         void *lo;
@@ -422,7 +455,8 @@ void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
     w0->sched_lo = w0->sched_stack.lo;
     w0->sched_size = sched_stack_size;
     w0->sched_sp = cap__ctx_make(w0->sched_stack.hi, sched_entry, w0);
-    self_worker = w0;
+    cap__self_worker = w0;
+    cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     main_thread->worker = w0;
     main_thread->started = true;
     atomic_store(&main_thread->state, CAP__T_RUNNING);

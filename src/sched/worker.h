@@ -71,6 +71,8 @@ typedef struct cap__worker {
 
     cap__timer_heap timers;
     uint32_t ticks;                     /* scheduling rounds, for periodic work */
+    bool steal_first;                   /* next round looks at steal queues first */
+    unsigned place_turn;                /* round-robin placement of new threads */
 
     /* Idle protocol: the worker sets sleeping=1, re-checks for work, then
      * waits; a waker publishes work, then exchanges sleeping to 0 and wakes
@@ -88,13 +90,24 @@ typedef struct cap__runtime {
     int nworkers;
     cap__worker *workers;
     atomic_int nsleeping;              /* workers inside poller wait */
-    atomic_uint next_victim;           /* round-robin start for wake-one */
+    atomic_uint next_victim;           /* round-robin for wake-one, and for
+                                          placement by foreign kernel threads */
 } cap__runtime;
 
 extern cap__runtime cap__rt;
 
-/* The worker whose kernel thread calls this, or NULL. */
-cap__worker *cap__worker_self(void);
+/* The worker whose kernel thread runs the caller, or NULL. initial-exec
+ * TLS: one %fs-relative load instead of a __tls_get_addr call on every
+ * switch. The library is loaded at start-up (linked or LD_PRELOADed), so
+ * static TLS is available; dlopen()ing it late may fail in a process whose
+ * static TLS surplus is used up (see the README). Read it afresh after any
+ * switch: with migration the caller may be on another kernel thread. */
+extern __thread cap__worker *cap__self_worker __attribute__((tls_model("initial-exec")));
+
+static inline cap__worker *cap__worker_self(void)
+{
+    return cap__self_worker;
+}
 
 /* Starts the workers around the calling initial kernel thread, which
  * becomes worker 0 with its current code running as main_thread. */

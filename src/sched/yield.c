@@ -5,11 +5,13 @@
 #include "capriccio.h"
 #include "sched/park.h"
 #include "sched/worker.h"
+#include "sync/cancel.h"
 #include "util/clock.h"
 
 int cap_yield(void)
 {
-    struct cap__thread *self = cap__current();
+    cap__worker *w = cap__worker_self();
+    struct cap__thread *self = w != NULL ? w->current : NULL;
     if (self != NULL)
         cap__yield(self);
     else
@@ -27,9 +29,13 @@ int cap_sleep_ns(uint64_t ns)
         return 0;
     }
     /* The timer is the only waker, so the loop only guards against a
-     * future spurious wake-up: it never returns before the deadline. */
+     * future spurious wake-up: it never returns before the deadline.
+     * A cancellation point (issue 3): a sleep has no wait structure to
+     * leave, so a cancelled sleeper acts at once. */
+    cap__cancel_point();
     while (cap__now() < deadline)
-        cap__park(CAP__PARK_SLEEP, NULL, deadline, NULL, NULL);
+        if (cap__park_cancellable(CAP__PARK_SLEEP, NULL, deadline, NULL, NULL) == ECANCELED)
+            cap__cancel_act();
     return 0;
 }
 

@@ -3,59 +3,71 @@
  * The default stack allocator: a LIFO pool per stack size.
  *
  * Address space comes from large MAP_NORESERVE regions (REGION_BYTES each,
- * or one stack's worth if that is larger), so a million stacks cost a
- * handful of mmap calls and no swap reservation; the kernel commits a page
- * only when a thread first touches it. Each stack is [guard | usable], the
- * guard being one page below the usable part:
- *  - with MADV_GUARD_INSTALL (Linux 6.13+) the guard is a property of the
- *    page table, not a new VMA, so stacks do not hit vm.max_map_count;
- *  - otherwise mprotect(PROT_NONE), which splits the VMA (the stacks issue
- *    adds the canary fallback for when that budget runs out).
+ * or one stack's worth if that is larger), so a million stacks cost a few
+ * hundred mmap calls and no swap reservation; the kernel commits a page
+ * only when a thread first touches it, a 4 KiB page at a time (the regions
+ * are MADV_NOHUGEPAGE). Each stack is
+ *
+ *     base                base+ps                                 hi
+ *     | guard or canary page | usable ...................... top |
+ *                            ^ lo (guard)   or  lo = base+ps+64 (canary)
+ *
+ * (guard.c decides what the page below is; stack.h states the contract).
  *
  * Freed stacks go on the free list of their size and are handed out again
  * LIFO, so the most recently used (still cache- and TLB-warm, still
- * committed) stack is reused first. Pages are not returned to the kernel
- * yet: trimming is the stacks issue's work.
+ * committed) stack is reused first.
+ *
+ * Trimming. A thread that once went deep must not pin its pages for the
+ * life of the process, but returning pages on every free would cost a
+ * syscall and then a page fault per reuse. So on free, only a stack whose
+ * high-water mark passed the threshold T (CAP_STACK_TRIM) is trimmed: the
+ * pages of [lo, hi - T) go back with MADV_DONTNEED and the top T stays
+ * committed. The high-water test must be cheap:
+ *  - the word just below hi - T is read: non-zero means a frame was there.
+ *    A stack that never got there reads the shared zero page (one minor
+ *    fault per stack lifetime, none per reuse);
+ *  - a frame may leave exactly that word zero, so every MINCORE_EVERY-th
+ *    free of a size class also asks mincore() about the page below it.
+ * A thread that went past T is thus trimmed at once in practice, and at
+ * worst after a few reuses. Trimming resets the canary zone too (zero).
  *
  * Bookkeeping (cap__stack_slot) lives in malloc'd memory, not in the
- * stack, so a guard hit can be resolved without touching the stack.
- * All state is under one spinlock; allocation is O(1) except when a new
- * region is mapped.
+ * stack, so a guard hit can be resolved without touching the stack. All
+ * state is under one spinlock; allocation is O(1) except when a new region
+ * is mapped; syscalls (guard install, trim) run outside the lock.
  */
-#include "stack/stack.h"
-
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "stack/internal.h"
+#include "stack/linked.h"
 #include "util/spin.h"
-
-#ifndef MADV_GUARD_INSTALL
-#define MADV_GUARD_INSTALL 102
-#endif
 
 #define REGION_BYTES ((size_t)1 << 30) /* 1 GiB of address space per region */
 
-struct cap__stack_slot {
-    struct cap__stack_slot *next_free;
-    void *lo, *hi;
-    size_t guard;
-};
+/* 1 in 256: mincore costs ~1 us here, and it is only the backstop for a
+ * deep frame that left the probed word zero (measured: at 1 in 16 it was a
+ * quarter of create+join). */
+enum { MINCORE_EVERY = 256 };
 
 struct size_class {
     size_t size;
     struct cap__stack_slot *free;
+    unsigned frees;               /* for the sampled mincore check */
     struct size_class *next;
 };
+
+cap__stack_counters cap__stack_ctr;
 
 static cap__spin pool_lock = CAP__SPIN_INIT;
 static struct size_class *classes;
 static char *region_cur, *region_end;
-static int guard_mode; /* 0: untested, 1: madvise guard works, 2: mprotect */
 
-static size_t page_size(void)
+size_t cap__page_size(void)
 {
     static size_t ps;
     if (ps == 0)
@@ -87,6 +99,11 @@ static char *carve(size_t bytes)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
         if (p == MAP_FAILED)
             return NULL;
+        /* No transparent huge pages: with THP "always", a 2 MiB-aligned
+         * stretch of a large stack would be faulted in (and zeroed) whole
+         * on first touch, and count in RSS whole. Stacks are touched
+         * sparsely; 4 KiB pages keep RSS to what is used. */
+        madvise(p, len, MADV_NOHUGEPAGE);
         region_cur = p;
         region_end = region_cur + len;
     }
@@ -95,23 +112,37 @@ static char *carve(size_t bytes)
     return p;
 }
 
-static int install_guard(char *lo, size_t len)
+static struct cap__stack_slot *new_stack(size_t size)
 {
-    if (guard_mode != 2) {
-        if (madvise(lo, len, MADV_GUARD_INSTALL) == 0) {
-            guard_mode = 1;
-            return 0;
-        }
-        if (guard_mode == 1)
-            return -errno;
-        guard_mode = 2; /* kernel without guard regions: fall back for good */
+    size_t ps = cap__page_size();
+    struct cap__stack_slot *slot = calloc(1, sizeof *slot);
+    if (slot == NULL)
+        return NULL;
+    cap__spin_lock(&pool_lock);
+    char *base = carve(size + ps);
+    cap__spin_unlock(&pool_lock);
+    int kind = base == NULL ? -1 : cap__guard_install(base);
+    if (kind < 0) {
+        /* A carved range without its guard is never handed out. */
+        free(slot);
+        return NULL;
     }
-    return mprotect(lo, len, PROT_NONE) == 0 ? 0 : -errno;
+    slot->kind = (uint8_t)kind;
+    slot->hi = base + ps + size;
+    if (kind == CAP__GUARD_KIND_CANARY) {
+        slot->guard = 0;
+        slot->lo = base + ps + CAP__CANARY_BYTES;
+    } else {
+        slot->guard = ps;
+        slot->lo = base + ps;
+    }
+    cap__ctr_add(&cap__stack_ctr.carved, 1);
+    return slot;
 }
 
 int cap__stack_alloc(size_t size, cap__stack *out)
 {
-    size_t ps = page_size();
+    size_t ps = cap__page_size();
     size = (size + ps - 1) & ~(ps - 1);
 
     cap__spin_lock(&pool_lock);
@@ -123,24 +154,11 @@ int cap__stack_alloc(size_t size, cap__stack *out)
     }
     cap__spin_unlock(&pool_lock);
 
-    if (slot == NULL) {
-        if (c == NULL)
+    if (slot != NULL) {
+        cap__ctr_add(&cap__stack_ctr.reused, 1);
+    } else {
+        if (c == NULL || (slot = new_stack(size)) == NULL)
             return -ENOMEM;
-        slot = malloc(sizeof *slot);
-        if (slot == NULL)
-            return -ENOMEM;
-        cap__spin_lock(&pool_lock);
-        char *base = carve(size + ps);
-        int rc = base == NULL ? -ENOMEM : install_guard(base, ps);
-        cap__spin_unlock(&pool_lock);
-        if (rc != 0) {
-            /* A carved range with a failed guard is never handed out. */
-            free(slot);
-            return -ENOMEM;
-        }
-        slot->guard = ps;
-        slot->lo = base + ps;
-        slot->hi = base + ps + size;
     }
     out->lo = slot->lo;
     out->hi = slot->hi;
@@ -149,22 +167,81 @@ int cap__stack_alloc(size_t size, cap__stack *out)
     return 0;
 }
 
+/* The page below the threshold: was it (probably) used? See the header. */
+__attribute__((no_sanitize_address)) static bool went_deep(char *mark, bool sample)
+{
+    size_t ps = cap__page_size();
+    if (((volatile uint64_t *)mark)[-1] != 0)
+        return true;
+    if (!sample)
+        return false;
+    /* The page holding mark - 8 now maps the zero page and would look
+     * resident: ask about the one below it. */
+    unsigned char vec;
+    cap__ctr_add(&cap__stack_ctr.mincore_checks, 1);
+    return mincore(mark - 2 * ps, ps, &vec) == 0 && (vec & 1) != 0;
+}
+
+static void maybe_trim(struct cap__stack_slot *slot, struct size_class *c)
+{
+    size_t ps = cap__page_size(), trim = cap__stack_cfg.trim;
+    char *hi = slot->hi;
+    char *bottom = (char *)((uintptr_t)slot->lo & ~(uintptr_t)(ps - 1));
+    if (trim == 0 || (size_t)(hi - bottom) < trim + 2 * ps)
+        return;
+    char *mark = hi - trim;
+    bool sample = (__atomic_add_fetch(&c->frees, 1, __ATOMIC_RELAXED) % MINCORE_EVERY) == 0;
+    if (!went_deep(mark, sample))
+        return;
+    if (madvise(bottom, (size_t)(mark - bottom), MADV_DONTNEED) == 0) {
+        cap__ctr_add(&cap__stack_ctr.trims, 1);
+        cap__ctr_add(&cap__stack_ctr.trim_bytes, (unsigned long)(mark - bottom));
+    }
+}
+
+int cap__stack_alloc_thread(size_t size, cap__stack *out)
+{
+    if (!cap__linked_cfg.enabled)
+        return cap__stack_alloc(size, out);
+    struct cap__stack_slot *slot = calloc(1, sizeof *slot);
+    if (slot == NULL)
+        return -ENOMEM;
+    slot->kind = CAP__STACK_KIND_CHUNK;
+    int rc = cap__linked_stack_alloc(out, slot);
+    if (rc != 0)
+        free(slot);
+    return rc;
+}
+
 void cap__stack_free(cap__stack *s)
 {
     struct cap__stack_slot *slot = s->slot;
     if (slot == NULL)
         return;
+    s->slot = NULL;
+    if (slot->kind == CAP__STACK_KIND_CHUNK) {
+        cap__linked_stack_free(slot, slot->first);
+        free(slot);
+        return;
+    }
+    if (slot->links != NULL) /* split-stack code exited with chunks linked */
+        cap__linked_stack_free(slot, NULL);
     size_t size = (size_t)((char *)slot->hi - (char *)slot->lo);
+    if (slot->kind == CAP__GUARD_KIND_CANARY)
+        size += CAP__CANARY_BYTES;
     cap__spin_lock(&pool_lock);
     struct size_class *c = class_for(size); /* exists: the stack came from it */
+    cap__spin_unlock(&pool_lock);
+    maybe_trim(slot, c);
+    cap__spin_lock(&pool_lock);
     slot->next_free = c->free;
     c->free = slot;
     cap__spin_unlock(&pool_lock);
-    s->slot = NULL;
+    cap__ctr_add(&cap__stack_ctr.freed, 1);
 }
 
 bool cap__stack_guard_hit(const void *addr, const cap__stack *s)
 {
     const char *a = addr, *lo = s->lo;
-    return s->slot != NULL && a < lo && a >= lo - s->guard;
+    return s->slot != NULL && s->guard != 0 && a < lo && a >= lo - s->guard;
 }

@@ -26,6 +26,7 @@
 #include "sched/park.h"
 #include "sched/switch.h"
 #include "sched/worker.h"
+#include "sync/cancel.h"
 #include "util/clock.h"
 #include "util/die.h"
 
@@ -119,7 +120,7 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     cap__thread *t = cap__thread_alloc();
     if (t == NULL)
         return EAGAIN;
-    if (cap__stack_alloc(size, &t->stack) != 0) {
+    if (cap__stack_alloc_thread(size, &t->stack) != 0) {
         cap__thread_release(t);
         return EAGAIN;
     }
@@ -157,9 +158,14 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
 
 /* ---- exit ---------------------------------------------------------------- */
 
+/* Cancellation (issue 3): cleanup handlers run first, then the key
+ * destructors, as POSIX orders them; then the TCB's cancellation fields
+ * are reset for its next thread (src/sync/cancel.h). */
 _Noreturn static void exit_thread(cap__thread *self, void *retval)
 {
+    cap__cleanup_run_all(self);
     cap__keys_run_destructors(self);
+    cap__cancel_reset(self);
     if (atomic_fetch_sub(&cap__live_threads, 1) == 1)
         exit(0); /* the last thread, and main has already exited */
     if (self->is_main) {
@@ -240,6 +246,10 @@ static cap__thread *lookup_locked(cap_thread_t h)
     return t;
 }
 
+/* A cancellation point (issue 3): a joiner cancelled while it waits
+ * unlinks itself under t->lock, as POSIX wants t left joinable, and then
+ * acts; if t finished meanwhile its unpark of us lost to the cancel, and t
+ * simply stays a zombie for the next joiner. */
 int cap_thread_join(cap_thread_t h, void **retval)
 {
     cap__thread *self = cap__current();
@@ -247,6 +257,7 @@ int cap_thread_join(cap_thread_t h, void **retval)
         return EPERM;
     if (h == cap__thread_handle(self))
         return EDEADLK;
+    cap__cancel_point();
     cap__thread *t = lookup_locked(h);
     if (t == NULL)
         return ESRCH;
@@ -257,8 +268,15 @@ int cap_thread_join(cap_thread_t h, void **retval)
     t->joined = true;
     if (atomic_load(&t->state) != CAP__T_EXITED) {
         t->joiner = self;
-        cap__park(CAP__PARK_JOIN, t, CAP__FOREVER, unlock_tcb, t);
+        int rc = cap__park_cancellable(CAP__PARK_JOIN, t, CAP__FOREVER, unlock_tcb, t);
         cap__spin_lock(&t->lock);
+        if (rc == ECANCELED) {
+            if (t->joiner == self)
+                t->joiner = NULL;
+            t->joined = false;
+            cap__spin_unlock(&t->lock);
+            cap__cancel_act();
+        }
     }
     if (retval != NULL)
         *retval = t->retval;

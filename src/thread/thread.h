@@ -69,7 +69,26 @@ typedef struct cap__thread {
     char name[CAP_THREAD_NAME_MAX];/* [lock] for writers; readers tolerate tearing */
 
     void *asan_fake_stack;         /* [owner] AddressSanitizer fiber bookkeeping */
+
+    /* Cancellation (issue 3; src/sync/cancel.c, protocol in park.h).
+     * A request is pending while cancel_gen equals gen, so a request made
+     * against one life of a slot never leaks into the next one and no
+     * field needs resetting at creation. The [owner] fields are zero for a
+     * fresh TCB and put back to zero by the exit path (cap__cancel_reset). */
+    _Atomic uint32_t cancel_gen;   /* [atomic] generation a cancel was requested for */
+    bool cancel_disabled;          /* [owner] CAP_CANCEL_DISABLE */
+    bool cancel_async;             /* [owner] CAP_CANCEL_ASYNCHRONOUS was asked for */
+    bool cancelling;               /* [owner] acting on a cancel or exiting: no more points */
+    bool park_cancellable;         /* [owner] the current park is a cancellation point */
+    struct cap_cleanup_frame *cleanup; /* [owner] innermost cleanup handler */
 } cap__thread;
+
+/* Whether the calling thread t must act on a cancel now (t is current). */
+static inline bool cap__cancel_requested(cap__thread *t)
+{
+    return !t->cancel_disabled && !t->cancelling &&
+           atomic_load(&t->cancel_gen) == atomic_load_explicit(&t->gen, memory_order_relaxed);
+}
 
 /* Handle <-> TCB. */
 static inline cap_thread_t cap__thread_handle(const cap__thread *t)

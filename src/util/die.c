@@ -2,13 +2,17 @@
 /*
  * Diagnostics without stdio: vsnprintf into a stack buffer, then write(2).
  * vsnprintf takes no locks, so this cannot deadlock against a FILE lock
- * held by the interrupted code.
+ * held by the interrupted code. The write is a raw system call: the
+ * library interposes `write` (src/intercept), and a fatal report from a
+ * user thread must not park in the I/O layer, where the process could end
+ * before the message is out.
  */
 #include "util/die.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void vsay(const char *prefix, const char *fmt, va_list ap)
@@ -20,7 +24,7 @@ static void vsay(const char *prefix, const char *fmt, va_list ap)
     if (len >= sizeof buf)
         len = sizeof buf - 1;
     for (size_t off = 0; off < len;) {
-        ssize_t w = write(2, buf + off, len - off);
+        ssize_t w = syscall(SYS_write, 2, buf + off, len - off);
         if (w <= 0)
             break;
         off += (size_t)w;

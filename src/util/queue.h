@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-struct cap__thread;
+#include "thread/thread.h"
 
 typedef struct cap__tqueue {
     struct cap__thread *head;
@@ -16,7 +16,29 @@ typedef struct cap__tqueue {
     size_t len;
 } cap__tqueue;
 
-void cap__tqueue_push(cap__tqueue *q, struct cap__thread *t);
-struct cap__thread *cap__tqueue_pop(cap__tqueue *q);
+/* Inline: these sit on the yield and wake-up paths. */
+static inline void cap__tqueue_push(cap__tqueue *q, struct cap__thread *t)
+{
+    t->run_next = NULL;
+    if (q->tail != NULL)
+        q->tail->run_next = t;
+    else
+        q->head = t;
+    q->tail = t;
+    q->len++;
+}
+
+static inline struct cap__thread *cap__tqueue_pop(cap__tqueue *q)
+{
+    struct cap__thread *t = q->head;
+    if (t == NULL)
+        return NULL;
+    q->head = t->run_next;
+    if (q->head == NULL)
+        q->tail = NULL;
+    q->len--;
+    t->run_next = NULL;
+    return t;
+}
 
 #endif /* CAP_UTIL_QUEUE_H */

@@ -18,13 +18,25 @@ cap__ctx_switch:
 	pushq	%r13
 	pushq	%r14
 	pushq	%r15
-	subq	$8, %rsp
+	pushq	$0		/* the FP-words slot, padding zeroed */
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
 	movq	%rsp, (%rdi)
+	/*
+	 * Reload the FP control words only when the resumed context's saved
+	 * words differ from the ones just saved: ldmxcsr and fldcw are slow
+	 * (microcoded), reading them back with stmxcsr costs as much again,
+	 * and nearly every thread runs with the defaults. Both words of each
+	 * context are in its frame's first 8 bytes (mxcsr, x87 cw, and zero
+	 * padding), so one 64-bit compare decides. rax is a scratch register here.
+	 */
+	movq	(%rsp), %rax
 	movq	%rsi, %rsp
+	cmpq	(%rsp), %rax
+	je	1f
 	ldmxcsr	(%rsp)
 	fldcw	4(%rsp)
+1:
 	addq	$8, %rsp
 	popq	%r15
 	popq	%r14

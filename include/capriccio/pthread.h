@@ -1,0 +1,738 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread compatibility: an unmodified pthread program, compiled with
+ *     cc -include capriccio/pthread.h prog.c -lcapriccio
+ * (or including this header in place of <pthread.h> and <semaphore.h>),
+ * runs on Capriccio's user-level threads.
+ *
+ * How: this header first includes the system headers that declare the
+ * names it takes over (<pthread.h>, <semaphore.h>, <sched.h>, <signal.h>,
+ * <time.h>, <unistd.h>, <errno.h>), so that when the program includes
+ * them later their include guards make that a no-op; then it #defines
+ * each name to its cap_ counterpart. So the real declarations stay
+ * intact, and every later mention of pthread_mutex_t, pthread_create,
+ * PTHREAD_MUTEX_INITIALIZER, sem_wait, errno ... in the program means
+ * ours. Names with no exact cap_ twin map to the static inline shims
+ * below. Every pthread name of glibc's <pthread.h> is mapped: one left to
+ * glibc would receive our handles and types and misbehave.
+ *
+ *  - errno becomes (*cap_errno_location()), which is not declared const
+ *    the way glibc's __errno_location is, so the compiler cannot keep its
+ *    address across a call in which the thread may move to another worker
+ *    (DESIGN.md, "Migration and TLS").
+ *  - sem_* keep their libc convention (-1 and errno); the cap_sem_*
+ *    functions return error numbers like the rest of the API.
+ *  - sleep, usleep, nanosleep, clock_nanosleep and sched_yield park or
+ *    yield only the calling user thread.
+ *  - Feature-test macros: the system headers above fix the feature set of
+ *    the whole translation unit, and a forced include comes before the
+ *    program's own "#define _POSIX_C_SOURCE ...". So when no feature-test
+ *    macro is defined yet, this header defines _GNU_SOURCE (everything
+ *    visible). A program that needs the strict variants (the XSI
+ *    strerror_r, say) should pass its macro on the command line.
+ *
+ * Not supported; each fails with the error POSIX gives for an unsupported
+ * value (docs/pthread-compat.md has the full list and the reasons):
+ *  - process-shared objects: *_setpshared(PTHREAD_PROCESS_SHARED),
+ *    sem_init(pshared != 0): ENOTSUP;
+ *  - named semaphores: sem_open -> SEM_FAILED, sem_close, sem_unlink -> -1,
+ *    all with errno ENOSYS;
+ *  - real-time scheduling: SCHED_FIFO/SCHED_RR and nonzero priorities:
+ *    ENOTSUP / EINVAL; PTHREAD_SCOPE_SYSTEM: ENOTSUP (threads are M:N);
+ *    priority-inheritance/-protection and robust mutexes: ENOTSUP;
+ *  - signals to threads: pthread_kill with a signal: EINVAL (POSIX: "an
+ *    invalid or unsupported signal number"); pthread_kill(t, 0) checks
+ *    that t exists; pthread_sigmask that changes the mask: ENOTSUP
+ *    (asking for the mask works); pthread_sigqueue: EINVAL;
+ *  - fork in a threaded program: pthread_atfork: ENOTSUP (fork itself is
+ *    left alone, for fork+exec);
+ *  - asynchronous cancellation acts like deferred (<capriccio/cancel.h>);
+ *  - GNU extensions with no user-level meaning (affinity, tryjoin/
+ *    timedjoin/clockjoin, default attributes, attribute signal masks):
+ *    ENOSYS; pthread_getcpuclockid: ENOENT;
+ *  - pthread_attr_setstack: the size is honoured, the memory is not used
+ *    (each thread runs on a stack of the library's).
+ * C11 <threads.h> is not mapped.
+ */
+#ifndef CAPRICCIO_PTHREAD_H
+#define CAPRICCIO_PTHREAD_H
+
+#if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && \
+    !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE) && !defined(_SVID_SOURCE)
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../capriccio.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errno ------------------------------------------------------------ */
+
+int *cap_errno_location(void); /* not const, on purpose */
+#undef errno
+#define errno (*cap_errno_location())
+
+/* ---- shims (defined before the renames, so they see the real names) --- */
+
+int cap_compat_setconcurrency(int level);
+int cap_compat_getconcurrency(void);
+
+/* -1 and errno, the libc convention, from an error number. */
+static inline int cap_compat_ret(int err)
+{
+    if (err == 0)
+        return 0;
+    errno = err;
+    return -1;
+}
+
+/* 0 if t names a live or unjoined thread, else ESRCH. */
+static inline int cap_compat_alive(cap_thread_t t)
+{
+    char name[CAP_THREAD_NAME_MAX];
+    return cap_thread_getname(t, name, sizeof name) == ESRCH ? ESRCH : 0;
+}
+
+/* Thread attributes: ours plus what pthread_attr_t can carry besides. */
+typedef struct cap_compat_attr {
+    cap_thread_attr_t cap;
+    size_t guard_size;
+    void *stack_addr;
+    int scope, inherit, policy, priority;
+} cap_compat_attr_t;
+
+static inline int cap_compat_attr_init(cap_compat_attr_t *a)
+{
+    int rc = cap_thread_attr_init(&a->cap);
+    a->guard_size = 4096;
+    a->stack_addr = NULL;
+    a->scope = PTHREAD_SCOPE_PROCESS;
+    a->inherit = PTHREAD_INHERIT_SCHED;
+    a->policy = SCHED_OTHER;
+    a->priority = 0;
+    return rc;
+}
+
+static inline int cap_compat_attr_destroy(cap_compat_attr_t *a)
+{
+    return cap_thread_attr_destroy(&a->cap);
+}
+
+static inline int cap_compat_create(cap_thread_t *t, const cap_compat_attr_t *a,
+                                    void *(*start)(void *), void *arg)
+{
+    return cap_thread_create(t, a != NULL ? &a->cap : NULL, start, arg);
+}
+
+static inline int cap_compat_attr_setdetachstate(cap_compat_attr_t *a, int s)
+{
+    return cap_thread_attr_setdetachstate(&a->cap, s);
+}
+
+static inline int cap_compat_attr_getdetachstate(const cap_compat_attr_t *a, int *s)
+{
+    return cap_thread_attr_getdetachstate(&a->cap, s);
+}
+
+static inline int cap_compat_attr_setstacksize(cap_compat_attr_t *a, size_t size)
+{
+    return cap_thread_attr_setstacksize(&a->cap, size);
+}
+
+static inline int cap_compat_attr_getstacksize(const cap_compat_attr_t *a, size_t *size)
+{
+    return cap_thread_attr_getstacksize(&a->cap, size);
+}
+
+static inline int cap_compat_attr_setstack(cap_compat_attr_t *a, void *addr, size_t size)
+{
+    int rc = cap_thread_attr_setstacksize(&a->cap, size);
+    if (rc == 0)
+        a->stack_addr = addr;
+    return rc;
+}
+
+static inline int cap_compat_attr_getstack(const cap_compat_attr_t *a, void **addr,
+                                           size_t *size)
+{
+    *addr = a->stack_addr;
+    return cap_thread_attr_getstacksize(&a->cap, size);
+}
+
+static inline int cap_compat_attr_setstackaddr(cap_compat_attr_t *a, void *addr)
+{
+    a->stack_addr = addr;
+    return 0;
+}
+
+static inline int cap_compat_attr_getstackaddr(const cap_compat_attr_t *a, void **addr)
+{
+    *addr = a->stack_addr;
+    return 0;
+}
+
+static inline int cap_compat_attr_setguardsize(cap_compat_attr_t *a, size_t size)
+{
+    a->guard_size = size;
+    return 0;
+}
+
+static inline int cap_compat_attr_getguardsize(const cap_compat_attr_t *a, size_t *size)
+{
+    *size = a->guard_size;
+    return 0;
+}
+
+static inline int cap_compat_attr_setscope(cap_compat_attr_t *a, int scope)
+{
+    if (scope == PTHREAD_SCOPE_SYSTEM)
+        return ENOTSUP;
+    if (scope != PTHREAD_SCOPE_PROCESS)
+        return EINVAL;
+    a->scope = scope;
+    return 0;
+}
+
+static inline int cap_compat_attr_getscope(const cap_compat_attr_t *a, int *scope)
+{
+    *scope = a->scope;
+    return 0;
+}
+
+static inline int cap_compat_attr_setinheritsched(cap_compat_attr_t *a, int inherit)
+{
+    if (inherit != PTHREAD_INHERIT_SCHED && inherit != PTHREAD_EXPLICIT_SCHED)
+        return EINVAL;
+    a->inherit = inherit;
+    return 0;
+}
+
+static inline int cap_compat_attr_getinheritsched(const cap_compat_attr_t *a, int *inherit)
+{
+    *inherit = a->inherit;
+    return 0;
+}
+
+/* SCHED_OTHER only; real-time policies are refused. */
+static inline int cap_compat_policy_check(int policy)
+{
+    if (policy == SCHED_FIFO || policy == SCHED_RR)
+        return ENOTSUP;
+    return policy == SCHED_OTHER ? 0 : EINVAL;
+}
+
+static inline int cap_compat_attr_setschedpolicy(cap_compat_attr_t *a, int policy)
+{
+    int rc = cap_compat_policy_check(policy);
+    if (rc == 0)
+        a->policy = policy;
+    return rc;
+}
+
+static inline int cap_compat_attr_getschedpolicy(const cap_compat_attr_t *a, int *policy)
+{
+    *policy = a->policy;
+    return 0;
+}
+
+static inline int cap_compat_attr_setschedparam(cap_compat_attr_t *a,
+                                                const struct sched_param *p)
+{
+    if (p->sched_priority != 0)
+        return EINVAL; /* SCHED_OTHER has the single priority 0 */
+    a->priority = 0;
+    return 0;
+}
+
+static inline int cap_compat_attr_getschedparam(const cap_compat_attr_t *a,
+                                                struct sched_param *p)
+{
+    p->sched_priority = a->priority;
+    return 0;
+}
+
+static inline int cap_compat_getattr_np(cap_thread_t t, cap_compat_attr_t *a)
+{
+    int rc = cap_compat_alive(t);
+    return rc != 0 ? rc : cap_compat_attr_init(a);
+}
+
+static inline int cap_compat_setschedparam(cap_thread_t t, int policy,
+                                           const struct sched_param *p)
+{
+    int rc = cap_compat_alive(t);
+    if (rc == 0)
+        rc = cap_compat_policy_check(policy);
+    if (rc == 0 && p->sched_priority != 0)
+        rc = EINVAL;
+    return rc;
+}
+
+static inline int cap_compat_getschedparam(cap_thread_t t, int *policy, struct sched_param *p)
+{
+    int rc = cap_compat_alive(t);
+    if (rc == 0) {
+        *policy = SCHED_OTHER;
+        p->sched_priority = 0;
+    }
+    return rc;
+}
+
+static inline int cap_compat_setschedprio(cap_thread_t t, int prio)
+{
+    int rc = cap_compat_alive(t);
+    return rc != 0 ? rc : prio != 0 ? EINVAL : 0;
+}
+
+static inline int cap_compat_getcpuclockid(cap_thread_t t, clockid_t *clock)
+{
+    (void)clock;
+    int rc = cap_compat_alive(t);
+    return rc != 0 ? rc : ENOENT;
+}
+
+static inline int cap_compat_kill(cap_thread_t t, int sig)
+{
+    int rc = cap_compat_alive(t);
+    return rc != 0 ? rc : sig != 0 ? EINVAL : 0;
+}
+
+static inline int cap_compat_sigqueue(cap_thread_t t, int sig, const union sigval value)
+{
+    (void)value;
+    return cap_compat_kill(t, sig);
+}
+
+static inline int cap_compat_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (set == NULL)
+        return pthread_sigmask(how, NULL, old); /* asking is fine */
+    if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
+        return EINVAL;
+    return ENOTSUP;
+}
+
+static inline int cap_compat_atfork(void (*prepare)(void), void (*parent)(void),
+                                    void (*child)(void))
+{
+    (void)prepare;
+    (void)parent;
+    (void)child;
+    return ENOTSUP;
+}
+
+static inline int cap_compat_enosys(void)
+{
+    return ENOSYS;
+}
+
+static inline int cap_compat_mutex_consistent(cap_mutex_t *m)
+{
+    (void)m;
+    return EINVAL; /* never robust */
+}
+
+static inline int cap_compat_mutex_prioceiling(const cap_mutex_t *m, ...)
+{
+    (void)m;
+    return EINVAL; /* never PTHREAD_PRIO_PROTECT */
+}
+
+/* rwlock kinds: glibc's three onto our two. */
+static inline int cap_compat_rwlockattr_setkind(cap_rwlockattr_t *a, int kind)
+{
+    if (kind == PTHREAD_RWLOCK_PREFER_READER_NP)
+        return cap_rwlockattr_setkind(a, CAP_RWLOCK_PREFER_READER);
+    if (kind == PTHREAD_RWLOCK_PREFER_WRITER_NP ||
+        kind == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
+        return cap_rwlockattr_setkind(a, CAP_RWLOCK_PREFER_WRITER);
+    return EINVAL;
+}
+
+static inline int cap_compat_rwlockattr_getkind(const cap_rwlockattr_t *a, int *kind)
+{
+    int k;
+    int rc = cap_rwlockattr_getkind(a, &k);
+    if (rc == 0)
+        *kind = k == CAP_RWLOCK_PREFER_READER ? PTHREAD_RWLOCK_PREFER_READER_NP
+                                              : PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+    return rc;
+}
+
+/* Unnamed semaphores, libc convention. */
+static inline int cap_compat_sem_init(cap_sem_t *s, int pshared, unsigned value)
+{
+    return cap_compat_ret(cap_sem_init(s, pshared, value));
+}
+
+static inline int cap_compat_sem_destroy(cap_sem_t *s)
+{
+    return cap_compat_ret(cap_sem_destroy(s));
+}
+
+static inline int cap_compat_sem_wait(cap_sem_t *s)
+{
+    return cap_compat_ret(cap_sem_wait(s));
+}
+
+static inline int cap_compat_sem_trywait(cap_sem_t *s)
+{
+    return cap_compat_ret(cap_sem_trywait(s));
+}
+
+static inline int cap_compat_sem_timedwait(cap_sem_t *s, const struct timespec *abs)
+{
+    return cap_compat_ret(cap_sem_timedwait(s, abs));
+}
+
+static inline int cap_compat_sem_clockwait(cap_sem_t *s, clockid_t clock,
+                                           const struct timespec *abs)
+{
+    return cap_compat_ret(cap_sem_clockwait(s, clock, abs));
+}
+
+static inline int cap_compat_sem_post(cap_sem_t *s)
+{
+    return cap_compat_ret(cap_sem_post(s));
+}
+
+static inline int cap_compat_sem_getvalue(cap_sem_t *s, int *value)
+{
+    return cap_compat_ret(cap_sem_getvalue(s, value));
+}
+
+static inline cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...)
+{
+    (void)name;
+    (void)oflag;
+    errno = ENOSYS;
+    return (cap_sem_t *)0;
+}
+
+static inline int cap_compat_sem_close(cap_sem_t *s)
+{
+    (void)s;
+    return cap_compat_ret(ENOSYS);
+}
+
+static inline int cap_compat_sem_unlink(const char *name)
+{
+    (void)name;
+    return cap_compat_ret(ENOSYS);
+}
+
+/* Sleeps: park the user thread; cancellation points. */
+static inline unsigned cap_compat_sleep(unsigned seconds)
+{
+    cap_sleep_ns((uint64_t)seconds * 1000000000u);
+    return 0;
+}
+
+static inline int cap_compat_usleep(useconds_t usec)
+{
+    return cap_usleep(usec);
+}
+
+static inline int cap_compat_timespec_ok(const struct timespec *ts)
+{
+    return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
+}
+
+/* Nanoseconds in ts, saturating (ts valid). */
+static inline uint64_t cap_compat_timespec_ns(const struct timespec *ts)
+{
+    if ((uint64_t)ts->tv_sec >= UINT64_MAX / 1000000000u - 1)
+        return UINT64_MAX;
+    return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+static inline int cap_compat_nanosleep(const struct timespec *req, struct timespec *rem)
+{
+    if (!cap_compat_timespec_ok(req))
+        return cap_compat_ret(EINVAL);
+    cap_sleep_ns(cap_compat_timespec_ns(req));
+    if (rem != NULL)
+        rem->tv_sec = 0, rem->tv_nsec = 0;
+    return 0;
+}
+
+/* Returns an error number, as clock_nanosleep does. */
+static inline int cap_compat_clock_nanosleep(clockid_t clock, int flags,
+                                             const struct timespec *req, struct timespec *rem)
+{
+    if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+        return ENOTSUP;
+    if (!cap_compat_timespec_ok(req))
+        return EINVAL;
+    uint64_t ns = cap_compat_timespec_ns(req);
+    if (flags & TIMER_ABSTIME) {
+        struct timespec now;
+        clock_gettime(clock, &now);
+        uint64_t now_ns = cap_compat_timespec_ns(&now);
+        ns = ns > now_ns ? ns - now_ns : 0;
+    }
+    cap_sleep_ns(ns);
+    if (rem != NULL && !(flags & TIMER_ABSTIME))
+        rem->tv_sec = 0, rem->tv_nsec = 0;
+    return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- the renames -------------------------------------------------------- */
+
+/* Types. */
+#define pthread_t cap_thread_t
+#define pthread_attr_t cap_compat_attr_t
+#define pthread_mutex_t cap_mutex_t
+#define pthread_mutexattr_t cap_mutexattr_t
+#define pthread_cond_t cap_cond_t
+#define pthread_condattr_t cap_condattr_t
+#define pthread_rwlock_t cap_rwlock_t
+#define pthread_rwlockattr_t cap_rwlockattr_t
+#define pthread_barrier_t cap_barrier_t
+#define pthread_barrierattr_t cap_barrierattr_t
+#define pthread_spinlock_t cap_spin_t
+#define pthread_key_t cap_key_t
+#define pthread_once_t cap_once_t
+#define sem_t cap_sem_t
+
+/* Initializers and constants whose values differ, or that are ours. */
+#undef PTHREAD_MUTEX_INITIALIZER
+#define PTHREAD_MUTEX_INITIALIZER CAP_MUTEX_INITIALIZER
+#undef PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP
+#define PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP CAP_MUTEX_RECURSIVE_INITIALIZER
+#undef PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP
+#define PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP CAP_MUTEX_ERRORCHECK_INITIALIZER
+#undef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+#define PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP CAP_MUTEX_INITIALIZER
+#undef PTHREAD_COND_INITIALIZER
+#define PTHREAD_COND_INITIALIZER CAP_COND_INITIALIZER
+#undef PTHREAD_RWLOCK_INITIALIZER
+#define PTHREAD_RWLOCK_INITIALIZER CAP_RWLOCK_INITIALIZER
+#undef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+#define PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP CAP_RWLOCK_INITIALIZER
+#undef PTHREAD_ONCE_INIT
+#define PTHREAD_ONCE_INIT CAP_ONCE_INIT
+#undef PTHREAD_CANCELED
+#define PTHREAD_CANCELED CAP_CANCELED
+#undef PTHREAD_BARRIER_SERIAL_THREAD
+#define PTHREAD_BARRIER_SERIAL_THREAD CAP_BARRIER_SERIAL_THREAD
+/* glibc's mutex kinds are enumerators; these macros shadow them. */
+#define PTHREAD_MUTEX_NORMAL CAP_MUTEX_NORMAL
+#define PTHREAD_MUTEX_RECURSIVE CAP_MUTEX_RECURSIVE
+#define PTHREAD_MUTEX_ERRORCHECK CAP_MUTEX_ERRORCHECK
+#define PTHREAD_MUTEX_DEFAULT CAP_MUTEX_DEFAULT
+#define PTHREAD_MUTEX_TIMED_NP CAP_MUTEX_NORMAL
+#define PTHREAD_MUTEX_RECURSIVE_NP CAP_MUTEX_RECURSIVE
+#define PTHREAD_MUTEX_ERRORCHECK_NP CAP_MUTEX_ERRORCHECK
+#define PTHREAD_MUTEX_ADAPTIVE_NP CAP_MUTEX_NORMAL
+/* These are equal in value already; checked, not renamed. */
+#ifndef __cplusplus
+_Static_assert(PTHREAD_PROCESS_PRIVATE == CAP_PROCESS_PRIVATE, "pshared values");
+_Static_assert(PTHREAD_PROCESS_SHARED == CAP_PROCESS_SHARED, "pshared values");
+_Static_assert(PTHREAD_PRIO_NONE == CAP_PRIO_NONE && PTHREAD_PRIO_INHERIT == CAP_PRIO_INHERIT &&
+               PTHREAD_PRIO_PROTECT == CAP_PRIO_PROTECT, "protocol values");
+_Static_assert(PTHREAD_MUTEX_STALLED == CAP_MUTEX_STALLED &&
+               PTHREAD_MUTEX_ROBUST == CAP_MUTEX_ROBUST, "robustness values");
+_Static_assert(PTHREAD_CANCEL_ENABLE == CAP_CANCEL_ENABLE &&
+               PTHREAD_CANCEL_DISABLE == CAP_CANCEL_DISABLE &&
+               PTHREAD_CANCEL_DEFERRED == CAP_CANCEL_DEFERRED &&
+               PTHREAD_CANCEL_ASYNCHRONOUS == CAP_CANCEL_ASYNCHRONOUS, "cancel values");
+_Static_assert(PTHREAD_CREATE_JOINABLE == CAP_CREATE_JOINABLE &&
+               PTHREAD_CREATE_DETACHED == CAP_CREATE_DETACHED, "detach values");
+_Static_assert(SEM_VALUE_MAX == CAP_SEM_VALUE_MAX, "semaphore limit");
+#endif
+
+/* Threads. */
+#define pthread_create cap_compat_create
+#define pthread_join cap_thread_join
+#define pthread_detach cap_thread_detach
+#define pthread_exit cap_thread_exit
+#define pthread_self cap_thread_self
+#define pthread_equal cap_thread_equal
+#define pthread_yield cap_yield
+#define sched_yield cap_yield
+#define pthread_setname_np cap_thread_setname
+#define pthread_getname_np cap_thread_getname
+#define pthread_getattr_np cap_compat_getattr_np
+#define pthread_setschedparam cap_compat_setschedparam
+#define pthread_getschedparam cap_compat_getschedparam
+#define pthread_setschedprio cap_compat_setschedprio
+#define pthread_getcpuclockid cap_compat_getcpuclockid
+#define pthread_setconcurrency cap_compat_setconcurrency
+#define pthread_getconcurrency cap_compat_getconcurrency
+#define pthread_kill cap_compat_kill
+#define pthread_sigqueue cap_compat_sigqueue
+#define pthread_sigmask cap_compat_sigmask
+#define pthread_atfork cap_compat_atfork
+#define pthread_tryjoin_np(...) cap_compat_enosys()
+#define pthread_timedjoin_np(...) cap_compat_enosys()
+#define pthread_clockjoin_np(...) cap_compat_enosys()
+#define pthread_setaffinity_np(...) cap_compat_enosys()
+#define pthread_getaffinity_np(...) cap_compat_enosys()
+#define pthread_getattr_default_np(...) cap_compat_enosys()
+#define pthread_setattr_default_np(...) cap_compat_enosys()
+
+/* Thread attributes. */
+#define pthread_attr_init cap_compat_attr_init
+#define pthread_attr_destroy cap_compat_attr_destroy
+#define pthread_attr_setdetachstate cap_compat_attr_setdetachstate
+#define pthread_attr_getdetachstate cap_compat_attr_getdetachstate
+#define pthread_attr_setstacksize cap_compat_attr_setstacksize
+#define pthread_attr_getstacksize cap_compat_attr_getstacksize
+#define pthread_attr_setstack cap_compat_attr_setstack
+#define pthread_attr_getstack cap_compat_attr_getstack
+#define pthread_attr_setstackaddr cap_compat_attr_setstackaddr
+#define pthread_attr_getstackaddr cap_compat_attr_getstackaddr
+#define pthread_attr_setguardsize cap_compat_attr_setguardsize
+#define pthread_attr_getguardsize cap_compat_attr_getguardsize
+#define pthread_attr_setscope cap_compat_attr_setscope
+#define pthread_attr_getscope cap_compat_attr_getscope
+#define pthread_attr_setinheritsched cap_compat_attr_setinheritsched
+#define pthread_attr_getinheritsched cap_compat_attr_getinheritsched
+#define pthread_attr_setschedpolicy cap_compat_attr_setschedpolicy
+#define pthread_attr_getschedpolicy cap_compat_attr_getschedpolicy
+#define pthread_attr_setschedparam cap_compat_attr_setschedparam
+#define pthread_attr_getschedparam cap_compat_attr_getschedparam
+#define pthread_attr_setaffinity_np(...) cap_compat_enosys()
+#define pthread_attr_getaffinity_np(...) cap_compat_enosys()
+#define pthread_attr_setsigmask_np(...) cap_compat_enosys()
+#define pthread_attr_getsigmask_np(...) cap_compat_enosys()
+
+/* Cancellation. */
+#define pthread_cancel cap_thread_cancel
+#define pthread_setcancelstate cap_thread_setcancelstate
+#define pthread_setcanceltype cap_thread_setcanceltype
+#define pthread_testcancel cap_testcancel
+#undef pthread_cleanup_push
+#define pthread_cleanup_push(routine, arg) cap_cleanup_push(routine, arg)
+#undef pthread_cleanup_pop
+#define pthread_cleanup_pop(execute) cap_cleanup_pop(execute)
+#undef pthread_cleanup_push_defer_np
+#define pthread_cleanup_push_defer_np(routine, arg) cap_cleanup_push(routine, arg)
+#undef pthread_cleanup_pop_restore_np
+#define pthread_cleanup_pop_restore_np(execute) cap_cleanup_pop(execute)
+
+/* Once and keys. */
+#define pthread_once cap_once
+#define pthread_key_create cap_key_create
+#define pthread_key_delete cap_key_delete
+#define pthread_getspecific cap_getspecific
+#define pthread_setspecific cap_setspecific
+
+/* Mutexes. */
+#define pthread_mutex_init cap_mutex_init
+#define pthread_mutex_destroy cap_mutex_destroy
+#define pthread_mutex_lock cap_mutex_lock
+#define pthread_mutex_trylock cap_mutex_trylock
+#define pthread_mutex_timedlock cap_mutex_timedlock
+#define pthread_mutex_clocklock cap_mutex_clocklock
+#define pthread_mutex_unlock cap_mutex_unlock
+#define pthread_mutex_consistent cap_compat_mutex_consistent
+#define pthread_mutex_consistent_np cap_compat_mutex_consistent
+#define pthread_mutex_getprioceiling cap_compat_mutex_prioceiling
+#define pthread_mutex_setprioceiling cap_compat_mutex_prioceiling
+#define pthread_mutexattr_init cap_mutexattr_init
+#define pthread_mutexattr_destroy cap_mutexattr_destroy
+#define pthread_mutexattr_settype cap_mutexattr_settype
+#define pthread_mutexattr_gettype cap_mutexattr_gettype
+#define pthread_mutexattr_setpshared cap_mutexattr_setpshared
+#define pthread_mutexattr_getpshared cap_mutexattr_getpshared
+#define pthread_mutexattr_setprotocol cap_mutexattr_setprotocol
+#define pthread_mutexattr_getprotocol cap_mutexattr_getprotocol
+#define pthread_mutexattr_setprioceiling cap_mutexattr_setprioceiling
+#define pthread_mutexattr_getprioceiling cap_mutexattr_getprioceiling
+#define pthread_mutexattr_setrobust cap_mutexattr_setrobust
+#define pthread_mutexattr_getrobust cap_mutexattr_getrobust
+#define pthread_mutexattr_setrobust_np cap_mutexattr_setrobust
+#define pthread_mutexattr_getrobust_np cap_mutexattr_getrobust
+
+/* Condition variables. */
+#define pthread_cond_init cap_cond_init
+#define pthread_cond_destroy cap_cond_destroy
+#define pthread_cond_signal cap_cond_signal
+#define pthread_cond_broadcast cap_cond_broadcast
+#define pthread_cond_wait cap_cond_wait
+#define pthread_cond_timedwait cap_cond_timedwait
+#define pthread_cond_clockwait cap_cond_clockwait
+#define pthread_condattr_init cap_condattr_init
+#define pthread_condattr_destroy cap_condattr_destroy
+#define pthread_condattr_setpshared cap_condattr_setpshared
+#define pthread_condattr_getpshared cap_condattr_getpshared
+#define pthread_condattr_setclock cap_condattr_setclock
+#define pthread_condattr_getclock cap_condattr_getclock
+
+/* Read-write locks. */
+#define PTHREAD_RWLOCK_PREFER_READER_NP 0
+#define PTHREAD_RWLOCK_PREFER_WRITER_NP 1
+#define PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP 2
+#define PTHREAD_RWLOCK_DEFAULT_NP PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
+#define pthread_rwlock_init cap_rwlock_init
+#define pthread_rwlock_destroy cap_rwlock_destroy
+#define pthread_rwlock_rdlock cap_rwlock_rdlock
+#define pthread_rwlock_tryrdlock cap_rwlock_tryrdlock
+#define pthread_rwlock_timedrdlock cap_rwlock_timedrdlock
+#define pthread_rwlock_clockrdlock cap_rwlock_clockrdlock
+#define pthread_rwlock_wrlock cap_rwlock_wrlock
+#define pthread_rwlock_trywrlock cap_rwlock_trywrlock
+#define pthread_rwlock_timedwrlock cap_rwlock_timedwrlock
+#define pthread_rwlock_clockwrlock cap_rwlock_clockwrlock
+#define pthread_rwlock_unlock cap_rwlock_unlock
+#define pthread_rwlockattr_init cap_rwlockattr_init
+#define pthread_rwlockattr_destroy cap_rwlockattr_destroy
+#define pthread_rwlockattr_setpshared cap_rwlockattr_setpshared
+#define pthread_rwlockattr_getpshared cap_rwlockattr_getpshared
+#define pthread_rwlockattr_setkind_np cap_compat_rwlockattr_setkind
+#define pthread_rwlockattr_getkind_np cap_compat_rwlockattr_getkind
+
+/* Barriers and spin locks. */
+#define pthread_barrier_init cap_barrier_init
+#define pthread_barrier_destroy cap_barrier_destroy
+#define pthread_barrier_wait cap_barrier_wait
+#define pthread_barrierattr_init cap_barrierattr_init
+#define pthread_barrierattr_destroy cap_barrierattr_destroy
+#define pthread_barrierattr_setpshared cap_barrierattr_setpshared
+#define pthread_barrierattr_getpshared cap_barrierattr_getpshared
+#define pthread_spin_init cap_spin_init
+#define pthread_spin_destroy cap_spin_destroy
+#define pthread_spin_lock cap_spin_lock
+#define pthread_spin_trylock cap_spin_trylock
+#define pthread_spin_unlock cap_spin_unlock
+
+/* Semaphores. */
+#define sem_init cap_compat_sem_init
+#define sem_destroy cap_compat_sem_destroy
+#define sem_wait cap_compat_sem_wait
+#define sem_trywait cap_compat_sem_trywait
+#define sem_timedwait cap_compat_sem_timedwait
+#define sem_clockwait cap_compat_sem_clockwait
+#define sem_post cap_compat_sem_post
+#define sem_getvalue cap_compat_sem_getvalue
+#define sem_open cap_compat_sem_open
+#define sem_close cap_compat_sem_close
+#define sem_unlink cap_compat_sem_unlink
+
+/* Sleeping. Function-like, so that a struct member or variable that
+ * happens to be called `sleep` is left alone. */
+#define sleep(seconds) cap_compat_sleep(seconds)
+#define usleep(usec) cap_compat_usleep(usec)
+#define nanosleep(req, rem) cap_compat_nanosleep(req, rem)
+#define clock_nanosleep(clock, flags, req, rem) cap_compat_clock_nanosleep(clock, flags, req, rem)
+
+#endif /* CAPRICCIO_PTHREAD_H */

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Descriptor lifetimes and flags: open*, creat, pipe, pipe2, dup, dup2,
+ * dup3, close, fclose, close_range, closefrom, fcntl, ioctl(FIONBIO).
+ *
+ * These keep the descriptor table (io/fd.h) true to the kernel's:
+ *  - every number the application gets from us starts a fresh life, and
+ *    every close we see (including dup2 onto a number, and fclose, which
+ *    glibc would do through its internal close) ends one, disarming it
+ *    in the backend and waking its waiters with EBADF;
+ *  - on a socket the runtime owns, fcntl(F_SETFL) and ioctl(FIONBIO)
+ *    change only the application's view of O_NONBLOCK (the descriptor
+ *    stays non-blocking underneath) and F_GETFL reports that view;
+ *  - dup2/dup3 of an owned socket onto 0, 1 or 2 (handing it to a child
+ *    process as stdin/stdout) gives it back the blocking mode the
+ *    application believes it has, and the runtime stops owning it.
+ * Pipes are never made non-blocking (RWF_NOWAIT serves them), so handing
+ * one to a child is always safe.
+ */
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "intercept/intercept.h"
+#include "io/io.h"
+
+/* ---- open ------------------------------------------------------------------- */
+
+static int opened(int fd)
+{
+    if (fd >= 0)
+        cap__fd_created(fd, CAP__FD_UNKNOWN, 0);
+    return fd;
+}
+
+static bool needs_mode(int flags)
+{
+    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    if (needs_mode(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    return opened((int)syscall(SYS_openat, dirfd, path, flags, mode));
+}
+
+int open(const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    if (needs_mode(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    return opened((int)syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+}
+
+int creat(const char *path, mode_t mode)
+{
+    return open(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
+int openat64(int dirfd, const char *path, int flags, ...) __attribute__((alias("openat")));
+int creat64(const char *path, mode_t mode) __attribute__((alias("creat")));
+
+/* _FORTIFY_SOURCE variants (no mode argument). */
+int __open_2(const char *path, int flags)
+{
+    return opened((int)syscall(SYS_openat, AT_FDCWD, path, flags, 0));
+}
+int __open64_2(const char *path, int flags) __attribute__((alias("__open_2")));
+int __openat_2(int dirfd, const char *path, int flags)
+{
+    return opened((int)syscall(SYS_openat, dirfd, path, flags, 0));
+}
+int __openat64_2(int dirfd, const char *path, int flags) __attribute__((alias("__openat_2")));
+
+/* ---- pipes -------------------------------------------------------------------- */
+
+int pipe2(int fds[2], int flags)
+{
+    int rc = (int)syscall(SYS_pipe2, fds, flags);
+    if (rc == 0) {
+        uint32_t fl = (flags & O_NONBLOCK) ? CAP__FDF_APP_NONBLOCK : 0;
+        cap__fd_created(fds[0], CAP__FD_STREAM, fl);
+        cap__fd_created(fds[1], CAP__FD_STREAM, fl);
+    }
+    return rc;
+}
+
+int pipe(int fds[2])
+{
+    return pipe2(fds, 0);
+}
+
+/* ---- dup ------------------------------------------------------------------------ */
+
+int dup(int fd)
+{
+    int r = (int)syscall(SYS_dup, fd);
+    if (r >= 0)
+        cap__fd_dup_of(r, fd);
+    return r;
+}
+
+/* An owned socket becoming someone's stdin/stdout/stderr. */
+static void disown_for_stdio(int oldfd, int newfd)
+{
+    cap__fd *o = cap__fd_peek(oldfd);
+    if (newfd > 2 || o == NULL || !cap__fd_has(o, CAP__FDF_OWNED))
+        return;
+    if (!cap__fd_has(o, CAP__FDF_APP_NONBLOCK)) {
+        long fl = syscall(SYS_fcntl, oldfd, F_GETFL);
+        if (fl >= 0)
+            syscall(SYS_fcntl, oldfd, F_SETFL, fl & ~O_NONBLOCK);
+    }
+    cap__fd_clear(o, CAP__FDF_OWNED);
+    cap__fd *n = cap__fd_peek(newfd);
+    if (n != NULL)
+        cap__fd_clear(n, CAP__FDF_OWNED);
+}
+
+int dup3(int oldfd, int newfd, int flags)
+{
+    if (oldfd != newfd)
+        cap__fd_closing(newfd);
+    int r = (int)syscall(SYS_dup3, oldfd, newfd, flags);
+    if (r >= 0) {
+        cap__fd_dup_of(newfd, oldfd);
+        disown_for_stdio(oldfd, newfd);
+    }
+    return r;
+}
+
+int dup2(int oldfd, int newfd)
+{
+    if (oldfd == newfd) /* only checks that oldfd is open */
+        return (int)syscall(SYS_fcntl, oldfd, F_GETFD) < 0 ? -1 : newfd;
+    return dup3(oldfd, newfd, 0);
+}
+
+/* ---- close ------------------------------------------------------------------------ */
+
+int close(int fd)
+{
+    cap__fd_closing(fd);
+    if (!cap__ic_user())
+        return CAP__REAL(close)(fd);
+    return (int)syscall(SYS_close, fd);
+}
+
+int fclose(FILE *stream)
+{
+    int fd = stream != NULL ? fileno(stream) : -1;
+    if (fd >= 0)
+        cap__fd_closing(fd);
+    return CAP__REAL(fclose)(stream);
+}
+
+int close_range(unsigned first, unsigned last, int flags)
+{
+    if (!(flags & CLOSE_RANGE_CLOEXEC))
+        for (unsigned fd = first; fd <= last && fd < CAP__FD_MAX; fd++)
+            if (cap__fd_peek((int)fd) != NULL)
+                cap__fd_closing((int)fd);
+    return (int)syscall(SYS_close_range, first, last, flags);
+}
+
+void closefrom(int lowfd)
+{
+    if (lowfd < 0)
+        lowfd = 0;
+    if (close_range((unsigned)lowfd, ~0u, 0) == 0)
+        return;
+    for (int fd = lowfd; fd < CAP__FD_MAX; fd++) /* kernels before 5.9 */
+        if (syscall(SYS_fcntl, fd, F_GETFD) >= 0)
+            close(fd);
+}
+
+/* ---- flags ---------------------------------------------------------------------------- */
+
+struct lock_call {
+    int fd, cmd;
+    void *arg;
+    long result;
+};
+
+static void run_lock(void *arg)
+{
+    struct lock_call *c = arg;
+    c->result = syscall(SYS_fcntl, c->fd, c->cmd, c->arg);
+    if (c->result < 0)
+        c->result = -errno;
+}
+
+int fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    cap__fd *f;
+    long r;
+    switch (cmd) {
+    case F_GETFL:
+        r = syscall(SYS_fcntl, fd, cmd);
+        f = cap__fd_peek(fd);
+        if (r >= 0 && f != NULL && cap__fd_has(f, CAP__FDF_OWNED))
+            r = (r & ~O_NONBLOCK) | (cap__fd_has(f, CAP__FDF_APP_NONBLOCK) ? O_NONBLOCK : 0);
+        return (int)r;
+    case F_SETFL: {
+        long fl = (long)arg;
+        f = cap__fd_get(fd);
+        bool owned = f != NULL && cap__fd_has(f, CAP__FDF_OWNED);
+        r = syscall(SYS_fcntl, fd, cmd, owned ? (fl | O_NONBLOCK) : fl);
+        if (r == 0 && f != NULL) {
+            if (fl & O_NONBLOCK)
+                cap__fd_set(f, CAP__FDF_APP_NONBLOCK);
+            else
+                cap__fd_clear(f, CAP__FDF_APP_NONBLOCK);
+        }
+        return (int)r;
+    }
+    case F_DUPFD:
+    case F_DUPFD_CLOEXEC:
+        r = syscall(SYS_fcntl, fd, cmd, arg);
+        if (r >= 0)
+            cap__fd_dup_of((int)r, fd);
+        return (int)r;
+    case F_SETLKW:
+    case F_OFD_SETLKW:
+        if (cap__ic_user()) { /* may wait for another process: off the worker */
+            struct lock_call c = { fd, cmd, arg, 0 };
+            if (cap__offload(run_lock, &c) != 0)
+                run_lock(&c);
+            return (int)cap__ic_ret(c.result);
+        }
+        return (int)syscall(SYS_fcntl, fd, cmd, arg);
+    default:
+        return (int)syscall(SYS_fcntl, fd, cmd, arg);
+    }
+}
+
+int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
+
+int ioctl(int fd, unsigned long req, ...)
+{
+    va_list ap;
+    va_start(ap, req);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    if (req != FIONBIO)
+        return (int)syscall(SYS_ioctl, fd, req, arg);
+    cap__fd *f = cap__fd_get(fd);
+    bool on = arg != NULL && *(int *)arg != 0;
+    if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED)) {
+        if (syscall(SYS_fcntl, fd, F_GETFD) < 0)
+            return -1; /* EBADF */
+    } else {
+        int rc = (int)syscall(SYS_ioctl, fd, req, arg);
+        if (rc != 0 || f == NULL)
+            return rc;
+    }
+    if (on)
+        cap__fd_set(f, CAP__FDF_APP_NONBLOCK);
+    else
+        cap__fd_clear(f, CAP__FDF_APP_NONBLOCK);
+    return 0;
+}

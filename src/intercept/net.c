@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sockets: creation (socket, socketpair, accept, accept4), connect, and
+ * the timeouts (setsockopt SO_RCVTIMEO / SO_SNDTIMEO) that bound waits.
+ *
+ * Every socket created through these names is created non-blocking (the
+ * runtime owns it: CAP__FDF_OWNED) and the application's own view of
+ * O_NONBLOCK is kept in the descriptor table (fcntl and ioctl FIONBIO in
+ * fd.c maintain it), so a socket the application made non-blocking still
+ * returns EAGAIN / EINPROGRESS. accept and connect need the descriptor
+ * itself non-blocking (no per-call flag exists); data transfers use
+ * MSG_DONTWAIT and do not care.
+ *
+ * A listening or connecting socket we did not create (inherited) is
+ * never switched to non-blocking: accept waits for readiness then
+ * accepts, connect runs on the offload pool.
+ */
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "intercept/intercept.h"
+#include "io/io.h"
+#include "util/clock.h"
+
+static uint32_t socket_flags(int type, bool app_nonblock)
+{
+    uint32_t fl = CAP__FDF_OWNED;
+    if (app_nonblock)
+        fl |= CAP__FDF_APP_NONBLOCK;
+    if ((type & 0xf) == SOCK_STREAM)
+        fl |= CAP__FDF_STREAM_SOCK;
+    return fl;
+}
+
+int socket(int domain, int type, int proto)
+{
+    int fd = (int)syscall(SYS_socket, domain, type | SOCK_NONBLOCK, proto);
+    if (fd >= 0)
+        cap__fd_created(fd, CAP__FD_SOCKET, socket_flags(type, type & SOCK_NONBLOCK));
+    return fd;
+}
+
+int socketpair(int domain, int type, int proto, int sv[2])
+{
+    int rc = (int)syscall(SYS_socketpair, domain, type | SOCK_NONBLOCK, proto, sv);
+    if (rc == 0) {
+        cap__fd_created(sv[0], CAP__FD_SOCKET, socket_flags(type, type & SOCK_NONBLOCK));
+        cap__fd_created(sv[1], CAP__FD_SOCKET, socket_flags(type, type & SOCK_NONBLOCK));
+    }
+    return rc;
+}
+
+/* ---- accept ----------------------------------------------------------------- */
+
+struct accept_op {
+    struct sockaddr *addr;
+    socklen_t *alen;
+    int flags;
+    bool owned;
+};
+
+static ssize_t accept_attempt(int fd, void *arg)
+{
+    struct accept_op *a = arg;
+    if (!a->owned) {
+        /* A blocking listener we may not touch: readiness, then the call. */
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        if (syscall(SYS_poll, &p, 1, 0) == 0)
+            return -EAGAIN;
+    }
+    return cap__ic_sys(syscall(SYS_accept4, fd, a->addr, a->alen, a->flags | SOCK_NONBLOCK));
+}
+
+static void accepted(int listener, int fd, int flags)
+{
+    cap__fd *l = cap__fd_peek(listener);
+    uint32_t fl = CAP__FDF_OWNED;
+    if (flags & SOCK_NONBLOCK)
+        fl |= CAP__FDF_APP_NONBLOCK;
+    if (l == NULL || cap__fd_has(l, CAP__FDF_STREAM_SOCK))
+        fl |= CAP__FDF_STREAM_SOCK;
+    cap__fd_created(fd, CAP__FD_SOCKET, fl);
+    cap__fd *f = cap__fd_peek(fd);
+    if (l != NULL && f != NULL) { /* the kernel copies the listener's timeouts */
+        atomic_store(&f->timeo[0], atomic_load(&l->timeo[0]));
+        atomic_store(&f->timeo[1], atomic_load(&l->timeo[1]));
+    }
+}
+
+int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen, int flags)
+{
+    if (!cap__ic_user()) {
+        int r;
+        for (;;) {
+            r = (int)syscall(SYS_accept4, fd, addr.__sockaddr__, alen, flags | SOCK_NONBLOCK);
+            if (r >= 0 || errno != EAGAIN || !cap__ic_emulated(fd))
+                break;
+            if (cap__ic_foreign_wait(fd, CAP__IO_READ) != 0) {
+                errno = EAGAIN;
+                return -1;
+            }
+        }
+        if (r >= 0)
+            accepted(fd, r, flags);
+        return r;
+    }
+    cap__fd *f = cap__fd_get(fd);
+    int kind = f != NULL ? cap__fd_classify(f, fd) : CAP__FD_UNKNOWN;
+    if (kind != CAP__FD_SOCKET) /* EBADF, ENOTSOCK, or beyond the table */
+        return (int)syscall(SYS_accept4, fd, addr.__sockaddr__, alen, flags);
+    struct accept_op a = { .addr = addr.__sockaddr__, .alen = alen, .flags = flags,
+                           .owned = cap__fd_has(f, CAP__FDF_OWNED) };
+    bool nonblock = cap__ic_nonblock(f);
+    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, accept_attempt, &a,
+                           cap__io_deadline(f, CAP__IO_READ), nonblock);
+    if (r >= 0)
+        accepted(fd, (int)r, flags);
+    return (int)cap__ic_ret(r == -ETIMEDOUT ? -EAGAIN : r);
+}
+
+int accept(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen)
+{
+    return accept4(fd, addr, alen, 0);
+}
+
+/* ---- connect ---------------------------------------------------------------- */
+
+struct connect_call {
+    int fd;
+    const struct sockaddr *addr;
+    socklen_t len;
+    long result;
+};
+
+static void run_connect(void *arg)
+{
+    struct connect_call *c = arg;
+    c->result = cap__ic_sys(syscall(SYS_connect, c->fd, c->addr, c->len));
+}
+
+static int so_error(int fd)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+        return errno;
+    return err;
+}
+
+/* Waits until an in-progress connect on fd finishes; its result. */
+static long finish_connect(cap__fd *f, int fd, uint64_t deadline)
+{
+    for (;;) {
+        cap__io_ticket tk;
+        cap__io_prepare(&tk, f, fd, CAP__IO_WRITE);
+        struct pollfd p = { .fd = fd, .events = POLLOUT };
+        if (syscall(SYS_poll, &p, 1, 0) > 0) {
+            int err = so_error(fd);
+            return err ? -err : 0;
+        }
+        int rc = cap__io_wait(&tk, deadline);
+        if (rc == ETIMEDOUT)
+            return -EINPROGRESS; /* what Linux reports when SO_SNDTIMEO expires */
+        if (rc == EBADF)
+            return -EBADF;
+        if (rc == EPERM)
+            syscall(SYS_poll, &p, 1, 10);
+    }
+}
+
+static long user_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+    cap__fd *f = cap__fd_get(fd);
+    int kind = f != NULL ? cap__fd_classify(f, fd) : CAP__FD_UNKNOWN;
+    if (kind != CAP__FD_SOCKET)
+        return cap__ic_sys(syscall(SYS_connect, fd, addr, len));
+    if (!cap__fd_has(f, CAP__FDF_OWNED) && !cap__ic_nonblock(f)) {
+        struct connect_call c = { fd, addr, len, 0 };
+        if (cap__offload(run_connect, &c) != 0)
+            run_connect(&c);
+        return c.result;
+    }
+    bool nonblock = cap__ic_nonblock(f);
+    uint64_t deadline = cap__io_deadline(f, CAP__IO_WRITE);
+    for (;;) {
+        long r = cap__ic_sys(syscall(SYS_connect, fd, addr, len));
+        if (r == 0 || nonblock || (r != -EINPROGRESS && r != -EAGAIN))
+            return r;
+        if (r == -EINPROGRESS)
+            return finish_connect(f, fd, deadline);
+        /* EAGAIN: a Unix socket whose listener's backlog is full. Its
+         * readiness is not reported on our descriptor, so retry soon. */
+        uint64_t soon = cap__deadline_after(2000000);
+        if (deadline != CAP__FOREVER && cap__now() >= deadline)
+            return -EAGAIN;
+        cap__park(CAP__PARK_IO_WRITE, NULL, soon < deadline ? soon : deadline, NULL, NULL);
+    }
+}
+
+int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
+{
+    if (cap__ic_user())
+        return (int)cap__ic_ret(user_connect(fd, addr.__sockaddr__, len));
+    int r = (int)syscall(SYS_connect, fd, addr.__sockaddr__, len);
+    if (r == 0 || !cap__ic_emulated(fd))
+        return r;
+    if (errno == EINPROGRESS) {
+        if (cap__ic_foreign_wait(fd, CAP__IO_WRITE) != 0) {
+            errno = EINPROGRESS;
+            return -1;
+        }
+        int err = so_error(fd);
+        if (err != 0) {
+            errno = err;
+            return -1;
+        }
+        return 0;
+    }
+    return r;
+}
+
+/* ---- timeouts ----------------------------------------------------------------- */
+
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+    int rc = (int)syscall(SYS_setsockopt, fd, level, name, val, len);
+    if (rc == 0 && level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) &&
+        len >= sizeof(struct timeval)) {
+        cap__fd *f = cap__fd_get(fd);
+        if (f != NULL) {
+            const struct timeval *tv = val;
+            uint64_t ns = (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
+            atomic_store(&f->timeo[name == SO_RCVTIMEO ? CAP__IO_READ : CAP__IO_WRITE], ns);
+        }
+    }
+    return rc;
+}

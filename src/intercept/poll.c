@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Readiness calls: poll, ppoll, select, pselect, epoll_wait, epoll_pwait,
+ * epoll_pwait2. On a user thread they park instead of blocking:
+ *  - poll/ppoll: io/wait.c's cap__io_poll (the thread waits as an
+ *    observer on every descriptor of the set);
+ *  - select/pselect: converted to poll and back;
+ *  - epoll_wait on the application's own epoll set: the set's descriptor
+ *    is itself pollable, so the thread parks on it like on a socket.
+ * Timeouts become absolute deadlines. A signal mask argument cannot be
+ * applied to one user thread; it is ignored on user threads (see the
+ * README's limitations).
+ */
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+
+#include "intercept/intercept.h"
+#include "io/io.h"
+#include "util/clock.h"
+
+static uint64_t deadline_ms(int ms)
+{
+    if (ms < 0)
+        return CAP__FOREVER;
+    if (ms == 0)
+        return 0;
+    return cap__deadline_after((uint64_t)ms * 1000000u);
+}
+
+static uint64_t deadline_ts(const struct timespec *ts)
+{
+    if (ts == NULL)
+        return CAP__FOREVER;
+    if (ts->tv_sec == 0 && ts->tv_nsec == 0)
+        return 0;
+    return cap__deadline_after((uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec);
+}
+
+int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(poll)(fds, n, timeout);
+    return (int)cap__ic_ret(cap__io_poll(fds, n, deadline_ms(timeout)));
+}
+
+int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(ppoll)(fds, n, ts, mask);
+    if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
+        return (int)cap__ic_ret(-EINVAL);
+    return (int)cap__ic_ret(cap__io_poll(fds, n, deadline_ts(ts)));
+}
+
+_Noreturn void __chk_fail(void);
+
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+    if (fdslen / sizeof *fds < n)
+        __chk_fail();
+    return poll(fds, n, timeout);
+}
+
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
+                const sigset_t *mask, size_t fdslen)
+{
+    if (fdslen / sizeof *fds < n)
+        __chk_fail();
+    return ppoll(fds, n, ts, mask);
+}
+
+/* ---- select ------------------------------------------------------------------ */
+
+enum { STACK_PFDS = 32 };
+
+static int select_via_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, uint64_t deadline)
+{
+    if (nfds < 0 || nfds > FD_SETSIZE)
+        return -EINVAL;
+    struct pollfd stack_p[STACK_PFDS], *p = stack_p;
+    int n = 0;
+    for (int fd = 0; fd < nfds; fd++)
+        if ((r && FD_ISSET(fd, r)) || (w && FD_ISSET(fd, w)) || (e && FD_ISSET(fd, e)))
+            n++;
+    if (n > STACK_PFDS && (p = malloc((size_t)n * sizeof *p)) == NULL)
+        return -ENOMEM;
+    n = 0;
+    for (int fd = 0; fd < nfds; fd++) {
+        short ev = 0;
+        if (r && FD_ISSET(fd, r))
+            ev |= POLLIN;
+        if (w && FD_ISSET(fd, w))
+            ev |= POLLOUT;
+        if (e && FD_ISSET(fd, e))
+            ev |= POLLPRI;
+        if (ev)
+            p[n++] = (struct pollfd){ .fd = fd, .events = ev };
+    }
+    int rc = cap__io_poll(p, (nfds_t)n, deadline);
+    if (rc >= 0) {
+        for (int i = 0; i < n; i++)
+            if (p[i].revents & POLLNVAL)
+                rc = -EBADF;
+    }
+    if (rc >= 0) {
+        if (r)
+            FD_ZERO(r);
+        if (w)
+            FD_ZERO(w);
+        if (e)
+            FD_ZERO(e);
+        rc = 0;
+        for (int i = 0; i < n; i++) {
+            short re = p[i].revents, ev = p[i].events;
+            if ((ev & POLLIN) && (re & (POLLIN | POLLHUP | POLLERR))) {
+                FD_SET(p[i].fd, r);
+                rc++;
+            }
+            if ((ev & POLLOUT) && (re & (POLLOUT | POLLERR))) {
+                FD_SET(p[i].fd, w);
+                rc++;
+            }
+            if ((ev & POLLPRI) && (re & POLLPRI)) {
+                FD_SET(p[i].fd, e);
+                rc++;
+            }
+        }
+    }
+    if (p != stack_p)
+        free(p);
+    return rc;
+}
+
+int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(select)(nfds, r, w, e, tv);
+    uint64_t deadline = CAP__FOREVER;
+    if (tv != NULL) {
+        if (tv->tv_sec < 0 || tv->tv_usec < 0)
+            return (int)cap__ic_ret(-EINVAL);
+        uint64_t ns = (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
+        deadline = ns == 0 ? 0 : cap__deadline_after(ns);
+    }
+    int rc = select_via_poll(nfds, r, w, e, deadline);
+    if (tv != NULL && deadline != 0) { /* Linux reports the time left */
+        uint64_t now = cap__now(), left = deadline > now ? deadline - now : 0;
+        tv->tv_sec = (time_t)(left / 1000000000u);
+        tv->tv_usec = (suseconds_t)(left % 1000000000u / 1000u);
+    }
+    return (int)cap__ic_ret(rc);
+}
+
+int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+            const sigset_t *mask)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(pselect)(nfds, r, w, e, ts, mask);
+    if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
+        return (int)cap__ic_ret(-EINVAL);
+    return (int)cap__ic_ret(select_via_poll(nfds, r, w, e, deadline_ts(ts)));
+}
+
+/* ---- epoll ------------------------------------------------------------------- */
+
+static int user_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t deadline)
+{
+    cap__fd *f = cap__fd_get(epfd);
+    if (f == NULL)
+        return (int)cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, -1));
+    for (;;) {
+        cap__io_ticket tk;
+        cap__io_prepare(&tk, f, epfd, CAP__IO_READ);
+        long r = syscall(SYS_epoll_wait, epfd, ev, max, 0);
+        if (r != 0 || deadline == 0)
+            return (int)cap__ic_sys(r);
+        if (deadline != CAP__FOREVER && cap__now() >= deadline)
+            return 0;
+        int rc = cap__io_wait(&tk, deadline);
+        if (rc == EBADF)
+            return -EBADF;
+        if (rc == EPERM)
+            return (int)cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, -1));
+    }
+}
+
+int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(epoll_wait)(epfd, ev, max, timeout);
+    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ms(timeout)));
+}
+
+int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(epoll_pwait)(epfd, ev, max, timeout, mask);
+    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ms(timeout)));
+}
+
+int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
+                 const sigset_t *mask)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(epoll_pwait2)(epfd, ev, max, ts, mask);
+    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ts(ts)));
+}

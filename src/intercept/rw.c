@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Data transfer: read, write, readv, writev, recv*, send*, pread*,
+ * pwrite*, preadv*, pwritev* (and the _FORTIFY_SOURCE __*_chk variants,
+ * which glibc would otherwise route to its internal read).
+ *
+ * On a user thread every call becomes one transfer (xfer) on a message
+ * header, by descriptor kind:
+ *  - socket: sendmsg/recvmsg with MSG_DONTWAIT, whoever created it, so
+ *    the descriptor's own O_NONBLOCK never matters;
+ *  - other pollable (pipe, fifo, tty, eventfd): preadv2/pwritev2 at the
+ *    file position with RWF_NOWAIT, which leaves descriptors we did not
+ *    create untouched; where the kernel refuses RWF_NOWAIT for a kind of
+ *    file, wait for readiness and then make the plain call;
+ *  - regular file: the disk layer (io/disk.c).
+ * EAGAIN parks the thread on the descriptor (cap__io_do), unless the
+ * application asked for non-blocking behaviour (its O_NONBLOCK view, or
+ * MSG_DONTWAIT). A blocking write on a stream, and a read with
+ * MSG_WAITALL, continue after partial transfers as the kernel would;
+ * an error after progress reports the progress.
+ */
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "intercept/intercept.h"
+#include "io/io.h"
+#include "util/clock.h"
+
+enum { STACK_IOVS = 8 };
+
+struct op {
+    struct msghdr *msg;
+    int flags; /* MSG_* for sockets */
+    bool sock, write;
+    cap__fd *f;
+};
+
+static ssize_t attempt(int fd, void *arg)
+{
+    struct op *o = arg;
+    if (o->sock)
+        return cap__ic_sys(syscall(o->write ? SYS_sendmsg : SYS_recvmsg, fd, o->msg,
+                                   o->flags | MSG_DONTWAIT));
+    long nr = o->write ? SYS_pwritev2 : SYS_preadv2;
+    if (!cap__fd_has(o->f, CAP__FDF_NOWAIT_BAD)) {
+        long r = syscall(nr, fd, o->msg->msg_iov, o->msg->msg_iovlen, -1L, -1L, RWF_NOWAIT);
+        if (r >= 0 || errno != EOPNOTSUPP)
+            return cap__ic_sys(r);
+        cap__fd_set(o->f, CAP__FDF_NOWAIT_BAD);
+    }
+    /* Readiness, then the plain call. */
+    struct pollfd p = { .fd = fd, .events = o->write ? POLLOUT : POLLIN };
+    if (syscall(SYS_poll, &p, 1, 0) == 0)
+        return -EAGAIN;
+    return cap__ic_sys(syscall(o->write ? SYS_writev : SYS_readv, fd, o->msg->msg_iov,
+                               o->msg->msg_iovlen));
+}
+
+/* Drops the first n bytes of msg's vector (a private copy). */
+static void advance(struct msghdr *msg, size_t n)
+{
+    struct iovec *v = msg->msg_iov;
+    size_t left = msg->msg_iovlen;
+    while (left > 0 && n >= v->iov_len) {
+        n -= v->iov_len;
+        v++;
+        left--;
+    }
+    if (left > 0) {
+        v->iov_base = (char *)v->iov_base + n;
+        v->iov_len -= n;
+    }
+    msg->msg_iov = v;
+    msg->msg_iovlen = left;
+    msg->msg_control = NULL; /* ancillary data goes with the first part only */
+    msg->msg_controllen = 0;
+}
+
+static ssize_t raw_blocking(int fd, bool write, struct msghdr *msg, int flags, bool sockapi)
+{
+    if (sockapi)
+        return cap__ic_sys(syscall(write ? SYS_sendmsg : SYS_recvmsg, fd, msg, flags));
+    return cap__ic_sys(syscall(write ? SYS_writev : SYS_readv, fd, msg->msg_iov,
+                               msg->msg_iovlen));
+}
+
+/* One read-like or write-like call on a user thread; >= 0 or -errno. */
+static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sockapi)
+{
+    cap__fd *f = cap__fd_get(fd);
+    if (f == NULL)
+        return raw_blocking(fd, write, msg, flags, sockapi);
+    int kind = cap__fd_classify(f, fd);
+    if (kind == CAP__FD_BAD)
+        return -EBADF;
+    if (kind != CAP__FD_SOCKET && sockapi)
+        return -ENOTSOCK;
+    if (kind == CAP__FD_FILE)
+        return cap__disk_rw(write ? CAP__DISK_WRITE : CAP__DISK_READ, fd, msg->msg_iov,
+                            (int)msg->msg_iovlen, -1, 0);
+
+    bool sock = kind == CAP__FD_SOCKET;
+    int dir = write ? CAP__IO_WRITE : CAP__IO_READ;
+    bool nonblock = cap__ic_nonblock(f) || (flags & MSG_DONTWAIT);
+    uint64_t deadline = sock ? cap__io_deadline(f, dir) : CAP__FOREVER;
+    struct op o = { .msg = msg, .flags = flags, .sock = sock, .write = write, .f = f };
+    bool stream = !sock || cap__fd_has(f, CAP__FDF_STREAM_SOCK);
+    bool all = !nonblock && stream && (write || (flags & MSG_WAITALL));
+    if (!all) {
+        ssize_t r = cap__io_do(f, fd, dir, attempt, &o, deadline, nonblock);
+        return r == -ETIMEDOUT ? -EAGAIN : r;
+    }
+
+    size_t want = 0;
+    for (size_t i = 0; i < msg->msg_iovlen; i++)
+        want += msg->msg_iov[i].iov_len;
+    struct iovec stack_v[STACK_IOVS], *v = stack_v;
+    struct msghdr m = *msg;
+    bool copied = false;
+    size_t total = 0;
+    ssize_t r;
+    for (;;) {
+        r = cap__io_do(f, fd, dir, attempt, &o, deadline, false);
+        if (r <= 0) /* error, timeout, or EOF for a MSG_WAITALL read */
+            break;
+        total += (size_t)r;
+        if (total >= want)
+            break;
+        if (!copied) {
+            if (m.msg_iovlen > STACK_IOVS && (v = malloc(m.msg_iovlen * sizeof *v)) == NULL)
+                break;
+            memcpy(v, m.msg_iov, m.msg_iovlen * sizeof *v);
+            m.msg_iov = v;
+            o.msg = &m;
+            copied = true;
+        }
+        advance(&m, (size_t)r);
+    }
+    if (v != stack_v)
+        free(v);
+    if (total > 0)
+        return (ssize_t)total;
+    return r == -ETIMEDOUT ? -EAGAIN : r;
+}
+
+/* ---- the threads we do not run ------------------------------------------ */
+
+/* Repeats a plain call on an emulated socket until it stops saying EAGAIN. */
+#define FOREIGN(call, fd, dir)                                                   \
+    do {                                                                         \
+        for (;;) {                                                               \
+            ssize_t r_ = (call);                                                 \
+            if (r_ >= 0 || errno != EAGAIN || !cap__ic_emulated(fd))             \
+                return r_;                                                       \
+            if (cap__ic_foreign_wait(fd, dir) != 0) {                            \
+                errno = EAGAIN;                                                  \
+                return -1;                                                       \
+            }                                                                    \
+        }                                                                        \
+    } while (0)
+
+/* ---- read / write ---------------------------------------------------------- */
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+    if (!cap__ic_user())
+        FOREIGN(CAP__REAL(read)(fd, buf, n), fd, CAP__IO_READ);
+    struct iovec v = { buf, n };
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+    return cap__ic_ret(xfer(fd, false, &m, 0, false));
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+    if (!cap__ic_user())
+        FOREIGN(CAP__REAL(write)(fd, buf, n), fd, CAP__IO_WRITE);
+    struct iovec v = { (void *)buf, n };
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+    return cap__ic_ret(xfer(fd, true, &m, 0, false));
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+    if (!cap__ic_user())
+        FOREIGN(CAP__REAL(readv)(fd, iov, cnt), fd, CAP__IO_READ);
+    if (cnt < 0)
+        return cap__ic_ret(-EINVAL);
+    struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
+    return cap__ic_ret(xfer(fd, false, &m, 0, false));
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+    if (!cap__ic_user())
+        FOREIGN(CAP__REAL(writev)(fd, iov, cnt), fd, CAP__IO_WRITE);
+    if (cnt < 0)
+        return cap__ic_ret(-EINVAL);
+    struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
+    return cap__ic_ret(xfer(fd, true, &m, 0, false));
+}
+
+/* ---- sockets ---------------------------------------------------------------- */
+
+ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+    if (!cap__ic_user())
+        FOREIGN(CAP__REAL(recv)(fd, buf, n, flags), fd, CAP__IO_READ);
+    struct iovec v = { buf, n };
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+    return cap__ic_ret(xfer(fd, false, &m, flags, true));
+}
+
+ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
+                 socklen_t *restrict alen)
+{
+    if (!cap__ic_user())
+        FOREIGN(CAP__REAL(recvfrom)(fd, buf, n, flags, addr, alen), fd, CAP__IO_READ);
+    struct iovec v = { buf, n };
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+    if (addr.__sockaddr__ != NULL && alen != NULL) {
+        m.msg_name = addr.__sockaddr__;
+        m.msg_namelen = *alen;
+    }
+    ssize_t r = xfer(fd, false, &m, flags, true);
+    if (r >= 0 && addr.__sockaddr__ != NULL && alen != NULL)
+        *alen = m.msg_namelen;
+    return cap__ic_ret(r);
+}
+
+ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+    if (!cap__ic_user())
+        FOREIGN(CAP__REAL(recvmsg)(fd, msg, flags), fd, CAP__IO_READ);
+    return cap__ic_ret(xfer(fd, false, msg, flags, true));
+}
+
+ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+    if (!cap__ic_user())
+        FOREIGN(CAP__REAL(send)(fd, buf, n, flags), fd, CAP__IO_WRITE);
+    struct iovec v = { (void *)buf, n };
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+    return cap__ic_ret(xfer(fd, true, &m, flags, true));
+}
+
+ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
+               socklen_t alen)
+{
+    if (!cap__ic_user())
+        FOREIGN(CAP__REAL(sendto)(fd, buf, n, flags, addr, alen), fd, CAP__IO_WRITE);
+    struct iovec v = { (void *)buf, n };
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1,
+                        .msg_name = (void *)addr.__sockaddr__, .msg_namelen = alen };
+    if (addr.__sockaddr__ == NULL)
+        m.msg_namelen = 0;
+    return cap__ic_ret(xfer(fd, true, &m, flags, true));
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+    if (!cap__ic_user())
+        FOREIGN(CAP__REAL(sendmsg)(fd, msg, flags), fd, CAP__IO_WRITE);
+    struct msghdr m = *msg;
+    return cap__ic_ret(xfer(fd, true, &m, flags, true));
+}
+
+/* ---- positioned transfers ------------------------------------------------------ */
+
+/* preadv2/pwritev2 semantics on a user thread. */
+static ssize_t positioned(int fd, bool write, const struct iovec *iov, int cnt, off_t off,
+                          int rwf)
+{
+    if (cnt < 0)
+        return -EINVAL;
+    cap__fd *f = cap__fd_get(fd);
+    int kind = f != NULL ? cap__fd_classify(f, fd) : CAP__FD_UNKNOWN;
+    if (kind == CAP__FD_FILE)
+        return cap__disk_rw(write ? CAP__DISK_WRITE : CAP__DISK_READ, fd, iov, cnt, off, rwf);
+    if ((kind == CAP__FD_SOCKET || kind == CAP__FD_STREAM) && off == -1) {
+        struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
+        return xfer(fd, write, &m, (rwf & RWF_NOWAIT) ? MSG_DONTWAIT : 0, false);
+    }
+    /* Not seekable (ESPIPE), not open (EBADF), or beyond the table. */
+    return cap__ic_sys(syscall(write ? SYS_pwritev2 : SYS_preadv2, fd, iov, cnt,
+                               (unsigned long)off, (unsigned long)((unsigned long long)off >> 32),
+                               rwf));
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(pread)(fd, buf, n, off);
+    struct iovec v = { buf, n };
+    return cap__ic_ret(positioned(fd, false, &v, 1, off, 0));
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(pwrite)(fd, buf, n, off);
+    struct iovec v = { (void *)buf, n };
+    return cap__ic_ret(positioned(fd, true, &v, 1, off, 0));
+}
+
+ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(preadv)(fd, iov, cnt, off);
+    return cap__ic_ret(positioned(fd, false, iov, cnt, off, 0));
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(pwritev)(fd, iov, cnt, off);
+    return cap__ic_ret(positioned(fd, true, iov, cnt, off, 0));
+}
+
+ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(preadv2)(fd, iov, cnt, off, rwf);
+    return cap__ic_ret(positioned(fd, false, iov, cnt, off, rwf));
+}
+
+ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(pwritev2)(fd, iov, cnt, off, rwf);
+    return cap__ic_ret(positioned(fd, true, iov, cnt, off, rwf));
+}
+
+/* On x86_64 off_t is 64 bits: the *64 names are the same functions. */
+ssize_t pread64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("pread")));
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) __attribute__((alias("pwrite")));
+ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off_t off)
+    __attribute__((alias("preadv")));
+ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off)
+    __attribute__((alias("pwritev")));
+ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+    __attribute__((alias("preadv2")));
+ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+    __attribute__((alias("pwritev2")));
+
+/* ---- _FORTIFY_SOURCE entry points ---------------------------------------------- */
+
+_Noreturn void __chk_fail(void);
+
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+    if (n > buflen)
+        __chk_fail();
+    return read(fd, buf, n);
+}
+
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+    if (n > buflen)
+        __chk_fail();
+    return recv(fd, buf, n, flags);
+}
+
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+                       __SOCKADDR_ARG addr, socklen_t *restrict alen)
+{
+    if (n > buflen)
+        __chk_fail();
+    return recvfrom(fd, buf, n, flags, addr, alen);
+}
+
+ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+    if (n > buflen)
+        __chk_fail();
+    return pread(fd, buf, n, off);
+}
+
+ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+    __attribute__((alias("__pread_chk")));

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The disk backend contract (CAP_DISKIO). One backend is chosen at
+ * start-up (io/start.c); each is one file: disk_uring.c (default: a ring
+ * per worker, submissions batched), disk_threads.c (a pool of kernel
+ * threads doing the blocking call: the paper's fallback), disk_blocking.c
+ * (straight through, blocking the worker: for comparison).
+ *
+ * disk.c sits in front of every backend: page-cache hits are served by
+ * one preadv2(RWF_NOWAIT) and never reach the backend (the paper's
+ * Figure 4 fix), and short transfers are completed as a blocking call
+ * would.
+ *
+ *  - start(): 0 or -errno.
+ *  - rw(op, fd, iov, cnt, off, rwf): one transfer (it may be short);
+ *    off -1 means the file position. Only the calling user thread waits.
+ *    >= 0 or -errno.
+ *  - fsync(fd, datasync): 0 or -errno.
+ *  - flush(w): submit what w batched; called before w sleeps. May be NULL.
+ */
+#ifndef CAP_IO_DISKIO_H
+#define CAP_IO_DISKIO_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "io/io.h"
+
+struct cap__worker;
+
+typedef struct cap__diskio {
+    const char *name;
+    int (*start)(void);
+    ssize_t (*rw)(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt, off_t off,
+                  int rwf);
+    int (*fsync)(int fd, bool datasync);
+    void (*flush)(struct cap__worker *w);
+} cap__diskio;
+
+/* The plain blocking system call (preadv2 / pwritev2): -errno on error.
+ * Shared by the backends. */
+ssize_t cap__disk_blocking_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
+                              off_t off, int rwf);
+
+extern const cap__diskio cap__diskio_uring;
+extern const cap__diskio cap__diskio_threads;
+extern const cap__diskio cap__diskio_blocking;
+extern const cap__diskio *cap__diskio_active;
+
+#endif /* CAP_IO_DISKIO_H */

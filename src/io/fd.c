@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The descriptor table (see fd.h): two-level, chunks of 1024 records
+ * allocated on first touch and never freed; classification of unknown
+ * descriptors; the life transitions (created, dup, closing).
+ *
+ * Only raw system calls here: the libc names are interposed by this very
+ * library and must not be re-entered.
+ */
+#include "io/fd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "io/netio.h"
+#include "io/wait.h"
+
+enum {
+    CHUNK_SHIFT = 10,
+    CHUNK_LEN = 1 << CHUNK_SHIFT,
+    NCHUNKS = CAP__FD_MAX >> CHUNK_SHIFT,
+};
+
+static _Atomic(cap__fd *) chunks[NCHUNKS];
+
+cap__fd *cap__fd_peek(int fd)
+{
+    if ((unsigned)fd >= CAP__FD_MAX)
+        return NULL;
+    cap__fd *c = atomic_load_explicit(&chunks[fd >> CHUNK_SHIFT], memory_order_acquire);
+    return c != NULL ? &c[fd & (CHUNK_LEN - 1)] : NULL;
+}
+
+cap__fd *cap__fd_get(int fd)
+{
+    if ((unsigned)fd >= CAP__FD_MAX)
+        return NULL;
+    _Atomic(cap__fd *) *slot = &chunks[fd >> CHUNK_SHIFT];
+    cap__fd *c = atomic_load_explicit(slot, memory_order_acquire);
+    if (c == NULL) {
+        /* Racing allocators: one CAS wins, the loser frees its chunk. All
+         * fields start at zero: kind unknown, no flags, gen 0. */
+        cap__fd *fresh = calloc(CHUNK_LEN, sizeof *fresh);
+        if (fresh == NULL)
+            return NULL;
+        cap__fd *expected = NULL;
+        if (atomic_compare_exchange_strong_explicit(slot, &expected, fresh,
+                                                    memory_order_acq_rel,
+                                                    memory_order_acquire)) {
+            c = fresh;
+        } else {
+            free(fresh);
+            c = expected;
+        }
+    }
+    return &c[fd & (CHUNK_LEN - 1)];
+}
+
+static uint64_t timeval_ns(const struct timeval *tv)
+{
+    return (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
+}
+
+int cap__fd_classify(cap__fd *f, int fd)
+{
+    int kind = atomic_load_explicit(&f->kind, memory_order_acquire);
+    if (kind != CAP__FD_UNKNOWN)
+        return kind;
+    struct stat st;
+    if (syscall(SYS_fstat, fd, &st) != 0)
+        return CAP__FD_BAD; /* not remembered: the number may be opened later */
+    uint32_t flags = 0;
+    if (S_ISSOCK(st.st_mode)) {
+        kind = CAP__FD_SOCKET;
+        int type = 0;
+        socklen_t len = sizeof type;
+        if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+            type == SOCK_STREAM)
+            flags |= CAP__FDF_STREAM_SOCK;
+        /* Timeouts set before we saw the socket (inherited, or set by a
+         * library through a path we do not see). */
+        struct timeval tv;
+        len = sizeof tv;
+        if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) == 0)
+            atomic_store(&f->timeo[CAP__IO_READ], timeval_ns(&tv));
+        len = sizeof tv;
+        if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) == 0)
+            atomic_store(&f->timeo[CAP__IO_WRITE], timeval_ns(&tv));
+    } else if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode)) {
+        kind = CAP__FD_FILE;
+    } else {
+        kind = CAP__FD_STREAM;
+    }
+    long fl = syscall(SYS_fcntl, fd, F_GETFL);
+    if (fl >= 0 && (fl & O_NONBLOCK))
+        flags |= CAP__FDF_APP_NONBLOCK;
+    cap__fd_set(f, flags);
+    atomic_store_explicit(&f->kind, (uint8_t)kind, memory_order_release);
+    return kind;
+}
+
+/* Ends the current life of f: new gen, no kind, no flags, waiters woken
+ * with EBADF. Returns the flags the old life had. */
+static uint32_t end_life(cap__fd *f)
+{
+    cap__spin_lock(&f->lock);
+    atomic_fetch_add(&f->gen, 1);
+    uint32_t old = atomic_exchange(&f->flags, 0);
+    atomic_store(&f->kind, CAP__FD_UNKNOWN);
+    atomic_store(&f->timeo[0], 0);
+    atomic_store(&f->timeo[1], 0);
+    f->internal = NULL;
+    cap__io_wake_all_locked(f, EBADF);
+    cap__spin_unlock(&f->lock);
+    return old;
+}
+
+void cap__fd_closing(int fd)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL)
+        return;
+    uint32_t flags = atomic_load(&f->flags);
+    if (flags & CAP__FDF_REGISTERED)
+        cap__netio_active->disarm(f, fd); /* while fd still names the file */
+    end_life(f);
+}
+
+void cap__fd_created(int fd, int kind, uint32_t flags)
+{
+    cap__fd *f = cap__fd_get(fd);
+    if (f == NULL)
+        return;
+    /* A previous life closed behind our back may still have waiters and a
+     * registration of the old file; the new gen orphans both. */
+    end_life(f);
+    atomic_store(&f->flags, flags);
+    atomic_store_explicit(&f->kind, (uint8_t)kind, memory_order_release);
+}
+
+void cap__fd_dup_of(int newfd, int oldfd)
+{
+    cap__fd *o = cap__fd_peek(oldfd);
+    int kind = CAP__FD_UNKNOWN;
+    uint32_t flags = 0;
+    uint64_t timeo[2] = { 0, 0 };
+    if (o != NULL) {
+        kind = atomic_load(&o->kind);
+        flags = atomic_load(&o->flags) &
+                (CAP__FDF_OWNED | CAP__FDF_APP_NONBLOCK | CAP__FDF_NOWAIT_BAD |
+                 CAP__FDF_STREAM_SOCK);
+        timeo[0] = atomic_load(&o->timeo[0]);
+        timeo[1] = atomic_load(&o->timeo[1]);
+    }
+    cap__fd_created(newfd, kind, flags);
+    cap__fd *n = cap__fd_peek(newfd);
+    if (n != NULL) {
+        atomic_store(&n->timeo[0], timeo[0]);
+        atomic_store(&n->timeo[1], timeo[1]);
+    }
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The descriptor table: what the runtime knows about each file descriptor
+ * number, indexed by the number itself (the netpoller pattern: one record
+ * per descriptor, registered with the backend once, with reader and writer
+ * waiters hanging off it).
+ *
+ * Records live in chunks that are allocated on first use and never freed,
+ * so a lookup is two loads and never races with reclamation. A record
+ * outlives the descriptor it describes; `gen` tells lives apart:
+ *  - every close the runtime sees (close, dup2 onto it, fclose,
+ *    close_range) and every descriptor the runtime creates bumps gen,
+ *    wakes waiters with EBADF and forgets kind, flags and registration;
+ *  - a backend stamps each registration with the gen it was made for and
+ *    delivers (fd, gen) with every event; an event whose gen is no longer
+ *    current is dropped, so a reused descriptor number never receives a
+ *    stale event.
+ *
+ * What is unknown is learnt lazily: kind (fstat) and the application's
+ * O_NONBLOCK view (F_GETFL) on first use. Descriptors created by paths we
+ * do not see (glibc internals) and closed by paths we do not see keep
+ * their record at "unknown", which is correct; one created by us and
+ * closed behind our back (closefrom by a library, a raw syscall) is the
+ * documented blind spot.
+ *
+ * Locking: `lock` guards the waiter lists and is taken by wakers (backend
+ * event processing, close) and by waiters linking themselves (park.h's
+ * protocol). `gen`, `flags`, `kind`, `seq` are atomics readable without it.
+ */
+#ifndef CAP_IO_FD_H
+#define CAP_IO_FD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/spin.h"
+
+struct cap__io_waiter;
+
+enum cap__fd_kind {
+    CAP__FD_UNKNOWN = 0, /* not classified yet */
+    CAP__FD_SOCKET,      /* pollable; MSG_DONTWAIT works */
+    CAP__FD_STREAM,      /* pollable non-socket: pipe, fifo, tty, eventfd... */
+    CAP__FD_FILE,        /* regular file, block device, directory: disk path */
+    CAP__FD_BAD,         /* fstat failed: not open */
+};
+
+enum {
+    CAP__FDF_OWNED = 1u << 0,        /* we created it and set O_NONBLOCK on it */
+    CAP__FDF_APP_NONBLOCK = 1u << 1, /* the application's view of O_NONBLOCK */
+    CAP__FDF_REGISTERED = 1u << 2,   /* armed in the netio backend for this gen */
+    CAP__FDF_NOWAIT_BAD = 1u << 3,   /* RWF_NOWAIT unsupported: readiness, then call */
+    CAP__FDF_STREAM_SOCK = 1u << 4,  /* SOCK_STREAM: blocking writes write everything */
+    CAP__FDF_INTERNAL = 1u << 5,     /* the runtime's own (eventfds of rings) */
+    CAP__FDF_UNPOLLABLE = 1u << 6,   /* the backend refused it (EPERM) */
+};
+
+enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
+#define CAP__IO_RBIT (1u << CAP__IO_READ)
+#define CAP__IO_WBIT (1u << CAP__IO_WRITE)
+
+typedef struct cap__fd {
+    cap__spin lock;
+    _Atomic uint32_t gen;                /* life of this number, see above */
+    _Atomic uint32_t flags;              /* CAP__FDF_* */
+    _Atomic uint8_t kind;                /* enum cap__fd_kind */
+    _Atomic uint32_t seq[2];             /* events seen, per direction */
+    struct cap__io_waiter *head[2];      /* [lock] FIFO of exclusive waiters */
+    struct cap__io_waiter *tail[2];      /*   (read, write, accept...) per direction */
+    struct cap__io_waiter *obs[2];       /* [lock] observers (poll, select) */
+    _Atomic uint64_t timeo[2];           /* SO_RCVTIMEO / SO_SNDTIMEO in ns, 0: none */
+    void (*internal)(void *arg);         /* CAP__FDF_INTERNAL: called on readiness */
+    void *internal_arg;
+    uint32_t backend_slot;               /* free for the backend's own use */
+} cap__fd;
+
+/* Largest descriptor number the table covers (+1). Beyond it calls pass
+ * straight through (blocking the worker). */
+#define CAP__FD_MAX (1 << 20)
+
+/* The record of fd, allocating its chunk; NULL if fd is out of range or
+ * memory ran out. */
+cap__fd *cap__fd_get(int fd);
+/* The record of fd if its chunk exists, else NULL. Never allocates. */
+cap__fd *cap__fd_peek(int fd);
+
+/* Makes sure kind and the application's O_NONBLOCK view are known. Returns
+ * the kind (CAP__FD_BAD if the descriptor is not open). */
+int cap__fd_classify(cap__fd *f, int fd);
+
+/* A descriptor the runtime just created for the application: a fresh life
+ * with the given kind and flags. */
+void cap__fd_created(int fd, int kind, uint32_t flags);
+/* Same, inheriting kind, flags and timeouts from another descriptor (dup). */
+void cap__fd_dup_of(int newfd, int oldfd);
+/* The number is about to stop naming its current file (close, dup2 onto
+ * it): disarm it in the backend while the number is still valid, end its
+ * life and wake its waiters with EBADF. */
+void cap__fd_closing(int fd);
+
+static inline bool cap__fd_has(const cap__fd *f, uint32_t flag)
+{
+    return (atomic_load_explicit(&f->flags, memory_order_relaxed) & flag) != 0;
+}
+static inline void cap__fd_set(cap__fd *f, uint32_t flag)
+{
+    atomic_fetch_or_explicit(&f->flags, flag, memory_order_relaxed);
+}
+static inline void cap__fd_clear(cap__fd *f, uint32_t flag)
+{
+    atomic_fetch_and_explicit(&f->flags, ~flag, memory_order_relaxed);
+}
+
+#endif /* CAP_IO_FD_H */

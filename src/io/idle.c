@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How idle workers share one backend instance (see netio.h).
+ *
+ * One worker at a time (the holder) waits in the instance, under a
+ * try-lock; the others sleep on their futex (worker.h's `sleeping` word),
+ * exactly as with the futex poller. The holder publishes itself in
+ * `holder` and then re-checks its `sleeping` word; a waker clears
+ * `sleeping` (worker.c) and then reads `holder`. Both are seq_cst, so
+ * either the holder sees the wake-up before blocking or the waker sees the
+ * holder and kicks the instance (Dekker, as in worker.h).
+ *
+ * Hand-off: a holder that comes back with threads to run releases the
+ * instance and wakes one futex sleeper, which takes the instance over, so
+ * I/O keeps being harvested while the old holder is busy (otherwise only
+ * the busy worker's periodic poll would see it).
+ */
+#include "io/netio.h"
+
+#include <stdatomic.h>
+
+#include "sched/worker.h"
+#include "util/clock.h"
+#include "util/futex.h"
+#include "util/spin.h"
+
+enum { MAX_WORKERS = 1024 };
+
+static cap__spin instance_lock = CAP__SPIN_INIT;
+static _Atomic(cap__worker *) holder;
+static atomic_int futex_sleepers;
+static _Atomic uint8_t in_futex[MAX_WORKERS];
+
+bool cap__idle_acquire(cap__worker *w)
+{
+    if (!cap__spin_trylock(&instance_lock))
+        return false;
+    atomic_store(&holder, w);
+    return true;
+}
+
+bool cap__idle_should_block(cap__worker *w)
+{
+    return w != NULL && atomic_load(&w->sleeping) == 1;
+}
+
+static bool has_local_work(cap__worker *w)
+{
+    return w->local.len != 0 || atomic_load(&w->inbox) != NULL;
+}
+
+void cap__idle_release(cap__worker *w)
+{
+    atomic_store(&holder, NULL);
+    cap__spin_unlock(&instance_lock);
+    /* w == NULL: a busy worker's poll; it is busy by definition. */
+    if (atomic_load(&futex_sleepers) == 0 || (w != NULL && !has_local_work(w)))
+        return;
+    for (int i = 0; i < cap__rt.nworkers && i < MAX_WORKERS; i++) {
+        cap__worker *o = &cap__rt.workers[i];
+        if (o != w && atomic_load(&in_futex[i])) {
+            /* Leave its `sleeping` word alone: the wake-up is spurious for
+             * it, it goes round its loop and becomes the holder. */
+            cap__futex_wake((uint32_t *)&o->sleeping, 1);
+            return;
+        }
+    }
+}
+
+void cap__idle_futex_wait(cap__worker *w, uint64_t deadline)
+{
+    atomic_fetch_add(&futex_sleepers, 1);
+    if (w->id < MAX_WORKERS)
+        atomic_store(&in_futex[w->id], 1);
+    cap__futex_wait((uint32_t *)&w->sleeping, 1, deadline);
+    if (w->id < MAX_WORKERS)
+        atomic_store(&in_futex[w->id], 0);
+    atomic_fetch_sub(&futex_sleepers, 1);
+}
+
+void cap__idle_wake(cap__worker *w, void (*kick)(void))
+{
+    if (atomic_load(&holder) == w)
+        kick();
+    else
+        cap__futex_wake((uint32_t *)&w->sleeping, 1);
+}
+
+int64_t cap__idle_timeout_ns(uint64_t deadline)
+{
+    if (deadline == CAP__FOREVER)
+        return -1;
+    uint64_t now = cap__now();
+    return deadline > now ? (int64_t)(deadline - now) : 0;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The I/O layer's internal API, used by the libc-named wrappers in
+ * src/intercept/ (and by tests through them). Everything here runs on a
+ * user thread unless it says otherwise; errors are returned as -errno (or
+ * a positive errno where noted), never through errno.
+ *
+ * Waiting on a descriptor is "try, then park": the caller snapshots the
+ * descriptor's event sequence (cap__io_prepare), makes its non-blocking
+ * call, and only on EAGAIN parks (cap__io_wait). An event that arrives
+ * anywhere between the snapshot and the park changes the sequence, so the
+ * park is refused and the caller simply tries again: with edge-triggered
+ * backends no readiness can fall between the try and the wait.
+ *
+ * Layering: intercept -> io (this) -> sched (park/unpark, poller).
+ */
+#ifndef CAP_IO_IO_H
+#define CAP_IO_IO_H
+
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "io/fd.h"
+
+/* Reads CAP_NETIO and CAP_DISKIO, starts the chosen backends and installs
+ * the poller. Called once by the runtime's start-up, before the workers
+ * start. Exits(2) with a message on an invalid or unavailable setting. */
+void cap__io_start(void);
+
+/* ---- waiting on descriptors (io/wait.c) -------------------------------- */
+
+typedef struct cap__io_ticket {
+    cap__fd *f;
+    int fd;
+    int dir;       /* CAP__IO_READ or CAP__IO_WRITE */
+    uint32_t gen;
+    uint32_t seq;
+} cap__io_ticket;
+
+/* Snapshots f's event sequence for dir; call before the attempt. */
+void cap__io_prepare(cap__io_ticket *tk, cap__fd *f, int fd, int dir);
+/* Parks until an event newer than the snapshot, the absolute deadline,
+ * or close. Returns 0 (try again), ETIMEDOUT, EBADF (closed while
+ * waiting) or EPERM (the backend cannot poll this descriptor). */
+int cap__io_wait(cap__io_ticket *tk, uint64_t deadline);
+/* After a call that succeeded following a wake-up: if other threads wait
+ * on the same direction and the descriptor is still ready, wake the next
+ * one (one wake per connection for accept pools, and none lost). */
+void cap__io_handoff(cap__fd *f, int fd, int dir);
+
+/* A non-blocking attempt: >= 0 or -errno, never blocks. */
+typedef ssize_t (*cap__io_attempt)(int fd, void *arg);
+/* Runs attempt until it returns anything but -EAGAIN, parking in between;
+ * nonblock: a single attempt. Returns the attempt's result, -ETIMEDOUT at
+ * the deadline, -EBADF if closed meanwhile. */
+ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
+                   uint64_t deadline, bool nonblock);
+
+/* poll(2) for a user thread: same arguments and result, parks instead of
+ * blocking; deadline absolute (CAP__FOREVER: none, 0: do not wait). On
+ * error returns -errno. */
+int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline);
+
+/* Absolute deadline for a blocking call in dir, from SO_RCVTIMEO /
+ * SO_SNDTIMEO. */
+uint64_t cap__io_deadline(const cap__fd *f, int dir);
+
+/* Registers one of the runtime's own descriptors (a ring's eventfd): cb
+ * runs on whichever worker harvests its readiness. 0 or -errno. */
+int cap__io_watch(int fd, void (*cb)(void *arg), void *arg);
+
+/* True while some I/O could still wake a thread (deadlock detector). */
+bool cap__io_pending(void);
+/* Operations in flight outside the descriptor waiters (disk, offload). */
+extern atomic_long cap__io_inflight;
+
+/* ---- disk (io/disk_*.c) ------------------------------------------------ */
+
+enum cap__disk_op { CAP__DISK_READ, CAP__DISK_WRITE };
+
+/* readv/writev at off (-1: the file position, updated) on a regular file,
+ * only the caller waiting. Full-length semantics as a blocking call has.
+ * >= 0 or -errno. */
+ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
+                     off_t off, int rwf);
+/* fsync or fdatasync. 0 or -errno. */
+int cap__disk_fsync(int fd, bool datasync);
+
+/* ---- offload (io/offload.c) --------------------------------------------- */
+
+/* Runs fn(arg) on a kernel thread of the offload pool while only the
+ * calling user thread waits; from any other thread, runs it inline.
+ * 0, or -EAGAIN if no pool thread could be started. */
+int cap__offload(void (*fn)(void *arg), void *arg);
+
+#endif /* CAP_IO_IO_H */

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The descriptor-readiness backend contract (CAP_NETIO). One backend is
+ * chosen at start-up (io/start.c) and reached through cap__netio_active;
+ * each is one file: netio_epoll.c (default), netio_poll.c, netio_uring.c.
+ *
+ * A backend turns kernel readiness into calls of cap__io_ready(fd, gen,
+ * dirs) (io/wait.c), which bumps the descriptor's event sequence and wakes
+ * its waiters. It also provides the cap__poller (sched/poller.h) through
+ * which idle workers sleep: in the backend's kernel wait, until I/O, the
+ * worker's next timer or a wake-up, whichever comes first. Only one worker
+ * at a time waits in a shared backend instance; the others sleep on their
+ * futex and are handed the instance when its holder goes busy.
+ *
+ *  - start(): create the instance. 0 or -errno (the caller reports it).
+ *  - arm(f, fd, gen): make readiness of fd in both directions reach
+ *    cap__io_ready, edge-style, from now on, stamped with gen. Called once
+ *    per life of a descriptor, the first time a thread must wait on it.
+ *    0, or -EPERM when the kernel cannot poll this kind of file.
+ *  - disarm(f, fd): fd is about to be closed or reused; stop watching it.
+ *    Called only for an armed descriptor, while the number is still valid.
+ *  - interest(f, fd): a waiter was just linked on f. May be NULL (edge
+ *    backends watch every armed descriptor all the time).
+ *  - poller: the idle/busy integration with the worker loop.
+ */
+#ifndef CAP_IO_NETIO_H
+#define CAP_IO_NETIO_H
+
+#include <stdint.h>
+
+#include "io/fd.h"
+#include "sched/poller.h"
+
+typedef struct cap__netio {
+    const char *name;
+    int (*start)(void);
+    int (*arm)(cap__fd *f, int fd, uint32_t gen);
+    void (*disarm)(cap__fd *f, int fd);
+    void (*interest)(cap__fd *f, int fd);
+    const cap__poller *poller;
+} cap__netio;
+
+extern const cap__netio cap__netio_epoll;
+extern const cap__netio cap__netio_poll;
+extern const cap__netio cap__netio_uring;
+extern const cap__netio *cap__netio_active;
+
+/* Readiness of fd (life gen) in the directions of dirs (CAP__IO_RBIT,
+ * CAP__IO_WBIT): wakes waiters. Stale gens are ignored. Any kernel thread;
+ * takes the descriptor's lock. */
+void cap__io_ready(int fd, uint32_t gen, unsigned dirs);
+
+/* Shared by the backends: the idle protocol around a shared instance.
+ * See io/idle.c. */
+struct cap__worker;
+/* Try to become the one worker that waits in the shared instance. */
+bool cap__idle_acquire(struct cap__worker *w);
+/* Stop being it; hands the instance to a futex-sleeping worker if this
+ * one is about to run threads. */
+void cap__idle_release(struct cap__worker *w);
+/* The futex sleep of a worker that did not get the instance. */
+void cap__idle_futex_wait(struct cap__worker *w, uint64_t deadline);
+/* Wakes w wherever it sleeps; kick() interrupts the instance's wait. */
+void cap__idle_wake(struct cap__worker *w, void (*kick)(void));
+/* True while w is the instance holder and has not been asked to wake. */
+bool cap__idle_should_block(struct cap__worker *w);
+/* Submits the disk requests w batched (io/disk.c); every backend calls it
+ * before w sleeps or polls. */
+void cap__disk_flush(struct cap__worker *w);
+/* Relative timeout in ns from an absolute deadline (clamped at 0);
+ * -1 for CAP__FOREVER. */
+int64_t cap__idle_timeout_ns(uint64_t deadline);
+
+#endif /* CAP_IO_NETIO_H */

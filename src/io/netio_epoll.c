@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CAP_NETIO=epoll (default): one epoll instance for the process,
+ * edge-triggered, each descriptor added once per life with both
+ * directions and data = gen << 32 | fd, so an event for a closed or
+ * reused number is recognised as stale (fd.h). An eventfd in the set
+ * (data KICK) interrupts the holder's epoll_wait.
+ *
+ * The holder blocks in epoll_pwait2 until its next timer (nanosecond
+ * deadline, no rounding to milliseconds); busy workers call poll(), which
+ * harvests without blocking when the instance is free.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "io/netio.h"
+#include "sched/worker.h"
+#include "util/clock.h"
+
+#define KICK UINT64_MAX
+enum { MAX_EVENTS = 512 };
+
+static int epfd = -1;
+static int kickfd = -1;
+static atomic_int kicked;
+static struct epoll_event events[MAX_EVENTS]; /* owned by the holder */
+
+static int epoll_start(void)
+{
+    epfd = (int)syscall(SYS_epoll_create1, EPOLL_CLOEXEC);
+    if (epfd < 0)
+        return -errno;
+    kickfd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (kickfd < 0)
+        return -errno;
+    struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u64 = KICK };
+    if (syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_ADD, kickfd, &ev) != 0)
+        return -errno;
+    return 0;
+}
+
+static int epoll_arm(cap__fd *f, int fd, uint32_t gen)
+{
+    (void)f;
+    struct epoll_event ev = {
+        .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLET,
+        .data.u64 = (uint64_t)gen << 32 | (uint32_t)fd,
+    };
+    if (syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
+        return 0;
+    /* Still registered from a life that ended behind our back (the file
+     * lives on through a dup): restamp it. */
+    if (errno == EEXIST && syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
+        return 0;
+    return -errno;
+}
+
+static void epoll_disarm(cap__fd *f, int fd)
+{
+    (void)f;
+    /* Needed even though close removes registrations: a dup of the file
+     * would keep this one alive and reporting. */
+    struct epoll_event ev = { 0 };
+    syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_DEL, fd, &ev);
+}
+
+static void kick(void)
+{
+    if (atomic_exchange(&kicked, 1) == 0) {
+        uint64_t one = 1;
+        syscall(SYS_write, kickfd, &one, sizeof one);
+    }
+}
+
+static void harvest(int64_t timeout_ns)
+{
+    long n;
+    if (timeout_ns < 0) {
+        n = syscall(SYS_epoll_wait, epfd, events, MAX_EVENTS, -1);
+    } else {
+        struct timespec ts = cap__ns_to_timespec((uint64_t)timeout_ns);
+        n = syscall(SYS_epoll_pwait2, epfd, events, MAX_EVENTS, &ts, NULL, 0);
+        if (n < 0 && errno == ENOSYS) /* before Linux 5.11: round up to ms */
+            n = syscall(SYS_epoll_wait, epfd, events, MAX_EVENTS,
+                        (int)((timeout_ns + 999999) / 1000000));
+    }
+    atomic_store(&kicked, 0);
+    for (long i = 0; i < n; i++) {
+        uint64_t data = events[i].data.u64;
+        if (data == KICK) {
+            uint64_t v;
+            syscall(SYS_read, kickfd, &v, sizeof v);
+            continue;
+        }
+        uint32_t e = events[i].events;
+        unsigned dirs = 0;
+        if (e & (EPOLLIN | EPOLLRDHUP | EPOLLPRI | EPOLLHUP | EPOLLERR))
+            dirs |= CAP__IO_RBIT;
+        if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR))
+            dirs |= CAP__IO_WBIT;
+        cap__io_ready((int)(uint32_t)data, (uint32_t)(data >> 32), dirs);
+    }
+}
+
+static void epoll_wait_idle(cap__worker *w, uint64_t deadline)
+{
+    cap__disk_flush(w);
+    if (w->local.len != 0) /* the flush completed requests of our own threads */
+        return;
+    if (!cap__idle_acquire(w)) {
+        cap__idle_futex_wait(w, deadline);
+        return;
+    }
+    harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline) : 0);
+    cap__idle_release(w);
+}
+
+static void epoll_poll_busy(cap__worker *w)
+{
+    cap__disk_flush(w);
+    if (!cap__idle_acquire(NULL))
+        return;
+    harvest(0);
+    cap__idle_release(NULL);
+}
+
+static void epoll_wake(cap__worker *w)
+{
+    cap__idle_wake(w, kick);
+}
+
+static const cap__poller epoll_poller = {
+    .name = "epoll",
+    .wait = epoll_wait_idle,
+    .wake = epoll_wake,
+    .poll = epoll_poll_busy,
+    .pending = cap__io_pending,
+};
+
+const cap__netio cap__netio_epoll = {
+    .name = "epoll",
+    .start = epoll_start,
+    .arm = epoll_arm,
+    .disarm = epoll_disarm,
+    .interest = NULL,
+    .poller = &epoll_poller,
+};

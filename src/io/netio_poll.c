@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CAP_NETIO=poll: the portable fallback, level-triggered. Armed
+ * descriptors live in an interest table (f->backend_slot = index + 1);
+ * the holder builds a pollfd array of those that have waiters right now
+ * (plus the runtime's own descriptors and the kick eventfd) and sleeps in
+ * ppoll. Asking only for the directions somebody waits on keeps a
+ * readable-but-unread descriptor from waking the holder over and over.
+ *
+ * A waiter that links itself while the holder is inside ppoll must make
+ * the holder rebuild its array: interest() kicks the eventfd when
+ * `polling` is set. The holder sets `polling` before it reads the waiter
+ * lists, and interest() runs after the link, both seq_cst: either the
+ * holder's array includes the new waiter or the waiter kicks.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "io/netio.h"
+#include "sched/worker.h"
+#include "util/clock.h"
+#include "util/spin.h"
+
+struct entry {
+    int fd;
+    uint32_t gen;
+};
+
+static cap__spin set_lock = CAP__SPIN_INIT;
+static struct entry *set;        /* [set_lock] */
+static uint32_t set_len, set_cap; /* [set_lock] */
+
+static int kickfd = -1;
+static atomic_int kicked, polling;
+static struct pollfd *pfds;  /* owned by the holder */
+static uint32_t *pgens;
+static size_t pcap;
+
+static int poll_start(void)
+{
+    kickfd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return kickfd < 0 ? -errno : 0;
+}
+
+static int poll_arm(cap__fd *f, int fd, uint32_t gen)
+{
+    cap__spin_lock(&set_lock);
+    if (set_len == set_cap) {
+        uint32_t ncap = set_cap ? set_cap * 2 : 256;
+        struct entry *n = realloc(set, ncap * sizeof *n);
+        if (n == NULL) {
+            cap__spin_unlock(&set_lock);
+            return -ENOMEM;
+        }
+        set = n;
+        set_cap = ncap;
+    }
+    set[set_len] = (struct entry){ fd, gen };
+    f->backend_slot = ++set_len;
+    cap__spin_unlock(&set_lock);
+    return 0;
+}
+
+static void poll_disarm(cap__fd *f, int fd)
+{
+    (void)fd;
+    cap__spin_lock(&set_lock);
+    uint32_t slot = f->backend_slot;
+    if (slot != 0 && slot <= set_len) {
+        struct entry last = set[--set_len];
+        if (slot - 1 != set_len) {
+            set[slot - 1] = last;
+            cap__fd *moved = cap__fd_peek(last.fd);
+            if (moved != NULL)
+                moved->backend_slot = slot;
+        }
+    }
+    f->backend_slot = 0;
+    cap__spin_unlock(&set_lock);
+}
+
+static void kick(void)
+{
+    if (atomic_exchange(&kicked, 1) == 0) {
+        uint64_t one = 1;
+        syscall(SYS_write, kickfd, &one, sizeof one);
+    }
+}
+
+static void poll_interest(cap__fd *f, int fd)
+{
+    (void)f;
+    (void)fd;
+    if (atomic_load(&polling))
+        kick();
+}
+
+static short wanted(cap__fd *f)
+{
+    if (cap__fd_has(f, CAP__FDF_INTERNAL))
+        return POLLIN;
+    short ev = 0;
+    if (__atomic_load_n(&f->head[0], __ATOMIC_ACQUIRE) != NULL ||
+        __atomic_load_n(&f->obs[0], __ATOMIC_ACQUIRE) != NULL)
+        ev |= POLLIN | POLLPRI | POLLRDHUP;
+    if (__atomic_load_n(&f->head[1], __ATOMIC_ACQUIRE) != NULL ||
+        __atomic_load_n(&f->obs[1], __ATOMIC_ACQUIRE) != NULL)
+        ev |= POLLOUT;
+    return ev;
+}
+
+/* Fills pfds with the kick eventfd and every watched descriptor that has
+ * waiters. Returns the count. */
+static size_t build(void)
+{
+    cap__spin_lock(&set_lock);
+    if (pcap < (size_t)set_len + 1) {
+        size_t ncap = (size_t)set_cap + 1;
+        struct pollfd *np = realloc(pfds, ncap * sizeof *np);
+        uint32_t *ng = np ? realloc(pgens, ncap * sizeof *ng) : NULL;
+        if (np != NULL)
+            pfds = np;
+        if (ng != NULL) {
+            pgens = ng;
+            pcap = ncap;
+        }
+    }
+    size_t n = 0;
+    if (pcap > 0) {
+        pfds[n++] = (struct pollfd){ .fd = kickfd, .events = POLLIN };
+        for (uint32_t i = 0; i < set_len && n < pcap; i++) {
+            cap__fd *f = cap__fd_peek(set[i].fd);
+            short ev = f != NULL ? wanted(f) : 0;
+            if (ev == 0)
+                continue;
+            pgens[n] = set[i].gen;
+            pfds[n++] = (struct pollfd){ .fd = set[i].fd, .events = ev };
+        }
+    }
+    cap__spin_unlock(&set_lock);
+    return n;
+}
+
+static void harvest(int64_t timeout_ns)
+{
+    atomic_store(&polling, 1);
+    size_t n = build();
+    struct timespec ts, *tsp = NULL;
+    if (timeout_ns >= 0) {
+        ts = cap__ns_to_timespec((uint64_t)timeout_ns);
+        tsp = &ts;
+    }
+    long r = n > 0 ? syscall(SYS_ppoll, pfds, n, tsp, NULL, 0) : 0;
+    atomic_store(&polling, 0);
+    atomic_store(&kicked, 0);
+    if (r <= 0)
+        return;
+    if (pfds[0].revents) {
+        uint64_t v;
+        syscall(SYS_read, kickfd, &v, sizeof v);
+    }
+    for (size_t i = 1; i < n; i++) {
+        short e = pfds[i].revents;
+        if (e == 0)
+            continue;
+        unsigned dirs = 0;
+        if (e & (POLLIN | POLLPRI | POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))
+            dirs |= CAP__IO_RBIT;
+        if (e & (POLLOUT | POLLHUP | POLLERR | POLLNVAL))
+            dirs |= CAP__IO_WBIT;
+        cap__io_ready(pfds[i].fd, pgens[i], dirs);
+    }
+}
+
+static void poll_wait_idle(cap__worker *w, uint64_t deadline)
+{
+    cap__disk_flush(w);
+    if (w->local.len != 0) /* the flush completed requests of our own threads */
+        return;
+    if (!cap__idle_acquire(w)) {
+        cap__idle_futex_wait(w, deadline);
+        return;
+    }
+    harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline) : 0);
+    cap__idle_release(w);
+}
+
+static void poll_poll_busy(cap__worker *w)
+{
+    cap__disk_flush(w);
+    if (!cap__idle_acquire(NULL))
+        return;
+    harvest(0);
+    cap__idle_release(NULL);
+}
+
+static void poll_wake(cap__worker *w)
+{
+    cap__idle_wake(w, kick);
+}
+
+static const cap__poller poll_poller = {
+    .name = "poll",
+    .wait = poll_wait_idle,
+    .wake = poll_wake,
+    .poll = poll_poll_busy,
+    .pending = cap__io_pending,
+};
+
+const cap__netio cap__netio_poll = {
+    .name = "poll",
+    .start = poll_start,
+    .arm = poll_arm,
+    .disarm = poll_disarm,
+    .interest = poll_interest,
+    .poller = &poll_poller,
+};

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CAP_NETIO=uring: descriptor readiness through one shared io_uring (via
+ * liburing). Each descriptor is armed once per life with a multishot
+ * POLL_ADD for both directions, user_data = gen << 32 | fd (stale CQEs
+ * of an ended life are dropped, fd.h); a kick eventfd is armed the same
+ * way under user_data KICK.
+ *
+ * Locks: the SQ is shared by every worker that arms or disarms, so filling
+ * and submitting SQEs happens under sq_lock. The CQ is consumed only by
+ * the instance holder (idle.c), which waits with io_uring_wait_cqes
+ * (IORING_FEAT_EXT_ARG: the wait never touches the SQ). A multishot poll
+ * that ends (no IORING_CQE_F_MORE: cancelled, or the CQ overflowed) is
+ * re-armed if its life is still current.
+ *
+ * Disarm submits a POLL_REMOVE before the descriptor is closed: a pending
+ * poll request holds a reference to the file, and without the removal a
+ * closed socket would stay open underneath.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "io/netio.h"
+#include "sched/worker.h"
+#include "util/clock.h"
+#include "util/spin.h"
+
+#define KICK UINT64_MAX
+enum { RING_ENTRIES = 1024, POLL_MASK = POLLIN | POLLOUT | POLLPRI | POLLRDHUP };
+
+static struct io_uring ring;
+static cap__spin sq_lock = CAP__SPIN_INIT;
+static int kickfd = -1;
+static atomic_int kicked;
+
+/* Queues one SQE under sq_lock and submits it. 0 or -errno. */
+static int submit_poll(uint64_t data, int fd, bool remove)
+{
+    cap__spin_lock(&sq_lock);
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+    if (sqe == NULL) {
+        io_uring_submit(&ring);
+        sqe = io_uring_get_sqe(&ring);
+    }
+    if (sqe == NULL) {
+        cap__spin_unlock(&sq_lock);
+        return -EBUSY;
+    }
+    if (remove) {
+        io_uring_prep_poll_remove(sqe, data);
+        io_uring_sqe_set_data64(sqe, KICK - 1); /* its own completion is ignored */
+    } else {
+        io_uring_prep_poll_multishot(sqe, fd, POLL_MASK);
+        io_uring_sqe_set_data64(sqe, data);
+    }
+    int rc = io_uring_submit(&ring);
+    cap__spin_unlock(&sq_lock);
+    return rc < 0 ? rc : 0;
+}
+
+static int uring_start(void)
+{
+    struct io_uring_params p = { 0 };
+    int rc = io_uring_queue_init_params(RING_ENTRIES, &ring, &p);
+    if (rc != 0)
+        return rc < 0 ? rc : -ENOSYS;
+    if (!(p.features & IORING_FEAT_EXT_ARG)) {
+        io_uring_queue_exit(&ring);
+        return -ENOSYS; /* waiting would have to submit a timeout SQE */
+    }
+    kickfd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (kickfd < 0)
+        return -errno;
+    return submit_poll(KICK, kickfd, false);
+}
+
+static int uring_arm(cap__fd *f, int fd, uint32_t gen)
+{
+    (void)f;
+    return submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
+}
+
+static void uring_disarm(cap__fd *f, int fd)
+{
+    submit_poll((uint64_t)atomic_load(&f->gen) << 32 | (uint32_t)fd, fd, true);
+}
+
+static void kick(void)
+{
+    if (atomic_exchange(&kicked, 1) == 0) {
+        uint64_t one = 1;
+        syscall(SYS_write, kickfd, &one, sizeof one);
+    }
+}
+
+static void handle(uint64_t data, int res, unsigned flags)
+{
+    if (data == KICK) {
+        uint64_t v;
+        syscall(SYS_read, kickfd, &v, sizeof v);
+        if (!(flags & IORING_CQE_F_MORE))
+            submit_poll(KICK, kickfd, false);
+        return;
+    }
+    if (data == KICK - 1)
+        return; /* a POLL_REMOVE's own completion */
+    int fd = (int)(uint32_t)data;
+    uint32_t gen = (uint32_t)(data >> 32);
+    if (res > 0) {
+        unsigned dirs = 0;
+        if (res & (POLLIN | POLLPRI | POLLRDHUP | POLLHUP | POLLERR))
+            dirs |= CAP__IO_RBIT;
+        if (res & (POLLOUT | POLLHUP | POLLERR))
+            dirs |= CAP__IO_WBIT;
+        cap__io_ready(fd, gen, dirs);
+    }
+    if (!(flags & IORING_CQE_F_MORE) && res != -ECANCELED) {
+        cap__fd *f = cap__fd_peek(fd);
+        if (f != NULL && atomic_load(&f->gen) == gen && cap__fd_has(f, CAP__FDF_REGISTERED)) {
+            /* Wake everyone: readiness between the end and the re-arm
+             * would otherwise be lost. */
+            cap__io_ready(fd, gen, CAP__IO_RBIT | CAP__IO_WBIT);
+            submit_poll(data, fd, false);
+        }
+    }
+}
+
+static void harvest(int64_t timeout_ns)
+{
+    struct io_uring_cqe *cqe = NULL;
+    if (timeout_ns != 0) {
+        struct __kernel_timespec ts, *tsp = NULL;
+        if (timeout_ns > 0) {
+            ts.tv_sec = timeout_ns / 1000000000;
+            ts.tv_nsec = timeout_ns % 1000000000;
+            tsp = &ts;
+        }
+        io_uring_wait_cqes(&ring, &cqe, 1, tsp, NULL);
+    }
+    atomic_store(&kicked, 0);
+    unsigned head, n = 0;
+    io_uring_for_each_cqe(&ring, head, cqe)
+    {
+        handle(cqe->user_data, cqe->res, cqe->flags);
+        n++;
+    }
+    io_uring_cq_advance(&ring, n);
+}
+
+static void uring_wait_idle(cap__worker *w, uint64_t deadline)
+{
+    cap__disk_flush(w);
+    if (w->local.len != 0) /* the flush completed requests of our own threads */
+        return;
+    if (!cap__idle_acquire(w)) {
+        cap__idle_futex_wait(w, deadline);
+        return;
+    }
+    harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline) : 0);
+    cap__idle_release(w);
+}
+
+static void uring_poll_busy(cap__worker *w)
+{
+    cap__disk_flush(w);
+    if (!cap__idle_acquire(NULL))
+        return;
+    harvest(0);
+    cap__idle_release(NULL);
+}
+
+static void uring_wake(cap__worker *w)
+{
+    cap__idle_wake(w, kick);
+}
+
+static const cap__poller uring_poller = {
+    .name = "uring",
+    .wait = uring_wait_idle,
+    .wake = uring_wake,
+    .poll = uring_poll_busy,
+    .pending = cap__io_pending,
+};
+
+const cap__netio cap__netio_uring = {
+    .name = "uring",
+    .start = uring_start,
+    .arm = uring_arm,
+    .disarm = uring_disarm,
+    .interest = NULL,
+    .poller = &uring_poller,
+};

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parking user threads on descriptors, and waking them from backend events
+ * (see io.h for the try-then-park protocol, wait.h for the waiter sorts).
+ *
+ * Invariants:
+ *  - f->seq[dir] only grows, and only under f->lock (cap__io_ready); a
+ *    waiter links itself only if seq still equals its pre-attempt
+ *    snapshot, under the same lock, so an event is either seen by the
+ *    snapshot check or finds the waiter linked.
+ *  - every waker unlinks the record before unparking, under f->lock; a
+ *    thread that timed out relinks nothing and unlinks itself only if it
+ *    is still linked (waitaddr.c's pattern).
+ *  - an exclusive wake that loses to a timeout (cap__unpark false) moves
+ *    on to the next exclusive waiter: a wake-up is never dropped.
+ */
+#include "io/wait.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "io/netio.h"
+#include "sched/park.h"
+#include "thread/thread.h"
+#include "util/clock.h"
+
+static atomic_long io_waiting; /* threads parked on descriptors */
+atomic_long cap__io_inflight;
+
+bool cap__io_pending(void)
+{
+    return atomic_load(&io_waiting) > 0 || atomic_load(&cap__io_inflight) > 0;
+}
+
+uint64_t cap__io_deadline(const cap__fd *f, int dir)
+{
+    uint64_t t = atomic_load_explicit(&((cap__fd *)f)->timeo[dir], memory_order_relaxed);
+    return t == 0 ? CAP__FOREVER : cap__deadline_after(t);
+}
+
+/* ---- lists (caller holds f->lock) ------------------------------------- */
+
+static void link_excl(cap__fd *f, cap__io_waiter *w)
+{
+    int d = w->dir;
+    w->next = NULL;
+    w->prev = f->tail[d];
+    if (f->tail[d] != NULL)
+        f->tail[d]->next = w;
+    else
+        f->head[d] = w;
+    f->tail[d] = w;
+    w->linked = true;
+}
+
+static void link_obs(cap__fd *f, cap__io_waiter *w)
+{
+    int d = w->dir;
+    w->prev = NULL;
+    w->next = f->obs[d];
+    if (w->next != NULL)
+        w->next->prev = w;
+    f->obs[d] = w;
+    w->linked = true;
+}
+
+static void unlink_waiter(cap__fd *f, cap__io_waiter *w)
+{
+    int d = w->dir;
+    if (w->group == NULL) {
+        if (w->prev != NULL)
+            w->prev->next = w->next;
+        else
+            f->head[d] = w->next;
+        if (w->next != NULL)
+            w->next->prev = w->prev;
+        else
+            f->tail[d] = w->prev;
+    } else {
+        if (w->prev != NULL)
+            w->prev->next = w->next;
+        else
+            f->obs[d] = w->next;
+        if (w->next != NULL)
+            w->next->prev = w->prev;
+    }
+    w->linked = false;
+}
+
+static void group_fire(cap__io_group *g)
+{
+    cap__spin_lock(&g->lock);
+    if (!g->fired) {
+        g->fired = true;
+        if (g->parked)
+            cap__unpark(g->thread); /* under g->lock, the lock it parked on */
+    }
+    cap__spin_unlock(&g->lock);
+}
+
+/* Wakes every observer of dir and the first exclusive waiter that is still
+ * waiting (all of them when `all`). */
+static void wake_dir(cap__fd *f, int d, int result, bool all)
+{
+    cap__io_waiter *w;
+    while ((w = f->obs[d]) != NULL) {
+        unlink_waiter(f, w);
+        w->result = result;
+        group_fire(w->group);
+    }
+    while ((w = f->head[d]) != NULL) {
+        unlink_waiter(f, w);
+        w->result = result;
+        if (cap__unpark(w->thread) && !all)
+            break;
+    }
+}
+
+void cap__io_wake_all_locked(cap__fd *f, int result)
+{
+    wake_dir(f, CAP__IO_READ, result, true);
+    wake_dir(f, CAP__IO_WRITE, result, true);
+}
+
+void cap__io_ready(int fd, uint32_t gen, unsigned dirs)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL || atomic_load(&f->gen) != gen)
+        return;
+    if (cap__fd_has(f, CAP__FDF_INTERNAL)) {
+        void (*cb)(void *) = f->internal;
+        if (cb != NULL)
+            cb(f->internal_arg);
+        return;
+    }
+    cap__spin_lock(&f->lock);
+    if (atomic_load(&f->gen) == gen) {
+        for (int d = 0; d < 2; d++) {
+            if (!(dirs & (1u << d)))
+                continue;
+            atomic_fetch_add(&f->seq[d], 1);
+            wake_dir(f, d, 0, false);
+        }
+    }
+    cap__spin_unlock(&f->lock);
+}
+
+/* ---- registration -------------------------------------------------------- */
+
+/* Arms f in the backend once per life. 0 or EPERM. */
+static int arm(cap__fd *f, int fd, uint32_t gen)
+{
+    uint32_t fl = atomic_load(&f->flags);
+    if (fl & CAP__FDF_REGISTERED)
+        return 0;
+    if (fl & CAP__FDF_UNPOLLABLE)
+        return EPERM;
+    if (atomic_fetch_or(&f->flags, CAP__FDF_REGISTERED) & CAP__FDF_REGISTERED)
+        return 0; /* another thread is arming it; its ADD reports current readiness */
+    int rc = cap__netio_active->arm(f, fd, gen);
+    if (rc != 0) {
+        cap__fd_clear(f, CAP__FDF_REGISTERED);
+        cap__fd_set(f, CAP__FDF_UNPOLLABLE);
+        return EPERM;
+    }
+    return 0;
+}
+
+int cap__io_watch(int fd, void (*cb)(void *arg), void *arg)
+{
+    cap__fd_created(fd, CAP__FD_STREAM, 0);
+    cap__fd *f = cap__fd_get(fd);
+    if (f == NULL)
+        return -ENOMEM;
+    f->internal = cb;
+    f->internal_arg = arg;
+    cap__fd_set(f, CAP__FDF_INTERNAL);
+    return arm(f, fd, atomic_load(&f->gen)) == 0 ? 0 : -EPERM;
+}
+
+/* ---- exclusive waits ----------------------------------------------------- */
+
+void cap__io_prepare(cap__io_ticket *tk, cap__fd *f, int fd, int dir)
+{
+    tk->f = f;
+    tk->fd = fd;
+    tk->dir = dir;
+    tk->gen = atomic_load(&f->gen);
+    tk->seq = atomic_load(&f->seq[dir]);
+}
+
+static bool unlock_fd(void *arg)
+{
+    cap__spin_unlock(&((cap__fd *)arg)->lock);
+    return true;
+}
+
+int cap__io_wait(cap__io_ticket *tk, uint64_t deadline)
+{
+    cap__fd *f = tk->f;
+    if (arm(f, tk->fd, tk->gen) != 0)
+        return EPERM;
+    cap__io_waiter w = { .thread = cap__current(), .dir = tk->dir };
+    cap__spin_lock(&f->lock);
+    if (atomic_load(&f->gen) != tk->gen) {
+        cap__spin_unlock(&f->lock);
+        return EBADF;
+    }
+    if (atomic_load(&f->seq[tk->dir]) != tk->seq) {
+        cap__spin_unlock(&f->lock);
+        return 0;
+    }
+    link_excl(f, &w);
+    if (cap__netio_active->interest != NULL)
+        cap__netio_active->interest(f, tk->fd);
+    atomic_fetch_add(&io_waiting, 1);
+    int rc = cap__park(tk->dir == CAP__IO_READ ? CAP__PARK_IO_READ : CAP__PARK_IO_WRITE, f,
+                       deadline, unlock_fd, f);
+    atomic_fetch_sub(&io_waiting, 1);
+    if (rc != 0) {
+        cap__spin_lock(&f->lock);
+        if (w.linked)
+            unlink_waiter(f, &w);
+        cap__spin_unlock(&f->lock);
+        return rc == ETIMEDOUT ? ETIMEDOUT : 0;
+    }
+    return w.result;
+}
+
+void cap__io_handoff(cap__fd *f, int fd, int dir)
+{
+    if (__atomic_load_n(&f->head[dir], __ATOMIC_RELAXED) == NULL)
+        return;
+    struct pollfd p = { .fd = fd, .events = dir == CAP__IO_READ ? POLLIN : POLLOUT };
+    if (syscall(SYS_poll, &p, 1, 0) <= 0)
+        return;
+    cap__spin_lock(&f->lock);
+    cap__io_waiter *w;
+    while ((w = f->head[dir]) != NULL) {
+        unlink_waiter(f, w);
+        w->result = 0;
+        if (cap__unpark(w->thread))
+            break;
+    }
+    cap__spin_unlock(&f->lock);
+}
+
+/* Blocks the worker's kernel thread in poll(2): the fallback for
+ * descriptors the backend refused. */
+static void block_in_poll(int fd, int dir, uint64_t deadline)
+{
+    struct pollfd p = { .fd = fd, .events = dir == CAP__IO_READ ? POLLIN : POLLOUT };
+    struct timespec ts, *tsp = NULL;
+    if (deadline != CAP__FOREVER) {
+        uint64_t now = cap__now();
+        ts = cap__ns_to_timespec(deadline > now ? deadline - now : 0);
+        tsp = &ts;
+    }
+    syscall(SYS_ppoll, &p, 1, tsp, NULL, 0);
+}
+
+ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
+                   uint64_t deadline, bool nonblock)
+{
+    bool waited = false;
+    for (;;) {
+        cap__io_ticket tk;
+        cap__io_prepare(&tk, f, fd, dir);
+        ssize_t r = op(fd, arg);
+        if (r != -EAGAIN) {
+            if (waited && r >= 0)
+                cap__io_handoff(f, fd, dir);
+            return r;
+        }
+        if (nonblock)
+            return r;
+        if (deadline != CAP__FOREVER && cap__now() >= deadline)
+            return -ETIMEDOUT;
+        int rc = cap__io_wait(&tk, deadline);
+        if (rc == ETIMEDOUT || rc == EBADF)
+            return -rc;
+        if (rc == EPERM)
+            block_in_poll(fd, dir, deadline);
+        waited = true;
+    }
+}
+
+/* ---- poll(): observer waits ---------------------------------------------- */
+
+static unsigned dirs_of(short events)
+{
+    unsigned d = 0;
+    if (events & (POLLIN | POLLPRI | POLLRDNORM | POLLRDBAND | POLLRDHUP))
+        d |= CAP__IO_RBIT;
+    if (events & (POLLOUT | POLLWRNORM | POLLWRBAND))
+        d |= CAP__IO_WBIT;
+    return d != 0 ? d : CAP__IO_RBIT; /* events 0: still POLLHUP/POLLERR */
+}
+
+static bool unlock_group(void *arg)
+{
+    cap__spin_unlock(&((cap__io_group *)arg)->lock);
+    return true;
+}
+
+enum { POLL_STACK_RECORDS = 16 };
+
+int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline)
+{
+    cap__io_waiter stack_recs[POLL_STACK_RECORDS];
+    cap__io_waiter *recs = stack_recs;
+    uint32_t stack_seqs[POLL_STACK_RECORDS];
+    uint32_t *seqs = stack_seqs;
+    if (n > POLL_STACK_RECORDS / 2) {
+        recs = malloc(2 * n * sizeof *recs);
+        seqs = malloc(2 * n * sizeof *seqs);
+        if (recs == NULL || seqs == NULL) {
+            free(recs);
+            free(seqs);
+            return -ENOMEM;
+        }
+    }
+    int result;
+    for (;;) {
+        /* Snapshot every watched sequence before looking at readiness. */
+        for (nfds_t i = 0; i < n; i++) {
+            cap__fd *f = fds[i].fd >= 0 ? cap__fd_get(fds[i].fd) : NULL;
+            seqs[2 * i] = f ? atomic_load(&f->seq[0]) : 0;
+            seqs[2 * i + 1] = f ? atomic_load(&f->seq[1]) : 0;
+        }
+        long r = syscall(SYS_poll, fds, n, 0);
+        if (r != 0 || deadline == 0 || (deadline != CAP__FOREVER && cap__now() >= deadline)) {
+            result = r < 0 ? -errno : (int)r;
+            break;
+        }
+        cap__io_group g = { .thread = cap__current() };
+        size_t nrec = 0;
+        bool unpollable = false;
+        for (nfds_t i = 0; i < n && !g.fired; i++) {
+            int fd = fds[i].fd;
+            cap__fd *f = fd >= 0 ? cap__fd_get(fd) : NULL;
+            if (f == NULL)
+                continue;
+            unsigned dirs = dirs_of(fds[i].events);
+            if (arm(f, fd, atomic_load(&f->gen)) != 0) {
+                unpollable = true;
+                continue;
+            }
+            cap__spin_lock(&f->lock);
+            for (int d = 0; d < 2; d++) {
+                if (!(dirs & (1u << d)))
+                    continue;
+                if (atomic_load(&f->seq[d]) != seqs[2 * i + d]) {
+                    g.fired = true; /* no lock needed: nobody can see g yet */
+                    break;
+                }
+                cap__io_waiter *w = &recs[nrec++];
+                *w = (cap__io_waiter){ .group = &g, .dir = d };
+                w->fd = fd;
+                link_obs(f, w);
+            }
+            if (cap__netio_active->interest != NULL && !g.fired)
+                cap__netio_active->interest(f, fd);
+            cap__spin_unlock(&f->lock);
+        }
+        uint64_t until = deadline;
+        if (unpollable) { /* a descriptor no backend can watch: re-check often */
+            uint64_t soon = cap__deadline_after(1000000);
+            if (soon < until)
+                until = soon;
+        }
+        cap__spin_lock(&g.lock);
+        if (!g.fired) {
+            g.parked = true;
+            atomic_fetch_add(&io_waiting, 1);
+            cap__park(CAP__PARK_IO_READ, fds, until, unlock_group, &g);
+            atomic_fetch_sub(&io_waiting, 1);
+        } else {
+            cap__spin_unlock(&g.lock);
+        }
+        for (size_t k = 0; k < nrec; k++) {
+            cap__io_waiter *w = &recs[k];
+            cap__fd *f = cap__fd_peek(w->fd);
+            cap__spin_lock(&f->lock);
+            if (w->linked)
+                unlink_waiter(f, w);
+            cap__spin_unlock(&f->lock);
+        }
+    }
+    if (recs != stack_recs) {
+        free(recs);
+        free(seqs);
+    }
+    return result;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waiter records of the I/O layer (private to src/io). A record lives on
+ * the waiting thread's stack and is linked into one list of one descriptor
+ * record (cap__fd) under that record's lock.
+ *
+ * Two sorts:
+ *  - exclusive (group == NULL): a thread that will consume what it waits
+ *    for (read, accept). An event wakes the first one only, so a thousand
+ *    threads in accept() cost one wake-up per connection; the woken one
+ *    passes readiness on (cap__io_handoff) if more is left.
+ *  - observer (group != NULL): one of several records of a poll()/select()
+ *    call. An event wakes every observer; each group wakes its thread once.
+ *    A group has its own lock, taken after a descriptor's lock (never the
+ *    reverse), and its thread parks on it, so a waker never sees a
+ *    half-parked thread (park.h).
+ */
+#ifndef CAP_IO_WAIT_H
+#define CAP_IO_WAIT_H
+
+#include <stdbool.h>
+
+#include "io/fd.h"
+#include "util/spin.h"
+
+struct cap__thread;
+
+typedef struct cap__io_group {
+    cap__spin lock;
+    struct cap__thread *thread;
+    bool fired;   /* [lock] an event or close reached one of its records */
+    bool parked;  /* [lock] the thread is (about to be) parked on it */
+} cap__io_group;
+
+typedef struct cap__io_waiter {
+    struct cap__io_waiter *next, *prev;
+    struct cap__thread *thread;  /* exclusive waiters */
+    cap__io_group *group;        /* observers */
+    int result;                  /* set by the waker: 0, or EBADF on close */
+    int dir;
+    int fd;                      /* observers: the descriptor it is linked on */
+    bool linked;                 /* [fd lock] */
+} cap__io_waiter;
+
+/* Wakes every waiter of f in both directions with result; caller holds
+ * f->lock. */
+void cap__io_wake_all_locked(cap__fd *f, int result);
+
+#endif /* CAP_IO_WAIT_H */

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signal handlers in programs on linked stacks.
+ *
+ * A thread on a linked chunk may be close to the chunk's end: the kernel's
+ * signal frame (a few KiB with the vector state) would not fit, and a
+ * handler built with -fsplit-stack would call __morestack in the middle of
+ * whatever it interrupted (perhaps __morestack itself, halfway through a
+ * free list). So in linked mode the library interposes sigaction and
+ * signal, and every handler the program installs
+ *  - runs on the alternate signal stack of its kernel thread (SA_ONSTACK
+ *    is added; every worker has one, cap__stack_kthread_init), and
+ *  - runs with the stack limit at 0 (no chunk checks: the handler has the
+ *    whole alternate stack, 64 KiB, and never links a chunk); the
+ *    interrupted limit is put back when it returns.
+ * The program's handler is called through a trampoline with the
+ * arguments it expects (SA_SIGINFO or not); sigaction reports the
+ * program's own handler and flags back, as if nothing were in between.
+ * Outside linked mode both functions pass straight through.
+ *
+ * State: one table entry per signal, written by sigaction under a lock
+ * and read by the trampoline (a handler is published before the kernel
+ * can call the trampoline for it).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "stack/linked.h"
+#include "util/spin.h"
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+static struct {
+    void (*handler)(int);                      /* the program's, one of these two */
+    void (*action)(int, siginfo_t *, void *);
+    int flags;                                 /* the program's sa_flags */
+} table[NSIG];
+
+static cap__spin table_lock = CAP__SPIN_INIT;
+static sigaction_fn real_sigaction;
+
+static sigaction_fn real(void)
+{
+    if (real_sigaction == NULL)
+        real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+    return real_sigaction;
+}
+
+static void trampoline(int sig, siginfo_t *info, void *uctx)
+{
+    uintptr_t limit;
+    __asm__ volatile("movq %%fs:0x70, %0" : "=r"(limit));
+    __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
+    if (table[sig].flags & SA_SIGINFO)
+        table[sig].action(sig, info, uctx);
+    else
+        table[sig].handler(sig);
+    __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
+}
+
+static bool is_function(const struct sigaction *act)
+{
+    if (act->sa_flags & SA_SIGINFO)
+        return act->sa_sigaction != NULL;
+    return act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN &&
+           act->sa_handler != SIG_ERR;
+}
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    sigaction_fn fn = real();
+    if (fn == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!cap__linked_cfg.enabled || sig <= 0 || sig >= NSIG)
+        return fn(sig, act, old);
+
+    cap__spin_lock(&table_lock);
+    struct sigaction mine, prev;
+    const struct sigaction *use = act;
+    __typeof__(table[0]) before = table[sig];
+    if (act != NULL && is_function(act)) {
+        mine = *act;
+        mine.sa_flags |= SA_SIGINFO | SA_ONSTACK;
+        mine.sa_sigaction = trampoline;
+        table[sig].handler = act->sa_handler;
+        table[sig].action = act->sa_sigaction;
+        table[sig].flags = act->sa_flags;
+        use = &mine;
+    }
+    int rc = fn(sig, use, &prev);
+    if (rc != 0)
+        table[sig] = before;
+    if (rc == 0 && old != NULL) {
+        *old = prev;
+        if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction == trampoline) {
+            /* Report what the program had installed, not the trampoline. */
+            old->sa_flags = before.flags;
+            if (before.flags & SA_SIGINFO)
+                old->sa_sigaction = before.action;
+            else
+                old->sa_handler = before.handler;
+        }
+    }
+    cap__spin_unlock(&table_lock);
+    return rc;
+}
+
+void (*signal(int sig, void (*handler)(int)))(int)
+{
+    struct sigaction act, old;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = handler;
+    sigemptyset(&act.sa_mask);
+    sigaddset(&act.sa_mask, sig);
+    act.sa_flags = SA_RESTART; /* BSD semantics, as glibc's signal() */
+    if (sigaction(sig, &act, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}

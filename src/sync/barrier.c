@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Barriers. Arrivals are counted under a short spin lock (arrived and
+ * round change together, so a thread of the next round can never be
+ * counted into the one completing); the thread that completes a round is
+ * the serial thread: it resets the count, bumps `round` and wakes every
+ * thread parked on it. The others park until round moves.
+ *
+ * refs counts threads inside cap_barrier_wait, with a DESTROYING flag:
+ * POSIX allows destroying a barrier once every thread has passed it, even
+ * if some have not returned yet, so cap_barrier_destroy waits until their
+ * last touch (the decrement) and the last one wakes it, using the address
+ * only as a key.
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include "sync/sync.h"
+#include "util/spin.h"
+
+enum { DESTROYING = 1u << 31 };
+
+_Static_assert(sizeof(cap__spin) == sizeof(uint32_t), "lock fits the public word");
+
+static cap__spin *lock_of(cap_barrier_t *b)
+{
+    return (cap__spin *)(void *)&b->lock;
+}
+
+int cap_barrier_init(cap_barrier_t *b, const cap_barrierattr_t *attr, unsigned count)
+{
+    if (b == NULL || count == 0 || count > INT_MAX)
+        return EINVAL;
+    (void)attr; /* only CAP_PROCESS_PRIVATE can be set */
+    *b = (cap_barrier_t){ .count = count };
+    return 0;
+}
+
+static void leave(cap_barrier_t *b)
+{
+    _Atomic uint32_t *refs = CAP__A32(&b->refs);
+    if (atomic_fetch_sub(refs, 1) == (DESTROYING | 1))
+        cap__wake_on(refs, 1);
+}
+
+int cap_barrier_wait(cap_barrier_t *b)
+{
+    _Atomic uint32_t *round = CAP__A32(&b->round);
+    atomic_fetch_add(CAP__A32(&b->refs), 1);
+    cap__spin_lock(lock_of(b));
+    uint32_t r = atomic_load_explicit(round, memory_order_relaxed);
+    int rc = 0;
+    if (++b->arrived == b->count) {
+        b->arrived = 0;
+        atomic_store_explicit(round, r + 1, memory_order_release);
+        cap__spin_unlock(lock_of(b));
+        cap__wake_on(round, INT_MAX);
+        rc = CAP_BARRIER_SERIAL_THREAD;
+    } else {
+        cap__spin_unlock(lock_of(b));
+        while (atomic_load_explicit(round, memory_order_acquire) == r)
+            cap__wait_on(round, r, CAP__FOREVER, CAP__PARK_BARRIER);
+    }
+    leave(b);
+    return rc;
+}
+
+int cap_barrier_destroy(cap_barrier_t *b)
+{
+    if (b == NULL)
+        return EINVAL;
+    _Atomic uint32_t *refs = CAP__A32(&b->refs);
+    cap__spin_lock(lock_of(b));
+    if (b->arrived != 0) {
+        cap__spin_unlock(lock_of(b));
+        return EBUSY;
+    }
+    uint32_t v = atomic_fetch_or(refs, DESTROYING) | DESTROYING;
+    cap__spin_unlock(lock_of(b));
+    while (v != DESTROYING) {
+        cap__wait_on(refs, v, CAP__FOREVER, CAP__PARK_BARRIER);
+        v = atomic_load(refs);
+    }
+    return 0;
+}
+
+int cap_barrierattr_init(cap_barrierattr_t *attr)
+{
+    if (attr == NULL)
+        return EINVAL;
+    attr->pshared = CAP_PROCESS_PRIVATE;
+    return 0;
+}
+
+int cap_barrierattr_destroy(cap_barrierattr_t *attr)
+{
+    return attr == NULL ? EINVAL : 0;
+}
+
+int cap_barrierattr_setpshared(cap_barrierattr_t *attr, int pshared)
+{
+    if (attr == NULL)
+        return EINVAL;
+    int rc = cap__pshared_check(pshared);
+    if (rc == 0)
+        attr->pshared = pshared;
+    return rc;
+}
+
+int cap_barrierattr_getpshared(const cap_barrierattr_t *attr, int *pshared)
+{
+    if (attr == NULL || pshared == NULL)
+        return EINVAL;
+    *pshared = attr->pshared;
+    return 0;
+}

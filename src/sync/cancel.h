@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deferred cancellation, internal side (the API is include/capriccio/cancel.h,
+ * the park protocol is in src/sched/park.h).
+ *
+ * A cancellation point is built from two pieces:
+ *   1. on entry, cap__cancel_point(): acts on a pending request;
+ *   2. for the wait, cap__park_cancellable or cap__wait_on_cancellable
+ *      (park.h). On ECANCELED the caller unlinks itself from its wait
+ *      structure under that structure's lock (cap__wait_on already did),
+ *      restores whatever state its cleanup handlers expect (a condition
+ *      wait retakes its mutex), then calls cap__cancel_act().
+ * The I/O layer makes its blocking calls cancellation points the same way.
+ *
+ * Acting never returns: it runs the cleanup handlers and the key
+ * destructors and ends the thread with CAP_CANCELED, on the thread's own
+ * stack (no unwinding).
+ */
+#ifndef CAP_SYNC_CANCEL_H
+#define CAP_SYNC_CANCEL_H
+
+#include "sched/park.h"
+#include "thread/thread.h"
+
+/* If a cancel is pending and the caller can act on it (a user thread with
+ * cancellation enabled, not already exiting), acts and does not return;
+ * otherwise returns 0. */
+int cap__cancel_point(void);
+
+/* Ends the calling thread as cancelled. */
+_Noreturn void cap__cancel_act(void);
+
+/* Exit path (thread.c): pops and runs every cleanup handler, innermost
+ * first; from here on no cancellation point acts. */
+void cap__cleanup_run_all(cap__thread *self);
+
+/* Exit path, last: puts the [owner] cancellation fields back to zero for
+ * the TCB's next thread (see thread.h). */
+void cap__cancel_reset(cap__thread *self);
+
+#endif /* CAP_SYNC_CANCEL_H */

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Condition variables: a sequence word to park on, plus a count of the
+ * threads inside a wait call.
+ *
+ * wait:   refs++, sleepers++, s = seq, release the mutex, park while
+ *         seq == s, refs--, take the mutex back.
+ * signal: if sleepers != 0: seq++, wake one thread parked on seq, and
+ *         take the number woken off sleepers.
+ * broadcast: the same, waking all.
+ *
+ * sleepers counts the waiters a signal could still have to wake: a waiter
+ * adds itself while holding the mutex; a waker subtracts exactly the
+ * threads it unparked; a waiter that returns for any other reason (seq
+ * changed before it parked, timeout, cancel) subtracts itself. Unlike
+ * refs it drops the moment a waiter is woken, not when it next runs, so
+ * in a busy system (long run queues full of woken consumers) a signal
+ * with nobody left to wake skips the wait-queue lock entirely.
+ *
+ * No lost wake-ups, under any number of workers: the waiter reads seq
+ * while it still holds the mutex, and cap__wait_on compares seq with s
+ * under the wait-queue lock that wakers take too. So a signal that
+ * follows the release of the mutex either finds the waiter parked (and
+ * wakes it, FIFO among waiters) or has changed seq first (and the waiter
+ * does not park). The sleepers test lets a signal with no waiter skip the
+ * wait queue: a waiter increments sleepers before releasing the mutex, so
+ * a signaller that changed the predicate under the mutex sees it.
+ *
+ * A signal may wake a thread that began waiting after it, or more than
+ * one thread: spurious wake-ups, which POSIX allows (callers loop).
+ *
+ * Destruction: POSIX lets a thread destroy (and free) a condition as soon
+ * as no thread is blocked on it, for example right after a broadcast,
+ * while the woken threads have not yet returned. A waiter's last access
+ * is its decrement of refs; cap_cond_destroy sets DESTROYING in refs and
+ * waits for the count to drain, and the waiter whose decrement empties it
+ * wakes the destroyer (using the address only as a key, never reading it).
+ *
+ * Cancellation: the park is a cancellation point. A cancelled waiter
+ * leaves, takes the mutex back and only then acts, so its cleanup
+ * handlers run with the mutex held, as POSIX requires. A signal never
+ * goes to a cancelled waiter: cancel and signal both claim the waiter's
+ * wait token, and a signal that loses moves on to the next waiter.
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include "sync/cancel.h"
+#include "sync/sync.h"
+
+enum { DESTROYING = 1u << 31, REFS = DESTROYING - 1 };
+
+int cap_cond_init(cap_cond_t *c, const cap_condattr_t *attr)
+{
+    if (c == NULL)
+        return EINVAL;
+    *c = (cap_cond_t)CAP_COND_INITIALIZER;
+    if (attr != NULL)
+        c->clock = attr->clock;
+    return 0;
+}
+
+int cap_cond_destroy(cap_cond_t *c)
+{
+    if (c == NULL)
+        return EINVAL;
+    _Atomic uint32_t *refs = CAP__A32(&c->refs);
+    uint32_t v = atomic_fetch_or(refs, DESTROYING) | DESTROYING;
+    while (v != DESTROYING) {
+        cap__wait_on(refs, v, CAP__FOREVER, CAP__PARK_COND);
+        v = atomic_load(refs);
+    }
+    return 0;
+}
+
+static int wake(cap_cond_t *c, int n)
+{
+    _Atomic uint32_t *sleepers = CAP__A32(&c->sleepers);
+    if (atomic_load(sleepers) == 0)
+        return 0;
+    atomic_fetch_add(CAP__A32(&c->seq), 1);
+    int woken = cap__wake_on(CAP__A32(&c->seq), n);
+    if (woken > 0)
+        atomic_fetch_sub(sleepers, (uint32_t)woken);
+    return 0;
+}
+
+int cap_cond_signal(cap_cond_t *c)
+{
+    return wake(c, 1);
+}
+
+int cap_cond_broadcast(cap_cond_t *c)
+{
+    return wake(c, INT_MAX);
+}
+
+/* The waiter's last touch of c. */
+static void leave(cap_cond_t *c)
+{
+    _Atomic uint32_t *refs = CAP__A32(&c->refs);
+    if (atomic_fetch_sub(refs, 1) == (DESTROYING | 1))
+        cap__wake_on(refs, 1);
+}
+
+static int wait_common(cap_cond_t *c, cap_mutex_t *m, clockid_t clock,
+                       const struct timespec *abs)
+{
+    cap__timeout to;
+    if (abs != NULL) {
+        int rc = cap__timeout_init(&to, clock, abs);
+        if (rc != 0)
+            return rc;
+    }
+    int rc = cap__mutex_check_owner(m);
+    if (rc != 0)
+        return rc;
+    cap__cancel_point(); /* with m held, as a cleanup handler expects */
+
+    _Atomic uint32_t *seq = CAP__A32(&c->seq);
+    _Atomic uint32_t *sleepers = CAP__A32(&c->sleepers);
+    atomic_fetch_add(CAP__A32(&c->refs), 1);
+    atomic_fetch_add(sleepers, 1);
+    uint32_t s = atomic_load(seq);
+    uint32_t depth;
+    rc = cap__mutex_release_for_wait(m, &depth);
+    if (rc != 0) {
+        atomic_fetch_sub(sleepers, 1);
+        leave(c);
+        return rc;
+    }
+    rc = cap__sync_wait(seq, s, abs != NULL ? &to : NULL, CAP__PARK_COND, true);
+    if (rc != 0) /* not unparked by a signal: nobody took us off the count */
+        atomic_fetch_sub(sleepers, 1);
+    leave(c); /* from here on c may be destroyed */
+    cap__mutex_reacquire_after_wait(m, depth);
+    if (rc == ECANCELED)
+        cap__cancel_act();
+    return rc == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+int cap_cond_wait(cap_cond_t *c, cap_mutex_t *m)
+{
+    return wait_common(c, m, CLOCK_REALTIME, NULL);
+}
+
+int cap_cond_timedwait(cap_cond_t *c, cap_mutex_t *m, const struct timespec *abstime)
+{
+    return wait_common(c, m, c->clock, abstime);
+}
+
+int cap_cond_clockwait(cap_cond_t *c, cap_mutex_t *m, clockid_t clock,
+                       const struct timespec *abstime)
+{
+    return wait_common(c, m, clock, abstime);
+}
+
+/* ---- attributes ------------------------------------------------------- */
+
+int cap_condattr_init(cap_condattr_t *attr)
+{
+    if (attr == NULL)
+        return EINVAL;
+    *attr = (cap_condattr_t){ .pshared = CAP_PROCESS_PRIVATE, .clock = CLOCK_REALTIME };
+    return 0;
+}
+
+int cap_condattr_destroy(cap_condattr_t *attr)
+{
+    return attr == NULL ? EINVAL : 0;
+}
+
+int cap_condattr_setpshared(cap_condattr_t *attr, int pshared)
+{
+    if (attr == NULL)
+        return EINVAL;
+    int rc = cap__pshared_check(pshared);
+    if (rc == 0)
+        attr->pshared = pshared;
+    return rc;
+}
+
+int cap_condattr_getpshared(const cap_condattr_t *attr, int *pshared)
+{
+    if (attr == NULL || pshared == NULL)
+        return EINVAL;
+    *pshared = attr->pshared;
+    return 0;
+}
+
+int cap_condattr_setclock(cap_condattr_t *attr, clockid_t clock)
+{
+    if (attr == NULL || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
+        return EINVAL;
+    attr->clock = clock;
+    return 0;
+}
+
+int cap_condattr_getclock(const cap_condattr_t *attr, clockid_t *clock)
+{
+    if (attr == NULL || clock == NULL)
+        return EINVAL;
+    *clock = attr->clock;
+    return 0;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counting semaphores. One 64-bit word: the value in the low half, the
+ * number of waiting threads in the high half, so that
+ *  - a post learns whether to wake anyone from the same atomic that
+ *    raises the value (no separate check that could race), and
+ *  - a waiter takes a unit and stops counting itself as a waiter in one
+ *    CAS, after which it never touches the semaphore again: POSIX lets a
+ *    semaphore be destroyed as soon as nobody is blocked on it.
+ * Waiters park on the low half (little-endian: the word's first 4 bytes)
+ * while the value is 0; a post wakes one of them. A waiter that loses the
+ * unit to a thread that came later simply parks again.
+ *
+ * sem_wait and sem_timedwait are cancellation points. A cancelled waiter
+ * counts itself out without taking a unit; a post whose wake-up found it
+ * already claimed by the cancel moves on to the next waiter, so no post is
+ * lost to a cancelled thread.
+ */
+#include <errno.h>
+
+#include "sync/cancel.h"
+#include "sync/sync.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "value is the low half");
+
+#define ONE_WAITER (UINT64_C(1) << 32)
+
+static uint32_t value_of(uint64_t v)
+{
+    return (uint32_t)v;
+}
+
+static uint32_t waiters_of(uint64_t v)
+{
+    return (uint32_t)(v >> 32);
+}
+
+static _Atomic uint64_t *word(cap_sem_t *s)
+{
+    return CAP__A64(&s->state);
+}
+
+static _Atomic uint32_t *value_word(cap_sem_t *s)
+{
+    return CAP__A32(&s->state);
+}
+
+int cap_sem_init(cap_sem_t *s, int pshared, unsigned value)
+{
+    if (s == NULL || value > CAP_SEM_VALUE_MAX)
+        return EINVAL;
+    if (pshared != 0)
+        return ENOTSUP;
+    atomic_init(word(s), value);
+    return 0;
+}
+
+int cap_sem_destroy(cap_sem_t *s)
+{
+    if (s == NULL)
+        return EINVAL;
+    return waiters_of(atomic_load(word(s))) != 0 ? EBUSY : 0;
+}
+
+/* Takes a unit if there is one; `leaving` also counts the caller out of
+ * the waiters in the same CAS. */
+static bool take(cap_sem_t *s, uint64_t leaving)
+{
+    uint64_t v = atomic_load_explicit(word(s), memory_order_relaxed);
+    while (value_of(v) > 0)
+        if (atomic_compare_exchange_weak_explicit(word(s), &v, v - 1 - leaving,
+                                                  memory_order_acquire, memory_order_relaxed))
+            return true;
+    return false;
+}
+
+int cap_sem_trywait(cap_sem_t *s)
+{
+    return take(s, 0) ? 0 : EAGAIN;
+}
+
+static int wait_common(cap_sem_t *s, clockid_t clock, const struct timespec *abs)
+{
+    cap__cancel_point();
+    if (take(s, 0))
+        return 0;
+    cap__timeout to;
+    if (abs != NULL) {
+        int rc = cap__timeout_init(&to, clock, abs);
+        if (rc != 0)
+            return rc;
+    }
+    atomic_fetch_add(word(s), ONE_WAITER);
+    for (;;) {
+        if (take(s, ONE_WAITER))
+            return 0;
+        int rc = cap__sync_wait(value_word(s), 0, abs != NULL ? &to : NULL, CAP__PARK_SEM, true);
+        if (rc == ECANCELED) {
+            atomic_fetch_sub(word(s), ONE_WAITER); /* without taking a unit */
+            cap__cancel_act();
+        }
+        if (rc == ETIMEDOUT) {
+            if (take(s, ONE_WAITER))
+                return 0; /* a post came with the timeout: take it after all */
+            atomic_fetch_sub(word(s), ONE_WAITER);
+            return ETIMEDOUT;
+        }
+    }
+}
+
+int cap_sem_wait(cap_sem_t *s)
+{
+    return wait_common(s, CLOCK_REALTIME, NULL);
+}
+
+int cap_sem_timedwait(cap_sem_t *s, const struct timespec *abstime)
+{
+    return wait_common(s, CLOCK_REALTIME, abstime);
+}
+
+int cap_sem_clockwait(cap_sem_t *s, clockid_t clock, const struct timespec *abstime)
+{
+    if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+        return EINVAL;
+    return wait_common(s, clock, abstime);
+}
+
+int cap_sem_post(cap_sem_t *s)
+{
+    uint64_t v = atomic_load_explicit(word(s), memory_order_relaxed);
+    do {
+        if (value_of(v) >= CAP_SEM_VALUE_MAX)
+            return EOVERFLOW;
+    } while (!atomic_compare_exchange_weak_explicit(word(s), &v, v + 1, memory_order_release,
+                                                    memory_order_relaxed));
+    if (waiters_of(v) != 0)
+        cap__wake_on(value_word(s), 1); /* the address is only a key */
+    return 0;
+}
+
+int cap_sem_getvalue(cap_sem_t *s, int *value)
+{
+    if (s == NULL || value == NULL)
+        return EINVAL;
+    *value = (int)value_of(atomic_load(word(s)));
+    return 0;
+}

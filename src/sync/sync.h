@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by the sync primitives (the files of src/sync).
+ *
+ * The public objects (include/capriccio/sync.h) declare their words as
+ * plain integers so that they have a fixed public size; these files only
+ * ever touch them through the _Atomic views below, which have the same
+ * size and alignment on every compiler we build with.
+ *
+ * Every wait goes through cap__sync_wait: an address wait (park.h) with a
+ * timeout that follows the caller's clock. Timeouts are converted once to
+ * our CLOCK_MONOTONIC deadlines; if a CLOCK_REALTIME deadline expires but
+ * the real-time clock was set back meanwhile, the wait resumes with a new
+ * deadline, so ETIMEDOUT always means the caller's clock reached the
+ * absolute time it gave (a clock set forward is noticed only at the old
+ * deadline).
+ */
+#ifndef CAP_SYNC_SYNC_H
+#define CAP_SYNC_SYNC_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "capriccio.h"
+#include "sched/park.h"
+#include "util/clock.h"
+
+#define CAP__A32(p) ((_Atomic uint32_t *)(void *)(p))
+#define CAP__A64(p) ((_Atomic uint64_t *)(void *)(p))
+
+_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t), "atomic view of a public word");
+_Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t), "atomic view of a public word");
+
+/* The holder id that mutexes and rwlocks record: the thread's handle on a
+ * user thread, else an id unique to the calling kernel thread (top bit
+ * set, so it never equals a handle). Never 0. */
+uint64_t cap__sync_self_id(void);
+
+/* 0 for CAP_PROCESS_PRIVATE, ENOTSUP for CAP_PROCESS_SHARED, else EINVAL. */
+int cap__pshared_check(int pshared);
+
+/* An absolute timeout on a caller's clock. */
+typedef struct cap__timeout {
+    clockid_t clock;
+    struct timespec abs;
+    uint64_t deadline; /* CLOCK_MONOTONIC ns, never earlier than abs */
+} cap__timeout;
+
+/* EINVAL for a clock other than CLOCK_REALTIME/CLOCK_MONOTONIC or a
+ * tv_nsec outside [0, 1e9). A time already past is valid (it times out). */
+int cap__timeout_init(cap__timeout *t, clockid_t clock, const struct timespec *abs);
+
+/* Parks while *addr == expected, as cap__wait_on, until the timeout t
+ * (NULL: none) has passed on its clock. cancellable makes it a
+ * cancellation point (ECANCELED, see park.h). Returns 0 (possibly
+ * spurious), EAGAIN, ETIMEDOUT or ECANCELED. */
+int cap__sync_wait(const _Atomic uint32_t *addr, uint32_t expected, cap__timeout *t,
+                   enum cap__park_reason reason, bool cancellable);
+
+/* For condition waits (mutex.c): release m completely, whatever its depth,
+ * and take it back at that depth. EPERM if m tracks its owner and the
+ * caller is not it. */
+int cap__mutex_release_for_wait(cap_mutex_t *m, uint32_t *depth);
+void cap__mutex_reacquire_after_wait(cap_mutex_t *m, uint32_t depth);
+/* EPERM if m tracks its owner and the caller is not it, else 0. */
+int cap__mutex_check_owner(const cap_mutex_t *m);
+
+#endif /* CAP_SYNC_SYNC_H */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Timed waits for the sync primitives: absolute times on the caller's
+ * clock turned into our monotonic deadlines (see sync.h for the clock-set
+ * rule), the one wait loop they all use, and the small shared helpers.
+ */
+#include <errno.h>
+
+#include "sync/sync.h"
+#include "thread/thread.h"
+
+enum { NS_PER_S = 1000000000 };
+
+static __thread char kthread_tag; /* its address names a foreign kernel thread */
+
+uint64_t cap__sync_self_id(void)
+{
+    cap__thread *self = cap__current();
+    if (self != NULL)
+        return cap__thread_handle(self);
+    return (uint64_t)(uintptr_t)&kthread_tag | (UINT64_C(1) << 63);
+}
+
+int cap__pshared_check(int pshared)
+{
+    if (pshared == CAP_PROCESS_PRIVATE)
+        return 0;
+    return pshared == CAP_PROCESS_SHARED ? ENOTSUP : EINVAL;
+}
+
+/* abs - now in nanoseconds: 0 if abs has passed, saturating at UINT64_MAX. */
+static uint64_t ns_until(const struct timespec *abs, const struct timespec *now)
+{
+    if (abs->tv_sec < now->tv_sec ||
+        (abs->tv_sec == now->tv_sec && abs->tv_nsec <= now->tv_nsec))
+        return 0;
+    uint64_t sec = (uint64_t)abs->tv_sec - (uint64_t)now->tv_sec;
+    if (sec >= UINT64_MAX / NS_PER_S - 1)
+        return UINT64_MAX;
+    return sec * NS_PER_S + (uint64_t)abs->tv_nsec - (uint64_t)now->tv_nsec;
+}
+
+/* The caller's clock is read first and ours second, so the deadline can
+ * only land after abs, never before. */
+static void refresh(cap__timeout *t)
+{
+    struct timespec now;
+    clock_gettime(t->clock, &now);
+    t->deadline = cap__deadline_after(ns_until(&t->abs, &now));
+}
+
+int cap__timeout_init(cap__timeout *t, clockid_t clock, const struct timespec *abs)
+{
+    if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+        return EINVAL;
+    if (abs == NULL || abs->tv_nsec < 0 || abs->tv_nsec >= NS_PER_S)
+        return EINVAL;
+    t->clock = clock;
+    t->abs = *abs;
+    refresh(t);
+    return 0;
+}
+
+/* After our deadline passed: has the caller's clock reached abs? If not
+ * (its clock was set back), move the deadline. */
+static bool expired(cap__timeout *t)
+{
+    struct timespec now;
+    clock_gettime(t->clock, &now);
+    if (ns_until(&t->abs, &now) == 0)
+        return true;
+    refresh(t);
+    return false;
+}
+
+int cap__sync_wait(const _Atomic uint32_t *addr, uint32_t expected, cap__timeout *t,
+                   enum cap__park_reason reason, bool cancellable)
+{
+    for (;;) {
+        uint64_t deadline = t != NULL ? t->deadline : CAP__FOREVER;
+        int rc;
+        if (deadline != CAP__FOREVER && cap__now() >= deadline)
+            rc = ETIMEDOUT; /* no point parking just to be woken by the timer */
+        else if (cancellable)
+            rc = cap__wait_on_cancellable(addr, expected, deadline, reason);
+        else
+            rc = cap__wait_on(addr, expected, deadline, reason);
+        if (rc != ETIMEDOUT || expired(t))
+            return rc;
+    }
+}

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: MIT
+#
+# Compatibility: ordinary pthread programs in compat/programs/ (plain
+# POSIX, never mentioning capriccio, never edited for it), each built twice
+# and required to pass both ways:
+#   compat/<name>/glibc     against glibc's pthreads;
+#   compat/<name>/cap/w<N>  with -include capriccio/pthread.h, linked with
+#                           the library, at each worker count;
+#   compat/<name>/cap/w2-migrate  the same with CAP_MIGRATE=1, where threads
+#                           move between workers: a cached errno address
+#                           (glibc's const __errno_location) would fail
+#                           errno_per_thread here.
+# They live in a subfolder so the per-area glob does not build them a
+# third time as ordinary capriccio tests.
+find_package(Threads REQUIRED)
+file(GLOB compat_programs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/compat/programs/*.c)
+foreach(src ${compat_programs})
+  get_filename_component(name ${src} NAME_WE)
+
+  add_executable(compat_glibc_${name} ${src})
+  target_link_libraries(compat_glibc_${name} PRIVATE Threads::Threads)
+  set_target_properties(compat_glibc_${name} PROPERTIES OUTPUT_NAME ${name}
+                        RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/compat/glibc)
+  add_test(NAME compat/${name}/glibc COMMAND compat_glibc_${name})
+  set_tests_properties(compat/${name}/glibc PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
+
+  add_executable(compat_cap_${name} ${src})
+  target_compile_options(compat_cap_${name} PRIVATE "SHELL:-include capriccio/pthread.h")
+  target_link_libraries(compat_cap_${name} PRIVATE capriccio)
+  set_target_properties(compat_cap_${name} PROPERTIES OUTPUT_NAME ${name}
+                        RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/compat/cap)
+  foreach(n ${CAP_TEST_WORKERS})
+    add_test(NAME compat/${name}/cap/w${n} COMMAND compat_cap_${name})
+    set_tests_properties(compat/${name}/cap/w${n} PROPERTIES
+      ENVIRONMENT "CAP_WORKERS=${n}" TIMEOUT 60 SKIP_RETURN_CODE 77)
+  endforeach()
+  add_test(NAME compat/${name}/cap/w2-migrate COMMAND compat_cap_${name})
+  set_tests_properties(compat/${name}/cap/w2-migrate PROPERTIES
+    ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1" TIMEOUT 60 SKIP_RETURN_CODE 77)
+endforeach()

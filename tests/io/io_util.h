@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers for the I/O tests: thread spawning, loopback listeners, and
+ * raising RLIMIT_NOFILE. Plain libc names only: they are what the
+ * interception must handle. */
+#ifndef CAP_TESTS_IO_UTIL_H
+#define CAP_TESTS_IO_UTIL_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <capriccio.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static inline cap_thread_t spawn(void *(*fn)(void *), void *arg)
+{
+    cap_thread_t t;
+    CHECK_EQ(cap_thread_create(&t, NULL, fn, arg), 0);
+    return t;
+}
+
+static inline void *join(cap_thread_t t)
+{
+    void *r = NULL;
+    CHECK_EQ(cap_thread_join(t, &r), 0);
+    return r;
+}
+
+/* A TCP listener on 127.0.0.1 with a kernel-chosen port. */
+static inline int tcp_listener(int type, int backlog, int *port)
+{
+    int s = socket(AF_INET, type, 0);
+    CHECK_GE(s, 0);
+    int one = 1;
+    CHECK_EQ(setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one), 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    CHECK_EQ(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    if (type == SOCK_STREAM)
+        CHECK_EQ(listen(s, backlog), 0);
+    socklen_t len = sizeof a;
+    CHECK_EQ(getsockname(s, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    return s;
+}
+
+static inline int tcp_connect(int port)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK_GE(s, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    if (connect(s, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(s);
+        return -1;
+    }
+    return s;
+}
+
+/* Raises the soft descriptor limit to the hard one (and, as root, the hard
+ * one to `want` when it is lower). Returns the soft limit now in force. */
+static inline long raise_nofile(long want)
+{
+    struct rlimit r;
+    CHECK_EQ(getrlimit(RLIMIT_NOFILE, &r), 0);
+    if ((long)r.rlim_max < want) {
+        struct rlimit more = { (rlim_t)want, (rlim_t)want };
+        if (setrlimit(RLIMIT_NOFILE, &more) == 0)
+            return want;
+    }
+    r.rlim_cur = r.rlim_max;
+    CHECK_EQ(setrlimit(RLIMIT_NOFILE, &r), 0);
+    return (long)r.rlim_cur;
+}
+
+#endif /* CAP_TESTS_IO_UTIL_H */

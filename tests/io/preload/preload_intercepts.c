@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: a program built with no knowledge of Capriccio (not linked
+ * with it) gets user-level threads and intercepted I/O when the library
+ * is preloaded: main runs as a user thread, and its read() of an empty
+ * pipe parks it while a thread it created (found with dlsym) sleeps with
+ * usleep() and writes. On CAP_WORKERS=1 a read() that was not
+ * intercepted would block the only worker forever. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int p[2];
+
+static void *writer(void *arg)
+{
+    (void)arg;
+    usleep(20000);
+    if (write(p[1], "preloaded", 9) != 9)
+        return (void *)1;
+    return NULL;
+}
+
+int main(void)
+{
+    int (*create)(uint64_t *, const void *, void *(*)(void *), void *) =
+        (int (*)(uint64_t *, const void *, void *(*)(void *), void *))dlsym(
+            RTLD_DEFAULT, "cap_thread_create");
+    int (*join)(uint64_t, void **) =
+        (int (*)(uint64_t, void **))dlsym(RTLD_DEFAULT, "cap_thread_join");
+    if (create == NULL || join == NULL) {
+        fprintf(stderr, "libcapriccio is not preloaded\n");
+        return 1;
+    }
+    if (pipe(p) != 0)
+        return 1;
+    uint64_t t;
+    if (create(&t, NULL, writer, NULL) != 0)
+        return 1;
+    char buf[16] = { 0 };
+    if (read(p[0], buf, sizeof buf) != 9 || memcmp(buf, "preloaded", 9) != 0) {
+        fprintf(stderr, "read gave the wrong data\n");
+        return 1;
+    }
+    void *ret = (void *)1;
+    if (join(t, &ret) != 0 || ret != NULL)
+        return 1;
+    puts("preload ok");
+    return 0;
+}

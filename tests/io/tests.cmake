@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: MIT
+# The I/O suite runs under every backend combination: each program is
+# registered as io/<name>/<netio>-<diskio>/w<N>. Programs that touch
+# regular files also run with the other disk backends. A backend that
+# cannot start on this kernel (io_uring disabled, say) makes the runtime
+# exit at start-up with "... is not available here": that counts as
+# skipped, not failed.
+set(CAPIO_NETIO epoll poll uring)
+set(CAPIO_DISK_PROGRAMS regular_file_io read_blocks_only_its_thread)
+set(CAPIO_TIMEOUT_tcp_loopback_10k 300)
+set(CAPIO_TIMEOUT_accept_storm 120)
+
+file(GLOB capio_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/io/*.c)
+foreach(src ${capio_srcs})
+  get_filename_component(name ${src} NAME_WE)
+  set(CAPTEST_${name}_MANUAL TRUE)
+  set(timeout 60)
+  if(DEFINED CAPIO_TIMEOUT_${name})
+    set(timeout ${CAPIO_TIMEOUT_${name}})
+  endif()
+  set(combos)
+  foreach(net ${CAPIO_NETIO})
+    list(APPEND combos "${net};uring")
+  endforeach()
+  if(name IN_LIST CAPIO_DISK_PROGRAMS)
+    list(APPEND combos "epoll;threads" "epoll;blocking")
+  endif()
+  set(i 0)
+  list(LENGTH combos ncombos)
+  while(i LESS ncombos)
+    list(GET combos ${i} net)
+    math(EXPR j "${i} + 1")
+    list(GET combos ${j} disk)
+    math(EXPR i "${i} + 2")
+    foreach(n 1 2)
+      set(tname io/${name}/${net}-${disk}/w${n})
+      add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/${name})
+      set_tests_properties(${tname} PROPERTIES
+        ENVIRONMENT "CAP_WORKERS=${n};CAP_NETIO=${net};CAP_DISKIO=${disk}"
+        TIMEOUT ${timeout} SKIP_RETURN_CODE 77
+        SKIP_REGULAR_EXPRESSION "is not available here")
+    endforeach()
+  endwhile()
+endforeach()
+
+# Preloading: a program that is not linked with the library.
+add_executable(test_io_preload_intercepts io/preload/preload_intercepts.c)
+target_link_libraries(test_io_preload_intercepts PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(test_io_preload_intercepts PROPERTIES OUTPUT_NAME preload_intercepts
+                      RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io)
+if(NOT CAP_SANITIZE) # ASan's runtime must come first; a preload cannot do that
+  foreach(net ${CAPIO_NETIO})
+    foreach(n 1 2)
+      add_test(NAME io/preload_intercepts/${net}/w${n}
+               COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/preload_intercepts)
+      set_tests_properties(io/preload_intercepts/${net}/w${n} PROPERTIES
+        ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:capriccio>;CAP_WORKERS=${n};CAP_NETIO=${net}"
+        TIMEOUT 30 PASS_REGULAR_EXPRESSION "preload ok"
+        SKIP_REGULAR_EXPRESSION "is not available here")
+    endforeach()
+  endforeach()
+endif()
+
+# A third-party client library against a real server (Debian's libhiredis
+# and redis-server, scripts/deps/io.txt); skipped when they are missing.
+find_library(CAPIO_HIREDIS hiredis)
+find_path(CAPIO_HIREDIS_INCLUDE hiredis/hiredis.h)
+if(CAPIO_HIREDIS AND CAPIO_HIREDIS_INCLUDE)
+  add_executable(test_io_hiredis_blpop io/hiredis/hiredis_blpop.c)
+  target_link_libraries(test_io_hiredis_blpop PRIVATE capriccio ${CAPIO_HIREDIS})
+  target_include_directories(test_io_hiredis_blpop PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                             ${CAPIO_HIREDIS_INCLUDE})
+  set_target_properties(test_io_hiredis_blpop PROPERTIES OUTPUT_NAME hiredis_blpop
+                        RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io)
+  foreach(net ${CAPIO_NETIO})
+    add_test(NAME io/hiredis_blpop/${net}/w1 COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/hiredis_blpop)
+    set_tests_properties(io/hiredis_blpop/${net}/w1 PROPERTIES
+      ENVIRONMENT "CAP_WORKERS=1;CAP_NETIO=${net}" TIMEOUT 120 SKIP_RETURN_CODE 77
+      SKIP_REGULAR_EXPRESSION "is not available here" RUN_SERIAL TRUE)
+  endforeach()
+endif()

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: every sleep lasts at least what was asked (never early),
+ * and sleepers wake in deadline order: threads sleeping 1..N ms record the
+ * order they finish in, which must be sorted by duration. */
+#include <capriccio.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "check.h"
+
+enum { N = 40, STEP_NS = 3 * 1000 * 1000 };
+
+static atomic_int finish_seq;
+static int finish_rank[N];
+
+static void *sleeper(void *arg)
+{
+    intptr_t i = (intptr_t)arg;
+    uint64_t want = (uint64_t)(N - i) * STEP_NS; /* created longest first */
+    uint64_t t0 = cap_now_ns();
+    CHECK_EQ(cap_sleep_ns(want), 0);
+    uint64_t slept = cap_now_ns() - t0;
+    CHECK_GE(slept, want);
+    finish_rank[i] = atomic_fetch_add(&finish_seq, 1);
+    return NULL;
+}
+
+int main(void)
+{
+    cap_thread_t t[N];
+    for (intptr_t i = 0; i < N; i++)
+        CHECK_EQ(cap_thread_create(&t[i], NULL, sleeper, (void *)i), 0);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(cap_thread_join(t[i], NULL), 0);
+    /* Thread i sleeps (N - i) steps: the last created wakes first. Steps
+     * are 3 ms apart, far more than a scheduling round. */
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(finish_rank[i], N - 1 - i);
+
+    /* Zero and tiny sleeps return, and are not early either. */
+    uint64_t t0 = cap_now_ns();
+    CHECK_EQ(cap_sleep_ns(0), 0);
+    CHECK_EQ(cap_usleep(1), 0);
+    CHECK_GE(cap_now_ns() - t0, 1000);
+    return 0;
+}

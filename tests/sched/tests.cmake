@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: MIT
+set(CAPTEST_spread_across_workers_WORKERS 2)
+set(CAPTEST_started_threads_stay_WORKERS 2)
+set(CAPTEST_migrate_mode_correct_ENV "CAP_MIGRATE=1")
+set(CAPTEST_invalid_settings_WORKERS 1)
+
+# The deadlock report must exit with status 2 and name every thread.
+set(CAPTEST_deadlock_report_MANUAL TRUE)
+foreach(n 1 2)
+  add_test(NAME sched/deadlock_report/w${n}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sched/deadlock_report.sh
+                   ${CMAKE_CURRENT_BINARY_DIR}/sched/deadlock_report)
+  set_tests_properties(sched/deadlock_report/w${n} PROPERTIES
+    ENVIRONMENT "CAP_WORKERS=${n}" TIMEOUT 30)
+endforeach()

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers for the linked-stack tests (built with -fsplit-stack, lld). */
+#ifndef CAP_TESTS_LINKED_UTIL_H
+#define CAP_TESTS_LINKED_UTIL_H
+
+#include <capriccio.h>
+#include <stdint.h>
+
+#include "check.h"
+
+static inline cap_stack_stats_t stats(void)
+{
+    cap_stack_stats_t st;
+    CHECK_EQ(cap_stack_stats(&st), 0);
+    return st;
+}
+
+static inline uintptr_t stack_limit(void)
+{
+    uintptr_t v;
+    __asm__ volatile("movq %%fs:0x70, %0" : "=r"(v));
+    return v;
+}
+
+/* Recurses n levels with about 1 KiB per frame, calls leaf at the bottom
+ * and returns its result plus a checksum of the frames on the way up. */
+static __attribute__((noinline, unused)) long dive(long n, long (*leaf)(long), long arg)
+{
+    volatile char frame[1000];
+    frame[0] = (char)n;
+    frame[999] = (char)(n >> 3);
+    if (n == 0)
+        return leaf(arg);
+    long r = dive(n - 1, leaf, arg);
+    return r + (frame[0] == (char)n && frame[999] == (char)(n >> 3) ? 0 : 1000000);
+}
+
+#endif

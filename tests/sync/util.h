@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers for the sync tests: absolute times, and thread creation with a
+ * small stack for the tests that run thousands of threads. */
+#ifndef CAP_TESTS_SYNC_UTIL_H
+#define CAP_TESTS_SYNC_UTIL_H
+
+#include <capriccio.h>
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "check.h"
+
+static inline struct timespec ts_now(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return ts;
+}
+
+/* now + ms on the given clock */
+static inline struct timespec ts_after(clockid_t clock, long ms)
+{
+    struct timespec ts = ts_now(clock);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+/* 1 if a >= b */
+static inline int ts_ge(struct timespec a, struct timespec b)
+{
+    return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec >= b.tv_nsec);
+}
+
+static inline cap_thread_t spawn(void *(*fn)(void *), void *arg)
+{
+    cap_thread_attr_t attr = CAP_THREAD_ATTR_INITIALIZER;
+    CHECK_EQ(cap_thread_attr_setstacksize(&attr, 64 * 1024), 0);
+    cap_thread_t t;
+    CHECK_EQ(cap_thread_create(&t, &attr, fn, arg), 0);
+    return t;
+}
+
+static inline void *join(cap_thread_t t)
+{
+    void *ret = NULL;
+    CHECK_EQ(cap_thread_join(t, &ret), 0);
+    return ret;
+}
+
+#endif /* CAP_TESTS_SYNC_UTIL_H */
