@@ -1,0 +1,3 @@
+module capriccio/bench/stack/go
+
+go 1.21
