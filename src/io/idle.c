@@ -15,6 +15,7 @@
  * I/O keeps being harvested while the old holder is busy (otherwise only
  * the busy worker's periodic poll would see it).
  */
+#include "io/io.h"
 #include "io/netio.h"
 
 #include <stdatomic.h>
@@ -93,3 +94,40 @@ int64_t cap__idle_timeout_ns(uint64_t deadline)
     uint64_t now = cap__now();
     return deadline > now ? (int64_t)(deadline - now) : 0;
 }
+
+/* ---- the poller of every descriptor backend ---------------------------- */
+
+static void netio_wait_idle(cap__worker *w, uint64_t deadline)
+{
+    cap__disk_flush(w);
+    if (w->local.len != 0) /* the flush completed requests of our own threads */
+        return;
+    if (!cap__idle_acquire(w)) {
+        cap__idle_futex_wait(w, deadline);
+        return;
+    }
+    cap__netio_active->harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline) : 0);
+    cap__idle_release(w);
+}
+
+static void netio_poll_busy(cap__worker *w)
+{
+    cap__disk_flush(w);
+    if (!cap__idle_acquire(NULL))
+        return;
+    cap__netio_active->harvest(0);
+    cap__idle_release(NULL);
+}
+
+static void netio_wake(cap__worker *w)
+{
+    cap__idle_wake(w, cap__netio_active->kick);
+}
+
+const cap__poller cap__poller_netio = {
+    .name = "netio",
+    .wait = netio_wait_idle,
+    .wake = netio_wake,
+    .poll = netio_poll_busy,
+    .pending = cap__io_pending,
+};

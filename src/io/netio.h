@@ -21,7 +21,12 @@
  *    Called only for an armed descriptor, while the number is still valid.
  *  - interest(f, fd): a waiter was just linked on f. May be NULL (edge
  *    backends watch every armed descriptor all the time).
- *  - poller: the idle/busy integration with the worker loop.
+ *  - harvest(timeout_ns): wait up to timeout_ns (< 0: no limit, 0: just
+ *    look) for readiness and pass it to cap__io_ready. Only the worker
+ *    that holds the instance (io/idle.c) calls it.
+ *  - kick(): make a harvest in progress return promptly (any thread).
+ * The idle/busy integration with the worker loop, the same for every
+ * backend, is cap__poller_netio (io/idle.c), built on these two.
  */
 #ifndef CAP_IO_NETIO_H
 #define CAP_IO_NETIO_H
@@ -37,8 +42,12 @@ typedef struct cap__netio {
     int (*arm)(cap__fd *f, int fd, uint32_t gen);
     void (*disarm)(cap__fd *f, int fd);
     void (*interest)(cap__fd *f, int fd);
-    const cap__poller *poller;
+    void (*harvest)(int64_t timeout_ns);
+    void (*kick)(void);
 } cap__netio;
+
+/* The poller every descriptor backend runs under (io/idle.c). */
+extern const cap__poller cap__poller_netio;
 
 extern const cap__netio cap__netio_epoll;
 extern const cap__netio cap__netio_poll;

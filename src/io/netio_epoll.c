@@ -107,46 +107,12 @@ static void harvest(int64_t timeout_ns)
     }
 }
 
-static void epoll_wait_idle(cap__worker *w, uint64_t deadline)
-{
-    cap__disk_flush(w);
-    if (w->local.len != 0) /* the flush completed requests of our own threads */
-        return;
-    if (!cap__idle_acquire(w)) {
-        cap__idle_futex_wait(w, deadline);
-        return;
-    }
-    harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline) : 0);
-    cap__idle_release(w);
-}
-
-static void epoll_poll_busy(cap__worker *w)
-{
-    cap__disk_flush(w);
-    if (!cap__idle_acquire(NULL))
-        return;
-    harvest(0);
-    cap__idle_release(NULL);
-}
-
-static void epoll_wake(cap__worker *w)
-{
-    cap__idle_wake(w, kick);
-}
-
-static const cap__poller epoll_poller = {
-    .name = "epoll",
-    .wait = epoll_wait_idle,
-    .wake = epoll_wake,
-    .poll = epoll_poll_busy,
-    .pending = cap__io_pending,
-};
-
 const cap__netio cap__netio_epoll = {
     .name = "epoll",
     .start = epoll_start,
     .arm = epoll_arm,
     .disarm = epoll_disarm,
     .interest = NULL,
-    .poller = &epoll_poller,
+    .harvest = harvest,
+    .kick = kick,
 };

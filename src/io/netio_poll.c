@@ -177,46 +177,12 @@ static void harvest(int64_t timeout_ns)
     }
 }
 
-static void poll_wait_idle(cap__worker *w, uint64_t deadline)
-{
-    cap__disk_flush(w);
-    if (w->local.len != 0) /* the flush completed requests of our own threads */
-        return;
-    if (!cap__idle_acquire(w)) {
-        cap__idle_futex_wait(w, deadline);
-        return;
-    }
-    harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline) : 0);
-    cap__idle_release(w);
-}
-
-static void poll_poll_busy(cap__worker *w)
-{
-    cap__disk_flush(w);
-    if (!cap__idle_acquire(NULL))
-        return;
-    harvest(0);
-    cap__idle_release(NULL);
-}
-
-static void poll_wake(cap__worker *w)
-{
-    cap__idle_wake(w, kick);
-}
-
-static const cap__poller poll_poller = {
-    .name = "poll",
-    .wait = poll_wait_idle,
-    .wake = poll_wake,
-    .poll = poll_poll_busy,
-    .pending = cap__io_pending,
-};
-
 const cap__netio cap__netio_poll = {
     .name = "poll",
     .start = poll_start,
     .arm = poll_arm,
     .disarm = poll_disarm,
     .interest = poll_interest,
-    .poller = &poll_poller,
+    .harvest = harvest,
+    .kick = kick,
 };

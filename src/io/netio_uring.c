@@ -153,46 +153,12 @@ static void harvest(int64_t timeout_ns)
     io_uring_cq_advance(&ring, n);
 }
 
-static void uring_wait_idle(cap__worker *w, uint64_t deadline)
-{
-    cap__disk_flush(w);
-    if (w->local.len != 0) /* the flush completed requests of our own threads */
-        return;
-    if (!cap__idle_acquire(w)) {
-        cap__idle_futex_wait(w, deadline);
-        return;
-    }
-    harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline) : 0);
-    cap__idle_release(w);
-}
-
-static void uring_poll_busy(cap__worker *w)
-{
-    cap__disk_flush(w);
-    if (!cap__idle_acquire(NULL))
-        return;
-    harvest(0);
-    cap__idle_release(NULL);
-}
-
-static void uring_wake(cap__worker *w)
-{
-    cap__idle_wake(w, kick);
-}
-
-static const cap__poller uring_poller = {
-    .name = "uring",
-    .wait = uring_wait_idle,
-    .wake = uring_wake,
-    .poll = uring_poll_busy,
-    .pending = cap__io_pending,
-};
-
 const cap__netio cap__netio_uring = {
     .name = "uring",
     .start = uring_start,
     .arm = uring_arm,
     .disarm = uring_disarm,
     .interest = NULL,
-    .poller = &uring_poller,
+    .harvest = harvest,
+    .kick = kick,
 };

@@ -61,7 +61,7 @@ static void start_netio(void)
     if (rc != 0)
         unavailable("CAP_NETIO", chosen->name, rc);
     cap__netio_active = chosen;
-    cap__poller_active = chosen->poller;
+    cap__poller_active = &cap__poller_netio;
 }
 
 static void start_diskio(void)
