@@ -68,7 +68,7 @@ int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
     if (cap__policy_active->on_park != NULL)
         cap__policy_active->on_park(w, self, reason);
 
-    cap__switch_to_scheduler(self, CAP__AFTER_PARK, unlock, arg);
+    cap__switch_park(self, unlock, arg);
 
     /* Running again, possibly (with migration) on another worker. */
     cap__timer_cancel(&self->timer);

@@ -174,21 +174,31 @@ void cap__schedule_new(cap__thread *t)
 
 /* ---- switching ------------------------------------------------------ */
 
+static void finish_switch(cap__worker *w);
+
+static void leave_after(cap__worker *w, cap__thread *self, enum cap__after after,
+                        cap__unlock_fn unlock, void *arg)
+{
+    w->after = after;
+    w->after_unlock = unlock;
+    w->after_arg = arg;
+    w->prev = self;
+}
+
 void cap__switch_to_scheduler(cap__thread *self, enum cap__after after,
                               cap__unlock_fn unlock, void *arg)
 {
     cap__worker *w = self->worker;
-    w->after = after;
-    w->after_unlock = unlock;
-    w->after_arg = arg;
+    leave_after(w, self, after, unlock, arg);
     self->saved_errno = errno;
     cap__switch(&self->sp, &self->asan_fake_stack, w->sched_sp, w->sched_lo, w->sched_size);
+    finish_switch(self->worker); /* resumed, maybe by a thread's direct switch */
 }
 
 void cap__switch_to_scheduler_final(cap__thread *self)
 {
     cap__worker *w = self->worker;
-    w->after = CAP__AFTER_EXIT;
+    leave_after(w, self, CAP__AFTER_EXIT, NULL, NULL);
     cap__switch(&self->sp, NULL, w->sched_sp, w->sched_lo, w->sched_size);
     __builtin_unreachable();
 }
@@ -201,6 +211,19 @@ static const void *stack_lo(const cap__thread *t)
 static size_t stack_size(const cap__thread *t)
 {
     return (size_t)((const char *)t->stack.hi - (const char *)t->stack.lo);
+}
+
+/* Thread to thread, on one worker. next is a started thread from the
+ * local queue; it finishes whatever self left in w->after. */
+static void switch_direct(cap__worker *w, cap__thread *self, cap__thread *next)
+{
+    atomic_store_explicit(&next->state, CAP__T_RUNNING, memory_order_relaxed);
+    w->current = next;
+    count(&w->switches);
+    self->saved_errno = errno;
+    errno = next->saved_errno;
+    cap__switch(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next), stack_size(next));
+    finish_switch(self->worker);
 }
 
 void cap__yield(cap__thread *self)
@@ -221,12 +244,25 @@ void cap__yield(cap__thread *self)
     }
     atomic_store_explicit(&self->state, CAP__T_RUNNABLE, memory_order_relaxed);
     cap__policy_active->enqueue(w, self);
-    atomic_store_explicit(&next->state, CAP__T_RUNNING, memory_order_relaxed);
-    w->current = next;
-    count(&w->switches);
-    self->saved_errno = errno;
-    errno = next->saved_errno;
-    cap__switch(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next), stack_size(next));
+    switch_direct(w, self, next);
+}
+
+void cap__switch_park(cap__thread *self, cap__unlock_fn unlock, void *arg)
+{
+    cap__worker *w = self->worker;
+    cap__thread *next = NULL;
+    /* As for yields: every so often, and always under migration, through
+     * the scheduler, so timers, I/O and the steal queue get their turn. */
+    if (!cap__cfg.migrate && ++w->ticks % STEAL_QUEUE_EVERY != 0) {
+        inbox_drain(w);
+        next = cap__policy_active->pick_next(w);
+    }
+    if (next == NULL) {
+        cap__switch_to_scheduler(self, CAP__AFTER_PARK, unlock, arg);
+        return;
+    }
+    leave_after(w, self, CAP__AFTER_PARK, unlock, arg);
+    switch_direct(w, self, next);
 }
 
 /* ---- the loop ------------------------------------------------------- */
@@ -240,9 +276,15 @@ static void requeue(cap__worker *w, cap__thread *t)
         cap__policy_active->enqueue(w, t);
 }
 
-/* Carries out what the thread that just switched back asked for. */
-static void finish_switch(cap__worker *w, cap__thread *back)
+/* Carries out what the last thread to switch away on w left to do, if
+ * anything. Runs first thing wherever the worker resumes: on the scheduler
+ * context, or on the stack of a thread resumed by a direct switch. */
+static void finish_switch(cap__worker *w)
 {
+    cap__thread *back = w->prev;
+    if (w->after == CAP__AFTER_NONE)
+        return;
+    w->prev = NULL;
     switch (w->after) {
     case CAP__AFTER_PARK: {
         /* Only now, with its context saved, may anyone claim the thread.
@@ -279,15 +321,11 @@ static void finish_switch(cap__worker *w, cap__thread *back)
     w->after = CAP__AFTER_NONE;
 }
 
-/* Called whenever the scheduler context regains control: w->current is
- * whoever switched back (not necessarily the thread run() started: yields
- * switch thread to thread). */
+/* Called whenever the scheduler context regains control. */
 static void back_on_scheduler(cap__worker *w)
 {
-    cap__thread *back = w->current;
     w->current = NULL;
-    if (back != NULL)
-        finish_switch(w, back);
+    finish_switch(w);
 }
 
 static void run(cap__worker *w, cap__thread *t)

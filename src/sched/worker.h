@@ -17,10 +17,16 @@
  * Worker 0 is the process's initial kernel thread; main() runs on it as a
  * user thread on the process stack.
  *
- * Switches: a thread that parks or exits switches to the scheduler
- * context; a plain yield (without migration) switches straight to the
- * next local thread. Code that runs after a switch must not reuse a
- * worker pointer or a TLS address computed before it: read self->worker.
+ * Switches: a thread that yields or parks switches straight to the next
+ * thread of the local queue when there is one (and migration is off),
+ * otherwise to the scheduler context, as an exiting thread always does.
+ * What must happen once the old thread's registers are saved (release the
+ * wait structure's lock, publish its wait token, requeue a yielder, reap
+ * an exited thread) is left in w->after, and whoever runs next on the
+ * worker carries it out first thing (finish_switch): the pattern of the
+ * kernel's finish_task_switch. Code that runs after a switch must not
+ * reuse a worker pointer or a TLS address computed before it: read
+ * self->worker.
  */
 #ifndef CAP_SCHED_WORKER_H
 #define CAP_SCHED_WORKER_H
@@ -57,9 +63,13 @@ typedef struct cap__worker {
     void *sched_fake;                   /* ASan fake stack of the scheduler */
     struct cap__thread *current;        /* running user thread, or NULL */
 
+    /* The step the last thread to switch away left for whoever runs next
+     * on this worker (the scheduler context or, on a direct switch, the
+     * next thread itself), and that thread. */
     enum cap__after after;
     cap__unlock_fn after_unlock;
     void *after_arg;
+    struct cap__thread *prev;
 
     cap__tqueue local;                  /* policy's queue (fifo uses it directly) */
     void *policy_state;                 /* for policies that need more */
@@ -124,6 +134,9 @@ void cap__schedule_new(struct cap__thread *t);
  * carry out `after`. Returns when the thread next runs. */
 void cap__switch_to_scheduler(struct cap__thread *self, enum cap__after after,
                               cap__unlock_fn unlock, void *arg);
+/* Parks the running thread: switches to the next local thread directly
+ * when there is one, else to the scheduler. Returns when it next runs. */
+void cap__switch_park(struct cap__thread *self, cap__unlock_fn unlock, void *arg);
 /* Same, for a thread that will never run again (exit). */
 _Noreturn void cap__switch_to_scheduler_final(struct cap__thread *self);
 
