@@ -231,6 +231,10 @@ int fcntl(int fd, int cmd, ...)
                 cap__fd_set(f, CAP__FDF_APP_NONBLOCK);
             else
                 cap__fd_clear(f, CAP__FDF_APP_NONBLOCK);
+            if (fl & O_DIRECT)
+                cap__fd_set(f, CAP__FDF_DIRECT);
+            else
+                cap__fd_clear(f, CAP__FDF_DIRECT);
         }
         return (int)r;
     }

@@ -101,6 +101,8 @@ int cap__fd_classify(cap__fd *f, int fd)
     long fl = syscall(SYS_fcntl, fd, F_GETFL);
     if (fl >= 0 && (fl & O_NONBLOCK))
         flags |= CAP__FDF_APP_NONBLOCK;
+    if (fl >= 0 && (fl & O_DIRECT))
+        flags |= CAP__FDF_DIRECT;
     cap__fd_set(f, flags);
     atomic_store_explicit(&f->kind, (uint8_t)kind, memory_order_release);
     return kind;
@@ -155,7 +157,7 @@ void cap__fd_dup_of(int newfd, int oldfd)
         kind = atomic_load(&o->kind);
         flags = atomic_load(&o->flags) &
                 (CAP__FDF_OWNED | CAP__FDF_APP_NONBLOCK | CAP__FDF_NOWAIT_BAD |
-                 CAP__FDF_STREAM_SOCK);
+                 CAP__FDF_STREAM_SOCK | CAP__FDF_DIRECT);
         timeo[0] = atomic_load(&o->timeo[0]);
         timeo[1] = atomic_load(&o->timeo[1]);
     }

@@ -54,6 +54,7 @@ enum {
     CAP__FDF_STREAM_SOCK = 1u << 4,  /* SOCK_STREAM: blocking writes write everything */
     CAP__FDF_INTERNAL = 1u << 5,     /* the runtime's own (eventfds of rings) */
     CAP__FDF_UNPOLLABLE = 1u << 6,   /* the backend refused it (EPERM) */
+    CAP__FDF_DIRECT = 1u << 7,       /* O_DIRECT: the disk path skips the page-cache try */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };

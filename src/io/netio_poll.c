@@ -47,6 +47,8 @@ static int poll_start(void)
     return kickfd < 0 ? -errno : 0;
 }
 
+static void kick(void);
+
 static int poll_arm(cap__fd *f, int fd, uint32_t gen)
 {
     cap__spin_lock(&set_lock);
@@ -63,6 +65,13 @@ static int poll_arm(cap__fd *f, int fd, uint32_t gen)
     set[set_len] = (struct entry){ fd, gen };
     f->backend_slot = ++set_len;
     cap__spin_unlock(&set_lock);
+    /* The runtime's own descriptors (a disk ring's eventfd) are polled
+     * without waiters, so no interest() will come for them: a holder
+     * already in ppoll must rebuild its array now, or that ring's
+     * completions wait for an unrelated wake-up. The check follows the
+     * insertion as interest() follows a link (see the top). */
+    if (cap__fd_has(f, CAP__FDF_INTERNAL) && atomic_load(&polling))
+        kick();
     return 0;
 }
 

@@ -361,19 +361,24 @@ static cap__thread *steal_from_others(cap__worker *w)
 
 static cap__thread *find_work(cap__worker *w)
 {
-    w->ticks++;
+    /* The periodic turn: this loop's own every-61st round, or a yield or
+     * park that came here because the shared count reached a multiple.
+     * Test before counting this round, or the second never matches (a
+     * worker whose threads only park or yield would then never poll I/O
+     * or flush disk submissions while it has threads to run). */
+    bool turn = w->ticks++ % STEAL_QUEUE_EVERY == 0;
     inbox_drain(w);
     if (cap__timer_next(&w->timers) != CAP__FOREVER)
         cap__timer_expire(&w->timers, cap__now(), fire_timer);
     /* A busy worker looks for ready I/O every so often, but only while some
      * I/O could complete: a non-blocking epoll_wait still costs a system
      * call, which pure compute and sync workloads should not pay. */
-    if (cap__poller_active->poll != NULL && w->ticks % STEAL_QUEUE_EVERY == 0 &&
+    if (cap__poller_active->poll != NULL && turn &&
         (cap__poller_active->pending == NULL || cap__poller_active->pending()))
         cap__poller_active->poll(w);
 
     cap__thread *t = NULL;
-    if (w->steal_first || w->ticks % STEAL_QUEUE_EVERY == 0) {
+    if (w->steal_first || turn) {
         w->steal_first = false;
         t = steal_pop(w);
     }
@@ -398,7 +403,19 @@ static bool has_work(cap__worker *w)
 
 static void idle(cap__worker *w)
 {
-    for (int i = 0; i < IDLE_SPIN_ROUNDS; i++) {
+    /* Ready I/O is work: harvest it without blocking before spinning, or a
+     * worker whose threads all wait on descriptors spins with their events
+     * already queued in the backend. */
+    const cap__poller *p = cap__poller_active;
+    if (p->poll != NULL && (p->pending == NULL || p->pending())) {
+        p->poll(w);
+        if (has_work(w))
+            return;
+    }
+    /* The spin waits for another worker to hand us a thread: alone, no
+     * one can (foreign kernel threads wake us through the poller). */
+    int rounds = cap__rt.nworkers > 1 ? IDLE_SPIN_ROUNDS : 0;
+    for (int i = 0; i < rounds; i++) {
         if (has_work(w))
             return;
         for (int j = 0; j < IDLE_SPIN_PAUSES; j++)

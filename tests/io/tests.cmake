@@ -6,7 +6,8 @@
 # exit at start-up with "... is not available here": that counts as
 # skipped, not failed.
 set(CAPIO_NETIO epoll poll uring)
-set(CAPIO_DISK_PROGRAMS regular_file_io read_blocks_only_its_thread)
+set(CAPIO_DISK_PROGRAMS regular_file_io read_blocks_only_its_thread
+    cached_reads_let_others_run odirect_read_parks)
 set(CAPIO_TIMEOUT_tcp_loopback_10k 300)
 set(CAPIO_TIMEOUT_accept_storm 120)
 

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: an O_DIRECT pread() parks its thread for the device I/O
+ * instead of blocking the worker: on CAP_WORKERS=1 a yielding thread runs
+ * between every two reads of the reader. (RWF_NOWAIT does not make an
+ * O_DIRECT read asynchronous: the kernel submits it and waits, so a read
+ * that tried it first would complete without parking.) With more workers
+ * the two threads may run on different ones, where a tick says nothing:
+ * there only the reads are checked. Skipped where the file system refuses
+ * O_DIRECT, and under CAP_DISKIO=blocking, which blocks the worker by
+ * design. */
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io_util.h"
+
+enum { BLOCK = 4096, BLOCKS = 64, READS = 64 };
+
+static int fd;
+static atomic_long ticks;
+static atomic_int done;
+
+static void *ticker(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&done)) {
+        atomic_fetch_add(&ticks, 1);
+        cap_yield();
+    }
+    return NULL;
+}
+
+static void *reader(void *arg)
+{
+    (void)arg;
+    bool same_worker = cap_worker_count() == 1;
+    void *buf;
+    CHECK_EQ(posix_memalign(&buf, BLOCK, BLOCK), 0);
+    for (int i = 0; i < READS; i++) {
+        long before = atomic_load(&ticks);
+        CHECK_EQ(pread(fd, buf, BLOCK, (off_t)(i * 37 % BLOCKS) * BLOCK), BLOCK);
+        if (same_worker)
+            CHECK_GT(atomic_load(&ticks), before); /* the ticker ran during the read */
+    }
+    free(buf);
+    atomic_store(&done, 1);
+    return NULL;
+}
+
+int main(void)
+{
+    const char *disk = getenv("CAP_DISKIO");
+    if (disk != NULL && strcmp(disk, "blocking") == 0)
+        return 77;
+    char path[] = "/tmp/capriccio-io-XXXXXX";
+    int w = mkstemp(path);
+    CHECK_GE(w, 0);
+    char b[BLOCK];
+    memset(b, 7, sizeof b);
+    for (int k = 0; k < BLOCKS; k++)
+        CHECK_EQ(write(w, b, BLOCK), BLOCK);
+    CHECK_EQ(fsync(w), 0);
+    close(w);
+    fd = open(path, O_RDONLY | O_DIRECT);
+    unlink(path);
+    if (fd < 0) {
+        fprintf(stderr, "O_DIRECT unsupported here: skipped\n");
+        return 77;
+    }
+    cap_thread_t t = spawn(ticker, NULL);
+    cap_thread_t r = spawn(reader, NULL);
+    join(r);
+    join(t);
+    close(fd);
+    return 0;
+}
