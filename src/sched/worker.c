@@ -226,18 +226,31 @@ static void switch_direct(cap__worker *w, cap__thread *self, cap__thread *next)
     finish_switch(self->worker);
 }
 
+/* Whether this switch may go thread to thread: never under migration, and
+ * not on every STEAL_QUEUE_EVERY-th switch, which goes through the
+ * scheduler so timers, I/O and the steal queue get their turn. */
+static bool direct_turn(cap__worker *w)
+{
+    return !cap__cfg.migrate && ++w->ticks % STEAL_QUEUE_EVERY != 0;
+}
+
+/* The next thread of the local queue, woken threads taken in first. */
+static cap__thread *next_local(cap__worker *w)
+{
+    inbox_drain(w);
+    return cap__policy_active->pick_next(w);
+}
+
 void cap__yield(cap__thread *self)
 {
     cap__worker *w = self->worker;
-    /* Every so often, and always under migration, yield through the
-     * scheduler so timers, the steal queue and other workers get a turn. */
-    if (cap__cfg.migrate || ++w->ticks % STEAL_QUEUE_EVERY == 0) {
+    if (!direct_turn(w)) {
         cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
         return;
     }
-    inbox_drain(w);
-    cap__thread *next = cap__policy_active->pick_next(w);
+    cap__thread *next = next_local(w);
     if (next == NULL) {
+        /* Alone locally: carry on, unless new threads wait to start. */
         if (atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0)
             cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
         return;
@@ -250,13 +263,7 @@ void cap__yield(cap__thread *self)
 void cap__switch_park(cap__thread *self, cap__unlock_fn unlock, void *arg)
 {
     cap__worker *w = self->worker;
-    cap__thread *next = NULL;
-    /* As for yields: every so often, and always under migration, through
-     * the scheduler, so timers, I/O and the steal queue get their turn. */
-    if (!cap__cfg.migrate && ++w->ticks % STEAL_QUEUE_EVERY != 0) {
-        inbox_drain(w);
-        next = cap__policy_active->pick_next(w);
-    }
+    cap__thread *next = direct_turn(w) ? next_local(w) : NULL;
     if (next == NULL) {
         cap__switch_to_scheduler(self, CAP__AFTER_PARK, unlock, arg);
         return;
