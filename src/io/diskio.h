@@ -43,9 +43,9 @@ typedef struct cap__diskio {
 ssize_t cap__disk_blocking_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                               off_t off, int rwf);
 
-extern const cap__diskio cap__diskio_uring;
-extern const cap__diskio cap__diskio_threads;
-extern const cap__diskio cap__diskio_blocking;
-extern const cap__diskio *cap__diskio_active;
+extern __attribute__((visibility("hidden"))) const cap__diskio cap__diskio_uring;
+extern __attribute__((visibility("hidden"))) const cap__diskio cap__diskio_threads;
+extern __attribute__((visibility("hidden"))) const cap__diskio cap__diskio_blocking;
+extern __attribute__((visibility("hidden"))) const cap__diskio *cap__diskio_active;
 
 #endif /* CAP_IO_DISKIO_H */

@@ -47,12 +47,12 @@ typedef struct cap__netio {
 } cap__netio;
 
 /* The poller every descriptor backend runs under (io/idle.c). */
-extern const cap__poller cap__poller_netio;
+extern __attribute__((visibility("hidden"))) const cap__poller cap__poller_netio;
 
-extern const cap__netio cap__netio_epoll;
-extern const cap__netio cap__netio_poll;
-extern const cap__netio cap__netio_uring;
-extern const cap__netio *cap__netio_active;
+extern __attribute__((visibility("hidden"))) const cap__netio cap__netio_epoll;
+extern __attribute__((visibility("hidden"))) const cap__netio cap__netio_poll;
+extern __attribute__((visibility("hidden"))) const cap__netio cap__netio_uring;
+extern __attribute__((visibility("hidden"))) const cap__netio *cap__netio_active;
 
 /* Readiness of fd (life gen) in the directions of dirs (CAP__IO_RBIT,
  * CAP__IO_WBIT): wakes waiters. Stale gens are ignored. Any kernel thread;

@@ -28,7 +28,7 @@ typedef struct cap__config {
     bool migrate;
 } cap__config;
 
-extern cap__config cap__cfg;
+extern __attribute__((visibility("hidden"))) cap__config cap__cfg;
 
 /* Parses the environment into cap__cfg, or prints why and exits(2). */
 void cap__config_load(void);

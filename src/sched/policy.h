@@ -31,9 +31,9 @@ typedef struct cap__policy {
     void (*on_wake)(struct cap__worker *w, struct cap__thread *t);
 } cap__policy;
 
-extern const cap__policy cap__policy_fifo;
+extern __attribute__((visibility("hidden"))) const cap__policy cap__policy_fifo;
 
 /* The policy CAP_SCHED named. */
-extern const cap__policy *cap__policy_active;
+extern __attribute__((visibility("hidden"))) const cap__policy *cap__policy_active;
 
 #endif /* CAP_SCHED_POLICY_H */

@@ -35,7 +35,7 @@ typedef struct cap__poller {
     bool (*pending)(void);
 } cap__poller;
 
-extern const cap__poller cap__poller_futex;
-extern const cap__poller *cap__poller_active;
+extern __attribute__((visibility("hidden"))) const cap__poller cap__poller_futex;
+extern __attribute__((visibility("hidden"))) const cap__poller *cap__poller_active;
 
 #endif /* CAP_SCHED_POLLER_H */

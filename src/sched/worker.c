@@ -27,10 +27,12 @@
 #include "sched/worker.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "runtime/config.h"
 #include "sched/policy.h"
+#include "sched/policy_fifo.h"
 #include "sched/poller.h"
 #include "sched/switch.h"
 #include "thread/thread.h"
@@ -46,12 +48,24 @@ enum {
 cap__runtime cap__rt;
 __thread cap__worker *cap__self_worker __attribute__((tls_model("initial-exec")));
 
-/* Statistics counters are written only by their worker and read racily by
- * others: a plain load and store, no locked instruction on the hot path. */
-static inline void count(atomic_ulong *c)
+/* ---- the policy ---------------------------------------------------- */
+
+/* Calls into the active policy. With `fifo` they skip the indirect call:
+ * enqueue and pick sit on every yield and park, where an indirect call
+ * and the spills around it cost a visible share of a 10 ns switch. */
+static inline void policy_enqueue(cap__worker *w, cap__thread *t)
 {
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1))
+        cap__fifo_enqueue(w, t);
+    else
+        cap__policy_active->enqueue(w, t);
+}
+
+static inline cap__thread *policy_pick_next(cap__worker *w)
+{
+    if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1))
+        return cap__fifo_pick_next(w);
+    return cap__policy_active->pick_next(w);
 }
 
 /* ---- queues -------------------------------------------------------- */
@@ -99,7 +113,7 @@ static void inbox_take(cap__worker *w)
     }
     while (fifo != NULL) {
         cap__thread *next = fifo->run_next;
-        cap__policy_active->enqueue(w, fifo);
+        policy_enqueue(w, fifo);
         fifo = next;
     }
 }
@@ -149,7 +163,7 @@ void cap__make_runnable(cap__thread *t)
     if (home == here) {
         if (cap__policy_active->on_wake != NULL)
             cap__policy_active->on_wake(home, t);
-        cap__policy_active->enqueue(home, t);
+        policy_enqueue(home, t);
         return;
     }
     inbox_push(home, t);
@@ -174,7 +188,17 @@ void cap__schedule_new(cap__thread *t)
 
 /* ---- switching ------------------------------------------------------ */
 
-static void finish_switch(cap__worker *w);
+static void finish_switch_step(cap__worker *w);
+
+/* Carries out what the last thread to switch away on w left to do, if
+ * anything. Runs first thing wherever the worker resumes: on the scheduler
+ * context, or on the stack of a thread resumed by a direct switch. Yields
+ * leave nothing, so the check is inline. */
+static inline void finish_switch(cap__worker *w)
+{
+    if (w->after != CAP__AFTER_NONE)
+        finish_switch_step(w);
+}
 
 static void leave_after(cap__worker *w, cap__thread *self, enum cap__after after,
                         cap__unlock_fn unlock, void *arg)
@@ -190,7 +214,7 @@ void cap__switch_to_scheduler(cap__thread *self, enum cap__after after,
 {
     cap__worker *w = self->worker;
     leave_after(w, self, after, unlock, arg);
-    self->saved_errno = errno;
+    self->saved_errno = *w->errno_slot;
     cap__switch(&self->sp, &self->asan_fake_stack, w->sched_sp, w->sched_lo, w->sched_size);
     finish_switch(self->worker); /* resumed, maybe by a thread's direct switch */
 }
@@ -215,13 +239,13 @@ static size_t stack_size(const cap__thread *t)
 
 /* Thread to thread, on one worker. next is a started thread from the
  * local queue; it finishes whatever self left in w->after. */
-static void switch_direct(cap__worker *w, cap__thread *self, cap__thread *next)
+static inline __attribute__((always_inline)) void
+switch_direct(cap__worker *w, cap__thread *self, cap__thread *next)
 {
     atomic_store_explicit(&next->state, CAP__T_RUNNING, memory_order_relaxed);
     w->current = next;
-    count(&w->switches);
-    self->saved_errno = errno;
-    errno = next->saved_errno;
+    self->saved_errno = *w->errno_slot;
+    *w->errno_slot = next->saved_errno;
     cap__switch(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next), stack_size(next));
     finish_switch(self->worker);
 }
@@ -238,12 +262,13 @@ static bool direct_turn(cap__worker *w)
 static cap__thread *next_local(cap__worker *w)
 {
     inbox_drain(w);
-    return cap__policy_active->pick_next(w);
+    return policy_pick_next(w);
 }
 
-void cap__yield(cap__thread *self)
+/* One yield of self, running on w: straight to the next local thread,
+ * or through the scheduler on its periodic turn. */
+static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__thread *self)
 {
-    cap__worker *w = self->worker;
     if (!direct_turn(w)) {
         cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
         return;
@@ -256,8 +281,27 @@ void cap__yield(cap__thread *self)
         return;
     }
     atomic_store_explicit(&self->state, CAP__T_RUNNABLE, memory_order_relaxed);
-    cap__policy_active->enqueue(w, self);
+    policy_enqueue(w, self);
     switch_direct(w, self, next);
+}
+
+void cap__yield(cap__thread *self)
+{
+    yield_on(self->worker, self);
+}
+
+/* Public, and here rather than with the sleeps (sleep.c) so the whole
+ * yield path is one function: it is the switch the benchmarks time. */
+int cap_yield(void)
+{
+    cap__worker *w = cap__worker_self();
+    cap__thread *self = w != NULL ? w->current : NULL;
+    if (self == NULL) {
+        sched_yield(); /* not a user thread: the kernel's yield */
+        return 0;
+    }
+    yield_on(w, self);
+    return 0;
 }
 
 void cap__switch_park(cap__thread *self, cap__unlock_fn unlock, void *arg)
@@ -280,17 +324,12 @@ static void requeue(cap__worker *w, cap__thread *t)
     if (cap__cfg.migrate)
         steal_push(w, t);
     else
-        cap__policy_active->enqueue(w, t);
+        policy_enqueue(w, t);
 }
 
-/* Carries out what the last thread to switch away on w left to do, if
- * anything. Runs first thing wherever the worker resumes: on the scheduler
- * context, or on the stack of a thread resumed by a direct switch. */
-static void finish_switch(cap__worker *w)
+static void finish_switch_step(cap__worker *w)
 {
     cap__thread *back = w->prev;
-    if (w->after == CAP__AFTER_NONE)
-        return;
     w->prev = NULL;
     switch (w->after) {
     case CAP__AFTER_PARK: {
@@ -345,8 +384,7 @@ static void run(cap__worker *w, cap__thread *t)
     }
     atomic_store_explicit(&t->state, CAP__T_RUNNING, memory_order_relaxed);
     w->current = t;
-    count(&w->switches);
-    errno = t->saved_errno;
+    *w->errno_slot = t->saved_errno;
     cap__switch(&w->sched_sp, &w->sched_fake, t->sp, stack_lo(t), stack_size(t));
     back_on_scheduler(w);
 }
@@ -359,7 +397,6 @@ static cap__thread *steal_from_others(cap__worker *w)
         cap__worker *victim = &cap__rt.workers[(w->id + i) % cap__rt.nworkers];
         cap__thread *t = steal_pop(victim);
         if (t != NULL) {
-            count(&w->steals);
             return t;
         }
     }
@@ -390,7 +427,7 @@ static cap__thread *find_work(cap__worker *w)
         t = steal_pop(w);
     }
     if (t == NULL)
-        t = cap__policy_active->pick_next(w);
+        t = policy_pick_next(w);
     if (t == NULL)
         t = steal_pop(w);
     if (t == NULL)
@@ -481,6 +518,7 @@ static void *worker_kthread(void *arg)
 {
     cap__worker *w = arg;
     cap__self_worker = w;
+    w->errno_slot = &errno;
     cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -518,6 +556,7 @@ void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
     w0->sched_size = sched_stack_size;
     w0->sched_sp = cap__ctx_make(w0->sched_stack.hi, sched_entry, w0);
     cap__self_worker = w0;
+    w0->errno_slot = &errno;
     cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     main_thread->worker = w0;
     main_thread->started = true;

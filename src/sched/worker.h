@@ -62,6 +62,8 @@ typedef struct cap__worker {
     size_t sched_size;
     void *sched_fake;                   /* ASan fake stack of the scheduler */
     struct cap__thread *current;        /* running user thread, or NULL */
+    int *errno_slot;                    /* the kernel thread's errno: saves a
+                                           call to __errno_location per switch */
 
     /* The step the last thread to switch away left for whoever runs next
      * on this worker (the scheduler context or, on a direct switch, the
@@ -90,10 +92,6 @@ typedef struct cap__worker {
      * work or the waker sees sleeping=1 (Dekker). */
     _Atomic uint32_t sleeping;
     void *poller_state;                 /* owned by the active poller */
-
-    /* Statistics, for tests and reports. */
-    atomic_ulong switches;
-    atomic_ulong steals;
 } cap__worker;
 
 typedef struct cap__runtime {
@@ -104,7 +102,7 @@ typedef struct cap__runtime {
                                           placement by foreign kernel threads */
 } cap__runtime;
 
-extern cap__runtime cap__rt;
+extern __attribute__((visibility("hidden"))) cap__runtime cap__rt;
 
 /* The worker whose kernel thread runs the caller, or NULL. initial-exec
  * TLS: one %fs-relative load instead of a __tls_get_addr call on every
@@ -112,7 +110,8 @@ extern cap__runtime cap__rt;
  * static TLS is available; dlopen()ing it late may fail in a process whose
  * static TLS surplus is used up (see the README). Read it afresh after any
  * switch: with migration the caller may be on another kernel thread. */
-extern __thread cap__worker *cap__self_worker __attribute__((tls_model("initial-exec")));
+extern __thread cap__worker *cap__self_worker
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 static inline cap__worker *cap__worker_self(void)
 {

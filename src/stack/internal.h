@@ -52,7 +52,7 @@ typedef struct cap__stack_settings {
     bool stats_at_exit;      /* CAP_STACK_STATS=1: cap_stack_report(2) at exit */
 } cap__stack_settings;
 
-extern cap__stack_settings cap__stack_cfg;
+extern __attribute__((visibility("hidden"))) cap__stack_settings cap__stack_cfg;
 
 /* Counters behind cap_stack_stats (relaxed atomics: they are statistics). */
 typedef struct cap__stack_counters {
@@ -61,7 +61,7 @@ typedef struct cap__stack_counters {
     atomic_ulong guard_kind[3];   /* by enum cap__guard_kind */
 } cap__stack_counters;
 
-extern cap__stack_counters cap__stack_ctr;
+extern __attribute__((visibility("hidden"))) cap__stack_counters cap__stack_ctr;
 
 static inline void cap__ctr_add(atomic_ulong *c, unsigned long n)
 {

@@ -71,7 +71,7 @@ typedef struct cap__linked_settings {
     size_t external;     /* CAP_LINKED_EXTERNAL: room guaranteed to non-split code */
 } cap__linked_settings;
 
-extern cap__linked_settings cap__linked_cfg;
+extern __attribute__((visibility("hidden"))) cap__linked_settings cap__linked_cfg;
 
 /* Reads the CAP_LINKED_* settings; exits(2) on an invalid value. */
 void cap__linked_config_load(void);

@@ -58,7 +58,7 @@ void cap__stack_kthread_init(void);
 #define CAP__CANARY_BYTES 64
 
 /* Non-zero once any canary stack has been handed out. */
-extern int cap__stack_canaries_live;
+extern __attribute__((visibility("hidden"))) int cap__stack_canaries_live;
 /* Checks the canary of the stack this kernel thread is leaving (if it has
  * one) and remembers whether the one at to_lo has one. Reports and aborts
  * on a damaged canary. */

@@ -117,6 +117,6 @@ void cap__thread_entry(void *tcb);
  * its worker on the scheduler context. */
 void cap__thread_finish(cap__thread *t);
 /* Live user threads (created, not yet exited). */
-extern atomic_long cap__live_threads;
+extern __attribute__((visibility("hidden"))) atomic_long cap__live_threads;
 
 #endif /* CAP_THREAD_THREAD_H */

@@ -25,17 +25,19 @@ cap__ctx_switch:
 	/*
 	 * Reload the FP control words only when the resumed context's saved
 	 * words differ from the ones just saved: ldmxcsr and fldcw are slow
-	 * (microcoded), reading them back with stmxcsr costs as much again,
-	 * and nearly every thread runs with the defaults. Both words of each
-	 * context are in its frame's first 8 bytes (mxcsr, x87 cw, and zero
-	 * padding), so one 64-bit compare decides. rax is a scratch register here.
+	 * (microcoded), and nearly every thread runs with the defaults. The
+	 * two words are compared separately, each at the width it was stored:
+	 * one 8-byte load over the 4- and 2-byte stores cannot be forwarded
+	 * from the store buffer and stalled every switch (about 2.5 ns on the
+	 * EPYC this was measured on). rax and rdx are scratch registers here.
 	 */
-	movq	(%rsp), %rax
+	movl	(%rsp), %eax
+	movzwl	4(%rsp), %edx
 	movq	%rsi, %rsp
-	cmpq	(%rsp), %rax
-	je	1f
-	ldmxcsr	(%rsp)
-	fldcw	4(%rsp)
+	cmpl	(%rsp), %eax
+	jne	2f
+	cmpw	4(%rsp), %dx
+	jne	2f
 1:
 	addq	$8, %rsp
 	popq	%r15
@@ -45,6 +47,10 @@ cap__ctx_switch:
 	popq	%rbx
 	popq	%rbp
 	ret
+2:	/* out of line: the words differ (rare) */
+	ldmxcsr	(%rsp)
+	fldcw	4(%rsp)
+	jmp	1b
 	.cfi_endproc
 	.size	cap__ctx_switch, .-cap__ctx_switch
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cap_yield and the sleeps: thin public wrappers over the worker and park. */
+/* The sleeps: thin public wrappers over the timer and park. cap_yield
+ * lives with the switch it makes (worker.c). */
 #include <errno.h>
 
 #include "capriccio.h"
@@ -7,17 +8,6 @@
 #include "sched/worker.h"
 #include "sync/cancel.h"
 #include "util/clock.h"
-
-int cap_yield(void)
-{
-    cap__worker *w = cap__worker_self();
-    struct cap__thread *self = w != NULL ? w->current : NULL;
-    if (self != NULL)
-        cap__yield(self);
-    else
-        sched_yield();
-    return 0;
-}
 
 int cap_sleep_ns(uint64_t ns)
 {
