@@ -74,7 +74,8 @@ int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
     cap__timer_cancel(&self->timer);
     self->reason = CAP__PARK_NONE;
     self->reason_obj = NULL;
-    atomic_store(&self->wait, CAP__WAIT_IDLE);
+    /* Claimed, so no waker writes the token now: a release store is enough. */
+    atomic_store_explicit(&self->wait, CAP__WAIT_IDLE, memory_order_release);
     return self->wake_result;
 }
 

@@ -83,7 +83,7 @@ int cap__timer_arm(cap__timer_heap *h, cap__timer *t, uint64_t deadline)
     return 0;
 }
 
-void cap__timer_cancel(cap__timer *t)
+void cap__timer_disarm(cap__timer *t)
 {
     cap__timer_heap *h = t->heap;
     if (h == NULL)

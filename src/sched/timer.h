@@ -34,8 +34,14 @@ typedef struct cap__timer_heap {
 
 /* 0 or -ENOMEM. */
 int cap__timer_arm(cap__timer_heap *h, cap__timer *t, uint64_t deadline);
-/* No-op if t is not armed. */
-void cap__timer_cancel(cap__timer *t);
+/* Disarms t if it is still armed (the check is repeated under the lock). */
+void cap__timer_disarm(cap__timer *t);
+/* No-op if t is not armed; the check is inline, every park ends here. */
+static inline void cap__timer_cancel(cap__timer *t)
+{
+    if (t->heap != NULL)
+        cap__timer_disarm(t);
+}
 /* Earliest armed deadline, or CAP__FOREVER. */
 uint64_t cap__timer_next(cap__timer_heap *h);
 /* Disarms every timer with deadline <= now and calls fire(timer) for each,

@@ -74,7 +74,7 @@ static void steal_push(cap__worker *w, cap__thread *t)
 {
     cap__spin_lock(&w->steal_lock);
     cap__tqueue_push(&w->steal, t);
-    atomic_store(&w->steal_len, w->steal.len);
+    atomic_store_explicit(&w->steal_len, w->steal.len, memory_order_relaxed);
     cap__spin_unlock(&w->steal_lock);
 }
 
@@ -84,7 +84,7 @@ static cap__thread *steal_pop(cap__worker *w)
         return NULL;
     cap__spin_lock(&w->steal_lock);
     cap__thread *t = cap__tqueue_pop(&w->steal);
-    atomic_store(&w->steal_len, w->steal.len);
+    atomic_store_explicit(&w->steal_len, w->steal.len, memory_order_relaxed);
     cap__spin_unlock(&w->steal_lock);
     return t;
 }
@@ -179,6 +179,11 @@ void cap__schedule_new(cap__thread *t)
                                                              memory_order_relaxed);
     cap__worker *target = n == 1 ? &cap__rt.workers[0] : &cap__rt.workers[turn % n];
     atomic_store_explicit(&t->state, CAP__T_RUNNABLE, memory_order_relaxed);
+    if (n == 1 && target == here) {
+        /* No other worker could steal it: skip the steal queue's lock. */
+        policy_enqueue(here, t);
+        return;
+    }
     steal_push(target, t);
     if (target != here) {
         atomic_thread_fence(memory_order_seq_cst); /* the push before the sleeping check */
@@ -219,13 +224,6 @@ void cap__switch_to_scheduler(cap__thread *self, enum cap__after after,
     finish_switch(self->worker); /* resumed, maybe by a thread's direct switch */
 }
 
-void cap__switch_to_scheduler_final(cap__thread *self)
-{
-    cap__worker *w = self->worker;
-    leave_after(w, self, CAP__AFTER_EXIT, NULL, NULL);
-    cap__switch(&self->sp, NULL, w->sched_sp, w->sched_lo, w->sched_size);
-    __builtin_unreachable();
-}
 
 static const void *stack_lo(const cap__thread *t)
 {
@@ -237,17 +235,27 @@ static size_t stack_size(const cap__thread *t)
     return (size_t)((const char *)t->stack.hi - (const char *)t->stack.lo);
 }
 
-/* Thread to thread, on one worker. next is a started thread from the
- * local queue; it finishes whatever self left in w->after. */
+/* Thread to thread, on one worker. next comes from the local queue or,
+ * not yet started, from this worker's steal queue; it finishes whatever
+ * self left in w->after (a new thread does so in cap__worker_entered). */
 static inline __attribute__((always_inline)) void
 switch_direct(cap__worker *w, cap__thread *self, cap__thread *next)
 {
+    if (!next->started) {
+        next->started = true;
+        next->worker = w;
+    }
     atomic_store_explicit(&next->state, CAP__T_RUNNING, memory_order_relaxed);
     w->current = next;
     self->saved_errno = *w->errno_slot;
     *w->errno_slot = next->saved_errno;
     cap__switch(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next), stack_size(next));
     finish_switch(self->worker);
+}
+
+void cap__worker_entered(void)
+{
+    finish_switch(cap__worker_self());
 }
 
 /* Whether this switch may go thread to thread: never under migration, and
@@ -304,16 +312,58 @@ int cap_yield(void)
     return 0;
 }
 
+/* A parked thread's worker would go looking for work next; the local
+ * queue and then our own steal queue (new threads waiting to start) are
+ * where the scheduler would look first too, so switch straight there. A
+ * joiner thus runs the thread it just created and waits for. */
 void cap__switch_park(cap__thread *self, cap__unlock_fn unlock, void *arg)
 {
     cap__worker *w = self->worker;
-    cap__thread *next = direct_turn(w) ? next_local(w) : NULL;
+    cap__thread *next = NULL;
+    if (direct_turn(w)) {
+        next = next_local(w);
+        if (next == NULL)
+            next = steal_pop(w);
+    }
     if (next == NULL) {
         cap__switch_to_scheduler(self, CAP__AFTER_PARK, unlock, arg);
         return;
     }
     leave_after(w, self, CAP__AFTER_PARK, unlock, arg);
     switch_direct(w, self, next);
+}
+
+/* The last switch of an exiting thread; whoever runs next on this worker
+ * finishes the exit (AFTER_EXIT), once nothing runs on self's stack. A
+ * claimed `next` (the joiner, see exit_thread) runs next when this is a
+ * direct turn, else it is made runnable like any woken thread. Without
+ * one, the next local or new thread runs, as after a park. */
+void cap__switch_exit(cap__thread *self, cap__thread *next)
+{
+    cap__worker *w = self->worker;
+    leave_after(w, self, CAP__AFTER_EXIT, NULL, NULL);
+    if (!direct_turn(w)) {
+        if (next != NULL)
+            cap__make_runnable(next);
+        next = NULL;
+    } else if (next == NULL) {
+        next = next_local(w);
+        if (next == NULL)
+            next = steal_pop(w);
+    }
+    if (next == NULL) {
+        cap__switch(&self->sp, NULL, w->sched_sp, w->sched_lo, w->sched_size);
+        __builtin_unreachable();
+    }
+    if (!next->started) {
+        next->started = true;
+        next->worker = w;
+    }
+    atomic_store_explicit(&next->state, CAP__T_RUNNING, memory_order_relaxed);
+    w->current = next;
+    *w->errno_slot = next->saved_errno;
+    cap__switch(&self->sp, NULL, next->sp, stack_lo(next), stack_size(next));
+    __builtin_unreachable();
 }
 
 /* ---- the loop ------------------------------------------------------- */

@@ -81,6 +81,11 @@ typedef struct cap__worker {
     cap__tqueue steal;                  /* threads any worker may take */
     atomic_size_t steal_len;            /* racy read of steal.len for idle scans */
 
+    /* Finished TCBs with their stacks, for the next create here
+     * (src/thread/table.c); linked by run_next, at most TCB_CACHE_MAX. */
+    struct cap__thread *tcb_cache;
+    unsigned tcb_cached;
+
     cap__timer_heap timers;
     uint32_t ticks;                     /* scheduling rounds, for periodic work */
     bool steal_first;                   /* next round looks at steal queues first */
@@ -136,8 +141,14 @@ void cap__switch_to_scheduler(struct cap__thread *self, enum cap__after after,
 /* Parks the running thread: switches to the next local thread directly
  * when there is one, else to the scheduler. Returns when it next runs. */
 void cap__switch_park(struct cap__thread *self, cap__unlock_fn unlock, void *arg);
-/* Same, for a thread that will never run again (exit). */
-_Noreturn void cap__switch_to_scheduler_final(struct cap__thread *self);
+/* The last switch of an exiting thread (which never runs again). next:
+ * NULL, or a parked thread of this worker that the caller has claimed
+ * (cap__wait_claim) and that should run next, the exiting thread's joiner. */
+_Noreturn void cap__switch_exit(struct cap__thread *self, struct cap__thread *next);
+
+/* First thing a new user thread runs (after the ASan fiber hook): carries
+ * out the step the context that switched to it left pending. */
+void cap__worker_entered(void);
 
 /* Direct thread-to-thread yield; see cap_yield. */
 void cap__yield(struct cap__thread *self);

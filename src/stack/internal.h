@@ -38,6 +38,7 @@ struct cap__stack_slot {
     struct cap__stack_slot *next_free;
     void *lo, *hi;
     size_t guard;
+    char *trim_mark;            /* hi - CAP_STACK_TRIM, NULL: never trimmed */
     uint8_t kind;               /* enum cap__guard_kind */
     struct cap__link *links;    /* newest live link of the thread on this
                                    stack (linked.h), NULL when none */

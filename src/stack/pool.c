@@ -112,6 +112,18 @@ static char *carve(size_t bytes)
     return p;
 }
 
+/* Where trimming would start on this stack (hi - T), or NULL when the
+ * stack is too small to trim or trimming is off; computed once per stack. */
+static char *trim_mark(const struct cap__stack_slot *slot)
+{
+    size_t ps = cap__page_size(), trim = cap__stack_cfg.trim;
+    char *hi = slot->hi;
+    char *bottom = (char *)((uintptr_t)slot->lo & ~(uintptr_t)(ps - 1));
+    if (trim == 0 || (size_t)(hi - bottom) < trim + 2 * ps)
+        return NULL;
+    return hi - trim;
+}
+
 static struct cap__stack_slot *new_stack(size_t size)
 {
     size_t ps = cap__page_size();
@@ -136,6 +148,7 @@ static struct cap__stack_slot *new_stack(size_t size)
         slot->guard = ps;
         slot->lo = base + ps;
     }
+    slot->trim_mark = trim_mark(slot);
     cap__ctr_add(&cap__stack_ctr.carved, 1);
     return slot;
 }
@@ -182,17 +195,13 @@ __attribute__((no_sanitize_address)) static bool went_deep(char *mark, bool samp
     return mincore(mark - 2 * ps, ps, &vec) == 0 && (vec & 1) != 0;
 }
 
-static void maybe_trim(struct cap__stack_slot *slot, struct size_class *c)
+/* sample: also ask mincore (see the header). */
+static void maybe_trim(struct cap__stack_slot *slot, bool sample)
 {
-    size_t ps = cap__page_size(), trim = cap__stack_cfg.trim;
-    char *hi = slot->hi;
-    char *bottom = (char *)((uintptr_t)slot->lo & ~(uintptr_t)(ps - 1));
-    if (trim == 0 || (size_t)(hi - bottom) < trim + 2 * ps)
+    char *mark = slot->trim_mark;
+    if (mark == NULL || !went_deep(mark, sample))
         return;
-    char *mark = hi - trim;
-    bool sample = (__atomic_add_fetch(&c->frees, 1, __ATOMIC_RELAXED) % MINCORE_EVERY) == 0;
-    if (!went_deep(mark, sample))
-        return;
+    char *bottom = (char *)((uintptr_t)slot->lo & ~(uintptr_t)(cap__page_size() - 1));
     if (madvise(bottom, (size_t)(mark - bottom), MADV_DONTNEED) == 0) {
         cap__ctr_add(&cap__stack_ctr.trims, 1);
         cap__ctr_add(&cap__stack_ctr.trim_bytes, (unsigned long)(mark - bottom));
@@ -232,12 +241,24 @@ void cap__stack_free(cap__stack *s)
     cap__spin_lock(&pool_lock);
     struct size_class *c = class_for(size); /* exists: the stack came from it */
     cap__spin_unlock(&pool_lock);
-    maybe_trim(slot, c);
+    maybe_trim(slot, (__atomic_add_fetch(&c->frees, 1, __ATOMIC_RELAXED) % MINCORE_EVERY) == 0);
     cap__spin_lock(&pool_lock);
     slot->next_free = c->free;
     c->free = slot;
     cap__spin_unlock(&pool_lock);
     cap__ctr_add(&cap__stack_ctr.freed, 1);
+}
+
+bool cap__stack_keep(cap__stack *s)
+{
+    /* Per kernel thread: the caller is a worker, and a plain counter
+     * there needs no atomic. */
+    static __thread unsigned keeps __attribute__((tls_model("initial-exec")));
+    struct cap__stack_slot *slot = s->slot;
+    if (slot == NULL || slot->kind == CAP__STACK_KIND_CHUNK || slot->links != NULL)
+        return false;
+    maybe_trim(slot, ++keeps % MINCORE_EVERY == 0);
+    return true;
 }
 
 bool cap__stack_guard_hit(const void *addr, const cap__stack *s)

@@ -40,6 +40,11 @@ int cap__stack_alloc_thread(size_t size, cap__stack *out);
 /* Recycles s. Must not run on s itself. Trims s past the high-water
  * threshold (CAP_STACK_TRIM) first. */
 void cap__stack_free(cap__stack *s);
+/* Readies s, whose thread has finished, for the next thread of the same
+ * size without a trip through the pool (the per-worker TCB cache,
+ * src/thread/table.c): trims it as cap__stack_free would. False when s
+ * must go through cap__stack_free instead (linked stacks). */
+bool cap__stack_keep(cap__stack *s);
 /* True when addr lies in the guard page below stack s. Async-signal-safe. */
 bool cap__stack_guard_hit(const void *addr, const cap__stack *s);
 

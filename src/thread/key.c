@@ -106,6 +106,8 @@ int cap_setspecific(cap_key_t key, const void *value)
 
 void cap__keys_run_destructors(cap__thread *self)
 {
+    if (self->keys == NULL)
+        return; /* never set a key: most threads */
     struct key_value *kvs = (struct key_value *)self->keys;
     for (int round = 0; round < CAP_DESTRUCTOR_ITERATIONS; round++) {
         bool ran = false;
@@ -129,6 +131,8 @@ void cap__keys_run_destructors(cap__thread *self)
 
 void cap__keys_free(cap__thread *t)
 {
+    if (t->keys == NULL)
+        return;
     free(t->keys);
     t->keys = NULL;
     t->nkeys = 0;

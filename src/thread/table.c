@@ -3,16 +3,24 @@
  * The handle table: every TCB ever allocated, in chunks of CHUNK_TCBS that
  * are never freed, so a lookup through any handle, however stale, reads
  * valid memory. Free slots form a LIFO list (the most recently used TCB is
- * the warmest) under one spinlock. See thread.h for the handle format.
+ * the warmest) under one spinlock; in front of it, each worker keeps a few
+ * finished TCBs with their stacks still attached (no lock: only that
+ * worker's kernel thread touches its cache). See thread.h for the handle
+ * format.
  */
 #include <stdlib.h>
 
+#include "sched/worker.h"
 #include "thread/thread.h"
 
 enum {
     CHUNK_SHIFT = 10,
     CHUNK_TCBS = 1 << CHUNK_SHIFT,
     MAX_CHUNKS = 1 << 16, /* 64 Mi threads at once */
+    /* TCBs (with stacks) a worker keeps for its next creates: enough for
+     * bursts of short-lived threads; the rest go back to the shared pools,
+     * so exited threads never pin much memory in one worker. */
+    TCB_CACHE_MAX = 32,
 };
 
 static _Atomic(cap__thread *) chunks[MAX_CHUNKS];
@@ -70,16 +78,47 @@ cap__thread *cap__thread_alloc(void)
     return t;
 }
 
+/* Bump the generation first: from here on every handle to this slot
+ * looks stale, even before the slot is reused. The releaser is the only
+ * writer of gen and state here, so plain release stores do. */
+static void invalidate(cap__thread *t)
+{
+    uint32_t gen = atomic_load_explicit(&t->gen, memory_order_relaxed);
+    atomic_store_explicit(&t->gen, gen + 1, memory_order_release);
+    atomic_store_explicit(&t->state, CAP__T_FREE, memory_order_release);
+}
+
 void cap__thread_release(cap__thread *t)
 {
-    /* Bump the generation first: from here on every handle to this slot
-     * looks stale, even before the slot is reused. */
-    atomic_fetch_add(&t->gen, 1);
-    atomic_store(&t->state, CAP__T_FREE);
+    invalidate(t);
     cap__spin_lock(&table_lock);
     t->run_next = free_list;
     free_list = t;
     cap__spin_unlock(&table_lock);
+}
+
+cap__thread *cap__thread_take_cached(size_t size)
+{
+    cap__worker *w = cap__worker_self();
+    if (w == NULL || w->tcb_cache == NULL || w->tcb_cache->stack_request != size)
+        return NULL;
+    cap__thread *t = w->tcb_cache;
+    w->tcb_cache = t->run_next;
+    w->tcb_cached--;
+    t->run_next = NULL;
+    return t;
+}
+
+bool cap__thread_release_keep(cap__thread *t)
+{
+    cap__worker *w = cap__worker_self();
+    if (w == NULL || w->tcb_cached >= TCB_CACHE_MAX || !cap__stack_keep(&t->stack))
+        return false;
+    invalidate(t);
+    t->run_next = w->tcb_cache;
+    w->tcb_cache = t;
+    w->tcb_cached++;
+    return true;
 }
 
 void cap__thread_foreach(void (*fn)(cap__thread *t, void *arg), void *arg)

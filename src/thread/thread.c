@@ -5,7 +5,8 @@
  *
  * Lifetime of a TCB:
  *   alloc -> RUNNABLE -> (RUNNING <-> PARKED/RUNNABLE)* -> exit path ->
- *   final switch -> cap__thread_finish on the scheduler context:
+ *   final switch -> cap__thread_finish, run by whatever the worker runs
+ *   next (the scheduler context, or the thread switched to directly):
  *     detached: release now;
  *     joiner parked: mark EXITED and wake it; the joiner releases;
  *     otherwise: EXITED (a zombie) until join or detach releases it.
@@ -13,7 +14,8 @@
  * (and its stack) knows the thread no longer runs on that stack.
  *
  * Lock: t->lock guards detached, joined, joiner, retval and the EXITED
- * transition. The handle's generation is re-checked under it, so a handle
+ * transition. It is initialised once, with the TCB, and never reset (see
+ * cap_thread_create). The handle's generation is re-checked under it, so a handle
  * that went stale between lookup and lock is reported as ESRCH.
  */
 #include "thread/thread.h"
@@ -117,22 +119,30 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     }
     cap__runtime_ensure();
 
-    cap__thread *t = cap__thread_alloc();
-    if (t == NULL)
-        return EAGAIN;
-    if (cap__stack_alloc_thread(size, &t->stack) != 0) {
-        cap__thread_release(t);
-        return EAGAIN;
+    cap__thread *t = cap__thread_take_cached(size);
+    if (t == NULL) {
+        t = cap__thread_alloc();
+        if (t == NULL)
+            return EAGAIN;
+        if (cap__stack_alloc_thread(size, &t->stack) != 0) {
+            cap__thread_release(t);
+            return EAGAIN;
+        }
+        t->stack_request = size;
     }
     t->worker = NULL;
     t->started = false;
     t->is_main = false;
     t->saved_errno = 0;
-    atomic_store(&t->wait, CAP__WAIT_IDLE);
+    /* t->lock is not reset: it is unlocked whenever a TCB is released, and
+     * may still be held for an instant by the previous thread's finish on
+     * another worker (it unparks the joiner, who does not wait for the
+     * unlock, and then unlocks); the TCB's next users simply queue for it.
+     * Relaxed stores: the thread is published by cap__schedule_new. */
+    atomic_store_explicit(&t->wait, CAP__WAIT_IDLE, memory_order_relaxed);
     t->reason = CAP__PARK_NONE;
     t->reason_obj = NULL;
     t->timer = (cap__timer){ 0 };
-    t->lock = (cap__spin)CAP__SPIN_INIT;
     t->detached = detached;
     t->joined = false;
     t->joiner = NULL;
@@ -158,6 +168,30 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
 
 /* ---- exit ---------------------------------------------------------------- */
 
+/* The parked joiner of the exiting self, claimed so that it can run next
+ * on this worker and finish the exit itself (one switch, no trip through
+ * the scheduler); NULL when there is none, it waits on another worker
+ * (it could run before self is off its stack), or a cancel claimed it
+ * first. cap__thread_finish then finds no joiner to wake. Only a parked
+ * joiner is ever linked in t->joiner (its park finished before the TCB
+ * lock was released), so the claim cannot beat the park. */
+static cap__thread *claim_joiner(cap__thread *self)
+{
+    if (cap__cfg.migrate)
+        return NULL;
+    cap__spin_lock(&self->lock);
+    cap__thread *joiner = self->joiner;
+    if (joiner != NULL && joiner->worker == self->worker && cap__wait_claim(joiner)) {
+        joiner->wake_result = 0;
+        self->joiner = NULL;
+        self->handed_off = true;
+    } else {
+        joiner = NULL;
+    }
+    cap__spin_unlock(&self->lock);
+    return joiner;
+}
+
 /* Cancellation (issue 3): cleanup handlers run first, then the key
  * destructors, as POSIX orders them; then the TCB's cancellation fields
  * are reset for its next thread (src/sync/cancel.h). */
@@ -175,12 +209,13 @@ _Noreturn static void exit_thread(cap__thread *self, void *retval)
         cap__die("main thread woke after cap_thread_exit\n");
     }
     self->retval = retval; /* read by the joiner only after EXITED */
-    cap__switch_to_scheduler_final(self);
+    cap__switch_exit(self, claim_joiner(self));
 }
 
 void cap__thread_entry(void *arg)
 {
     cap__switch_first_entry();
+    cap__worker_entered();
     cap__thread *self = arg;
     void *ret = self->start(self->start_arg);
     exit_thread(self, ret);
@@ -203,14 +238,23 @@ static void release_finished(cap__thread *t)
     __asan_unpoison_memory_region(t->stack.lo,
                                   (size_t)((char *)t->stack.hi - (char *)t->stack.lo));
 #endif
-    cap__stack_free(&t->stack);
-    cap__thread_release(t);
+    if (!cap__thread_release_keep(t)) {
+        cap__stack_free(&t->stack);
+        cap__thread_release(t);
+    }
 }
 
 void cap__thread_finish(cap__thread *t)
 {
+    if (t->handed_off) {
+        /* Running on the joiner t handed itself to: joined, so nobody
+         * else may detach or join t, and the joiner is awake already. */
+        t->handed_off = false;
+        atomic_store_explicit(&t->state, CAP__T_EXITED, memory_order_release);
+        return;
+    }
     cap__spin_lock(&t->lock);
-    atomic_store(&t->state, CAP__T_EXITED);
+    atomic_store_explicit(&t->state, CAP__T_EXITED, memory_order_release);
     if (t->detached) {
         cap__spin_unlock(&t->lock);
         release_finished(t);
@@ -269,18 +313,22 @@ int cap_thread_join(cap_thread_t h, void **retval)
     if (atomic_load(&t->state) != CAP__T_EXITED) {
         t->joiner = self;
         int rc = cap__park_cancellable(CAP__PARK_JOIN, t, CAP__FOREVER, unlock_tcb, t);
-        cap__spin_lock(&t->lock);
         if (rc == ECANCELED) {
+            cap__spin_lock(&t->lock);
             if (t->joiner == self)
                 t->joiner = NULL;
             t->joined = false;
             cap__spin_unlock(&t->lock);
             cap__cancel_act();
         }
+        /* Woken by t's exit (cap__thread_finish, or t's hand-off to us in
+         * claim_joiner), which wrote retval and EXITED before the wake-up
+         * and under t->lock: no need to take it again. */
+    } else {
+        cap__spin_unlock(&t->lock);
     }
     if (retval != NULL)
         *retval = t->retval;
-    cap__spin_unlock(&t->lock);
     release_finished(t);
     return 0;
 }

@@ -58,11 +58,15 @@ typedef struct cap__thread {
     bool joined;                   /* [lock] a joiner has claimed it */
     struct cap__thread *joiner;    /* [lock] parked in cap_thread_join */
     void *retval;                  /* [lock] valid once EXITED */
+    bool handed_off;               /* [owner] exiting straight to its claimed
+                                      joiner, which finishes the exit */
 
     void *(*start)(void *);
     void *start_arg;
     const void *create_site;       /* return address of cap_thread_create's caller */
     cap__stack stack;
+    size_t stack_request;          /* the size asked for: a TCB cached with its
+                                      stack serves the next request of that size */
 
     void **keys;                   /* [owner] lazily allocated key values */
     uint32_t nkeys;                /* [owner] length of keys */
@@ -104,6 +108,15 @@ cap__thread *cap__thread_lookup(cap_thread_t h);
 cap__thread *cap__thread_alloc(void);
 /* Returns the slot for reuse and invalidates every handle to it. */
 void cap__thread_release(cap__thread *t);
+/* The per-worker cache of finished TCBs that keep their stacks: a worker's
+ * create+join cycle then takes no lock and no system call. take returns a
+ * FREE TCB whose stack has stack_request == size, or NULL; release_keep
+ * releases t like cap__thread_release but keeps its stack attached, or
+ * returns false (cache full, not on a worker, or a stack that must go
+ * through cap__stack_free) and does nothing. Both run on a worker's kernel
+ * thread without switching, so the cache needs no lock. */
+cap__thread *cap__thread_take_cached(size_t size);
+bool cap__thread_release_keep(cap__thread *t);
 /* Calls fn for every TCB not in state FREE (racy snapshot; for reports). */
 void cap__thread_foreach(void (*fn)(cap__thread *t, void *arg), void *arg);
 
@@ -113,8 +126,9 @@ void cap__keys_free(cap__thread *t);
 
 /* Entry point of every new thread: runs start(), then exits. */
 void cap__thread_entry(void *tcb);
-/* Finishes a thread that has switched away for the last time; called by
- * its worker on the scheduler context. */
+/* Finishes a thread that has switched away for the last time; called on
+ * its worker by whatever runs there next (the scheduler context or the
+ * thread it switched to). */
 void cap__thread_finish(cap__thread *t);
 /* Live user threads (created, not yet exited). */
 extern __attribute__((visibility("hidden"))) atomic_long cap__live_threads;
