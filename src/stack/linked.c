@@ -81,8 +81,8 @@ struct kstate {
 
 cap__linked_settings cap__linked_cfg = {
     .enabled = false,
-    .first = 32 * 1024,
-    .minchunk = 4 * 1024,
+    .first = 2 * 1024,    /* two first chunks per page: see runtime_calls.S */
+    .minchunk = 2 * 1024,
     .external = 16 * 1024,
 };
 

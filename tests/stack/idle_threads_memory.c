@@ -2,8 +2,8 @@
 /* Description: N threads (CAPTEST_THREADS, default 100,000; the long test
  * runs 1,000,000) are created and all park; the resident memory they add,
  * stack plus control block, is at most 4.5 KiB per thread (or
- * CAPTEST_MAX_BYTES: tests/stacklinked runs this program on 2 KiB linked
- * first chunks with 2.5 KiB), with no system setting changed. Then all are
+ * CAPTEST_MAX_BYTES: tests/stacklinked runs this program on linked stacks,
+ * default settings, with 2.5 KiB), with no system setting changed. Then all are
  * released and joined. */
 #include <capriccio.h>
 #include <stdbool.h>

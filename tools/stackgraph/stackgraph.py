@@ -3,10 +3,12 @@
 """stackgraph: stack analysis from GCC's call-graph files.
 
 Build with `gcc -fcallgraph-info=su` (one .ci file per object, next to it),
+or with `clang -fstack-size-section` (frame sizes in each object file; the
+calls are read from the code's relocations, see stackgraph/stacksizes.py),
 then:
 
     stackgraph.py [--max-path BYTES] [--entry FUNC]... [--annotate NAME=BYTES]...
-                  [--json] FILE.ci...
+                  [--json] FILE.ci|FILE.o...
 
 prints the checkpoints the paper's MaxPath rule places (Capriccio, SOSP'03,
 Section 3.2), the recursion cycles (back edges), the stack bound of each
@@ -21,7 +23,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from stackgraph import analysis, ci, report  # noqa: E402
+from stackgraph import analysis, ci, report, stacksizes  # noqa: E402
 
 
 def _size(s):
@@ -38,7 +40,7 @@ def _annotation(s):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="stackgraph", description=__doc__.split("\n\n")[0])
-    p.add_argument("files", nargs="+", metavar="FILE.ci")
+    p.add_argument("files", nargs="+", metavar="FILE.ci|FILE.o")
     p.add_argument("--max-path", type=_size, default=2048,
                    help="MaxPath in bytes (K/M suffix allowed; default 2K, the paper's "
                         "choice for Apache)")
@@ -51,7 +53,13 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     try:
-        graph = ci.load(args.files)
+        graph = ci.CallGraph()
+        for path in args.files:
+            if path.endswith(".ci"):
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    ci.parse(fh.read(), graph, source=path)
+            else:
+                stacksizes.parse(path, graph)
         entries = [_resolve(graph, e) for e in args.entry]
         a = analysis.Analysis(graph, args.max_path, entries or None, dict(args.annotate))
     except (OSError, ValueError, KeyError) as e:
