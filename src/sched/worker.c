@@ -337,7 +337,10 @@ void cap__switch_park(cap__thread *self, cap__unlock_fn unlock, void *arg)
  * finishes the exit (AFTER_EXIT), once nothing runs on self's stack. A
  * claimed `next` (the joiner, see exit_thread) runs next when this is a
  * direct turn, else it is made runnable like any woken thread. Without
- * one, the next local or new thread runs, as after a park. */
+ * one, the next local or new thread runs, as after a park, except with
+ * linked stacks: finishing an exit may free a detached thread's stack,
+ * more than a thread parked on a small chunk has room for, so that is
+ * left to the scheduler's stack (the joiner's finish is a single store). */
 void cap__switch_exit(cap__thread *self, cap__thread *next)
 {
     cap__worker *w = self->worker;
@@ -346,7 +349,7 @@ void cap__switch_exit(cap__thread *self, cap__thread *next)
         if (next != NULL)
             cap__make_runnable(next);
         next = NULL;
-    } else if (next == NULL) {
+    } else if (next == NULL && !cap__stack_linked_mode()) {
         next = next_local(w);
         if (next == NULL)
             next = steal_pop(w);

@@ -249,6 +249,11 @@ void cap__stack_free(cap__stack *s)
     cap__ctr_add(&cap__stack_ctr.freed, 1);
 }
 
+bool cap__stack_linked_mode(void)
+{
+    return cap__linked_cfg.enabled;
+}
+
 bool cap__stack_keep(cap__stack *s)
 {
     /* Per kernel thread: the caller is a worker, and a plain counter

@@ -45,6 +45,11 @@ void cap__stack_free(cap__stack *s);
  * src/thread/table.c): trims it as cap__stack_free would. False when s
  * must go through cap__stack_free instead (linked stacks). */
 bool cap__stack_keep(cap__stack *s);
+/* Whether threads run on linked stacks (CAP_LINKED, src/stack/linked.h):
+ * a parked thread may then sit on a small chunk with only
+ * CAP__LINKED_RUNTIME_BYTES to spare, too little for heavy work such as
+ * releasing another thread's stack. */
+bool cap__stack_linked_mode(void);
 /* True when addr lies in the guard page below stack s. Async-signal-safe. */
 bool cap__stack_guard_hit(const void *addr, const cap__stack *s);
 
