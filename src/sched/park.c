@@ -51,12 +51,10 @@ const char *cap__park_reason_name(enum cap__park_reason r)
     return "unknown";
 }
 
-int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
-              cap__unlock_fn unlock, void *arg)
+/* The park proper, for the running thread self. */
+static inline int park_self(cap__thread *self, enum cap__park_reason reason, const void *obj,
+                            uint64_t deadline, cap__unlock_fn unlock, void *arg)
 {
-    cap__thread *self = cap__current();
-    if (self == NULL)
-        cap__die("park called outside a user thread\n");
     cap__worker *w = self->worker;
 
     self->reason = reason;
@@ -77,6 +75,15 @@ int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
     /* Claimed, so no waker writes the token now: a release store is enough. */
     atomic_store_explicit(&self->wait, CAP__WAIT_IDLE, memory_order_release);
     return self->wake_result;
+}
+
+int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
+              cap__unlock_fn unlock, void *arg)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL)
+        cap__die("park called outside a user thread\n");
+    return park_self(self, reason, obj, deadline, unlock, arg);
 }
 
 bool cap__wait_claim(cap__thread *t)
@@ -112,7 +119,7 @@ int cap__park_cancellable(enum cap__park_reason reason, const void *obj, uint64_
     }
     /* Read by finish_switch once this thread's context is saved. */
     self->park_cancellable = !self->cancel_disabled && !self->cancelling;
-    int rc = cap__park(reason, obj, deadline, unlock, arg);
+    int rc = park_self(self, reason, obj, deadline, unlock, arg);
     self->park_cancellable = false;
     return rc;
 }

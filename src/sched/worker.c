@@ -194,6 +194,7 @@ void cap__schedule_new(cap__thread *t)
 /* ---- switching ------------------------------------------------------ */
 
 static void finish_switch_step(cap__worker *w);
+static cap__thread *steal_from_others(cap__worker *w);
 
 /* Carries out what the last thread to switch away on w left to do, if
  * anything. Runs first thing wherever the worker resumes: on the scheduler
@@ -324,6 +325,8 @@ void cap__switch_park(cap__thread *self, cap__unlock_fn unlock, void *arg)
         next = next_local(w);
         if (next == NULL)
             next = steal_pop(w);
+        if (next == NULL)
+            next = steal_from_others(w);
     }
     if (next == NULL) {
         cap__switch_to_scheduler(self, CAP__AFTER_PARK, unlock, arg);

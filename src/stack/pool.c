@@ -180,32 +180,41 @@ int cap__stack_alloc(size_t size, cap__stack *out)
     return 0;
 }
 
-/* The page below the threshold: was it (probably) used? See the header. */
-__attribute__((no_sanitize_address)) static bool went_deep(char *mark, bool sample)
+/* The page below the threshold: was it (probably) used? See the header.
+ * The word probe is inline (it runs on every free and keep); the sampled
+ * mincore backstop is not. */
+__attribute__((noinline)) static bool resident_below(char *mark)
 {
-    size_t ps = cap__page_size();
-    if (((volatile uint64_t *)mark)[-1] != 0)
-        return true;
-    if (!sample)
-        return false;
     /* The page holding mark - 8 now maps the zero page and would look
      * resident: ask about the one below it. */
+    size_t ps = cap__page_size();
     unsigned char vec;
     cap__ctr_add(&cap__stack_ctr.mincore_checks, 1);
     return mincore(mark - 2 * ps, ps, &vec) == 0 && (vec & 1) != 0;
 }
 
-/* sample: also ask mincore (see the header). */
-static void maybe_trim(struct cap__stack_slot *slot, bool sample)
+__attribute__((no_sanitize_address)) static inline bool went_deep(char *mark, bool sample)
 {
-    char *mark = slot->trim_mark;
-    if (mark == NULL || !went_deep(mark, sample))
-        return;
+    if (((volatile uint64_t *)mark)[-1] != 0)
+        return true;
+    return sample && resident_below(mark);
+}
+
+__attribute__((noinline)) static void trim(struct cap__stack_slot *slot, char *mark)
+{
     char *bottom = (char *)((uintptr_t)slot->lo & ~(uintptr_t)(cap__page_size() - 1));
     if (madvise(bottom, (size_t)(mark - bottom), MADV_DONTNEED) == 0) {
         cap__ctr_add(&cap__stack_ctr.trims, 1);
         cap__ctr_add(&cap__stack_ctr.trim_bytes, (unsigned long)(mark - bottom));
     }
+}
+
+/* sample: also ask mincore (see the header). */
+static inline void maybe_trim(struct cap__stack_slot *slot, bool sample)
+{
+    char *mark = slot->trim_mark;
+    if (mark != NULL && went_deep(mark, sample))
+        trim(slot, mark);
 }
 
 int cap__stack_alloc_thread(size_t size, cap__stack *out)

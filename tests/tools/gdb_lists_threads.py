@@ -134,7 +134,7 @@ def main():
         fail("summary line does not count 6 threads", out)
 
     frames = {  # every function a backtrace must show, innermost first
-        "bt-main": ["cap__ctx_switch", "cap__park", "cap_thread_join", "main"],
+        "bt-main": ["cap__ctx_switch", "cap__park_cancellable", "cap_thread_join", "main"],
         "bt-sleeper": ["cap__ctx_switch", "cap_sleep_ns", "sleep_long", "cap__thread_entry"],
         "bt-joiner": ["cap__ctx_switch", "cap_thread_join", "join_sleeper", "cap__thread_entry"],
         "bt-yielder": ["cap__ctx_switch", "cap_yield", "yield_forever", "cap__thread_entry"],
