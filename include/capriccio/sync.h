@@ -52,7 +52,9 @@ extern "C" {
 #define CAP_MUTEX_ROBUST 1
 
 typedef struct cap_mutex {
-    uint32_t state; /* 0 free, 1 locked, 2 locked and maybe waited for */
+    uint32_t state; /* 0 free, 1 locked, 2 locked and maybe waited for; flags 4
+                       (a waiter is starving) and 8 (handed off to the waiters)
+                       only with 2: see src/sync/mutex.c */
     int32_t type;
     uint32_t count; /* recursion depth (RECURSIVE) */
     uint32_t reserved;

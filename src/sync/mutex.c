@@ -1,18 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Mutexes: Drepper's "mutex 2" from "Futexes Are Tricky" on our address
- * waits (park.h) instead of the kernel futex.
+ * waits (park.h) instead of the kernel futex, with two additions taken
+ * from Go's sync.Mutex: a short spin before parking, and a hand-off to a
+ * waiter that has been passed over for too long.
  *
  * state: FREE (0), LOCKED (1, nobody waits), CONTENDED (2, someone may
- * wait). lock: one CAS FREE->LOCKED. A locker that fails swaps in
- * CONTENDED before every park, so an unlock that swaps out LOCKED knows
- * nobody waits and skips the wake; one that swaps out CONTENDED wakes one
- * waiter. A woken waiter takes the lock as CONTENDED since others may
- * still wait. unlock: one exchange. Lock-free in the common case, no
- * system call ever, and waiters park the user thread only.
+ * wait), plus two flags that only ever appear with CONTENDED:
+ *   STARVING  a waiter that was woken and found the lock taken again has
+ *             waited more than STARVE_NS since it first parked;
+ *   HANDOFF   the last unlocker found STARVING and, instead of freeing the
+ *             lock, handed it to the queued waiters: the first of them to
+ *             clear HANDOFF owns it. Nobody else can take it meanwhile.
  *
- * Not fair: a running thread may take the lock before a woken waiter runs
- * (barging), which is what keeps handoff cheap under contention.
+ * lock: one CAS FREE->LOCKED. unlock: one CAS LOCKED->FREE; anything else
+ * goes to the slow path, which frees the lock (or hands it off) and wakes
+ * one waiter. A locker that fails marks the word CONTENDED before every
+ * park, so an unlock of LOCKED knows nobody waits; a woken waiter takes
+ * the lock as CONTENDED since others may still wait. No system call ever,
+ * and waiters park the user thread only.
+ *
+ * Barging: a running thread may take a FREE lock before a woken waiter
+ * runs, which keeps handoff cheap under contention; STARVING bounds how
+ * long that can go on for any one waiter (about STARVE_NS plus one
+ * critical section), as Go's starvation mode does.
+ *
+ * Who may claim a HANDOFF: only a thread that has parked on this mutex at
+ * least once ("queued"), so a newcomer cannot barge in front of the
+ * waiters. Some queued thread always sees it: STARVING is set only by a
+ * queued thread W, and W stays in the wait loop until it owns the lock; if
+ * W times out it either claims a HANDOFF it finds or clears STARVING before
+ * leaving (a flag cleared by a waiter that did not set it is only a lost
+ * hint: the starving waiter sets it again after its next wake-up). The
+ * unlocker wakes one parked thread; if none is parked yet, W is in flight
+ * (runnable, or about to park: the park compares the word, which the
+ * hand-off changed, and returns at once).
+ *
+ * Spinning: with more than one worker the holder may be running on another
+ * one, and the critical sections this protects are usually far shorter than
+ * a park and a cross-worker wake-up, so a locker first spins for a few
+ * microseconds (SPIN_ROUNDS x SPIN_PAUSES pauses) watching for FREE. On
+ * one worker the holder cannot run while we spin, so we never do.
  *
  * RECURSIVE and ERRORCHECK record their owner (cap__sync_self_id) and,
  * RECURSIVE, the depth; only the owner writes them while it holds the
@@ -26,9 +54,20 @@
  */
 #include <errno.h>
 
+#include "sched/worker.h"
 #include "sync/sync.h"
+#include "util/spin.h"
 
-enum { FREE = 0, LOCKED = 1, CONTENDED = 2 };
+enum {
+    FREE = 0,
+    LOCKED = 1,
+    CONTENDED = 2,
+    HELD = LOCKED | CONTENDED, /* mask: 0 means free */
+    STARVING = 4,
+    HANDOFF = 8,
+};
+enum { SPIN_ROUNDS = 8, SPIN_PAUSES = 30 };
+#define STARVE_NS UINT64_C(1000000) /* 1 ms, as Go's starvationThresholdNs */
 
 static _Atomic uint32_t *word(cap_mutex_t *m)
 {
@@ -47,16 +86,86 @@ static bool try_acquire(cap_mutex_t *m)
                                                    memory_order_acquire, memory_order_relaxed);
 }
 
+/* A CAS of the state word from *s; on failure *s is the current value. */
+static bool cas(_Atomic uint32_t *w, uint32_t *s, uint32_t next)
+{
+    return atomic_compare_exchange_weak_explicit(w, s, next, memory_order_acquire,
+                                                 memory_order_relaxed);
+}
+
+/* The spin before the first park (see the top): true if it got the lock. */
+static bool spin(cap_mutex_t *m)
+{
+    if (cap__rt.nworkers < 2)
+        return false;
+    _Atomic uint32_t *w = word(m);
+    for (int i = 0; i < SPIN_ROUNDS; i++) {
+        for (int j = 0; j < SPIN_PAUSES; j++)
+            cap__cpu_relax();
+        uint32_t s = atomic_load_explicit(w, memory_order_relaxed);
+        if (s & (STARVING | HANDOFF))
+            return false; /* a passed-over waiter goes first: queue up */
+        if (s == FREE && try_acquire(m))
+            return true;
+    }
+    return false;
+}
+
+/* A queued waiter whose deadline passed: it may not leave a hand-off
+ * stranded or a STARVING flag behind it (see the top). Returns 0 if it
+ * ends up with the lock after all. */
+static int give_up(_Atomic uint32_t *w)
+{
+    uint32_t s = atomic_load_explicit(w, memory_order_relaxed);
+    for (;;) {
+        if (s & HANDOFF) {
+            if (cas(w, &s, CONTENDED))
+                return 0;
+        } else if (s & STARVING) {
+            if (cas(w, &s, s & ~(uint32_t)STARVING))
+                return ETIMEDOUT;
+        } else {
+            return ETIMEDOUT;
+        }
+    }
+}
+
 static int acquire_slow(cap_mutex_t *m, cap__timeout *to)
 {
+    if (spin(m))
+        return 0;
     _Atomic uint32_t *w = word(m);
-    uint32_t c = atomic_exchange_explicit(w, CONTENDED, memory_order_acquire);
-    while (c != FREE) {
-        if (cap__sync_wait(w, CONTENDED, to, CAP__PARK_MUTEX, false) == ETIMEDOUT)
-            return ETIMEDOUT;
-        c = atomic_exchange_explicit(w, CONTENDED, memory_order_acquire);
+    bool queued = false; /* parked at least once: may claim a HANDOFF */
+    uint64_t since = 0;  /* when we first parked */
+    uint32_t s = atomic_load_explicit(w, memory_order_relaxed);
+    for (;;) {
+        uint32_t want; /* the value we park on */
+        if (s & HANDOFF) {
+            if (queued) {
+                if (cas(w, &s, CONTENDED)) /* ours; others may still wait */
+                    return 0;
+                continue;
+            }
+            want = s; /* a newcomer waits behind the queued waiters */
+        } else if ((s & HELD) == FREE) {
+            if (cas(w, &s, CONTENDED))
+                return 0;
+            continue;
+        } else {
+            want = CONTENDED | (s & STARVING);
+            if (queued && !(s & STARVING) && cap__now() - since >= STARVE_NS)
+                want |= STARVING; /* passed over for too long */
+            if (want != s && !cas(w, &s, want))
+                continue;
+        }
+        if (!queued) {
+            queued = true;
+            since = cap__now();
+        }
+        if (cap__sync_wait(w, want, to, CAP__PARK_MUTEX, false) == ETIMEDOUT)
+            return give_up(w);
+        s = atomic_load_explicit(w, memory_order_relaxed);
     }
-    return 0;
 }
 
 /* Takes the lock word, with an optional absolute timeout. */
@@ -71,12 +180,29 @@ static int acquire(cap_mutex_t *m, clockid_t clock, const struct timespec *abs)
     return rc != 0 ? rc : acquire_slow(m, &to);
 }
 
+/* Unlock with waiters possibly queued (s: the state last seen): free the
+ * lock, or hand it off if a waiter starves, then wake one waiter. */
+static int release_slow(_Atomic uint32_t *w, uint32_t s)
+{
+    uint32_t next;
+    do {
+        if ((s & HELD) == FREE || (s & HANDOFF))
+            return EPERM; /* not locked, or already given to a waiter */
+        next = (s & STARVING) ? (CONTENDED | HANDOFF) : FREE;
+    } while (!atomic_compare_exchange_weak_explicit(w, &s, next, memory_order_release,
+                                                    memory_order_relaxed));
+    if (s & CONTENDED)
+        cap__wake_on(w, 1);
+    return 0;
+}
+
 static int release(cap_mutex_t *m)
 {
-    uint32_t prev = atomic_exchange_explicit(word(m), FREE, memory_order_release);
-    if (prev == CONTENDED)
-        cap__wake_on(word(m), 1);
-    return prev == FREE ? EPERM : 0;
+    uint32_t s = LOCKED;
+    if (atomic_compare_exchange_strong_explicit(word(m), &s, FREE, memory_order_release,
+                                                memory_order_relaxed))
+        return 0; /* nobody waits: one CAS */
+    return release_slow(word(m), s);
 }
 
 static bool tracks_owner(int type)
@@ -181,7 +307,7 @@ int cap_mutex_unlock(cap_mutex_t *m)
 {
     int type = m->type;
     if (type == CAP_MUTEX_NORMAL)
-        return release(m); /* one exchange */
+        return release(m); /* one CAS */
     if (!tracks_owner(type))
         return EINVAL;
     if (!held_by_caller(m, cap__sync_self_id()))
