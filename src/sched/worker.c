@@ -177,7 +177,13 @@ void cap__schedule_new(cap__thread *t)
     unsigned turn = here != NULL ? here->place_turn++
                                  : atomic_fetch_add_explicit(&cap__rt.next_victim, 1,
                                                              memory_order_relaxed);
-    cap__worker *target = n == 1 ? &cap__rt.workers[0] : &cap__rt.workers[turn % n];
+    /* Dealt by a hash of the turn, not turn % n: a program that creates
+     * threads in a repeating pattern (producer, consumer, producer, ...)
+     * would otherwise put every thread of one kind on one worker whenever
+     * the pattern's period and n share a factor. Fibonacci hashing keeps
+     * the deal even over any run of turns. */
+    unsigned spread = (unsigned)(((uint64_t)turn * 0x9e3779b97f4a7c15u) >> 40);
+    cap__worker *target = n == 1 ? &cap__rt.workers[0] : &cap__rt.workers[spread % n];
     atomic_store_explicit(&t->state, CAP__T_RUNNABLE, memory_order_relaxed);
     if (n == 1 && target == here) {
         /* No other worker could steal it: skip the steal queue's lock. */
