@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Descriptor lifetimes and flags: open*, creat, pipe, pipe2, dup, dup2,
- * dup3, close, fclose, close_range, closefrom, fcntl, ioctl(FIONBIO).
+ * dup3, close, close_range, closefrom, fcntl, ioctl(FIONBIO) (the stdio
+ * and directory calls that close descriptors are in stream.c).
  *
  * These keep the descriptor table (io/fd.h) true to the kernel's:
  *  - every number the application gets from us starts a fresh life, and
- *    every close we see (including dup2 onto a number, and fclose, which
- *    glibc would do through its internal close) ends one, disarming it
- *    in the backend and waking its waiters with EBADF;
+ *    every close we see (including dup2 onto a number, close_range,
+ *    closefrom, and the stdio calls of stream.c, which glibc would do
+ *    through its internal close) ends one, disarming it in the backend
+ *    and waking its waiters with EBADF;
+ *  - open of a FIFO, the one kind of open that waits for another party,
+ *    runs on the offload pool so that only the caller waits. The test is
+ *    a stat of the path, skipped for flags that cannot wait (O_NONBLOCK,
+ *    O_PATH, O_CREAT|O_EXCL, O_TMPFILE). A path that becomes a FIFO
+ *    between the stat and the open is opened on the worker (and may
+ *    block it, as before); one that stops being a FIFO is opened on the
+ *    pool, only slower. Such an open is not interrupted by signals;
  *  - on a socket the runtime owns, fcntl(F_SETFL) and ioctl(FIONBIO)
  *    change only the application's view of O_NONBLOCK (the descriptor
  *    stays non-blocking underneath) and F_GETFL reports that view;
@@ -23,6 +32,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,6 +53,41 @@ static bool needs_mode(int flags)
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
 }
 
+/* True if this open may wait in the kernel for another party: a FIFO
+ * opened without O_NONBLOCK, by a user thread. */
+static bool may_wait(int dirfd, const char *path, int flags)
+{
+    if ((flags & (O_NONBLOCK | O_PATH)) || (flags & O_TMPFILE) == O_TMPFILE ||
+        (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) || !cap__ic_user())
+        return false;
+    struct stat st;
+    int at = (flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0;
+    return syscall(SYS_newfstatat, dirfd, path, &st, at) == 0 && S_ISFIFO(st.st_mode);
+}
+
+struct open_call {
+    int dirfd, flags;
+    const char *path;
+    mode_t mode;
+    long result;
+};
+
+static void run_open(void *arg)
+{
+    struct open_call *c = arg;
+    c->result = cap__ic_sys(syscall(SYS_openat, c->dirfd, c->path, c->flags, c->mode));
+}
+
+static int do_open(int dirfd, const char *path, int flags, mode_t mode)
+{
+    if (may_wait(dirfd, path, flags)) {
+        struct open_call c = { .dirfd = dirfd, .flags = flags, .path = path, .mode = mode };
+        if (cap__offload(run_open, &c) == 0)
+            return opened((int)cap__ic_ret(c.result));
+    }
+    return opened((int)syscall(SYS_openat, dirfd, path, flags, mode));
+}
+
 int openat(int dirfd, const char *path, int flags, ...)
 {
     mode_t mode = 0;
@@ -52,7 +97,7 @@ int openat(int dirfd, const char *path, int flags, ...)
         mode = va_arg(ap, mode_t);
         va_end(ap);
     }
-    return opened((int)syscall(SYS_openat, dirfd, path, flags, mode));
+    return do_open(dirfd, path, flags, mode);
 }
 
 int open(const char *path, int flags, ...)
@@ -64,7 +109,7 @@ int open(const char *path, int flags, ...)
         mode = va_arg(ap, mode_t);
         va_end(ap);
     }
-    return opened((int)syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+    return do_open(AT_FDCWD, path, flags, mode);
 }
 
 int creat(const char *path, mode_t mode)
@@ -79,12 +124,12 @@ int creat64(const char *path, mode_t mode) __attribute__((alias("creat")));
 /* _FORTIFY_SOURCE variants (no mode argument). */
 int __open_2(const char *path, int flags)
 {
-    return opened((int)syscall(SYS_openat, AT_FDCWD, path, flags, 0));
+    return do_open(AT_FDCWD, path, flags, 0);
 }
 int __open64_2(const char *path, int flags) __attribute__((alias("__open_2")));
 int __openat_2(int dirfd, const char *path, int flags)
 {
-    return opened((int)syscall(SYS_openat, dirfd, path, flags, 0));
+    return do_open(dirfd, path, flags, 0);
 }
 int __openat64_2(int dirfd, const char *path, int flags) __attribute__((alias("__openat_2")));
 
@@ -135,8 +180,12 @@ static void disown_for_stdio(int oldfd, int newfd)
 
 int dup3(int oldfd, int newfd, int flags)
 {
-    if (oldfd != newfd)
-        cap__fd_closing(newfd);
+    /* The errors that leave newfd open, checked before we end its life. */
+    if (oldfd == newfd || (flags & ~O_CLOEXEC))
+        return (int)cap__ic_ret(-EINVAL);
+    if (syscall(SYS_fcntl, oldfd, F_GETFD) < 0)
+        return -1; /* EBADF */
+    cap__fd_closing(newfd);
     int r = (int)syscall(SYS_dup3, oldfd, newfd, flags);
     if (r >= 0) {
         cap__fd_dup_of(newfd, oldfd);
@@ -149,7 +198,15 @@ int dup2(int oldfd, int newfd)
 {
     if (oldfd == newfd) /* only checks that oldfd is open */
         return (int)syscall(SYS_fcntl, oldfd, F_GETFD) < 0 ? -1 : newfd;
-    return dup3(oldfd, newfd, 0);
+    if (syscall(SYS_fcntl, oldfd, F_GETFD) < 0)
+        return -1; /* EBADF */
+    cap__fd_closing(newfd);
+    int r = (int)syscall(SYS_dup2, oldfd, newfd);
+    if (r >= 0) {
+        cap__fd_dup_of(newfd, oldfd);
+        disown_for_stdio(oldfd, newfd);
+    }
+    return r;
 }
 
 /* ---- close ------------------------------------------------------------------------ */
@@ -162,20 +219,21 @@ int close(int fd)
     return (int)syscall(SYS_close, fd);
 }
 
-int fclose(FILE *stream)
-{
-    int fd = stream != NULL ? fileno(stream) : -1;
-    if (fd >= 0)
-        cap__fd_closing(fd);
-    return CAP__REAL(fclose)(stream);
-}
-
+/* CLOSE_RANGE_UNSHARE gives the calling kernel thread a private copy of
+ * the descriptor table: on a worker that would split the table under
+ * every user thread it runs, so a user thread gets EINVAL; a thread we do
+ * not run may, and its closes do not concern the shared table. */
 int close_range(unsigned first, unsigned last, int flags)
 {
+    if (first > last)
+        return (int)cap__ic_ret(-EINVAL);
+    if (flags & CLOSE_RANGE_UNSHARE) {
+        if (cap__ic_user())
+            return (int)cap__ic_ret(-EINVAL);
+        return (int)syscall(SYS_close_range, first, last, flags);
+    }
     if (!(flags & CLOSE_RANGE_CLOEXEC))
-        for (unsigned fd = first; fd <= last && fd < CAP__FD_MAX; fd++)
-            if (cap__fd_peek((int)fd) != NULL)
-                cap__fd_closing((int)fd);
+        cap__fd_closing_range(first, last);
     return (int)syscall(SYS_close_range, first, last, flags);
 }
 

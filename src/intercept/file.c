@@ -83,7 +83,8 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
                                                    : CAP__FOREVER;
         size_t total = 0;
         for (;;) {
-            ssize_t r = cap__io_do(f, out, CAP__IO_WRITE, sf_attempt, &s, deadline, nonblock);
+            ssize_t r = cap__io_do(f, out, CAP__IO_WRITE, sf_attempt, &s, deadline, nonblock,
+                                   cap__ic_intr(deadline));
             if (r <= 0 || nonblock) {
                 if (total > 0)
                     return (ssize_t)total;

@@ -27,7 +27,9 @@
 #include <sys/types.h>
 
 #include "io/fd.h"
+#include "io/sigintr.h"
 #include "sched/park.h"
+#include "util/clock.h"
 
 /* The next definition of name after this library (libc's); dies with a
  * message if there is none. */
@@ -72,6 +74,13 @@ bool cap__ic_emulated(int fd);
 /* On a thread we do not run: waits in poll(2) until fd is ready in dir or
  * its SO_RCVTIMEO/SO_SNDTIMEO passes. 0, or -EAGAIN on timeout. */
 int cap__ic_foreign_wait(int fd, int dir);
+
+/* What may interrupt a read-like call (signal(7)): a handler without
+ * SA_RESTART; any handler once the socket has a timeout (deadline). */
+static inline const cap__intr *cap__ic_intr(uint64_t deadline)
+{
+    return deadline == CAP__FOREVER ? &cap__intr_restart : &cap__intr_always;
+}
 
 /* The application's O_NONBLOCK view of a classified descriptor. */
 static inline bool cap__ic_nonblock(const cap__fd *f)

@@ -116,8 +116,9 @@ int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen, int flags)
     struct accept_op a = { .addr = addr.__sockaddr__, .alen = alen, .flags = flags,
                            .owned = cap__fd_has(f, CAP__FDF_OWNED) };
     bool nonblock = cap__ic_nonblock(f);
-    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, accept_attempt, &a,
-                           cap__io_deadline(f, CAP__IO_READ), nonblock);
+    uint64_t deadline = cap__io_deadline(f, CAP__IO_READ);
+    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, accept_attempt, &a, deadline, nonblock,
+                           cap__ic_intr(deadline));
     if (r >= 0)
         accepted(fd, (int)r, flags);
     return (int)cap__ic_ret(r == -ETIMEDOUT ? -EAGAIN : r);
@@ -152,8 +153,7 @@ static int so_error(int fd)
     return err;
 }
 
-/* Waits until an in-progress connect on fd finishes; its result. */
-static long finish_connect(cap__fd *f, int fd, uint64_t deadline)
+static long wait_connect(cap__fd *f, int fd, uint64_t deadline, cap__io_call *c)
 {
     for (;;) {
         cap__io_ticket tk;
@@ -163,14 +163,26 @@ static long finish_connect(cap__fd *f, int fd, uint64_t deadline)
             int err = so_error(fd);
             return err ? -err : 0;
         }
-        int rc = cap__io_wait(&tk, deadline);
+        int rc = cap__io_wait(&tk, deadline, c);
         if (rc == ETIMEDOUT)
             return -EINPROGRESS; /* what Linux reports when SO_SNDTIMEO expires */
-        if (rc == EBADF)
-            return -EBADF;
+        if (rc == EBADF || rc == EINTR)
+            return -rc;
         if (rc == EPERM)
             syscall(SYS_poll, &p, 1, 10);
     }
+}
+
+/* Waits until an in-progress connect on fd finishes; its result. A
+ * signal's EINTR leaves the connect going on, as in the kernel (the next
+ * connect reports EALREADY). */
+static long finish_connect(cap__fd *f, int fd, uint64_t deadline)
+{
+    cap__io_call c;
+    cap__io_call_begin(&c, cap__ic_intr(deadline));
+    long r = wait_connect(f, fd, deadline, &c);
+    cap__io_call_end(&c);
+    return r;
 }
 
 static long user_connect(int fd, const struct sockaddr *addr, socklen_t len)

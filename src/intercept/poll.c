@@ -7,9 +7,13 @@
  *  - select/pselect: converted to poll and back;
  *  - epoll_wait on the application's own epoll set: the set's descriptor
  *    is itself pollable, so the thread parks on it like on a socket.
- * Timeouts become absolute deadlines. A signal mask argument cannot be
- * applied to one user thread; it is ignored on user threads (see the
- * README's limitations).
+ * Timeouts become absolute deadlines. Every one of them returns EINTR
+ * when a caught signal interrupts it, whatever SA_RESTART says
+ * (io/sigintr.h picks which parked call a signal interrupts). The mask of
+ * ppoll/pselect/epoll_pwait decides which signals may interrupt the call:
+ * one in the mask never does. The mask is not installed in the kernel
+ * (it would apply to the worker, shared by many user threads); see
+ * docs/pthread-compat.md, "Signals".
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
@@ -43,11 +47,20 @@ static uint64_t deadline_ts(const struct timespec *ts)
     return cap__deadline_after((uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec);
 }
 
+/* What may interrupt a call given mask (NULL: every caught signal). */
+static cap__intr intr_of(const sigset_t *mask)
+{
+    cap__intr in = cap__intr_always;
+    if (mask != NULL)
+        in.blocked = cap__sig_bits(mask);
+    return in;
+}
+
 int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
     if (!cap__ic_user())
         return CAP__REAL(poll)(fds, n, timeout);
-    return (int)cap__ic_ret(cap__io_poll(fds, n, deadline_ms(timeout)));
+    return (int)cap__ic_ret(cap__io_poll(fds, n, deadline_ms(timeout), &cap__intr_always));
 }
 
 int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
@@ -56,7 +69,8 @@ int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_
         return CAP__REAL(ppoll)(fds, n, ts, mask);
     if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
         return (int)cap__ic_ret(-EINVAL);
-    return (int)cap__ic_ret(cap__io_poll(fds, n, deadline_ts(ts)));
+    cap__intr in = intr_of(mask);
+    return (int)cap__ic_ret(cap__io_poll(fds, n, deadline_ts(ts), &in));
 }
 
 _Noreturn void __chk_fail(void);
@@ -80,7 +94,8 @@ int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 
 enum { STACK_PFDS = 32 };
 
-static int select_via_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, uint64_t deadline)
+static int select_via_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, uint64_t deadline,
+                           const cap__intr *in)
 {
     if (nfds < 0 || nfds > FD_SETSIZE)
         return -EINVAL;
@@ -103,7 +118,7 @@ static int select_via_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, uint64_t d
         if (ev)
             p[n++] = (struct pollfd){ .fd = fd, .events = ev };
     }
-    int rc = cap__io_poll(p, (nfds_t)n, deadline);
+    int rc = cap__io_poll(p, (nfds_t)n, deadline, in);
     if (rc >= 0) {
         for (int i = 0; i < n; i++)
             if (p[i].revents & POLLNVAL)
@@ -149,7 +164,7 @@ int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
         uint64_t ns = (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
         deadline = ns == 0 ? 0 : cap__deadline_after(ns);
     }
-    int rc = select_via_poll(nfds, r, w, e, deadline);
+    int rc = select_via_poll(nfds, r, w, e, deadline, &cap__intr_always);
     if (tv != NULL && deadline != 0) { /* Linux reports the time left */
         uint64_t now = cap__now(), left = deadline > now ? deadline - now : 0;
         tv->tv_sec = (time_t)(left / 1000000000u);
@@ -165,16 +180,15 @@ int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts
         return CAP__REAL(pselect)(nfds, r, w, e, ts, mask);
     if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
         return (int)cap__ic_ret(-EINVAL);
-    return (int)cap__ic_ret(select_via_poll(nfds, r, w, e, deadline_ts(ts)));
+    cap__intr in = intr_of(mask);
+    return (int)cap__ic_ret(select_via_poll(nfds, r, w, e, deadline_ts(ts), &in));
 }
 
 /* ---- epoll ------------------------------------------------------------------- */
 
-static int user_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t deadline)
+static int epoll_loop(cap__fd *f, int epfd, struct epoll_event *ev, int max,
+                      uint64_t deadline, cap__io_call *c)
 {
-    cap__fd *f = cap__fd_get(epfd);
-    if (f == NULL)
-        return (int)cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, -1));
     for (;;) {
         cap__io_ticket tk;
         cap__io_prepare(&tk, f, epfd, CAP__IO_READ);
@@ -183,26 +197,40 @@ static int user_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t d
             return (int)cap__ic_sys(r);
         if (deadline != CAP__FOREVER && cap__now() >= deadline)
             return 0;
-        int rc = cap__io_wait(&tk, deadline);
-        if (rc == EBADF)
-            return -EBADF;
+        int rc = cap__io_wait(&tk, deadline, c);
+        if (rc == EBADF || rc == EINTR)
+            return -rc;
         if (rc == EPERM)
             return (int)cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, -1));
     }
+}
+
+static int user_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t deadline,
+                           const sigset_t *mask)
+{
+    cap__fd *f = cap__fd_get(epfd);
+    if (f == NULL)
+        return (int)cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, -1));
+    cap__intr in = intr_of(mask);
+    cap__io_call c;
+    cap__io_call_begin(&c, &in);
+    int r = epoll_loop(f, epfd, ev, max, deadline, &c);
+    cap__io_call_end(&c);
+    return r;
 }
 
 int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
     if (!cap__ic_user())
         return CAP__REAL(epoll_wait)(epfd, ev, max, timeout);
-    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ms(timeout)));
+    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ms(timeout), NULL));
 }
 
 int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
 {
     if (!cap__ic_user())
         return CAP__REAL(epoll_pwait)(epfd, ev, max, timeout, mask);
-    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ms(timeout)));
+    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ms(timeout), mask));
 }
 
 int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
@@ -210,5 +238,5 @@ int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespe
 {
     if (!cap__ic_user())
         return CAP__REAL(epoll_pwait2)(epfd, ev, max, ts, mask);
-    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ts(ts)));
+    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ts(ts), mask));
 }

@@ -114,7 +114,8 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
     bool stream = !sock || cap__fd_has(f, CAP__FDF_STREAM_SOCK);
     bool all = !nonblock && stream && (write || (flags & MSG_WAITALL));
     if (!all) {
-        ssize_t r = cap__io_do(f, fd, dir, attempt, &o, deadline, nonblock);
+        ssize_t r = cap__io_do(f, fd, dir, attempt, &o, deadline, nonblock,
+                               cap__ic_intr(deadline));
         return r == -ETIMEDOUT ? -EAGAIN : r;
     }
 
@@ -127,7 +128,7 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
     size_t total = 0;
     ssize_t r;
     for (;;) {
-        r = cap__io_do(f, fd, dir, attempt, &o, deadline, false);
+        r = cap__io_do(f, fd, dir, attempt, &o, deadline, false, cap__ic_intr(deadline));
         if (r <= 0) /* error, timeout, or EOF for a MSG_WAITALL read */
             break;
         total += (size_t)r;

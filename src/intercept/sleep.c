@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Sleeps: nanosleep, clock_nanosleep, sleep, usleep. On a user thread
- * they park on the worker's timer heap (cap_sleep_ns); elsewhere they are
+ * they park on the worker's timer heap (cap__io_sleep); elsewhere they are
  * libc's. Absolute sleeps on CLOCK_REALTIME/TAI/BOOTTIME are converted to
  * a monotonic deadline when the call is made (a later clock step is not
  * followed). CPU-time clocks are passed to libc.
+ *
+ * A caught signal chosen to interrupt the sleep (io/sigintr.h) ends it
+ * with EINTR whatever SA_RESTART says, as in the kernel, and the time
+ * left is reported where the call reports it (rem, sleep's result).
  */
 #include <errno.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "capriccio.h"
 #include "intercept/intercept.h"
+#include "io/io.h"
 #include "util/clock.h"
 
 static bool valid(const struct timespec *ts)
@@ -26,14 +30,34 @@ static uint64_t ts_ns(const struct timespec *ts)
     return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
 }
 
+/* Sleeps ns; 0, or -EINTR with the time left in *left. */
+static int sleep_for(uint64_t ns, uint64_t *left)
+{
+    uint64_t deadline = cap__deadline_after(ns);
+    if (cap__io_sleep(deadline, &cap__intr_always) == 0)
+        return 0;
+    uint64_t now = cap__now();
+    *left = deadline > now ? deadline - now : 0;
+    return -EINTR;
+}
+
+static void set_rem(struct timespec *rem, uint64_t left)
+{
+    if (rem != NULL)
+        *rem = cap__ns_to_timespec(left);
+}
+
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
     if (!cap__ic_user())
         return CAP__REAL(nanosleep)(req, rem);
     if (!valid(req))
         return (int)cap__ic_ret(-EINVAL);
-    cap_sleep_ns(ts_ns(req));
-    return 0;
+    uint64_t left;
+    int rc = sleep_for(ts_ns(req), &left);
+    if (rc != 0)
+        set_rem(rem, left);
+    return (int)cap__ic_ret(rc);
 }
 
 int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
@@ -53,22 +77,28 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
             return 0;
         ns -= n;
     }
-    cap_sleep_ns(ns);
-    return 0;
+    uint64_t left;
+    if (sleep_for(ns, &left) == 0)
+        return 0;
+    if (!(flags & TIMER_ABSTIME)) /* rem is for relative sleeps only */
+        set_rem(rem, left);
+    return EINTR;
 }
 
 unsigned sleep(unsigned sec)
 {
     if (!cap__ic_user())
         return CAP__REAL(sleep)(sec);
-    cap_sleep_ns((uint64_t)sec * 1000000000u);
-    return 0;
+    uint64_t left;
+    if (sleep_for((uint64_t)sec * 1000000000u, &left) == 0)
+        return 0;
+    return (unsigned)(left / 1000000000u); /* whole seconds not slept, as glibc */
 }
 
 int usleep(useconds_t usec)
 {
     if (!cap__ic_user())
         return CAP__REAL(usleep)(usec);
-    cap_sleep_ns((uint64_t)usec * 1000u);
-    return 0;
+    uint64_t left;
+    return (int)cap__ic_ret(sleep_for((uint64_t)usec * 1000u, &left));
 }

@@ -135,6 +135,34 @@ void cap__fd_closing(int fd)
     end_life(f);
 }
 
+void cap__fd_closing_range(unsigned first, unsigned last)
+{
+    if (last >= CAP__FD_MAX)
+        last = CAP__FD_MAX - 1;
+    for (unsigned fd = first; fd <= last; fd++) {
+        if (atomic_load_explicit(&chunks[fd >> CHUNK_SHIFT], memory_order_acquire) == NULL) {
+            fd |= CHUNK_LEN - 1; /* the whole chunk is unknown */
+            continue;
+        }
+        cap__fd_closing((int)fd);
+    }
+}
+
+void cap__fd_forget_closed(void)
+{
+    for (unsigned fd = 0; fd < CAP__FD_MAX; fd++) {
+        cap__fd *f = cap__fd_peek((int)fd);
+        if (f == NULL) {
+            fd |= CHUNK_LEN - 1;
+            continue;
+        }
+        if (atomic_load(&f->kind) == CAP__FD_UNKNOWN && atomic_load(&f->flags) == 0)
+            continue; /* nothing known that could go stale */
+        if (syscall(SYS_fcntl, (int)fd, F_GETFD) < 0 && errno == EBADF)
+            cap__fd_closing((int)fd);
+    }
+}
+
 void cap__fd_created(int fd, int kind, uint32_t flags)
 {
     cap__fd *f = cap__fd_get(fd);

@@ -8,8 +8,9 @@
  * Records live in chunks that are allocated on first use and never freed,
  * so a lookup is two loads and never races with reclamation. A record
  * outlives the descriptor it describes; `gen` tells lives apart:
- *  - every close the runtime sees (close, dup2 onto it, fclose,
- *    close_range) and every descriptor the runtime creates bumps gen,
+ *  - every close the runtime sees (close, dup2/dup3 onto it, close_range,
+ *    closefrom, and the stdio/dirent closes of intercept/stream.c) and
+ *    every descriptor the runtime creates bumps gen,
  *    wakes waiters with EBADF and forgets kind, flags and registration;
  *  - a backend stamps each registration with the gen it was made for and
  *    delivers (fd, gen) with every event; an event whose gen is no longer
@@ -20,8 +21,8 @@
  * O_NONBLOCK view (F_GETFL) on first use. Descriptors created by paths we
  * do not see (glibc internals) and closed by paths we do not see keep
  * their record at "unknown", which is correct; one created by us and
- * closed behind our back (closefrom by a library, a raw syscall) is the
- * documented blind spot.
+ * closed behind our back (a raw close system call) is the documented
+ * blind spot.
  *
  * Locking: `lock` guards the waiter lists and is taken by wakers (backend
  * event processing, close) and by waiters linking themselves (park.h's
@@ -99,6 +100,13 @@ void cap__fd_dup_of(int newfd, int oldfd);
  * it): disarm it in the backend while the number is still valid, end its
  * life and wake its waiters with EBADF. */
 void cap__fd_closing(int fd);
+/* cap__fd_closing for every number from first to last (inclusive) that
+ * has a record; skips chunks never touched. */
+void cap__fd_closing_range(unsigned first, unsigned last);
+/* After a call that closed descriptors we cannot name beforehand
+ * (fcloseall): ends the life of every known number that is no longer
+ * open. */
+void cap__fd_forget_closed(void);
 
 static inline bool cap__fd_has(const cap__fd *f, uint32_t flag)
 {

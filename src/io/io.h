@@ -25,6 +25,8 @@
 #include <sys/uio.h>
 
 #include "io/fd.h"
+#include "io/sigintr.h"
+#include "io/wait.h"
 
 /* Reads CAP_NETIO and CAP_DISKIO, starts the chosen backends and installs
  * the poller. Called once by the runtime's start-up, before the workers
@@ -41,12 +43,29 @@ typedef struct cap__io_ticket {
     uint32_t seq;
 } cap__io_ticket;
 
+/* One blocking call that may wait several times on one descriptor; it
+ * carries what lets a signal interrupt the call (sigintr.h). Lives on the
+ * caller's stack from cap__io_call_begin to cap__io_call_end. */
+typedef struct cap__io_call {
+    const cap__intr *in;
+    cap__fd *f;          /* the descriptor of its waits */
+    cap__io_waiter w;    /* [f->lock] the record of the current wait */
+    cap__sig_waiter sw;
+    bool entered;        /* sw is linked (from the first wait on) */
+} cap__io_call;
+
+/* in: what may interrupt the call. */
+void cap__io_call_begin(cap__io_call *c, const cap__intr *in);
+/* Returns the signal that interrupted the call, or 0. */
+int cap__io_call_end(cap__io_call *c);
+
 /* Snapshots f's event sequence for dir; call before the attempt. */
 void cap__io_prepare(cap__io_ticket *tk, cap__fd *f, int fd, int dir);
 /* Parks until an event newer than the snapshot, the absolute deadline,
- * or close. Returns 0 (try again), ETIMEDOUT, EBADF (closed while
- * waiting) or EPERM (the backend cannot poll this descriptor). */
-int cap__io_wait(cap__io_ticket *tk, uint64_t deadline);
+ * close, or (with c) a signal that may interrupt the call c. Returns 0
+ * (try again), ETIMEDOUT, EBADF (closed while waiting), EINTR or EPERM
+ * (the backend cannot poll this descriptor). c may be NULL. */
+int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c);
 /* After a call that succeeded following a wake-up: if other threads wait
  * on the same direction and the descriptor is still ready, wake the next
  * one (one wake per connection for accept pools, and none lost). */
@@ -56,14 +75,21 @@ void cap__io_handoff(cap__fd *f, int fd, int dir);
 typedef ssize_t (*cap__io_attempt)(int fd, void *arg);
 /* Runs attempt until it returns anything but -EAGAIN, parking in between;
  * nonblock: a single attempt. Returns the attempt's result, -ETIMEDOUT at
- * the deadline, -EBADF if closed meanwhile. */
+ * the deadline, -EBADF if closed meanwhile, -EINTR if a signal allowed by
+ * in (NULL: none) interrupted the wait. */
 ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
-                   uint64_t deadline, bool nonblock);
+                   uint64_t deadline, bool nonblock, const cap__intr *in);
 
 /* poll(2) for a user thread: same arguments and result, parks instead of
  * blocking; deadline absolute (CAP__FOREVER: none, 0: do not wait). On
- * error returns -errno. */
-int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline);
+ * error returns -errno; -EINTR if a signal allowed by in (NULL: none)
+ * interrupted it while nothing was ready. */
+int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__intr *in);
+
+/* Parks until the absolute deadline (CAP__FOREVER: until a signal) or a
+ * signal allowed by in (NULL: none). A cancellation point. 0 at the
+ * deadline, EINTR. */
+int cap__io_sleep(uint64_t deadline, const cap__intr *in);
 
 /* Absolute deadline for a blocking call in dir, from SO_RCVTIMEO /
  * SO_SNDTIMEO. */

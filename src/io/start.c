@@ -20,6 +20,7 @@
 #include "io/diskio.h"
 #include "io/io.h"
 #include "io/netio.h"
+#include "io/sigintr.h"
 #include "sched/poller.h"
 #include "util/die.h"
 
@@ -93,4 +94,5 @@ void cap__io_start(void)
 {
     start_netio();
     start_diskio();
+    cap__sig_start();
 }

@@ -13,6 +13,11 @@
  *    is still linked (waitaddr.c's pattern).
  *  - an exclusive wake that loses to a timeout (cap__unpark false) moves
  *    on to the next exclusive waiter: a wake-up is never dropped.
+ *  - signals (sigintr.h): an interruptible call keeps its waiter record or
+ *    group for the whole call, so the interrupt callback always finds it;
+ *    the callback unlinks the record (or fires the group) under the same
+ *    lock as an event would, and the waiter checks cap__sig_hit under that
+ *    lock before every park.
  */
 #include "io/wait.h"
 
@@ -23,7 +28,9 @@
 
 #include "io/io.h"
 #include "io/netio.h"
+#include "io/sigintr.h"
 #include "sched/park.h"
+#include "sync/cancel.h"
 #include "thread/thread.h"
 #include "util/clock.h"
 
@@ -198,13 +205,49 @@ static bool unlock_fd(void *arg)
     return true;
 }
 
-int cap__io_wait(cap__io_ticket *tk, uint64_t deadline)
+void cap__io_call_begin(cap__io_call *c, const cap__intr *in)
+{
+    c->in = in;
+    c->f = NULL;
+    c->entered = false;
+}
+
+int cap__io_call_end(cap__io_call *c)
+{
+    return c->entered ? cap__sig_leave(&c->sw) : 0;
+}
+
+/* Dispatch's interrupt of an exclusive waiter (shard lock held). */
+static void interrupt_excl(void *arg)
+{
+    cap__io_call *c = arg;
+    cap__fd *f = c->f;
+    cap__spin_lock(&f->lock);
+    if (c->w.linked) {
+        unlink_waiter(f, &c->w);
+        c->w.result = EINTR;
+        cap__unpark(c->w.thread);
+    }
+    cap__spin_unlock(&f->lock);
+}
+
+int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
 {
     cap__fd *f = tk->f;
     if (arm(f, tk->fd, tk->gen) != 0)
         return EPERM;
-    cap__io_waiter w = { .thread = cap__current(), .dir = tk->dir };
+    cap__io_waiter local, *w = &local;
+    if (c != NULL) {
+        w = &c->w;
+        if (!c->entered) { /* first park of the call: one descriptor per call */
+            c->f = f;
+            c->w.linked = false;
+            cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
+            c->entered = true;
+        }
+    }
     cap__spin_lock(&f->lock);
+    *w = (cap__io_waiter){ .thread = cap__current(), .dir = tk->dir };
     if (atomic_load(&f->gen) != tk->gen) {
         cap__spin_unlock(&f->lock);
         return EBADF;
@@ -213,7 +256,11 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline)
         cap__spin_unlock(&f->lock);
         return 0;
     }
-    link_excl(f, &w);
+    if (c != NULL && cap__sig_hit(&c->sw)) {
+        cap__spin_unlock(&f->lock);
+        return EINTR;
+    }
+    link_excl(f, w);
     if (cap__netio_active->interest != NULL)
         cap__netio_active->interest(f, tk->fd);
     atomic_fetch_add(&io_waiting, 1);
@@ -222,12 +269,12 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline)
     atomic_fetch_sub(&io_waiting, 1);
     if (rc != 0) {
         cap__spin_lock(&f->lock);
-        if (w.linked)
-            unlink_waiter(f, &w);
+        if (w->linked)
+            unlink_waiter(f, w);
         cap__spin_unlock(&f->lock);
         return rc == ETIMEDOUT ? ETIMEDOUT : 0;
     }
-    return w.result;
+    return w->result;
 }
 
 void cap__io_handoff(cap__fd *f, int fd, int dir)
@@ -262,8 +309,8 @@ static void block_in_poll(int fd, int dir, uint64_t deadline)
     syscall(SYS_ppoll, &p, 1, tsp, NULL, 0);
 }
 
-ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
-                   uint64_t deadline, bool nonblock)
+static ssize_t io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
+                     uint64_t deadline, cap__io_call *c)
 {
     bool waited = false;
     for (;;) {
@@ -275,17 +322,29 @@ ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
                 cap__io_handoff(f, fd, dir);
             return r;
         }
-        if (nonblock)
-            return r;
         if (deadline != CAP__FOREVER && cap__now() >= deadline)
             return -ETIMEDOUT;
-        int rc = cap__io_wait(&tk, deadline);
-        if (rc == ETIMEDOUT || rc == EBADF)
+        int rc = cap__io_wait(&tk, deadline, c);
+        if (rc == ETIMEDOUT || rc == EBADF || rc == EINTR)
             return -rc;
         if (rc == EPERM)
             block_in_poll(fd, dir, deadline);
         waited = true;
     }
+}
+
+ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
+                   uint64_t deadline, bool nonblock, const cap__intr *in)
+{
+    if (nonblock)
+        return op(fd, arg);
+    if (in == NULL)
+        return io_do(f, fd, dir, op, arg, deadline, NULL);
+    cap__io_call c;
+    cap__io_call_begin(&c, in);
+    ssize_t r = io_do(f, fd, dir, op, arg, deadline, &c);
+    cap__io_call_end(&c);
+    return r;
 }
 
 /* ---- poll(): observer waits ---------------------------------------------- */
@@ -308,7 +367,13 @@ static bool unlock_group(void *arg)
 
 enum { POLL_STACK_RECORDS = 16 };
 
-int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline)
+/* Dispatch's interrupt of a poll group or a sleep (shard lock held). */
+static void interrupt_group(void *arg)
+{
+    group_fire(arg);
+}
+
+int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__intr *in)
 {
     cap__io_waiter stack_recs[POLL_STACK_RECORDS];
     cap__io_waiter *recs = stack_recs;
@@ -323,6 +388,12 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline)
             return -ENOMEM;
         }
     }
+    /* One group for the whole call: a signal's interrupt may fire it at
+     * any time until cap__sig_leave (group_fire then sees parked false,
+     * or the thread parked on it in a later round). */
+    cap__io_group g = { .thread = cap__current() };
+    cap__sig_waiter sw;
+    bool entered = false;
     int result;
     for (;;) {
         /* Snapshot every watched sequence before looking at readiness. */
@@ -332,14 +403,25 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline)
             seqs[2 * i + 1] = f ? atomic_load(&f->seq[1]) : 0;
         }
         long r = syscall(SYS_poll, fds, n, 0);
+        if (r == 0 && entered && cap__sig_hit(&sw)) {
+            result = -EINTR;
+            break;
+        }
         if (r != 0 || deadline == 0 || (deadline != CAP__FOREVER && cap__now() >= deadline)) {
             result = r < 0 ? -errno : (int)r;
             break;
         }
-        cap__io_group g = { .thread = cap__current() };
+        if (in != NULL && !entered) {
+            cap__sig_enter(&sw, in, interrupt_group, &g);
+            entered = true;
+        }
+        cap__spin_lock(&g.lock);
+        g.fired = false;
+        g.parked = false;
+        cap__spin_unlock(&g.lock);
         size_t nrec = 0;
-        bool unpollable = false;
-        for (nfds_t i = 0; i < n && !g.fired; i++) {
+        bool unpollable = false, ready = false;
+        for (nfds_t i = 0; i < n && !ready; i++) {
             int fd = fds[i].fd;
             cap__fd *f = fd >= 0 ? cap__fd_get(fd) : NULL;
             if (f == NULL)
@@ -354,7 +436,7 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline)
                 if (!(dirs & (1u << d)))
                     continue;
                 if (atomic_load(&f->seq[d]) != seqs[2 * i + d]) {
-                    g.fired = true; /* no lock needed: nobody can see g yet */
+                    ready = true;
                     break;
                 }
                 cap__io_waiter *w = &recs[nrec++];
@@ -362,7 +444,7 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline)
                 w->fd = fd;
                 link_obs(f, w);
             }
-            if (cap__netio_active->interest != NULL && !g.fired)
+            if (cap__netio_active->interest != NULL && !ready)
                 cap__netio_active->interest(f, fd);
             cap__spin_unlock(&f->lock);
         }
@@ -373,14 +455,15 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline)
                 until = soon;
         }
         cap__spin_lock(&g.lock);
-        if (!g.fired) {
+        if (!ready && !g.fired && !(entered && cap__sig_hit(&sw))) {
             g.parked = true;
             atomic_fetch_add(&io_waiting, 1);
             cap__park(CAP__PARK_IO_READ, fds, until, unlock_group, &g);
             atomic_fetch_sub(&io_waiting, 1);
-        } else {
-            cap__spin_unlock(&g.lock);
+            cap__spin_lock(&g.lock);
+            g.parked = false;
         }
+        cap__spin_unlock(&g.lock);
         for (size_t k = 0; k < nrec; k++) {
             cap__io_waiter *w = &recs[k];
             cap__fd *f = cap__fd_peek(w->fd);
@@ -390,9 +473,51 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline)
             cap__spin_unlock(&f->lock);
         }
     }
+    if (entered)
+        cap__sig_leave(&sw);
     if (recs != stack_recs) {
         free(recs);
         free(seqs);
     }
     return result;
+}
+
+/* ---- sleeps, pause, sigsuspend ------------------------------------------- */
+
+int cap__io_sleep(uint64_t deadline, const cap__intr *in)
+{
+    cap__cancel_point();
+    cap__io_group g = { .thread = cap__current() };
+    cap__sig_waiter sw;
+    if (in != NULL)
+        cap__sig_enter(&sw, in, interrupt_group, &g);
+    int rc = 0;
+    /* Only the timer, a signal or a cancel wakes it; the loop guards
+     * against spurious wake-ups, so it never returns before the deadline. */
+    while (deadline == CAP__FOREVER || cap__now() < deadline) {
+        cap__spin_lock(&g.lock);
+        if (in != NULL && cap__sig_hit(&sw)) {
+            cap__spin_unlock(&g.lock);
+            rc = EINTR;
+            break;
+        }
+        g.fired = false;
+        g.parked = true;
+        /* Counted as an I/O wait: a signal may still end a sleep without
+         * deadline (pause), so it is no deadlock. */
+        atomic_fetch_add(&io_waiting, 1);
+        int r = cap__park_cancellable(CAP__PARK_SLEEP, &g, deadline, unlock_group, &g);
+        atomic_fetch_sub(&io_waiting, 1);
+        cap__spin_lock(&g.lock);
+        g.parked = false;
+        cap__spin_unlock(&g.lock);
+        if (r == ECANCELED) {
+            if (in != NULL)
+                cap__sig_leave(&sw);
+            cap__cancel_act();
+        }
+    }
+    if (in != NULL)
+        cap__sig_leave(&sw);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Waiter records of the I/O layer (private to src/io). A record lives on
+ * Waiter records of the I/O layer (private to src/io; io.h embeds one in
+ * cap__io_call). A record lives on
  * the waiting thread's stack and is linked into one list of one descriptor
  * record (cap__fd) under that record's lock.
  *

@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Signal handlers in programs on linked stacks.
+ * Signal handlers: every handler the program installs runs through one
+ * trampoline, for two reasons.
  *
+ * EINTR (always): after the program's handler returns, the trampoline
+ * tells the I/O layer (cap__sig_caught, io/sigintr.h), which interrupts a
+ * parked blocking call of some user thread as the kernel would have.
+ *
+ * Linked stacks (linked mode only):
  * A thread on a linked chunk may be close to the chunk's end: the kernel's
  * signal frame (a few KiB with the vector state) would not fit, and a
  * handler built with -fsplit-stack would call __morestack in the middle of
@@ -16,7 +22,8 @@
  * The program's handler is called through a trampoline with the
  * arguments it expects (SA_SIGINFO or not); sigaction reports the
  * program's own handler and flags back, as if nothing were in between.
- * Outside linked mode both functions pass straight through.
+ * Outside linked mode the handler runs where the program asked, and the
+ * stack limit is left alone.
  *
  * State: one table entry per signal, written by sigaction under a lock
  * and read by the trampoline (a handler is published before the kernel
@@ -27,6 +34,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "io/sigintr.h"
 #include "stack/linked.h"
 #include "util/spin.h"
 
@@ -50,14 +58,20 @@ static sigaction_fn real(void)
 
 static void trampoline(int sig, siginfo_t *info, void *uctx)
 {
-    uintptr_t limit;
-    __asm__ volatile("movq %%fs:0x70, %0" : "=r"(limit));
-    __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
-    if (table[sig].flags & SA_SIGINFO)
+    int flags = table[sig].flags;
+    bool linked = cap__linked_cfg.enabled;
+    uintptr_t limit = 0;
+    if (linked) {
+        __asm__ volatile("movq %%fs:0x70, %0" : "=r"(limit));
+        __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
+    }
+    if (flags & SA_SIGINFO)
         table[sig].action(sig, info, uctx);
     else
         table[sig].handler(sig);
-    __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
+    if (linked)
+        __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
+    cap__sig_caught(sig, flags);
 }
 
 static bool is_function(const struct sigaction *act)
@@ -75,7 +89,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         errno = ENOSYS;
         return -1;
     }
-    if (!cap__linked_cfg.enabled || sig <= 0 || sig >= NSIG)
+    if (sig <= 0 || sig >= NSIG)
         return fn(sig, act, old);
 
     cap__spin_lock(&table_lock);
@@ -84,7 +98,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     __typeof__(table[0]) before = table[sig];
     if (act != NULL && is_function(act)) {
         mine = *act;
-        mine.sa_flags |= SA_SIGINFO | SA_ONSTACK;
+        mine.sa_flags |= SA_SIGINFO | (cap__linked_cfg.enabled ? SA_ONSTACK : 0);
         mine.sa_sigaction = trampoline;
         table[sig].handler = act->sa_handler;
         table[sig].action = act->sa_sigaction;

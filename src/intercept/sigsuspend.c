@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pause and sigsuspend. On a user thread they park only the caller until
+ * a caught signal is chosen to interrupt it (io/sigintr.h), then return
+ * -1 with EINTR, as they always do. sigsuspend's mask decides which
+ * signals may end the wait: one in the mask never does. As with ppoll,
+ * the mask is not installed in the kernel (docs/pthread-compat.md,
+ * "Signals"). Elsewhere both are libc's.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "intercept/intercept.h"
+#include "io/io.h"
+#include "util/clock.h"
+
+int pause(void)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(pause)();
+    cap__io_sleep(CAP__FOREVER, &cap__intr_always);
+    return (int)cap__ic_ret(-EINTR);
+}
+
+int sigsuspend(const sigset_t *mask)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(sigsuspend)(mask);
+    cap__intr in = cap__intr_always;
+    in.blocked = cap__sig_bits(mask);
+    cap__io_sleep(CAP__FOREVER, &in);
+    return (int)cap__ic_ret(-EINTR);
+}

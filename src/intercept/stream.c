@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libc calls that close descriptors through glibc's internal close, which
+ * no interposition sees: fclose, freopen, fcloseall, pclose, closedir.
+ * Each ends the life of the number in the descriptor table first (waiters
+ * woken with EBADF, no stale event after reuse), as close() does.
+ *  - fcloseall closes streams we cannot name beforehand: afterwards every
+ *    known number that is no longer open is forgotten.
+ *  - pclose also waits for the child: on a user thread that wait runs on
+ *    the offload pool, so only the caller waits.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+
+#include "intercept/intercept.h"
+#include "io/io.h"
+
+static void stream_closing(FILE *stream)
+{
+    int fd = stream != NULL ? fileno(stream) : -1;
+    if (fd >= 0)
+        cap__fd_closing(fd);
+}
+
+int fclose(FILE *stream)
+{
+    stream_closing(stream);
+    return CAP__REAL(fclose)(stream);
+}
+
+FILE *freopen(const char *path, const char *mode, FILE *stream)
+{
+    stream_closing(stream);
+    FILE *r = CAP__REAL(freopen)(path, mode, stream);
+    if (r != NULL && fileno(r) >= 0) /* a fresh life for whatever it opened */
+        cap__fd_created(fileno(r), CAP__FD_UNKNOWN, 0);
+    return r;
+}
+
+FILE *freopen64(const char *path, const char *mode, FILE *stream)
+    __attribute__((alias("freopen")));
+
+int fcloseall(void)
+{
+    int r = CAP__REAL(fcloseall)();
+    cap__fd_forget_closed();
+    return r;
+}
+
+struct pclose_call {
+    FILE *stream;
+    int result, err;
+};
+
+static void run_pclose(void *arg)
+{
+    struct pclose_call *c = arg;
+    c->result = CAP__REAL(pclose)(c->stream);
+    c->err = errno;
+}
+
+int pclose(FILE *stream)
+{
+    stream_closing(stream);
+    struct pclose_call c = { .stream = stream };
+    if (!cap__ic_user() || cap__offload(run_pclose, &c) != 0)
+        return CAP__REAL(pclose)(stream);
+    if (c.result < 0)
+        errno = c.err;
+    return c.result;
+}
+
+int closedir(DIR *d)
+{
+    int fd = dirfd(d);
+    if (fd >= 0)
+        cap__fd_closing(fd);
+    return CAP__REAL(closedir)(d);
+}

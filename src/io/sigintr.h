@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signals interrupting parked calls: how a blocking call of a user thread
+ * returns EINTR when a caught signal arrives (signal(7), "Interruption of
+ * system calls and library functions by signal handlers").
+ *
+ * In M:N the handler runs on whatever kernel thread the kernel picked
+ * (a worker, an offload thread), while the user thread that should see
+ * EINTR is parked. So a signal is handled in two halves:
+ *
+ *  1. Handler side, async-signal-safe: cap__sig_caught(sig, sa_flags),
+ *     called by the handler trampoline (src/stack/signal.c) after the
+ *     program's handler returned. It numbers the delivery (one atomic
+ *     fetch-add), records (sig, SA_RESTART) in a ring slot and writes the
+ *     runtime's eventfd. No lock, no allocation, errno preserved.
+ *  2. Dispatch, on a worker in ordinary context: the eventfd is one of the
+ *     runtime's watched descriptors (cap__io_watch), so the worker that
+ *     harvests it reads the ring and, for each delivery, interrupts at
+ *     most one parked call, chosen as follows.
+ *
+ * Which thread a process-directed signal interrupts. POSIX delivers it to
+ * exactly one thread that does not block it; user threads have no masks
+ * of their own, so every user thread qualifies, and we pick one that the
+ * delivery can actually interrupt:
+ *  - a call is eligible if it was waiting when the signal arrived (it
+ *    entered before the delivery was numbered), the signal is not in the
+ *    call's mask (ppoll/pselect/epoll_pwait/sigsuspend), and either the
+ *    call never restarts (poll, select, epoll_wait, sleeps, pause,
+ *    sigsuspend, socket calls with SO_RCVTIMEO/SO_SNDTIMEO) or the
+ *    handler was installed without SA_RESTART;
+ *  - among the eligible calls the main thread's wins (Linux prefers the
+ *    thread-group leader too, and the idiom "main blocks in accept(),
+ *    a SIGINT handler sets a flag" depends on it); otherwise the call
+ *    that has waited longest.
+ * A signal that finds no eligible call interrupts nothing, as when it
+ * hits a running thread under POSIX. Interrupting every parked call
+ * instead would hand EINTR to threads that the kernel would never have
+ * chosen and that may not expect it.
+ *
+ * Waiter side. A call that parks interruptibly links a cap__sig_waiter
+ * (on its stack) for the whole call (cap__sig_enter ... cap__sig_leave),
+ * with an interrupt callback for its wait structure. Dispatch sets
+ * sw->sig and then runs the callback, which takes the wait structure's
+ * lock and wakes the thread if it is parked there. The waiter checks
+ * sw->sig under that same lock just before parking, so a delivery that
+ * lands between two parks of one call, or before the first, is never
+ * lost: either the check sees sig, or the callback finds it parked.
+ *
+ * Lock order: a shard lock, then a wait structure's lock (descriptor or
+ * poll group). Waiters take a shard lock only on its own.
+ */
+#ifndef CAP_IO_SIGINTR_H
+#define CAP_IO_SIGINTR_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cap__thread;
+struct cap__sig_shard;
+
+/* What may interrupt one call. */
+typedef struct cap__intr {
+    uint64_t blocked; /* bit (sig - 1) set: sig never interrupts the call */
+    bool restart;     /* read-like: a SA_RESTART handler restarts it instead */
+} cap__intr;
+
+/* poll, select, epoll_wait, sleeps, pause: EINTR whatever the flags. */
+extern __attribute__((visibility("hidden"))) const cap__intr cap__intr_always;
+/* read, write, accept, connect, ... on a descriptor without timeout. */
+extern __attribute__((visibility("hidden"))) const cap__intr cap__intr_restart;
+
+/* The first 64 signals of set as a cap__intr mask. */
+uint64_t cap__sig_bits(const sigset_t *set);
+
+typedef struct cap__sig_waiter cap__sig_waiter;
+struct cap__sig_waiter {
+    cap__sig_waiter *next, *prev;  /* [shard lock] */
+    struct cap__sig_shard *shard;
+    struct cap__thread *thread;
+    cap__intr in;
+    uint64_t epoch;                /* deliveries numbered >= epoch may interrupt it */
+    uint64_t ticket;               /* entry order: the longest waiter goes first */
+    _Atomic int sig;               /* the signal that interrupted the call, or 0 */
+    void (*interrupt)(void *arg);  /* wakes it; dispatch calls it under the shard lock */
+    void *arg;
+};
+
+/* Makes the calling user thread's current call interruptible as in says
+ * until cap__sig_leave. interrupt(arg) must take the wait structure's
+ * lock and wake the thread if it is parked there; it may run at any time
+ * until cap__sig_leave returns. */
+void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, void (*interrupt)(void *),
+                    void *arg);
+/* Ends it; returns the signal that interrupted the call, or 0. */
+int cap__sig_leave(cap__sig_waiter *sw);
+/* True once a signal interrupted the call; check under the wait
+ * structure's lock before parking. */
+static inline bool cap__sig_hit(cap__sig_waiter *sw)
+{
+    return atomic_load(&sw->sig) != 0;
+}
+
+/* Handler side: a handler for sig, installed with sa_flags, has just run
+ * on this kernel thread. Async-signal-safe. */
+void cap__sig_caught(int sig, int sa_flags);
+
+/* Creates and watches the eventfd that brings deliveries to a worker.
+ * Called once by cap__io_start. */
+void cap__sig_start(void);
+
+#endif /* CAP_IO_SIGINTR_H */
