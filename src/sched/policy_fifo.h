@@ -14,6 +14,23 @@ static inline void cap__fifo_enqueue(cap__worker *w, struct cap__thread *t)
     cap__tqueue_push(&w->local, t);
 }
 
+/* A thread woken by a thread of the same worker runs next (it goes to
+ * the front): the data the waker just produced for it is still in this
+ * CPU's cache, as with Go's runnext slot. Every WAKE_FRONT_MAX-th such
+ * wake goes to the back instead, so two threads waking each other in
+ * turn cannot starve the rest of the queue. */
+enum { WAKE_FRONT_MAX = 16 };
+
+static inline void cap__fifo_wake(cap__worker *w, struct cap__thread *t)
+{
+    if (++w->fifo_wake_streak < WAKE_FRONT_MAX) {
+        cap__tqueue_push_front(&w->local, t);
+    } else {
+        w->fifo_wake_streak = 0;
+        cap__tqueue_push(&w->local, t);
+    }
+}
+
 static inline struct cap__thread *cap__fifo_pick_next(cap__worker *w)
 {
     return cap__tqueue_pop(&w->local);

@@ -163,7 +163,10 @@ void cap__make_runnable(cap__thread *t)
     if (home == here) {
         if (cap__policy_active->on_wake != NULL)
             cap__policy_active->on_wake(home, t);
-        policy_enqueue(home, t);
+        if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1))
+            cap__fifo_wake(home, t);
+        else
+            cap__policy_active->enqueue(home, t);
         return;
     }
     inbox_push(home, t);

@@ -75,6 +75,7 @@ typedef struct cap__worker {
 
     cap__tqueue local;                  /* policy's queue (fifo uses it directly) */
     void *policy_state;                 /* for policies that need more */
+    unsigned fifo_wake_streak;          /* fifo: wakes sent to the front in a row */
     _Atomic(struct cap__thread *) inbox;/* LIFO of woken threads, linked by run_next */
 
     cap__spin steal_lock;

@@ -28,6 +28,15 @@ static inline void cap__tqueue_push(cap__tqueue *q, struct cap__thread *t)
     q->len++;
 }
 
+static inline void cap__tqueue_push_front(cap__tqueue *q, struct cap__thread *t)
+{
+    t->run_next = q->head;
+    q->head = t;
+    if (q->tail == NULL)
+        q->tail = t;
+    q->len++;
+}
+
 static inline struct cap__thread *cap__tqueue_pop(cap__tqueue *q)
 {
     struct cap__thread *t = q->head;

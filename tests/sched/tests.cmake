@@ -13,3 +13,6 @@ foreach(n 1 2)
   set_tests_properties(sched/deadlock_report/w${n} PROPERTIES
     ENVIRONMENT "CAP_WORKERS=${n}" TIMEOUT 30)
 endforeach()
+# One worker: the pair and the stopper must share it.
+set(CAPTEST_woken_threads_cannot_starve_WORKERS 1)
+set(CAPTEST_woken_threads_cannot_starve_TIMEOUT 30)
