@@ -14,7 +14,7 @@ static inline void cap__fifo_enqueue(cap__worker *w, struct cap__thread *t)
     cap__tqueue_push(&w->local, t);
 }
 
-/* A thread woken by a thread of the same worker runs next (it goes to
+/* A thread woken by a running thread of the same worker runs next (it goes to
  * the front): the data the waker just produced for it is still in this
  * CPU's cache, as with Go's runnext slot. Every WAKE_FRONT_MAX-th such
  * wake goes to the back instead, so two threads waking each other in

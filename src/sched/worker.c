@@ -163,10 +163,13 @@ void cap__make_runnable(cap__thread *t)
     if (home == here) {
         if (cap__policy_active->on_wake != NULL)
             cap__policy_active->on_wake(home, t);
-        if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1))
+        /* Woken by a running thread: the fifo runs it next. Wake-ups
+         * the scheduler makes (expired timers, harvested I/O) queue at the
+         * back, in the order they were made. */
+        if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1) && home->current != NULL)
             cap__fifo_wake(home, t);
         else
-            cap__policy_active->enqueue(home, t);
+            policy_enqueue(home, t);
         return;
     }
     inbox_push(home, t);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Description: every sleep lasts at least what was asked (never early),
- * and sleepers wake in deadline order: threads sleeping 1..N ms record the
- * order they finish in, which must be sorted by duration. */
+ * and the sleepers of one worker wake in deadline order: threads sleeping
+ * 3..3N ms record the order they finish in, which must be sorted by
+ * duration among threads of the same worker (across workers the order
+ * depends on when each kernel thread gets a CPU, not on the runtime). */
 #include <capriccio.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@ enum { N = 40, STEP_NS = 3 * 1000 * 1000 };
 
 static atomic_int finish_seq;
 static int finish_rank[N];
+static int worker_of[N];
 
 static void *sleeper(void *arg)
 {
@@ -21,6 +24,7 @@ static void *sleeper(void *arg)
     CHECK_EQ(cap_sleep_ns(want), 0);
     uint64_t slept = cap_now_ns() - t0;
     CHECK_GE(slept, want);
+    worker_of[i] = cap_worker_id();
     finish_rank[i] = atomic_fetch_add(&finish_seq, 1);
     return NULL;
 }
@@ -32,10 +36,12 @@ int main(void)
         CHECK_EQ(cap_thread_create(&t[i], NULL, sleeper, (void *)i), 0);
     for (int i = 0; i < N; i++)
         CHECK_EQ(cap_thread_join(t[i], NULL), 0);
-    /* Thread i sleeps (N - i) steps: the last created wakes first. Steps
-     * are 3 ms apart, far more than a scheduling round. */
+    /* Thread i sleeps (N - i) steps: on each worker, the later created
+     * wakes first. */
     for (int i = 0; i < N; i++)
-        CHECK_EQ(finish_rank[i], N - 1 - i);
+        for (int j = i + 1; j < N; j++)
+            if (worker_of[i] == worker_of[j])
+                CHECK_GT(finish_rank[i], finish_rank[j]);
 
     /* Zero and tiny sleeps return, and are not early either. */
     uint64_t t0 = cap_now_ns();
