@@ -15,14 +15,25 @@
  *      thread);
  *   5. with nothing to run: spin briefly, then sleep in the poller.
  *
- * Placement: new threads are dealt round-robin over the workers, into
- * each target's steal queue, and a sleeping target is woken. Dealing
+ * Placement: new threads are dealt over the workers by a hash of a
+ * per-creator turn counter (even, but without the aliasing of round-robin
+ * with a program's own creation pattern), into each target's steal queue,
+ * and a sleeping target is woken; with one worker they go straight to the
+ * local queue. Dealing
  * (rather than leaving a burst in the creator's queue for idle workers to
  * steal) matters because a woken worker needs tens of microseconds to get
  * going, by which time the creator would have started the whole burst
  * itself, and started threads never move. A thread still waits in a steal
- * queue, so an idle worker takes it if its target is slow to get there.
- * Started threads stay on their worker unless CAP_MIGRATE=1 (worker.h).
+ * queue, so an idle worker takes it if its target is slow to get there,
+ * and a thread that parks with nothing local to run takes one too (a
+ * joiner thus runs the thread it just created). Started threads stay on
+ * their worker unless CAP_MIGRATE=1 (worker.h).
+ *
+ * Direct switches: a yield, a park and an exit go straight to the next
+ * thread (local queue, then steal queues) on all but every 61st switch;
+ * an exiting thread hands over to its parked joiner when they share a
+ * worker. The thread switched to finishes the step the previous one left
+ * (finish_switch), as the kernel's finish_task_switch does.
  */
 #include "sched/worker.h"
 

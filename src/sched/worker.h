@@ -90,7 +90,7 @@ typedef struct cap__worker {
     cap__timer_heap timers;
     uint32_t ticks;                     /* scheduling rounds, for periodic work */
     bool steal_first;                   /* next round looks at steal queues first */
-    unsigned place_turn;                /* round-robin placement of new threads */
+    unsigned place_turn;                /* placement turn of new threads (hashed) */
 
     /* Idle protocol: the worker sets sleeping=1, re-checks for work, then
      * waits; a waker publishes work, then exchanges sleeping to 0 and wakes
