@@ -4,7 +4,9 @@
  * cancellation point (deferred cancellation). The points are
  * cap_cond_wait, cap_cond_timedwait, cap_cond_clockwait, cap_thread_join,
  * cap_sleep_ns, cap_usleep, cap_sem_wait, cap_sem_timedwait,
- * cap_sem_clockwait and cap_testcancel, and (later) the blocking I/O calls.
+ * cap_sem_clockwait and cap_testcancel, and the intercepted I/O calls
+ * POSIX names (read, write, accept, connect, poll, ...; the list and the
+ * treatment of partial transfers are in docs/pthread-compat.md).
  * Mutex, rwlock, barrier and spin waits are not points, as in POSIX.
  *
  * Acting on a request runs the cleanup handlers (innermost first), then

@@ -4,6 +4,10 @@
  * sendfile (parks on the output descriptor when it is a socket or pipe;
  * a file-to-file copy runs on the offload pool unless CAP_DISKIO is
  * blocking).
+ *
+ * fsync and fdatasync are cancellation points on entry (intercept.h); the
+ * disk wait is not interrupted. sendfile is not one (POSIX does not name
+ * it; glibc's is not either).
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
@@ -27,14 +31,14 @@ static int sync_call(int fd, bool datasync)
 
 int fsync(int fd)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(fsync)(fd);
     return sync_call(fd, false);
 }
 
 int fdatasync(int fd)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(fdatasync)(fd);
     return sync_call(fd, true);
 }

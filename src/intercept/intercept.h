@@ -29,6 +29,8 @@
 #include "io/fd.h"
 #include "io/sigintr.h"
 #include "sched/park.h"
+#include "sync/cancel.h"
+#include "thread/thread.h"
 #include "util/clock.h"
 
 /* The next definition of name after this library (libc's); dies with a
@@ -50,6 +52,28 @@ void *cap__real_sym(const char *name);
 static inline bool cap__ic_user(void)
 {
     return cap__current() != NULL;
+}
+
+/*
+ * Cancellation points (src/sync/cancel.h; the list is in
+ * docs/pthread-compat.md). A wrapper that is one calls cap__ic_enter()
+ * where others call cap__ic_user(): on a user thread with a cancel
+ * pending (and cancellation enabled) it acts before the call does
+ * anything; otherwise it costs the loads of cap__cancel_requested. Its
+ * waits pass an in with cancel set (cap__ic_intr_cancel), so a cancel
+ * ends them with -ECANCELED once every waiter record is unlinked; the
+ * wrapper frees what it holds and returns through cap__ic_ret_cancel,
+ * which acts. A call that transferred data before the cancel returns the
+ * transfer instead, and the request waits for the next point.
+ */
+static inline bool cap__ic_enter(void)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL)
+        return false;
+    if (__builtin_expect(cap__cancel_requested(self), 0))
+        cap__cancel_act();
+    return true;
 }
 
 /* The single place -errno becomes -1 with errno set. */
@@ -80,6 +104,24 @@ int cap__ic_foreign_wait(int fd, int dir);
 static inline const cap__intr *cap__ic_intr(uint64_t deadline)
 {
     return deadline == CAP__FOREVER ? &cap__intr_restart : &cap__intr_always;
+}
+
+/* cap__ic_intr for a cancellation point. */
+static inline cap__intr cap__ic_intr_cancel(uint64_t deadline)
+{
+    cap__intr in = *cap__ic_intr(deadline);
+    in.cancel = true;
+    return in;
+}
+
+/* cap__ic_ret at the end of a cancellation point: -ECANCELED from a wait
+ * acts (cap__cancel_point re-checks, so an ECANCELED of the system call
+ * itself is returned as an error). */
+static inline ssize_t cap__ic_ret_cancel(ssize_t r)
+{
+    if (__builtin_expect(r == -ECANCELED, 0))
+        cap__cancel_point();
+    return cap__ic_ret(r);
 }
 
 /* The application's O_NONBLOCK view of a classified descriptor. */

@@ -14,6 +14,13 @@
  * A listening or connecting socket we did not create (inherited) is
  * never switched to non-blocking: accept waits for readiness then
  * accepts, connect runs on the offload pool.
+ *
+ * accept, accept4 and connect are cancellation points (intercept.h). A
+ * cancel acts on entry or while the thread is parked; an accept that got
+ * a connection returns it (the request waits for the next point). A
+ * connect cancelled while in progress leaves the connection attempt
+ * going on, as after EINTR; the offloaded connect of a blocking socket
+ * we did not create is a point on entry only.
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
@@ -94,7 +101,7 @@ static void accepted(int listener, int fd, int flags)
 
 int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen, int flags)
 {
-    if (!cap__ic_user()) {
+    if (!cap__ic_enter()) {
         int r;
         for (;;) {
             r = (int)syscall(SYS_accept4, fd, addr.__sockaddr__, alen, flags | SOCK_NONBLOCK);
@@ -117,11 +124,11 @@ int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen, int flags)
                            .owned = cap__fd_has(f, CAP__FDF_OWNED) };
     bool nonblock = cap__ic_nonblock(f);
     uint64_t deadline = cap__io_deadline(f, CAP__IO_READ);
-    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, accept_attempt, &a, deadline, nonblock,
-                           cap__ic_intr(deadline));
+    cap__intr in = cap__ic_intr_cancel(deadline);
+    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, accept_attempt, &a, deadline, nonblock, &in);
     if (r >= 0)
         accepted(fd, (int)r, flags);
-    return (int)cap__ic_ret(r == -ETIMEDOUT ? -EAGAIN : r);
+    return (int)cap__ic_ret_cancel(r == -ETIMEDOUT ? -EAGAIN : r);
 }
 
 int accept(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen)
@@ -166,7 +173,7 @@ static long wait_connect(cap__fd *f, int fd, uint64_t deadline, cap__io_call *c)
         int rc = cap__io_wait(&tk, deadline, c);
         if (rc == ETIMEDOUT)
             return -EINPROGRESS; /* what Linux reports when SO_SNDTIMEO expires */
-        if (rc == EBADF || rc == EINTR)
+        if (rc == EBADF || rc == EINTR || rc == ECANCELED)
             return -rc;
         if (rc == EPERM)
             syscall(SYS_poll, &p, 1, 10);
@@ -178,8 +185,9 @@ static long wait_connect(cap__fd *f, int fd, uint64_t deadline, cap__io_call *c)
  * connect reports EALREADY). */
 static long finish_connect(cap__fd *f, int fd, uint64_t deadline)
 {
+    cap__intr in = cap__ic_intr_cancel(deadline);
     cap__io_call c;
-    cap__io_call_begin(&c, cap__ic_intr(deadline));
+    cap__io_call_begin(&c, &in);
     long r = wait_connect(f, fd, deadline, &c);
     cap__io_call_end(&c);
     return r;
@@ -210,14 +218,16 @@ static long user_connect(int fd, const struct sockaddr *addr, socklen_t len)
         uint64_t soon = cap__deadline_after(2000000);
         if (deadline != CAP__FOREVER && cap__now() >= deadline)
             return -EAGAIN;
-        cap__park(CAP__PARK_IO_WRITE, NULL, soon < deadline ? soon : deadline, NULL, NULL);
+        if (cap__park_cancellable(CAP__PARK_IO_WRITE, NULL, soon < deadline ? soon : deadline,
+                                  NULL, NULL) == ECANCELED)
+            return -ECANCELED; /* no wait structure to leave */
     }
 }
 
 int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
-    if (cap__ic_user())
-        return (int)cap__ic_ret(user_connect(fd, addr.__sockaddr__, len));
+    if (cap__ic_enter())
+        return (int)cap__ic_ret_cancel(user_connect(fd, addr.__sockaddr__, len));
     int r = (int)syscall(SYS_connect, fd, addr.__sockaddr__, len);
     if (r == 0 || !cap__ic_emulated(fd))
         return r;

@@ -14,6 +14,9 @@
  * one in the mask never does. The mask is not installed in the kernel
  * (it would apply to the worker, shared by many user threads); see
  * docs/pthread-compat.md, "Signals".
+ *
+ * All are cancellation points (intercept.h): a cancel acts on entry or
+ * while the thread is parked, after the call unlinked its waiter records.
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
@@ -47,10 +50,12 @@ static uint64_t deadline_ts(const struct timespec *ts)
     return cap__deadline_after((uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec);
 }
 
-/* What may interrupt a call given mask (NULL: every caught signal). */
+/* What may interrupt a call given mask (NULL: every caught signal);
+ * a cancel always may. */
 static cap__intr intr_of(const sigset_t *mask)
 {
     cap__intr in = cap__intr_always;
+    in.cancel = true;
     if (mask != NULL)
         in.blocked = cap__sig_bits(mask);
     return in;
@@ -58,19 +63,20 @@ static cap__intr intr_of(const sigset_t *mask)
 
 int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(poll)(fds, n, timeout);
-    return (int)cap__ic_ret(cap__io_poll(fds, n, deadline_ms(timeout), &cap__intr_always));
+    cap__intr in = intr_of(NULL);
+    return (int)cap__ic_ret_cancel(cap__io_poll(fds, n, deadline_ms(timeout), &in));
 }
 
 int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(ppoll)(fds, n, ts, mask);
     if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
         return (int)cap__ic_ret(-EINVAL);
     cap__intr in = intr_of(mask);
-    return (int)cap__ic_ret(cap__io_poll(fds, n, deadline_ts(ts), &in));
+    return (int)cap__ic_ret_cancel(cap__io_poll(fds, n, deadline_ts(ts), &in));
 }
 
 _Noreturn void __chk_fail(void);
@@ -155,7 +161,7 @@ static int select_via_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, uint64_t d
 
 int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(select)(nfds, r, w, e, tv);
     uint64_t deadline = CAP__FOREVER;
     if (tv != NULL) {
@@ -164,24 +170,25 @@ int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
         uint64_t ns = (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
         deadline = ns == 0 ? 0 : cap__deadline_after(ns);
     }
-    int rc = select_via_poll(nfds, r, w, e, deadline, &cap__intr_always);
+    cap__intr in = intr_of(NULL);
+    int rc = select_via_poll(nfds, r, w, e, deadline, &in);
     if (tv != NULL && deadline != 0) { /* Linux reports the time left */
         uint64_t now = cap__now(), left = deadline > now ? deadline - now : 0;
         tv->tv_sec = (time_t)(left / 1000000000u);
         tv->tv_usec = (suseconds_t)(left % 1000000000u / 1000u);
     }
-    return (int)cap__ic_ret(rc);
+    return (int)cap__ic_ret_cancel(rc);
 }
 
 int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
             const sigset_t *mask)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(pselect)(nfds, r, w, e, ts, mask);
     if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
         return (int)cap__ic_ret(-EINVAL);
     cap__intr in = intr_of(mask);
-    return (int)cap__ic_ret(select_via_poll(nfds, r, w, e, deadline_ts(ts), &in));
+    return (int)cap__ic_ret_cancel(select_via_poll(nfds, r, w, e, deadline_ts(ts), &in));
 }
 
 /* ---- epoll ------------------------------------------------------------------- */
@@ -198,7 +205,7 @@ static int epoll_loop(cap__fd *f, int epfd, struct epoll_event *ev, int max,
         if (deadline != CAP__FOREVER && cap__now() >= deadline)
             return 0;
         int rc = cap__io_wait(&tk, deadline, c);
-        if (rc == EBADF || rc == EINTR)
+        if (rc == EBADF || rc == EINTR || rc == ECANCELED)
             return -rc;
         if (rc == EPERM)
             return (int)cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, -1));
@@ -221,22 +228,22 @@ static int user_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t d
 
 int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(epoll_wait)(epfd, ev, max, timeout);
-    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ms(timeout), NULL));
+    return (int)cap__ic_ret_cancel(user_epoll_wait(epfd, ev, max, deadline_ms(timeout), NULL));
 }
 
 int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(epoll_pwait)(epfd, ev, max, timeout, mask);
-    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ms(timeout), mask));
+    return (int)cap__ic_ret_cancel(user_epoll_wait(epfd, ev, max, deadline_ms(timeout), mask));
 }
 
 int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
                  const sigset_t *mask)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(epoll_pwait2)(epfd, ev, max, ts, mask);
-    return (int)cap__ic_ret(user_epoll_wait(epfd, ev, max, deadline_ts(ts), mask));
+    return (int)cap__ic_ret_cancel(user_epoll_wait(epfd, ev, max, deadline_ts(ts), mask));
 }

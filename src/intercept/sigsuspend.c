@@ -5,7 +5,8 @@
  * -1 with EINTR, as they always do. sigsuspend's mask decides which
  * signals may end the wait: one in the mask never does. As with ppoll,
  * the mask is not installed in the kernel (docs/pthread-compat.md,
- * "Signals"). Elsewhere both are libc's.
+ * "Signals"). Elsewhere both are libc's. Both are cancellation points
+ * (cap__io_sleep is one).
  */
 #include <errno.h>
 #include <signal.h>

@@ -9,6 +9,9 @@
  * A caught signal chosen to interrupt the sleep (io/sigintr.h) ends it
  * with EINTR whatever SA_RESTART says, as in the kernel, and the time
  * left is reported where the call reports it (rem, sleep's result).
+ *
+ * All four are cancellation points, on entry (also for a sleep that
+ * returns at once) and while parked (cap__io_sleep).
  */
 #include <errno.h>
 #include <time.h>
@@ -49,7 +52,7 @@ static void set_rem(struct timespec *rem, uint64_t left)
 
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(nanosleep)(req, rem);
     if (!valid(req))
         return (int)cap__ic_ret(-EINVAL);
@@ -63,7 +66,7 @@ int nanosleep(const struct timespec *req, struct timespec *rem)
 int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
                     struct timespec *rem)
 {
-    if (!cap__ic_user() || (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME &&
+    if (!cap__ic_enter() || (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME &&
                             clock != CLOCK_BOOTTIME && clock != CLOCK_TAI))
         return CAP__REAL(clock_nanosleep)(clock, flags, req, rem);
     if (!valid(req))
@@ -87,7 +90,7 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
 
 unsigned sleep(unsigned sec)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(sleep)(sec);
     uint64_t left;
     if (sleep_for((uint64_t)sec * 1000000000u, &left) == 0)
@@ -97,7 +100,7 @@ unsigned sleep(unsigned sec)
 
 int usleep(useconds_t usec)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_enter())
         return CAP__REAL(usleep)(usec);
     uint64_t left;
     return (int)cap__ic_ret(sleep_for((uint64_t)usec * 1000u, &left));

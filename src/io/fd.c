@@ -118,6 +118,8 @@ static uint32_t end_life(cap__fd *f)
     atomic_store(&f->kind, CAP__FD_UNKNOWN);
     atomic_store(&f->timeo[0], 0);
     atomic_store(&f->timeo[1], 0);
+    atomic_store_explicit(&f->disk_streak, 0, memory_order_relaxed);
+    atomic_store_explicit(&f->peer, 0, memory_order_relaxed);
     f->internal = NULL;
     cap__io_wake_all_locked(f, EBADF);
     cap__spin_unlock(&f->lock);
@@ -160,6 +162,61 @@ void cap__fd_forget_closed(void)
             continue; /* nothing known that could go stale */
         if (syscall(SYS_fcntl, (int)fd, F_GETFD) < 0 && errno == EBADF)
             cap__fd_closing((int)fd);
+    }
+}
+
+void cap__fd_set_peer(int wfd, int rfd)
+{
+    cap__fd *w = cap__fd_peek(wfd), *r = cap__fd_peek(rfd);
+    if (w == NULL || r == NULL)
+        return;
+    atomic_store_explicit(&w->peer_gen, atomic_load(&r->gen), memory_order_relaxed);
+    atomic_store_explicit(&w->peer, (uint32_t)rfd + 1, memory_order_relaxed);
+}
+
+void cap__fd_poke_peer(cap__fd *f)
+{
+    uint32_t p = atomic_load_explicit(&f->peer, memory_order_relaxed);
+    if (p == 0)
+        return;
+    cap__fd *r = cap__fd_peek((int)(p - 1));
+    uint32_t gen = atomic_load_explicit(&f->peer_gen, memory_order_relaxed);
+    /* Unlocked peeks: a waiter that links after them was linked after our
+     * write too, and the backend's event for the write wakes it. */
+    if (r == NULL || atomic_load_explicit(&r->gen, memory_order_relaxed) != gen ||
+        (__atomic_load_n(&r->head[CAP__IO_READ], __ATOMIC_RELAXED) == NULL &&
+         __atomic_load_n(&r->obs[CAP__IO_READ], __ATOMIC_RELAXED) == NULL))
+        return;
+    cap__io_ready((int)(p - 1), gen, CAP__IO_RBIT);
+}
+
+void cap__fd_disown(int fd)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL || !cap__fd_has(f, CAP__FDF_OWNED))
+        return;
+    /* Readers of an owned pipe make the plain call (intercept/rw.c): clear
+     * the flag first, so that a call starting now takes the RWF_NOWAIT
+     * path; a plain read already past the test on another worker may then
+     * block that worker until data comes (the documented race). */
+    cap__fd_clear(f, CAP__FDF_OWNED);
+    if (!cap__fd_has(f, CAP__FDF_APP_NONBLOCK)) {
+        long fl = syscall(SYS_fcntl, fd, F_GETFL);
+        if (fl >= 0)
+            syscall(SYS_fcntl, fd, F_SETFL, fl & ~O_NONBLOCK);
+    }
+}
+
+void cap__fd_disown_pipes(void)
+{
+    for (unsigned fd = 0; fd < CAP__FD_MAX; fd++) {
+        cap__fd *f = cap__fd_peek((int)fd);
+        if (f == NULL) {
+            fd |= CHUNK_LEN - 1;
+            continue;
+        }
+        if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED))
+            cap__fd_disown((int)fd);
     }
 }
 

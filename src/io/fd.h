@@ -56,6 +56,7 @@ enum {
     CAP__FDF_INTERNAL = 1u << 5,     /* the runtime's own (eventfds of rings) */
     CAP__FDF_UNPOLLABLE = 1u << 6,   /* the backend refused it (EPERM) */
     CAP__FDF_DIRECT = 1u << 7,       /* O_DIRECT: the disk path skips the page-cache try */
+    CAP__FDF_DISK_HOT = 1u << 8,     /* reads have kept hitting the page cache (disk.c) */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
@@ -75,6 +76,9 @@ typedef struct cap__fd {
     void (*internal)(void *arg);         /* CAP__FDF_INTERNAL: called on readiness */
     void *internal_arg;
     uint32_t backend_slot;               /* free for the backend's own use */
+    _Atomic uint32_t disk_streak;        /* page-cache hits in a row (disk.c; racy, a hint) */
+    _Atomic uint32_t peer;               /* write end of a pipe we made: read end's fd + 1 */
+    _Atomic uint32_t peer_gen;           /*   and its life; 0: none (cap__fd_poke_peer) */
 } cap__fd;
 
 /* Largest descriptor number the table covers (+1). Beyond it calls pass
@@ -107,6 +111,23 @@ void cap__fd_closing_range(unsigned first, unsigned last);
  * (fcloseall): ends the life of every known number that is no longer
  * open. */
 void cap__fd_forget_closed(void);
+/* The runtime stops owning fd: it gets back the blocking mode the
+ * application believes it has (O_NONBLOCK cleared unless the application
+ * set it), and transfers on it go back to RWF_NOWAIT / MSG_DONTWAIT. For
+ * a descriptor about to be shared with code that does not go through the
+ * wrappers (a child process, a stdio stream). No-op if not owned. */
+void cap__fd_disown(int fd);
+/* Pipes the runtime made: the write end remembers the read end, so that a
+ * write can wake the reader parked there at once instead of after the
+ * backend's next harvest (an optimisation only: the backend's event still
+ * comes and wakes it if this misses). */
+void cap__fd_set_peer(int wfd, int rfd);
+/* After a successful write on f: if f is such a write end and the read
+ * end (same life) has waiters, deliver read readiness to it now. */
+void cap__fd_poke_peer(cap__fd *f);
+/* cap__fd_disown for every owned pipe (before a child process is made:
+ * it inherits them). */
+void cap__fd_disown_pipes(void);
 
 static inline bool cap__fd_has(const cap__fd *f, uint32_t flag)
 {

@@ -62,9 +62,11 @@ int cap__io_call_end(cap__io_call *c);
 /* Snapshots f's event sequence for dir; call before the attempt. */
 void cap__io_prepare(cap__io_ticket *tk, cap__fd *f, int fd, int dir);
 /* Parks until an event newer than the snapshot, the absolute deadline,
- * close, or (with c) a signal that may interrupt the call c. Returns 0
- * (try again), ETIMEDOUT, EBADF (closed while waiting), EINTR or EPERM
- * (the backend cannot poll this descriptor). c may be NULL. */
+ * close, or (with c) a signal that may interrupt the call c or, if
+ * c->in->cancel, a cancel request. Returns 0 (try again), ETIMEDOUT,
+ * EBADF (closed while waiting), EINTR, ECANCELED (the caller acts once it
+ * holds nothing, src/sync/cancel.h) or EPERM (the backend cannot poll
+ * this descriptor). c may be NULL. */
 int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c);
 /* After a call that succeeded following a wake-up: if other threads wait
  * on the same direction and the descriptor is still ready, wake the next
@@ -76,14 +78,15 @@ typedef ssize_t (*cap__io_attempt)(int fd, void *arg);
 /* Runs attempt until it returns anything but -EAGAIN, parking in between;
  * nonblock: a single attempt. Returns the attempt's result, -ETIMEDOUT at
  * the deadline, -EBADF if closed meanwhile, -EINTR if a signal allowed by
- * in (NULL: none) interrupted the wait. */
+ * in (NULL: none) interrupted the wait, -ECANCELED if in->cancel and a
+ * cancel request ended it (the caller acts, after releasing what it holds). */
 ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
                    uint64_t deadline, bool nonblock, const cap__intr *in);
 
 /* poll(2) for a user thread: same arguments and result, parks instead of
  * blocking; deadline absolute (CAP__FOREVER: none, 0: do not wait). On
  * error returns -errno; -EINTR if a signal allowed by in (NULL: none)
- * interrupted it while nothing was ready. */
+ * interrupted it while nothing was ready; -ECANCELED as cap__io_do. */
 int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__intr *in);
 
 /* Parks until the absolute deadline (CAP__FOREVER: until a signal) or a

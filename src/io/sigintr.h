@@ -64,6 +64,9 @@ struct cap__sig_shard;
 typedef struct cap__intr {
     uint64_t blocked; /* bit (sig - 1) set: sig never interrupts the call */
     bool restart;     /* read-like: a SA_RESTART handler restarts it instead */
+    bool cancel;      /* a cancellation point: a cancel request ends its waits
+                         with ECANCELED (src/sync/cancel.h); the constants
+                         below leave it false */
 } cap__intr;
 
 /* poll, select, epoll_wait, sleeps, pause: EINTR whatever the flags. */

@@ -18,6 +18,12 @@
  *    the callback unlinks the record (or fires the group) under the same
  *    lock as an event would, and the waiter checks cap__sig_hit under that
  *    lock before every park.
+ *  - cancellation (in->cancel, src/sync/cancel.h): the park is a
+ *    cancellable one; a cancel that claims the thread leaves its record
+ *    linked, and the thread unlinks it exactly as after a timeout. An
+ *    event that finds the claimed record passes its wake-up on (unpark
+ *    fails). ECANCELED goes up to the wrapper, which acts only after the
+ *    call left its signal registry entry and freed what it allocated.
  */
 #include "io/wait.h"
 
@@ -264,15 +270,17 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
     if (cap__netio_active->interest != NULL)
         cap__netio_active->interest(f, tk->fd);
     atomic_fetch_add(&io_waiting, 1);
-    int rc = cap__park(tk->dir == CAP__IO_READ ? CAP__PARK_IO_READ : CAP__PARK_IO_WRITE, f,
-                       deadline, unlock_fd, f);
+    bool cancel = c != NULL && c->in->cancel;
+    int rc = (cancel ? cap__park_cancellable : cap__park)(
+        tk->dir == CAP__IO_READ ? CAP__PARK_IO_READ : CAP__PARK_IO_WRITE, f, deadline,
+        unlock_fd, f);
     atomic_fetch_sub(&io_waiting, 1);
     if (rc != 0) {
         cap__spin_lock(&f->lock);
         if (w->linked)
             unlink_waiter(f, w);
         cap__spin_unlock(&f->lock);
-        return rc == ETIMEDOUT ? ETIMEDOUT : 0;
+        return rc == ETIMEDOUT || rc == ECANCELED ? rc : 0;
     }
     return w->result;
 }
@@ -325,7 +333,7 @@ static ssize_t io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
         if (deadline != CAP__FOREVER && cap__now() >= deadline)
             return -ETIMEDOUT;
         int rc = cap__io_wait(&tk, deadline, c);
-        if (rc == ETIMEDOUT || rc == EBADF || rc == EINTR)
+        if (rc == ETIMEDOUT || rc == EBADF || rc == EINTR || rc == ECANCELED)
             return -rc;
         if (rc == EPERM)
             block_in_poll(fd, dir, deadline);
@@ -420,7 +428,7 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
         g.parked = false;
         cap__spin_unlock(&g.lock);
         size_t nrec = 0;
-        bool unpollable = false, ready = false;
+        bool unpollable = false, ready = false, cancelled = false;
         for (nfds_t i = 0; i < n && !ready; i++) {
             int fd = fds[i].fd;
             cap__fd *f = fd >= 0 ? cap__fd_get(fd) : NULL;
@@ -458,7 +466,8 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
         if (!ready && !g.fired && !(entered && cap__sig_hit(&sw))) {
             g.parked = true;
             atomic_fetch_add(&io_waiting, 1);
-            cap__park(CAP__PARK_IO_READ, fds, until, unlock_group, &g);
+            cancelled = (in != NULL && in->cancel ? cap__park_cancellable : cap__park)(
+                             CAP__PARK_IO_READ, fds, until, unlock_group, &g) == ECANCELED;
             atomic_fetch_sub(&io_waiting, 1);
             cap__spin_lock(&g.lock);
             g.parked = false;
@@ -471,6 +480,10 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             if (w->linked)
                 unlink_waiter(f, w);
             cap__spin_unlock(&f->lock);
+        }
+        if (cancelled) { /* nothing was reported: a poll has no side effect */
+            result = -ECANCELED;
+            break;
         }
     }
     if (entered)

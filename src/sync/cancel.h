@@ -10,7 +10,11 @@
  *      structure under that structure's lock (cap__wait_on already did),
  *      restores whatever state its cleanup handlers expect (a condition
  *      wait retakes its mutex), then calls cap__cancel_act().
- * The I/O layer makes its blocking calls cancellation points the same way.
+ * The I/O layer makes its blocking calls cancellation points the same way:
+ * the wrappers (src/intercept/intercept.h: cap__ic_enter on entry,
+ * cap__ic_ret_cancel on the way out) pass a cap__intr with cancel set, the
+ * waits in src/io/wait.c park cancellably and unlink their records on
+ * ECANCELED, and the wrapper acts once the call holds nothing.
  *
  * Acting never returns: it runs the cleanup handlers and the key
  * destructors and ends the thread with CAP_CANCELED, on the thread's own

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Descriptors handed to code that does not go through our wrappers: a
+ * child process (fork, posix_spawn, posix_spawnp) and a stdio stream
+ * (fdopen: glibc's stdio reads and writes through its internal calls).
+ *
+ * The runtime creates pipes non-blocking and serves them with plain
+ * read/write (intercept/fd.c). Such code would see EAGAIN where the
+ * application expects a blocking pipe, so before it can touch one, every
+ * owned pipe gets the blocking mode the application believes it has back
+ * (cap__fd_disown_pipes, io/fd.h) and is served by RWF_NOWAIT from then
+ * on. All pipes, not only the ones named: a child inherits every
+ * descriptor without FD_CLOEXEC, its file actions may dup2 any of them,
+ * and dups share the non-blocking flag. Sockets keep their existing
+ * rule (disowned when dup'ed onto 0, 1 or 2).
+ *
+ * dprintf/vdprintf (and their _FORTIFY_SOURCE names) write through
+ * glibc's internal write too: they format into memory here and write
+ * through our write(), so on a user thread they park instead of failing
+ * with EAGAIN on a full owned pipe (or blocking the worker on any other).
+ *
+ * Not covered: vfork (a wrapper cannot return into a vfork child) and
+ * raw clone, whose children inherit non-blocking pipes; splice, tee and
+ * vmsplice, which are not intercepted and see the pipe's O_NONBLOCK; and
+ * a fork on one worker while a thread of another worker is already past
+ * the ownership test in a plain read of an owned pipe: that read blocks
+ * its worker until data comes (io/fd.h, cap__fd_disown).
+ */
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "intercept/intercept.h"
+#include "io/io.h"
+
+pid_t fork(void)
+{
+    cap__fd_disown_pipes();
+    return CAP__REAL(fork)();
+}
+
+int posix_spawn(pid_t *restrict pid, const char *restrict path,
+                const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
+                char *const argv[restrict], char *const envp[restrict])
+{
+    cap__fd_disown_pipes();
+    return CAP__REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
+}
+
+int posix_spawnp(pid_t *restrict pid, const char *restrict file,
+                 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
+                 char *const argv[restrict], char *const envp[restrict])
+{
+    cap__fd_disown_pipes();
+    return CAP__REAL(posix_spawnp)(pid, file, fa, attr, argv, envp);
+}
+
+FILE *fdopen(int fd, const char *mode)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED) &&
+        atomic_load(&f->kind) == CAP__FD_STREAM)
+        cap__fd_disown_pipes();
+    return CAP__REAL(fdopen)(fd, mode);
+}
+
+int vdprintf(int fd, const char *fmt, va_list ap)
+{
+    char *buf;
+    int n = vasprintf(&buf, fmt, ap);
+    if (n < 0)
+        return -1;
+    for (size_t done = 0; done < (size_t)n;) {
+        ssize_t r = write(fd, buf + done, (size_t)n - done); /* our wrapper */
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            errno = e;
+            return -1;
+        }
+        done += (size_t)r;
+    }
+    free(buf);
+    return n;
+}
+
+int dprintf(int fd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vdprintf(fd, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap)
+{
+    (void)flag; /* the %n check of the fortified version is not repeated */
+    return vdprintf(fd, fmt, ap);
+}
+
+int __dprintf_chk(int fd, int flag, const char *fmt, ...)
+{
+    (void)flag;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vdprintf(fd, fmt, ap);
+    va_end(ap);
+    return n;
+}
