@@ -5,8 +5,12 @@
  * the struct. Invariants, all under `lock`:
  *   - an entry is `linked` iff it is both in the hash table and on the LRU
  *     list, and `used` is the sum of the charges of linked entries;
- *   - an entry is freed when it is unlinked and its refs drop to 0, so a
- *     response may keep sending an entry that was evicted meanwhile.
+ *   - refs counts the responses holding the entry plus one while it is
+ *     linked; whoever drops it to 0 frees the entry, so a response may keep
+ *     sending an entry that was evicted meanwhile. A lookup takes its
+ *     reference under the lock from a linked entry (refs >= 1 then), so
+ *     releasing needs only an atomic decrement, not the lock: one lock
+ *     round per cache hit instead of two.
  * Validity: an entry is only ever created from a file opened through
  * path_open (confined to the root); a lookup matches only if a fresh stat of
  * the same path still shows the same inode, size and mtime, so an edited or
@@ -80,8 +84,7 @@ static void unlink_entry(struct cache_entry *e)
     e->linked = false;
     used -= e->charge;
     nlinked--;
-    if (e->refs == 0)
-        entry_free(e);
+    cache_release(e); /* the table's reference */
 }
 
 static struct cache_entry *find(const char *rel, unsigned h)
@@ -125,7 +128,7 @@ struct cache_entry *cache_lookup(const char *rel, const struct stat *st)
         e = NULL;
     }
     if (e) {
-        e->refs++;
+        atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
         lru_remove(e);
         lru_push_front(e);
     }
@@ -152,7 +155,7 @@ struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *d
     e->mtim = st->st_mtim;
     e->hash = hash_key(rel);
     e->charge = size + sizeof *e + keylen + 1;
-    e->refs = 1;
+    atomic_init(&e->refs, 1);
     if ((off_t)size != st->st_size || e->charge > max_bytes)
         return e; /* changed while read, or too big: serve once, keep nothing */
 
@@ -168,6 +171,7 @@ struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *d
         table[e->hash % nbuckets] = e;
         lru_push_front(e);
         e->linked = true;
+        atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
         used += e->charge;
         nlinked++;
     }
@@ -177,9 +181,7 @@ struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *d
 
 void cache_release(struct cache_entry *e)
 {
-    pthread_mutex_lock(&lock);
-    bool dead = --e->refs == 0 && !e->linked;
-    pthread_mutex_unlock(&lock);
-    if (dead)
+    /* acq_rel: the freeing thread must see every other holder done with it. */
+    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1)
         entry_free(e);
 }

@@ -3,6 +3,7 @@
 #ifndef KNOT_CACHE_H
 #define KNOT_CACHE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -21,7 +22,7 @@ struct cache_entry {
     ino_t ino;
     struct timespec mtim;
     size_t charge;
-    unsigned refs;
+    atomic_uint refs;       /* holders, plus one while linked */
     bool linked;
     unsigned hash;
     char key[];

@@ -6,20 +6,31 @@
  * request stay in the buffer and are parsed before the socket is read
  * again, and responses go out in order because one thread does both.
  *
- * Timeouts are absolute deadlines checked with poll() before every read:
- * the first head must complete within --header-timeout of the accept; later
- * ones may idle for --keepalive-timeout before their first byte and then
- * have --header-timeout to complete. A client that trickles a byte at a time
+ * Timeouts are absolute deadlines: the first head must complete within
+ * --header-timeout of the accept; later ones may idle for
+ * --keepalive-timeout before their first byte and then have
+ * --header-timeout to complete. A client that trickles a byte at a time
  * (slowloris) therefore cannot extend its deadline.
+ *
+ * A read waits with the socket's SO_RCVTIMEO, not with poll() first: one
+ * system call per request instead of two on kernel threads, and on a user
+ * thread package a read that parks and retries instead of a poll that
+ * parks, polls again and then reads. Every connection inherits the
+ * listener's timeout, knot_read_wait_ms() (server.c), which never outlasts
+ * a fresh deadline, so on the common path the timeout is never changed;
+ * conn_fill lowers it only when a read could overrun the deadline by more
+ * than READ_SLACK_MS (a head that arrives in pieces, an idle wait past its
+ * first expiry). A read that times out early just comes round again.
  *
  * Buffer: max_header_bytes for the head plus BODY_WINDOW for body.c.
  */
 #include "conn.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "body.h"
@@ -30,6 +41,23 @@
 #include "serve.h"
 #include "server.h"
 
+enum { READ_SLACK_MS = 10 }; /* how late a timed-out read may notice */
+
+/* Makes sure the next read waits at most about left_ms (> 0), and not so
+ * much less that an idle connection keeps waking: a timeout lowered for
+ * one deadline is raised again for a later, longer one. 0 or -1. */
+static int bound_read_wait(struct conn *c, long long left_ms)
+{
+    long long want = left_ms < knot_read_wait_ms() ? left_ms : knot_read_wait_ms();
+    if (c->read_wait_ms <= left_ms + READ_SLACK_MS && c->read_wait_ms >= want / 2)
+        return 0;
+    struct timeval tv = { (time_t)(want / 1000), (suseconds_t)(want % 1000 * 1000) };
+    if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv))
+        return -1;
+    c->read_wait_ms = want;
+    return 0;
+}
+
 long conn_fill(struct conn *c, size_t max, long long deadline_ms)
 {
     if (max > c->cap - c->len)
@@ -38,14 +66,10 @@ long conn_fill(struct conn *c, size_t max, long long deadline_ms)
         long long left = deadline_ms - knot_now_ms();
         if (left <= 0)
             return -2;
-        struct pollfd p = { .fd = c->fd, .events = POLLIN };
-        int r = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
-        if (r < 0 && errno != EINTR)
+        if (bound_read_wait(c, left)) /* left > 0: never the 0 that means forever */
             return -1;
-        if (r <= 0)
-            continue;
         ssize_t n = read(c->fd, c->buf + c->len, max);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
         if (n < 0)
             return -1;

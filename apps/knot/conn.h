@@ -4,6 +4,7 @@
 #define KNOT_CONN_H
 
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <arpa/inet.h>
@@ -14,8 +15,11 @@ struct conn {
     /* Input: buf[0..len) holds received bytes not yet consumed. */
     char *buf;
     size_t len, cap;
-    /* Owned by server.c, under its lock. */
+    long long read_wait_ms; /* the socket's SO_RCVTIMEO, see conn.c */
+    /* Owned by server.c: the list under its registry lock, busy under
+     * state_lock. */
     struct conn *prev, *next;
+    pthread_mutex_t state_lock;
     bool busy; /* a request is being answered: shutdown must not cut it */
 };
 

@@ -8,8 +8,9 @@
  * threaded C. It never calls the Capriccio API: the same sources build into
  * knot-pthreads (NPTL) and knot (pthread names renamed onto Capriccio by
  * -include capriccio/pthread.h; blocking calls intercepted by the library).
- * The calls it makes on sockets are accept, read, write, writev, sendfile,
- * poll, shutdown and close; a thread blocks in them and nowhere else.
+ * The calls it makes on sockets are accept, read (bounded by SO_RCVTIMEO),
+ * write, writev, sendfile, poll (lingering close only), shutdown and close;
+ * a thread blocks in them and nowhere else.
  */
 #ifndef KNOT_H
 #define KNOT_H
@@ -47,6 +48,15 @@ static inline long long knot_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The receive timeout every connection starts with (conn.c): no longer
+ * than either deadline a read may be waiting for. */
+static inline long long knot_read_wait_ms(void)
+{
+    return knot_config.header_timeout_ms < knot_config.keepalive_timeout_ms
+               ? knot_config.header_timeout_ms
+               : knot_config.keepalive_timeout_ms;
 }
 
 #endif /* KNOT_H */

@@ -149,14 +149,17 @@ static char *read_whole(int file, size_t size, size_t *got)
     return data;
 }
 
-/* Serves rel if it is a regular file. Returns 0 when a response was sent,
- * IS_DIRECTORY, or an error status for the caller to send. */
-static int serve_file(int fd, const char *rel, const struct http_request *req, bool keep,
-                      struct served *out)
+/* Serves rel if it is a regular file. *pre is the caller's path_stat of
+ * rel (NULL: it failed), so a cache hit costs that one stat and nothing
+ * else. Returns 0 when a response was sent, IS_DIRECTORY, or an error
+ * status for the caller to send. */
+static int serve_file(int fd, const char *rel, const struct stat *pre, const struct http_request *req,
+                      bool keep, struct served *out)
 {
     struct stat st;
-    bool small = path_stat(rel, &st) == 0 && S_ISREG(st.st_mode) &&
-                 (size_t)st.st_size < knot_config.sendfile_min;
+    bool small = pre && S_ISREG(pre->st_mode) && (size_t)pre->st_size < knot_config.sendfile_min;
+    if (pre)
+        st = *pre;
     if (small && knot_config.cache_bytes) {
         struct cache_entry *e = cache_lookup(rel, &st);
         if (e) {
@@ -261,7 +264,8 @@ static void serve_directory(int fd, const char *rel, bool dir_form, const struct
         send_error(fd, 414, req, keep, out);
         return;
     }
-    int status = serve_file(fd, index, req, keep, out);
+    struct stat st;
+    int status = serve_file(fd, index, path_stat(index, &st) == 0 ? &st : NULL, req, keep, out);
     if (status == 0)
         return;
     if (status == 404 || status == IS_DIRECTORY) {
@@ -294,7 +298,8 @@ void serve_request(int fd, const struct http_request *req, bool keep_alive, stru
         return;
     }
     struct stat st;
-    if (!*rel || (path_stat(rel, &st) == 0 && S_ISDIR(st.st_mode))) {
+    bool known = *rel && path_stat(rel, &st) == 0;
+    if (!*rel || (known && S_ISDIR(st.st_mode))) {
         serve_directory(fd, rel, dir_form, req, keep_alive, out);
         return;
     }
@@ -302,7 +307,7 @@ void serve_request(int fd, const struct http_request *req, bool keep_alive, stru
         send_error(fd, 404, req, keep_alive, out);
         return;
     }
-    status = serve_file(fd, rel, req, keep_alive, out);
+    status = serve_file(fd, rel, known ? &st : NULL, req, keep_alive, out);
     if (status == IS_DIRECTORY) /* became a directory since the stat */
         serve_directory(fd, rel, false, req, keep_alive, out);
     else if (status)

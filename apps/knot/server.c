@@ -15,8 +15,11 @@
  * SHUT_RD) of every connection that is idle between requests, which wakes
  * its thread with end-of-input; and shuts the listening socket, which wakes
  * the acceptor. Busy connections finish their response and then see
- * `stopping`. Connections change between idle and busy under `lock`, so
- * none can start waiting after the cut without seeing `stopping`. A
+ * `stopping`. A connection changes between idle and busy under its own
+ * `state_lock` (not the registry's, which every request would otherwise
+ * take twice, from every worker), and the watcher looks at each one under
+ * it after setting `stopping`, so none can start waiting after the cut
+ * without seeing `stopping`. Lock order: `lock`, then a state_lock. A
  * connection's fd is only closed once it is busy, so the watcher never
  * shuts down a closed (or reused) descriptor. The main thread waits on
  * `all_done` until no connection is left, flushes the log, and returns 0.
@@ -61,19 +64,19 @@ bool server_stopping(void)
 
 bool server_conn_idle(struct conn *c)
 {
-    pthread_mutex_lock(&lock);
-    bool stop = stopping;
+    pthread_mutex_lock(&c->state_lock);
+    bool stop = atomic_load(&stopping);
     if (!stop)
         c->busy = false;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&c->state_lock);
     return !stop;
 }
 
 void server_conn_busy(struct conn *c)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&c->state_lock);
     c->busy = true;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&c->state_lock);
 }
 
 /* Caller holds lock. */
@@ -98,11 +101,6 @@ static int start_thread(void *(*fn)(void *), void *arg)
 static void *conn_thread(void *arg)
 {
     struct conn *c = arg;
-    struct timeval tv = { knot_config.send_timeout_ms / 1000, knot_config.send_timeout_ms % 1000 * 1000 };
-    int one = 1;
-    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-
     enum conn_end end = conn_serve(c);
     server_conn_busy(c);
     if (end == CONN_LINGER)
@@ -117,6 +115,7 @@ static void *conn_thread(void *arg)
     maybe_all_done();
     pthread_mutex_unlock(&lock);
     free(c->buf);
+    pthread_mutex_destroy(&c->state_lock);
     free(c);
     return NULL;
 }
@@ -131,6 +130,7 @@ static void *reject_thread(void *arg)
     } else {
         close(c->fd);
     }
+    pthread_mutex_destroy(&c->state_lock);
     free(c);
     pthread_mutex_lock(&lock);
     nrejecting--;
@@ -159,6 +159,7 @@ static void reject(struct conn *c)
     long long bytes = 0;
     response_error(c->fd, 503, 1, false, false, &bytes); /* a fresh socket: never blocks */
     close(c->fd);
+    pthread_mutex_destroy(&c->state_lock);
     free(c);
 }
 
@@ -170,6 +171,8 @@ static void accept_one(int fd, const struct sockaddr_storage *ss)
         return;
     }
     c->fd = fd;
+    c->read_wait_ms = knot_read_wait_ms(); /* inherited from the listener */
+    pthread_mutex_init(&c->state_lock, NULL);
     c->busy = true; /* until its thread starts waiting for a request */
     if (ss->ss_family == AF_INET6)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, c->peer, sizeof c->peer);
@@ -230,9 +233,12 @@ static void begin_shutdown(void)
 {
     pthread_mutex_lock(&lock);
     atomic_store(&stopping, true);
-    for (struct conn *c = conns.next; c != &conns; c = c->next)
+    for (struct conn *c = conns.next; c != &conns; c = c->next) {
+        pthread_mutex_lock(&c->state_lock);
         if (!c->busy)
             shutdown(c->fd, SHUT_RD);
+        pthread_mutex_unlock(&c->state_lock);
+    }
     pthread_mutex_unlock(&lock);
     shutdown(listen_fd, SHUT_RDWR); /* wakes accept() with an error */
 }
@@ -308,6 +314,22 @@ static void fit_descriptor_limit(void)
     }
 }
 
+/* Options every accepted socket inherits from the listener (Linux copies
+ * them at accept), so a connection costs no setsockopt of its own: the
+ * send and receive timeouts (response.c, conn.c) and TCP_NODELAY, since a
+ * response goes out in one writev, or a head and then sendfile, and must
+ * not wait for the client's delayed ACK. */
+static int set_inherited_options(int fd)
+{
+    struct timeval snd = { knot_config.send_timeout_ms / 1000, knot_config.send_timeout_ms % 1000 * 1000 };
+    long long r = knot_read_wait_ms();
+    struct timeval rcv = { (time_t)(r / 1000), (suseconds_t)(r % 1000 * 1000) };
+    int one = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof snd) ||
+           setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof rcv) ||
+           setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
 static int open_listener(char *url, size_t urlsz)
 {
     struct sockaddr_storage ss;
@@ -330,7 +352,7 @@ static int open_listener(char *url, size_t urlsz)
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) || set_inherited_options(fd) ||
         bind(fd, (struct sockaddr *)&ss, len) || listen(fd, knot_config.backlog) ||
         getsockname(fd, (struct sockaddr *)&ss, &len)) {
         fprintf(stderr, "knot: cannot listen on %s port %d: %s\n", knot_config.addr,
