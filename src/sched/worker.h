@@ -97,6 +97,7 @@ typedef struct cap__worker {
      * it if it was 1. Both sides use seq_cst, so either the worker sees the
      * work or the waker sees sleeping=1 (Dekker). */
     _Atomic uint32_t sleeping;
+    int spin_rounds;                    /* idle spin budget, adapted (worker.c) */
     void *poller_state;                 /* owned by the active poller */
 } cap__worker;
 
