@@ -309,7 +309,15 @@ static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__
         cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
         return;
     }
-    cap__thread *next = next_local(w);
+    cap__thread *next;
+    if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1)) {
+        inbox_drain(w);
+        next = cap__tqueue_rotate(&w->local, self); /* pop the head, queue self */
+    } else {
+        next = next_local(w);
+        if (next != NULL)
+            cap__policy_active->enqueue(w, self);
+    }
     if (next == NULL) {
         /* Alone locally: carry on, unless new threads wait to start. */
         if (atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0)
@@ -317,7 +325,6 @@ static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__
         return;
     }
     atomic_store_explicit(&self->state, CAP__T_RUNNABLE, memory_order_relaxed);
-    policy_enqueue(w, self);
     switch_direct(w, self, next);
 }
 

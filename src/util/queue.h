@@ -50,4 +50,23 @@ static inline struct cap__thread *cap__tqueue_pop(cap__tqueue *q)
     return t;
 }
 
+/* Pops the head and pushes t at the tail in one step (a yield): the
+ * length does not change. NULL, and t not queued, if q is empty. */
+static inline struct cap__thread *cap__tqueue_rotate(cap__tqueue *q, struct cap__thread *t)
+{
+    struct cap__thread *head = q->head;
+    if (head == NULL)
+        return NULL;
+    t->run_next = NULL;
+    if (head == q->tail) { /* one element: t replaces it */
+        q->head = t;
+    } else {
+        q->head = head->run_next;
+        q->tail->run_next = t;
+    }
+    q->tail = t;
+    head->run_next = NULL;
+    return head;
+}
+
 #endif /* CAP_UTIL_QUEUE_H */
