@@ -51,6 +51,7 @@
 
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "io/ownfd.h"
 
 /* ---- open ------------------------------------------------------------------- */
 
@@ -233,6 +234,8 @@ int dup2(int oldfd, int newfd)
 int close(int fd)
 {
     bool user = cap__ic_enter();
+    if (cap__ownfd_is(fd))
+        return (int)cap__ic_ret(-EBADF); /* the runtime's: not the application's to close */
     cap__fd_closing(fd);
     if (!user)
         return CAP__REAL(close)(fd);
@@ -252,9 +255,21 @@ int close_range(unsigned first, unsigned last, int flags)
             return (int)cap__ic_ret(-EINVAL);
         return (int)syscall(SYS_close_range, first, last, flags);
     }
-    if (!(flags & CLOSE_RANGE_CLOEXEC))
-        cap__fd_closing_range(first, last);
-    return (int)syscall(SYS_close_range, first, last, flags);
+    /* Around the runtime's own descriptors (io/ownfd.h): close or mark
+     * the gaps between them. */
+    for (;;) {
+        int own = cap__ownfd_next(first, last);
+        unsigned end = own < 0 ? last : (unsigned)own - 1;
+        if (own < 0 || (unsigned)own > first) {
+            if (!(flags & CLOSE_RANGE_CLOEXEC))
+                cap__fd_closing_range(first, end);
+            if (syscall(SYS_close_range, first, end, flags) != 0)
+                return (int)cap__ic_ret(-errno);
+        }
+        if (own < 0 || (unsigned)own == last)
+            return 0;
+        first = (unsigned)own + 1;
+    }
 }
 
 void closefrom(int lowfd)

@@ -34,6 +34,7 @@
 
 #include "io/diskio.h"
 #include "io/io.h"
+#include "io/ownfd.h"
 #include "sched/park.h"
 #include "sched/worker.h"
 #include "util/clock.h"
@@ -111,6 +112,8 @@ static struct dring *ring_of(cap__worker *w)
         syscall(SYS_close, r->efd);
         goto fail_ring;
     }
+    cap__ownfd_add(r->ring.ring_fd);
+    cap__ownfd_add(r->efd);
     atomic_store_explicit(&rings[w->id], r, memory_order_release);
     return r;
 fail_ring:

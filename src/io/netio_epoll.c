@@ -19,6 +19,7 @@
 
 #include "io/io.h"
 #include "io/netio.h"
+#include "io/ownfd.h"
 #include "sched/worker.h"
 #include "util/clock.h"
 
@@ -38,6 +39,8 @@ static int epoll_start(void)
     kickfd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (kickfd < 0)
         return -errno;
+    cap__ownfd_add(epfd);
+    cap__ownfd_add(kickfd);
     struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u64 = KICK };
     if (syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_ADD, kickfd, &ev) != 0)
         return -errno;

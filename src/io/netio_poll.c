@@ -22,6 +22,7 @@
 
 #include "io/io.h"
 #include "io/netio.h"
+#include "io/ownfd.h"
 #include "sched/worker.h"
 #include "util/clock.h"
 #include "util/spin.h"
@@ -44,6 +45,8 @@ static size_t pcap;
 static int poll_start(void)
 {
     kickfd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (kickfd >= 0)
+        cap__ownfd_add(kickfd);
     return kickfd < 0 ? -errno : 0;
 }
 

@@ -27,6 +27,7 @@
 
 #include "io/io.h"
 #include "io/netio.h"
+#include "io/ownfd.h"
 #include "sched/worker.h"
 #include "util/clock.h"
 #include "util/spin.h"
@@ -77,6 +78,8 @@ static int uring_start(void)
     kickfd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (kickfd < 0)
         return -errno;
+    cap__ownfd_add(ring.ring_fd);
+    cap__ownfd_add(kickfd);
     return submit_poll(KICK, kickfd, false);
 }
 

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "io/io.h"
+#include "io/ownfd.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/spin.h"
@@ -201,5 +202,6 @@ void cap__sig_start(void)
         syscall(SYS_close, fd);
         return;
     }
+    cap__ownfd_add(fd);
     atomic_store_explicit(&evfd, fd, memory_order_release);
 }
