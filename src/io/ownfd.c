@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The runtime's own descriptors (ownfd.h): a fixed array of slots, -1 when
- * free. Writers (rare: start-up, a worker's first disk ring) serialise on
- * a spinlock; readers scan without it. MAX_OWN covers the epoll or uring
- * instance, its kick eventfd, the signal eventfd, and a ring plus an
- * eventfd per worker for 1,000 workers.
+ * The runtime's own descriptors (ownfd.h): a fixed array filled in order;
+ * the runtime never closes a descriptor it records. Writers (rare:
+ * start-up, a worker's first disk ring) serialise on a spinlock; readers
+ * scan without it (a handful of entries with a few workers, so a close()
+ * pays a few loads). MAX_OWN covers the epoll or uring instance, its kick
+ * eventfd, the signal eventfd, and a ring plus an eventfd per worker for
+ * 1,000 workers.
  */
 #include "io/ownfd.h"
 
@@ -16,7 +18,7 @@
 enum { MAX_OWN = 2048 + 8 };
 
 static _Atomic int slots[MAX_OWN];
-static atomic_int used; /* slots[0, used) have been written at least once */
+static atomic_int used; /* slots[0, used) hold descriptors */
 static cap__spin lock = CAP__SPIN_INIT;
 
 int cap__ownfd_add(int fd)
@@ -25,13 +27,6 @@ int cap__ownfd_add(int fd)
         return -EBADF;
     cap__spin_lock(&lock);
     int n = atomic_load_explicit(&used, memory_order_relaxed);
-    for (int i = 0; i < n; i++) {
-        if (atomic_load_explicit(&slots[i], memory_order_relaxed) < 0) {
-            atomic_store_explicit(&slots[i], fd, memory_order_release);
-            cap__spin_unlock(&lock);
-            return 0;
-        }
-    }
     int rc = -ENOSPC;
     if (n < MAX_OWN) {
         atomic_store_explicit(&slots[n], fd, memory_order_release);
@@ -40,16 +35,6 @@ int cap__ownfd_add(int fd)
     }
     cap__spin_unlock(&lock);
     return rc;
-}
-
-void cap__ownfd_remove(int fd)
-{
-    cap__spin_lock(&lock);
-    int n = atomic_load_explicit(&used, memory_order_relaxed);
-    for (int i = 0; i < n; i++)
-        if (atomic_load_explicit(&slots[i], memory_order_relaxed) == fd)
-            atomic_store_explicit(&slots[i], -1, memory_order_release);
-    cap__spin_unlock(&lock);
 }
 
 bool cap__ownfd_is(int fd)

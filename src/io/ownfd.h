@@ -18,8 +18,6 @@
 /* Records fd as the runtime's own. Returns 0, or -ENOSPC past the limit
  * (the descriptor then stays unprotected, as before this existed). */
 int cap__ownfd_add(int fd);
-/* Forgets fd (the runtime closes it itself). */
-void cap__ownfd_remove(int fd);
 /* Whether fd is one of the runtime's own. */
 bool cap__ownfd_is(int fd);
 /* The lowest own descriptor in [first, last], or -1. */
