@@ -22,3 +22,5 @@ if(CAP_LONG_TESTS OR "$ENV{CAP_LONG_TESTS}" STREQUAL "1")
     ENVIRONMENT "CAP_WORKERS=2;CAPTEST_THREADS=1000000" TIMEOUT 600
     LABELS long SKIP_RETURN_CODE 77)
 endif()
+# One stack in rotation (see the test): one worker.
+set(CAPTEST_trim_gives_back_deep_pages_WORKERS 1)
