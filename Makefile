@@ -8,7 +8,7 @@ ASAN_BUILD ?= build-asan
 PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc)
 
-.PHONY: all build deps test test-fast test-asan demo bench install clean
+.PHONY: all build deps test test-fast test-asan demo demo-waves bench install clean
 
 all: build
 
@@ -35,7 +35,14 @@ test-asan: $(ASAN_BUILD)/CMakeCache.txt
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
+# The main job: Knot, the thread-per-connection web server on this
+# library, serving its bundled site on a free port (the URL is printed;
+# Ctrl-C stops it).
 demo: deps build
+	apps/knot/run-demo.sh $(BUILD)
+
+# Threads at scale: 100,000 threads sleeping and waking in waves.
+demo-waves: deps build
 	$(BUILD)/demo/demo_waves
 
 bench: build
