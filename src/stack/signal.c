@@ -33,6 +33,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "io/sigintr.h"
 #include "stack/linked.h"
@@ -92,6 +94,12 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     if (sig <= 0 || sig >= NSIG)
         return fn(sig, act, old);
 
+    /* A handler may call sigaction itself (re-arming with signal() is an
+     * old idiom): with signals blocked while this kernel thread holds the
+     * table lock, it cannot interrupt the holder and spin on the lock. */
+    sigset_t all, saved;
+    sigfillset(&all);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, _NSIG / 8);
     cap__spin_lock(&table_lock);
     struct sigaction mine, prev;
     const struct sigaction *use = act;
@@ -120,6 +128,9 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         }
     }
     cap__spin_unlock(&table_lock);
+    int saved_errno = errno;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+    errno = saved_errno;
     return rc;
 }
 

@@ -24,3 +24,4 @@ if(CAP_LONG_TESTS OR "$ENV{CAP_LONG_TESTS}" STREQUAL "1")
 endif()
 # One stack in rotation (see the test): one worker.
 set(CAPTEST_trim_gives_back_deep_pages_WORKERS 1)
+set(CAPTEST_sigaction_from_handler_TIMEOUT 60)
