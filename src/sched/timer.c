@@ -95,11 +95,6 @@ void cap__timer_disarm(cap__timer *t)
     cap__spin_unlock(&h->lock);
 }
 
-bool cap__timer_armed(const cap__timer *t)
-{
-    return t->heap != NULL;
-}
-
 uint64_t cap__timer_next(cap__timer_heap *h)
 {
     /* A racy peek at len is fine: only the owner arms on this heap in the

@@ -49,6 +49,5 @@ uint64_t cap__timer_next(cap__timer_heap *h);
  * how many fired. */
 unsigned cap__timer_expire(cap__timer_heap *h, uint64_t now,
                            void (*fire)(cap__timer *t));
-bool cap__timer_armed(const cap__timer *t);
 
 #endif /* CAP_SCHED_TIMER_H */

@@ -263,20 +263,28 @@ static size_t stack_size(const cap__thread *t)
     return (size_t)((const char *)t->stack.hi - (const char *)t->stack.lo);
 }
 
+/* Makes t the running thread of w: claims it for w if it has not started,
+ * and puts its errno in the kernel thread's slot. The caller then switches
+ * to it. */
+static inline __attribute__((always_inline)) void enter(cap__worker *w, cap__thread *t)
+{
+    if (!t->started) {
+        t->started = true;
+        t->worker = w;
+    }
+    atomic_store_explicit(&t->state, CAP__T_RUNNING, memory_order_relaxed);
+    w->current = t;
+    *w->errno_slot = t->saved_errno;
+}
+
 /* Thread to thread, on one worker. next comes from the local queue or,
  * not yet started, from this worker's steal queue; it finishes whatever
  * self left in w->after (a new thread does so in cap__worker_entered). */
 static inline __attribute__((always_inline)) void
 switch_direct(cap__worker *w, cap__thread *self, cap__thread *next)
 {
-    if (!next->started) {
-        next->started = true;
-        next->worker = w;
-    }
-    atomic_store_explicit(&next->state, CAP__T_RUNNING, memory_order_relaxed);
-    w->current = next;
     self->saved_errno = *w->errno_slot;
-    *w->errno_slot = next->saved_errno;
+    enter(w, next);
     cap__switch(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next), stack_size(next));
     finish_switch(self->worker);
 }
@@ -299,6 +307,19 @@ static cap__thread *next_local(cap__worker *w)
 {
     inbox_drain(w);
     return policy_pick_next(w);
+}
+
+/* Where a thread that parks or exits switches directly: the local queue,
+ * then new threads of our own steal queue, then of another worker's (where
+ * the scheduler would look first too). NULL: go through the scheduler. */
+static cap__thread *next_direct(cap__worker *w)
+{
+    cap__thread *next = next_local(w);
+    if (next == NULL)
+        next = steal_pop(w);
+    if (next == NULL)
+        next = steal_from_others(w);
+    return next;
 }
 
 /* One yield of self, running on w: straight to the next local thread,
@@ -354,14 +375,7 @@ int cap_yield(void)
 void cap__switch_park(cap__thread *self, cap__unlock_fn unlock, void *arg)
 {
     cap__worker *w = self->worker;
-    cap__thread *next = NULL;
-    if (direct_turn(w)) {
-        next = next_local(w);
-        if (next == NULL)
-            next = steal_pop(w);
-        if (next == NULL)
-            next = steal_from_others(w);
-    }
+    cap__thread *next = direct_turn(w) ? next_direct(w) : NULL;
     if (next == NULL) {
         cap__switch_to_scheduler(self, CAP__AFTER_PARK, unlock, arg);
         return;
@@ -387,21 +401,13 @@ void cap__switch_exit(cap__thread *self, cap__thread *next)
             cap__make_runnable(next);
         next = NULL;
     } else if (next == NULL && !cap__stack_linked_mode()) {
-        next = next_local(w);
-        if (next == NULL)
-            next = steal_pop(w);
+        next = next_direct(w);
     }
     if (next == NULL) {
         cap__switch(&self->sp, NULL, w->sched_sp, w->sched_lo, w->sched_size);
         __builtin_unreachable();
     }
-    if (!next->started) {
-        next->started = true;
-        next->worker = w;
-    }
-    atomic_store_explicit(&next->state, CAP__T_RUNNING, memory_order_relaxed);
-    w->current = next;
-    *w->errno_slot = next->saved_errno;
+    enter(w, next);
     cap__switch(&self->sp, NULL, next->sp, stack_lo(next), stack_size(next));
     __builtin_unreachable();
 }
@@ -466,15 +472,9 @@ static void back_on_scheduler(cap__worker *w)
 
 static void run(cap__worker *w, cap__thread *t)
 {
-    if (!t->started) {
-        t->started = true;
+    if (cap__cfg.migrate) /* any runnable thread may come from another worker */
         t->worker = w;
-    } else if (cap__cfg.migrate) {
-        t->worker = w;
-    }
-    atomic_store_explicit(&t->state, CAP__T_RUNNING, memory_order_relaxed);
-    w->current = t;
-    *w->errno_slot = t->saved_errno;
+    enter(w, t);
     cap__switch(&w->sched_sp, &w->sched_fake, t->sp, stack_lo(t), stack_size(t));
     back_on_scheduler(w);
 }
