@@ -202,9 +202,11 @@ void cap__schedule_new(cap__thread *t)
      * threads in a repeating pattern (producer, consumer, producer, ...)
      * would otherwise put every thread of one kind on one worker whenever
      * the pattern's period and n share a factor. Fibonacci hashing keeps
-     * the deal even over any run of turns. */
-    unsigned spread = (unsigned)(((uint64_t)turn * 0x9e3779b97f4a7c15u) >> 40);
-    cap__worker *target = n == 1 ? &cap__rt.workers[0] : &cap__rt.workers[spread % n];
+     * the deal even over any run of turns: the fraction turn x 0.618...
+     * (the product's top 32 bits) scaled to n. Its low bits would not:
+     * bit 40 of the product deals turns 0-7 as 0,1,1,1,0,0,0,0. */
+    uint64_t frac = ((uint64_t)turn * 0x9e3779b97f4a7c15u) >> 32;
+    cap__worker *target = &cap__rt.workers[(frac * n) >> 32];
     atomic_store_explicit(&t->state, CAP__T_RUNNABLE, memory_order_relaxed);
     if (n == 1 && target == here) {
         /* No other worker could steal it: skip the steal queue's lock. */
