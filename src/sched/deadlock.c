@@ -60,7 +60,8 @@ static bool nothing_in_flight(void)
     for (int i = 0; i < cap__rt.nworkers; i++) {
         cap__worker *w = &cap__rt.workers[i];
         if (atomic_load(&w->sleeping) != 1 || atomic_load(&w->inbox) != NULL ||
-            atomic_load(&w->steal_len) != 0 || w->local.len != 0 ||
+            atomic_load(&w->steal_len) != 0 || atomic_load(&w->lone) != NULL ||
+            w->local.len != 0 ||
             cap__timer_next(&w->timers) != CAP__FOREVER)
             return false;
     }

@@ -6,17 +6,22 @@
  * One round:
  *   1. move woken threads from the inbox to the policy's local queue;
  *   2. fire expired timers (only if the heap is non-empty);
- *   3. pick: the policy's next thread, else one from our steal queue, else
- *      one stolen from another worker; every 61st round, and after a yield
+ *   3. pick: the policy's next thread, else our lone new thread or one
+ *      from our steal queue, else one stolen from another worker; every 61st round, and after a yield
  *      that came through the scheduler, the steal queues go first so new
  *      threads are not starved by a busy local queue;
  *   4. run it until it switches back, then finish what it asked for
  *      (release a wait-structure lock, requeue a yielder, reap an exited
  *      thread);
- *   5. with nothing to run: spin briefly (an adaptive budget), then sleep
+ *   5. with nothing to run: spin briefly (an adaptive budget) watching for
+ *      work handed to this worker, look once for work to steal, then sleep
  *      in the poller.
  *
- * Placement: new threads are dealt over the workers by a hash of a
+ * Placement: a new thread created on a worker with nothing else queued
+ * (a lone one) stays there, in the worker's `lone` slot, since its creator
+ * most often waits for it next; other workers steal it when their idle
+ * spin ends or, asleep, at least every RECHECK_NS while some worker is
+ * awake. Other new threads are dealt over the workers by a hash of a
  * per-creator turn counter (even, but without the aliasing of round-robin
  * with a program's own creation pattern), into each target's steal queue,
  * and a sleeping target is woken; with one worker they go straight to the
@@ -58,6 +63,9 @@ enum {
     SPIN_WORTH_NS = 50000,  /* a sleep this short: a full spin would have
                                caught the wake-up (64 x 32 pauses take
                                about 40 us on the EPYC this was tuned on) */
+    RECHECK_NS = 1000000,   /* longest sleep while another worker is awake:
+                               it may hold a lone new thread (see
+                               cap__schedule_new) it is not running */
 };
 
 cap__runtime cap__rt;
@@ -102,6 +110,22 @@ static cap__thread *steal_pop(cap__worker *w)
     atomic_store_explicit(&w->steal_len, w->steal.len, memory_order_relaxed);
     cap__spin_unlock(&w->steal_lock);
     return t;
+}
+
+/* The lone new thread of w, if any (see cap__schedule_new); w itself or a
+ * thief. */
+static cap__thread *take_lone(cap__worker *w)
+{
+    if (atomic_load_explicit(&w->lone, memory_order_relaxed) == NULL)
+        return NULL;
+    return atomic_exchange_explicit(&w->lone, NULL, memory_order_acquire);
+}
+
+/* A new thread of w's: its lone one, else the oldest of its steal queue. */
+static cap__thread *take_new(cap__worker *w)
+{
+    cap__thread *t = take_lone(w);
+    return t != NULL ? t : steal_pop(w);
 }
 
 static void inbox_push(cap__worker *w, cap__thread *t)
@@ -191,6 +215,15 @@ void cap__make_runnable(cap__thread *t)
     wake_worker(home);
 }
 
+/* Whether w has nothing queued: no thread waiting in its local queue,
+ * its inbox, its steal queue or its lone slot. */
+static bool alone_on(cap__worker *w)
+{
+    return w->local.len == 0 && atomic_load_explicit(&w->inbox, memory_order_relaxed) == NULL &&
+           atomic_load_explicit(&w->steal_len, memory_order_relaxed) == 0 &&
+           atomic_load_explicit(&w->lone, memory_order_relaxed) == NULL;
+}
+
 void cap__schedule_new(cap__thread *t)
 {
     cap__worker *here = cap__self_worker;
@@ -211,6 +244,22 @@ void cap__schedule_new(cap__thread *t)
     if (n == 1 && target == here) {
         /* No other worker could steal it: skip the steal queue's lock. */
         policy_enqueue(here, t);
+        return;
+    }
+    if (here != NULL && alone_on(here)) {
+        /* A lone new thread stays with its creator, which most often
+         * waits for it next (create then join, a task handed to a fresh
+         * thread); dealing it to another worker costs cache lines that
+         * cross between the two on every creation, for nothing when the
+         * creator then runs it itself. It stays stealable: idle workers
+         * look at other workers' steal queues when their spin ends and
+         * at least every RECHECK_NS while another worker is awake, and
+         * one asleep with no deadline is woken, so a creator that
+         * computes on does not hold it back for long. */
+        atomic_store_explicit(&here->lone, t, memory_order_release);
+        atomic_thread_fence(memory_order_seq_cst); /* the store before the check */
+        if (atomic_load_explicit(&cap__rt.nsleeping_forever, memory_order_relaxed) != 0)
+            wake_one_idle();
         return;
     }
     steal_push(target, t);
@@ -318,7 +367,7 @@ static cap__thread *next_direct(cap__worker *w)
 {
     cap__thread *next = next_local(w);
     if (next == NULL)
-        next = steal_pop(w);
+        next = take_new(w);
     if (next == NULL)
         next = steal_from_others(w);
     return next;
@@ -343,7 +392,8 @@ static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__
     }
     if (next == NULL) {
         /* Alone locally: carry on, unless new threads wait to start. */
-        if (atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0)
+        if (atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0 ||
+            atomic_load_explicit(&w->lone, memory_order_relaxed) != NULL)
             cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
         return;
     }
@@ -487,10 +537,9 @@ static cap__thread *steal_from_others(cap__worker *w)
 {
     for (int i = 1; i < cap__rt.nworkers; i++) {
         cap__worker *victim = &cap__rt.workers[(w->id + i) % cap__rt.nworkers];
-        cap__thread *t = steal_pop(victim);
-        if (t != NULL) {
+        cap__thread *t = take_new(victim);
+        if (t != NULL)
             return t;
-        }
     }
     return NULL;
 }
@@ -516,25 +565,44 @@ static cap__thread *find_work(cap__worker *w)
     cap__thread *t = NULL;
     if (w->steal_first || turn) {
         w->steal_first = false;
-        t = steal_pop(w);
+        t = take_new(w);
     }
     if (t == NULL)
         t = policy_pick_next(w);
     if (t == NULL)
-        t = steal_pop(w);
+        t = take_new(w);
     if (t == NULL)
         t = steal_from_others(w);
     return t;
 }
 
+/* Work handed to w: woken threads and new threads dealt to it. What the
+ * idle spin watches; it reads only lines that change when w is given work,
+ * so a spinning worker does not pull at the lines of a busy one. */
+static bool has_own_work(cap__worker *w)
+{
+    return atomic_load(&w->inbox) != NULL || w->local.len != 0 ||
+           atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0 ||
+           atomic_load_explicit(&w->lone, memory_order_relaxed) != NULL;
+}
+
+/* Any work w could run, including new threads it could steal. */
 static bool has_work(cap__worker *w)
 {
-    if (atomic_load(&w->inbox) != NULL || w->local.len != 0)
+    if (has_own_work(w))
         return true;
     for (int i = 0; i < cap__rt.nworkers; i++)
-        if (atomic_load(&cap__rt.workers[i].steal_len) != 0)
+        if (atomic_load(&cap__rt.workers[i].steal_len) != 0 ||
+            atomic_load(&cap__rt.workers[i].lone) != NULL)
             return true;
     return false;
+}
+
+/* Whether a worker other than w is awake (w itself is not yet counted
+ * asleep). */
+static bool others_awake(void)
+{
+    return atomic_load(&cap__rt.nsleeping) < cap__rt.nworkers - 1;
 }
 
 static void idle(cap__worker *w)
@@ -558,22 +626,30 @@ static void idle(cap__worker *w)
      * handed work at a high rate keeps spinning. */
     int rounds = cap__rt.nworkers > 1 ? w->spin_rounds : 0;
     for (int i = 0; i < rounds; i++) {
-        if (has_work(w)) {
+        if (has_own_work(w)) {
             w->spin_rounds = IDLE_SPIN_ROUNDS;
             return;
         }
         for (int j = 0; j < IDLE_SPIN_PAUSES; j++)
             cap__cpu_relax();
     }
+    if (rounds > 0 && has_work(w)) { /* a lone new thread elsewhere */
+        w->spin_rounds = IDLE_SPIN_ROUNDS;
+        return;
+    }
     uint64_t deadline = cap__timer_next(&w->timers);
     uint64_t slept_at = cap__now();
     if (deadline != CAP__FOREVER && deadline <= slept_at)
         return;
+    if (others_awake() && (deadline == CAP__FOREVER || deadline - slept_at > RECHECK_NS))
+        deadline = slept_at + RECHECK_NS;
 
+    bool forever = deadline == CAP__FOREVER;
     atomic_fetch_add(&cap__rt.nsleeping, 1);
+    if (forever)
+        atomic_fetch_add(&cap__rt.nsleeping_forever, 1);
     atomic_store(&w->sleeping, 1);
     if (!has_work(w)) {
-        bool forever = deadline == CAP__FOREVER;
         if (forever)
             cap__deadlock_check_enter(w);
         cap__poller_active->wait(w, deadline);
@@ -581,6 +657,8 @@ static void idle(cap__worker *w)
             cap__deadlock_check_leave(w);
     }
     atomic_store(&w->sleeping, 0);
+    if (forever)
+        atomic_fetch_sub(&cap__rt.nsleeping_forever, 1);
     atomic_fetch_sub(&cap__rt.nsleeping, 1);
     if (cap__now() - slept_at <= SPIN_WORTH_NS)
         w->spin_rounds = IDLE_SPIN_ROUNDS;

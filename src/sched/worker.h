@@ -81,6 +81,9 @@ typedef struct cap__worker {
     cap__spin steal_lock;
     cap__tqueue steal;                  /* threads any worker may take */
     atomic_size_t steal_len;            /* racy read of steal.len for idle scans */
+    /* A lone new thread (cap__schedule_new): set by this worker's running
+     * thread, taken by this worker or stolen by another (exchange). */
+    _Atomic(struct cap__thread *) lone;
 
     /* Finished TCBs with their stacks, for the next create here
      * (src/thread/table.c); linked by run_next, at most TCB_CACHE_MAX. */
@@ -105,6 +108,7 @@ typedef struct cap__runtime {
     int nworkers;
     cap__worker *workers;
     atomic_int nsleeping;              /* workers inside poller wait */
+    atomic_int nsleeping_forever;      /* of those, waiting with no deadline */
     atomic_uint next_victim;           /* round-robin for wake-one, and for
                                           placement by foreign kernel threads */
 } cap__runtime;

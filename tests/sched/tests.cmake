@@ -16,3 +16,4 @@ endforeach()
 # One worker: the pair and the stopper must share it.
 set(CAPTEST_woken_threads_cannot_starve_WORKERS 1)
 set(CAPTEST_woken_threads_cannot_starve_TIMEOUT 30)
+set(CAPTEST_lone_thread_not_held_back_WORKERS 2)
