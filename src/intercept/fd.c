@@ -203,6 +203,8 @@ int dup3(int oldfd, int newfd, int flags)
     /* The errors that leave newfd open, checked before we end its life. */
     if (oldfd == newfd || (flags & ~O_CLOEXEC))
         return (int)cap__ic_ret(-EINVAL);
+    if (cap__ownfd_is(newfd)) /* the runtime's: as if out of range */
+        return (int)cap__ic_ret(-EBADF);
     if (syscall(SYS_fcntl, oldfd, F_GETFD) < 0)
         return -1; /* EBADF */
     cap__fd_closing(newfd);
@@ -220,6 +222,8 @@ int dup2(int oldfd, int newfd)
         return (int)syscall(SYS_fcntl, oldfd, F_GETFD) < 0 ? -1 : newfd;
     if (syscall(SYS_fcntl, oldfd, F_GETFD) < 0)
         return -1; /* EBADF */
+    if (cap__ownfd_is(newfd)) /* the runtime's: as if out of range */
+        return (int)cap__ic_ret(-EBADF);
     cap__fd_closing(newfd);
     int r = (int)syscall(SYS_dup2, oldfd, newfd);
     if (r >= 0) {

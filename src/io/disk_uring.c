@@ -104,7 +104,8 @@ static struct dring *ring_of(cap__worker *w)
         goto fail;
     if (io_uring_queue_init(RING_ENTRIES, &r->ring, 0) != 0)
         goto fail_free;
-    r->efd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+    cap__ownfd_move_ring_high(&r->ring);
+    r->efd = cap__ownfd_move_high((int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (r->efd < 0)
         goto fail_ring;
     if (io_uring_register_eventfd(&r->ring, r->efd) != 0 ||

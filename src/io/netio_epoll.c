@@ -33,14 +33,12 @@ static struct epoll_event events[MAX_EVENTS]; /* owned by the holder */
 
 static int epoll_start(void)
 {
-    epfd = (int)syscall(SYS_epoll_create1, EPOLL_CLOEXEC);
+    epfd = cap__ownfd_adopt((int)syscall(SYS_epoll_create1, EPOLL_CLOEXEC));
     if (epfd < 0)
         return -errno;
-    kickfd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+    kickfd = cap__ownfd_adopt((int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (kickfd < 0)
         return -errno;
-    cap__ownfd_add(epfd);
-    cap__ownfd_add(kickfd);
     struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u64 = KICK };
     if (syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_ADD, kickfd, &ev) != 0)
         return -errno;

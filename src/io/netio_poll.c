@@ -44,9 +44,7 @@ static size_t pcap;
 
 static int poll_start(void)
 {
-    kickfd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (kickfd >= 0)
-        cap__ownfd_add(kickfd);
+    kickfd = cap__ownfd_adopt((int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC));
     return kickfd < 0 ? -errno : 0;
 }
 

@@ -75,11 +75,11 @@ static int uring_start(void)
         io_uring_queue_exit(&ring);
         return -ENOSYS; /* waiting would have to submit a timeout SQE */
     }
-    kickfd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+    cap__ownfd_move_ring_high(&ring);
+    cap__ownfd_add(ring.ring_fd);
+    kickfd = cap__ownfd_adopt((int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (kickfd < 0)
         return -errno;
-    cap__ownfd_add(ring.ring_fd);
-    cap__ownfd_add(kickfd);
     return submit_poll(KICK, kickfd, false);
 }
 

@@ -7,34 +7,84 @@
  * pays a few loads). MAX_OWN covers the epoll or uring instance, its kick
  * eventfd, the signal eventfd, and a ring plus an eventfd per worker for
  * 1,000 workers.
+ *
+ * Where they live: from HIGH_GAP below the soft RLIMIT_NOFILE, capped at
+ * 1024 (FD_SETSIZE, and the default soft limit), up: out of the way of the
+ * small numbers programs expect from open() or pick for dup2(), and inside
+ * what select() can name. Not at the top of a huge limit: the kernel sizes
+ * a process's descriptor table to its highest open number.
  */
 #include "io/ownfd.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "util/spin.h"
 
-enum { MAX_OWN = 2048 + 8 };
+enum { MAX_OWN = 2048 + 8, HIGH_CAP = 1024, HIGH_GAP = 64 };
 
 static _Atomic int slots[MAX_OWN];
 static atomic_int used; /* slots[0, used) hold descriptors */
 static cap__spin lock = CAP__SPIN_INIT;
 
-int cap__ownfd_add(int fd)
+void cap__ownfd_add(int fd)
 {
     if (fd < 0)
-        return -EBADF;
+        return;
     cap__spin_lock(&lock);
     int n = atomic_load_explicit(&used, memory_order_relaxed);
-    int rc = -ENOSPC;
-    if (n < MAX_OWN) {
+    if (n < MAX_OWN) { /* past it, fd stays unprotected, as before this existed */
         atomic_store_explicit(&slots[n], fd, memory_order_release);
         atomic_store_explicit(&used, n + 1, memory_order_release);
-        rc = 0;
     }
     cap__spin_unlock(&lock);
-    return rc;
+}
+
+/* The lowest number our descriptors move to; 0: leave them where they are
+ * (a limit too small to spare HIGH_GAP numbers). */
+static int high_base(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0;
+    rlim_t top = rl.rlim_cur < HIGH_CAP ? rl.rlim_cur : HIGH_CAP;
+    return top >= 2 * HIGH_GAP ? (int)(top - HIGH_GAP) : 0;
+}
+
+int cap__ownfd_move_high(int fd)
+{
+    int base = high_base();
+    if (fd < 0 || fd >= base)
+        return fd;
+    /* Raw system calls: fcntl and close are ours to intercept. */
+    int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, base);
+    if (high < 0)
+        return fd;
+    syscall(SYS_close, fd);
+    return high;
+}
+
+int cap__ownfd_adopt(int fd)
+{
+    fd = cap__ownfd_move_high(fd);
+    cap__ownfd_add(fd);
+    return fd;
+}
+
+void cap__ownfd_move_ring_high(struct io_uring *ring)
+{
+    int fd = cap__ownfd_move_high(ring->ring_fd);
+    if (fd != ring->ring_fd) {
+        /* liburing enters through enter_ring_fd, the same descriptor
+         * until io_uring_register_ring_fd, which we do not use. */
+        ring->ring_fd = fd;
+        ring->enter_ring_fd = fd;
+    }
 }
 
 bool cap__ownfd_is(int fd)

@@ -198,10 +198,8 @@ void cap__sig_start(void)
     int fd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (fd < 0)
         return; /* no EINTR for parked calls; they behave as with SA_RESTART */
-    if (cap__io_watch(fd, dispatch, NULL) != 0) {
-        syscall(SYS_close, fd);
-        return;
-    }
-    cap__ownfd_add(fd);
+    fd = cap__ownfd_adopt(fd);
+    if (cap__io_watch(fd, dispatch, NULL) != 0)
+        return; /* recorded as ours: kept open, unused */
     atomic_store_explicit(&evfd, fd, memory_order_release);
 }
