@@ -32,6 +32,11 @@ environment:
   IOBENCH_REPS=N     repetitions (default 3; QUICK: 1)
   IOBENCH_DIR=DIR    where the disk benchmark's files live
                      (default /tmp/capriccio-iobench; kept for the next run)
+  IOBENCH_PIPES=N,...    pipetest: only these pipe counts (e.g. 1024,4096,8192)
+  IOBENCH_PIPE_SERIES=K,...  pipetest: only these series (keys of the table:
+                     epoll-lt, epoll-et, nptl, cap1-epoll, cap2-uring,
+                     cap2m-epoll...; "+alt" twins follow their key); the
+                     others show as not measured
   IOBENCH_ALT_BUILD=DIR  a second build of the library (a proposed change):
                      every Capriccio series is run twice, the second time
                      linked to DIR's library (keys ending in "+alt"), in
@@ -86,6 +91,10 @@ else:
     DISK_SECS, DISK_WARM = 0.6, 0.2
     HTTP_CONNS = [10, 100, 1000, 10000]
     HTTP_SECS = 2
+
+if os.environ.get("IOBENCH_PIPES"):
+    PIPE_COUNTS = [int(x) for x in os.environ["IOBENCH_PIPES"].split(",") if x]
+PIPE_SERIES = [s for s in os.environ.get("IOBENCH_PIPE_SERIES", "").split(",") if s]
 
 BIG_BYTES = 1 << 30
 SMALL_BYTES = 8 << 20
@@ -315,6 +324,8 @@ def run_pipetest(bins):
     for x in PIPE_COUNTS:
         for rep in range(REPS):
             for s in series:
+                if PIPE_SERIES and s.key.removesuffix("+alt") not in PIPE_SERIES:
+                    continue
                 s.measure(x, [str(x), str(PIPE_SECS), str(PIPE_WARM)] + mode.get(s.key, []),
                           timeout=20 + x / 1000)
         log(f"  pipes {x}: " + "  ".join(
