@@ -33,7 +33,16 @@
  * queue, so an idle worker takes it if its target is slow to get there,
  * and a thread that parks with nothing local to run takes one too (a
  * joiner thus runs the thread it just created). Started threads stay on
- * their worker unless CAP_MIGRATE=1 (worker.h).
+ * their worker unless CAP_MIGRATE=1 (worker.h), so taking another
+ * worker's new thread is allowed only while the taker is not ahead: it
+ * has no more threads started on it than the other will have once it
+ * starts the ones dealt to it. Without that rule, a worker left idle
+ * while main creates threads in a loop (main keeps its own worker busy)
+ * would start, and keep for good, every thread of the burst: all of a
+ * pipe ring's readers on one worker, the other idle. A worker stuck in
+ * one thread (no scheduling round for STALL_NS) loses the rule's
+ * protection, one thread per STALL_NS, so a new thread is not held up
+ * indefinitely behind a thread that never blocks.
  *
  * Direct switches: a yield, a park and an exit go straight to the next
  * thread (local queue, then steal queues) on all but every 61st switch;
@@ -67,6 +76,7 @@ enum {
                                it may hold a lone new thread (see
                                cap__schedule_new) it is not running */
 };
+#define STALL_NS 5000000ull /* a worker this long in one thread is stuck */
 
 cap__runtime cap__rt;
 __thread cap__worker *cap__self_worker __attribute__((tls_model("initial-exec")));
@@ -322,6 +332,8 @@ static inline __attribute__((always_inline)) void enter(cap__worker *w, cap__thr
     if (!t->started) {
         t->started = true;
         t->worker = w;
+        atomic_store_explicit(&w->homed, atomic_load_explicit(&w->homed, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
     }
     atomic_store_explicit(&t->state, CAP__T_RUNNING, memory_order_relaxed);
     w->current = t;
@@ -447,6 +459,8 @@ void cap__switch_park(cap__thread *self, cap__unlock_fn unlock, void *arg)
 void cap__switch_exit(cap__thread *self, cap__thread *next)
 {
     cap__worker *w = self->worker;
+    atomic_store_explicit(&w->homed, atomic_load_explicit(&w->homed, memory_order_relaxed) - 1,
+                          memory_order_relaxed);
     leave_after(w, self, CAP__AFTER_EXIT, NULL, NULL);
     if (!direct_turn(w)) {
         if (next != NULL)
@@ -533,13 +547,59 @@ static void run(cap__worker *w, cap__thread *t)
 
 static void fire_timer(cap__timer *tm);
 
+/* Whether v, whose new threads w is barred from, has made no scheduling
+ * round for STALL_NS. w watches one such worker at a time; a watched one
+ * that moves on is dropped, so the next barred one gets its turn. */
+static bool stuck(cap__worker *w, cap__worker *v)
+{
+    uint32_t ticks = __atomic_load_n(&v->ticks, __ATOMIC_RELAXED);
+    if (w->watch == NULL) {
+        w->watch = v;
+        w->watch_ticks = ticks;
+        w->watch_since = cap__now();
+        return false;
+    }
+    if (w->watch != v)
+        return false;
+    if (w->watch_ticks != ticks) {
+        w->watch = NULL;
+        return false;
+    }
+    return cap__now() - w->watch_since >= STALL_NS;
+}
+
+/* Whether w may start one of the new threads dealt to v (see the top). */
+static bool may_take_new(cap__worker *w, cap__worker *v)
+{
+    size_t len = atomic_load_explicit(&v->steal_len, memory_order_relaxed) +
+                 (atomic_load_explicit(&v->lone, memory_order_relaxed) != NULL);
+    if (len == 0) {
+        if (w->watch == v)
+            w->watch = NULL;
+        return false;
+    }
+    if (cap__cfg.migrate)
+        return true;
+    if (atomic_load_explicit(&w->homed, memory_order_relaxed) <=
+        atomic_load_explicit(&v->homed, memory_order_relaxed) + (int)len) {
+        if (w->watch == v)
+            w->watch = NULL;
+        return true;
+    }
+    return stuck(w, v);
+}
+
 static cap__thread *steal_from_others(cap__worker *w)
 {
     for (int i = 1; i < cap__rt.nworkers; i++) {
         cap__worker *victim = &cap__rt.workers[(w->id + i) % cap__rt.nworkers];
+        if (!may_take_new(w, victim))
+            continue;
         cap__thread *t = take_new(victim);
-        if (t != NULL)
+        if (t != NULL) {
+            w->watch = NULL; /* a stuck victim gives one thread per STALL_NS */
             return t;
+        }
     }
     return NULL;
 }
@@ -592,8 +652,7 @@ static bool has_work(cap__worker *w)
     if (has_own_work(w))
         return true;
     for (int i = 0; i < cap__rt.nworkers; i++)
-        if (atomic_load(&cap__rt.workers[i].steal_len) != 0 ||
-            atomic_load(&cap__rt.workers[i].lone) != NULL)
+        if (i != w->id && may_take_new(w, &cap__rt.workers[i]))
             return true;
     return false;
 }
@@ -638,6 +697,8 @@ static void idle(cap__worker *w)
         return;
     }
     uint64_t deadline = cap__timer_next(&w->timers);
+    if (w->watch != NULL && w->watch_since + STALL_NS < deadline)
+        deadline = w->watch_since + STALL_NS; /* look at the stuck one again */
     uint64_t slept_at = cap__now();
     if (deadline != CAP__FOREVER && deadline <= slept_at)
         return;
@@ -744,6 +805,7 @@ void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
     cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     main_thread->worker = w0;
     main_thread->started = true;
+    atomic_store(&w0->homed, 1);
     atomic_store(&main_thread->state, CAP__T_RUNNING);
     w0->current = main_thread;
 

@@ -84,6 +84,13 @@ typedef struct cap__worker {
     /* A lone new thread (cap__schedule_new): set by this worker's running
      * thread, taken by this worker or stolen by another (exchange). */
     _Atomic(struct cap__thread *) lone;
+    atomic_int homed;                   /* threads started here and not exited
+                                           (written by this worker only) */
+    /* A worker whose new threads this one may not take for balance, and
+     * since when it has been seen stuck (worker.c, may_take_new). */
+    struct cap__worker *watch;
+    uint32_t watch_ticks;
+    uint64_t watch_since;
 
     /* Finished TCBs with their stacks, for the next create here
      * (src/thread/table.c); linked by run_next, at most TCB_CACHE_MAX. */
