@@ -84,13 +84,6 @@ typedef struct cap__worker {
     /* A lone new thread (cap__schedule_new): set by this worker's running
      * thread, taken by this worker or stolen by another (exchange). */
     _Atomic(struct cap__thread *) lone;
-    atomic_int homed;                   /* threads started here and not exited
-                                           (written by this worker only) */
-    /* A worker whose new threads this one may not take for balance, and
-     * since when it has been seen stuck (worker.c, may_take_new). */
-    struct cap__worker *watch;
-    uint32_t watch_ticks;
-    uint64_t watch_since;
 
     /* Finished TCBs with their stacks, for the next create here
      * (src/thread/table.c); linked by run_next, at most TCB_CACHE_MAX. */
@@ -109,6 +102,16 @@ typedef struct cap__worker {
     _Atomic uint32_t sleeping;
     int spin_rounds;                    /* idle spin budget, adapted (worker.c) */
     void *poller_state;                 /* owned by the active poller */
+
+    /* Balance of started threads (worker.c, may_take_new), last so the
+     * fields above keep their cache lines. */
+    atomic_int homed;                   /* threads started here and not exited
+                                           (written by this worker only) */
+    /* A worker whose new threads this one may not take for balance, and
+     * since when it has been seen stuck. */
+    struct cap__worker *watch;
+    uint32_t watch_ticks;
+    uint64_t watch_since;
 } cap__worker;
 
 typedef struct cap__runtime {
