@@ -41,6 +41,9 @@ environment:
                      every Capriccio series is run twice, the second time
                      linked to DIR's library (keys ending in "+alt"), in
                      the same interleaved runs
+  IOBENCH_DIRECT_CONC=1,2,...  only these O_DIRECT concurrencies ("none": skip)
+  IOBENCH_MISS_RATES=0,...     only these miss rates of the mix sweep ("none": skip)
+  IOBENCH_DISKIO=uring,...     only these CAP_DISKIO backends
   CC                 the C compiler (default cc)
 
 Outputs: bench/results/io-<stamp>.json and .md (tables, the targets judged
@@ -101,6 +104,20 @@ SMALL_BYTES = 8 << 20
 MIX_THREADS = 200
 NETIO = ["epoll", "poll", "uring"]
 DISKIO = ["uring", "threads", "blocking"]
+
+
+def subset(var, full, conv=int):
+    """full, or the values a comma-separated environment setting names
+    ("none": an empty sweep), to rerun a few points of one benchmark."""
+    v = os.environ.get(var, "")
+    if not v:
+        return full
+    return [] if v == "none" else [conv(x) for x in v.split(",") if x]
+
+
+DIRECT_CONC = subset("IOBENCH_DIRECT_CONC", DIRECT_CONC)
+MISS_RATES = subset("IOBENCH_MISS_RATES", MISS_RATES)
+DISKIO = subset("IOBENCH_DISKIO", DISKIO, str)
 
 
 def log(msg):
@@ -376,11 +393,11 @@ def run_disk(bins):
         return ss
 
     timeout = lambda x: 30 + 4 * (DISK_SECS + DISK_WARM)
-    direct = make()
+    direct = make() if DIRECT_CONC else []
     sweep(direct, DIRECT_CONC,
           lambda x: ["direct", big, str(x), str(DISK_SECS), str(DISK_WARM)], timeout,
           "O_DIRECT threads")
-    mix = make()
+    mix = make() if MISS_RATES else []
     sweep(mix, MISS_RATES,
           lambda x: ["mix", big, small, str(MIX_THREADS), str(x), str(DISK_SECS), str(DISK_WARM)],
           timeout, "miss %")
@@ -707,7 +724,7 @@ def targets(pt, direct, mix, hs):
                         (", CAP_MIGRATE=1" if key.startswith("cap2m") else "") + what)
                 rows.append(("pipetest, 2 workers >= 1.2x NPTL, >= 1,000 pipes (where NPTL "
                              "runs)", conf, *judge_all(pairs, lambda v: v >= 1.2, x2)))
-        if mix:
+        if mix and 0 in MISS_RATES:
             nptl = by_key(mix, "nptl")
             for d in DISKIO:
                 s = by_key(mix, f"cap-{d}{tag}")
