@@ -29,6 +29,7 @@
 #include "io/fd.h"
 #include "io/sigintr.h"
 #include "sched/park.h"
+#include "sched/worker.h"
 #include "sync/cancel.h"
 #include "thread/thread.h"
 #include "util/clock.h"
@@ -68,7 +69,8 @@ static inline bool cap__ic_user(void)
  */
 static inline bool cap__ic_enter(void)
 {
-    cap__thread *self = cap__current();
+    cap__worker *w = cap__worker_self(); /* cap__current(), inline */
+    cap__thread *self = w != NULL ? w->current : NULL;
     if (self == NULL)
         return false;
     if (__builtin_expect(cap__cancel_requested(self), 0))

@@ -327,6 +327,11 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     if (!cap__ic_enter())
         return CAP__REAL(pread)(fd, buf, n, off);
+    ssize_t r;
+    if (cap__disk_pread_hot(fd, buf, n, off, &r)) /* the cached-read fast path */
+        return cap__ic_ret(r);
+    if (off < 0) /* the kernel's first check; -1 is no file position here */
+        return cap__ic_ret(-EINVAL);
     struct iovec v = { buf, n };
     return cap__ic_ret_cancel(positioned(fd, false, &v, 1, off, 0));
 }
@@ -335,6 +340,8 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     if (!cap__ic_enter())
         return CAP__REAL(pwrite)(fd, buf, n, off);
+    if (off < 0)
+        return cap__ic_ret(-EINVAL);
     struct iovec v = { (void *)buf, n };
     return cap__ic_ret_cancel(positioned(fd, true, &v, 1, off, 0));
 }
@@ -343,6 +350,8 @@ ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
     if (!cap__ic_enter())
         return CAP__REAL(preadv)(fd, iov, cnt, off);
+    if (off < 0)
+        return cap__ic_ret(-EINVAL);
     return cap__ic_ret_cancel(positioned(fd, false, iov, cnt, off, 0));
 }
 
@@ -350,6 +359,8 @@ ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
     if (!cap__ic_enter())
         return CAP__REAL(pwritev)(fd, iov, cnt, off);
+    if (off < 0)
+        return cap__ic_ret(-EINVAL);
     return cap__ic_ret_cancel(positioned(fd, true, iov, cnt, off, 0));
 }
 

@@ -9,7 +9,9 @@
  * therefore costs one system call and no switch, which is what the paper
  * named as the fix for losing half of NPTL's throughput on cached reads.
  * Reads of a file that keeps hitting use the cheaper plain call (see
- * "Hot files" below).
+ * "Hot files" below); pread() of such a file goes there straight from its
+ * wrapper (cap__disk_pread_hot), skipping the general path's second
+ * descriptor lookup, classification and vector bookkeeping.
  * A kernel or file system that does not support RWF_NOWAIT (EOPNOTSUPP)
  * goes straight to the backend.
  *
@@ -63,12 +65,15 @@ ssize_t cap__disk_blocking_rw(enum cap__disk_op op, int fd, const struct iovec *
  * about 3%, and the threads' shares stay within a few percent. */
 enum { HITS_PER_YIELD = 16 };
 
+static __thread unsigned hits __attribute__((tls_model("initial-exec")));
+
 static void yield_after_hit(void)
 {
-    static __thread unsigned hits __attribute__((tls_model("initial-exec")));
-    cap__thread *self = cap__current();
-    if (self != NULL && ++hits % HITS_PER_YIELD == 0)
-        cap__yield(self);
+    if (++hits % HITS_PER_YIELD == 0) {
+        cap__thread *self = cap__current();
+        if (self != NULL)
+            cap__yield(self);
+    }
 }
 
 /* Hot files. preadv2(RWF_NOWAIT) costs ~130 ns more than pread64 for a
@@ -87,11 +92,32 @@ static void yield_after_hit(void)
  * line. Reads only: writes keep RWF_NOWAIT. */
 enum { HOT_AFTER = 64, PROBE_EVERY = 16 };
 
+static __thread unsigned tick __attribute__((tls_model("initial-exec")));
+
 static bool read_plain(const cap__fd *f, enum cap__disk_op op, int rwf)
 {
-    static __thread unsigned tick __attribute__((tls_model("initial-exec")));
     return f != NULL && op == CAP__DISK_READ && rwf == 0 && cap__fd_has(f, CAP__FDF_DISK_HOT) &&
            ++tick % PROBE_EVERY != 0;
+}
+
+/* pread() of a hot file between probes: one descriptor lookup, the plain
+ * system call, the yield count. HOT is set only on a non-O_DIRECT regular
+ * file and forgotten when the number is closed (fd.c), so it also says
+ * the descriptor is a file; the blocking backend never sets it. A plain
+ * pread64 of a regular file is short only at end of file, as the blocking
+ * call the application made would be. */
+bool cap__disk_pread_hot(int fd, void *buf, size_t n, off_t off, ssize_t *res)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL ||
+        (atomic_load_explicit(&f->flags, memory_order_relaxed) &
+         (CAP__FDF_DISK_HOT | CAP__FDF_DIRECT)) != CAP__FDF_DISK_HOT ||
+        ++tick % PROBE_EVERY == 0)
+        return false;
+    long r = syscall(SYS_pread64, fd, buf, n, off);
+    *res = r < 0 ? -errno : r;
+    yield_after_hit();
+    return true;
 }
 
 static void note_hit(cap__fd *f)

@@ -3,8 +3,10 @@
  * only page-cache hits, switches its reads to the plain calls) keeps
  * every semantic of read() and pread(): the file position advances, a
  * read is short only at end of file and 0 after it, data written later is
- * read back, reads past a truncation return 0, and a vector read still
- * fills every buffer. Run under every CAP_DISKIO. */
+ * read back, reads past a truncation return 0, a vector read still
+ * fills every buffer, and errors (negative offsets, a closed or reused
+ * number) are libc's. Run under every CAP_DISKIO. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,6 +75,35 @@ int main(void)
     CHECK_EQ(ftruncate(fd, 10 * BLOCK + 7), 0);
     CHECK_EQ(pread(fd, b, BLOCK, 20 * BLOCK), 0);
     CHECK_EQ(pread(fd, b, BLOCK, 10 * BLOCK), 7);
+
+    /* Errors as libc reports them, hot or not: a negative offset is
+     * EINVAL (not a read at the file position); once closed, EBADF; a
+     * pipe that reuses the number is no hot file (ESPIPE). */
+    for (int k = 0; k < 2 * 16; k++) { /* every read of the probe cadence */
+        errno = 0;
+        CHECK_EQ(pread(fd, b, BLOCK, -1), -1);
+        CHECK_EQ(errno, EINVAL);
+    }
+    errno = 0;
+    CHECK_EQ(pwrite(fd, b, BLOCK, -1), -1);
+    CHECK_EQ(errno, EINVAL);
+    errno = 0;
+    CHECK_EQ(preadv(fd, v, 2, -5), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(lseek(fd, 0, SEEK_CUR), (off_t)BLOCKS * BLOCK + TAIL);
     CHECK_EQ(close(fd), 0);
+    errno = 0;
+    CHECK_EQ(pread(fd, b, BLOCK, 0), -1);
+    CHECK_EQ(errno, EBADF);
+    int p[2];
+    CHECK_EQ(pipe(p), 0);
+    CHECK_EQ(p[0], fd); /* the lowest free number */
+    for (int k = 0; k < 2 * 16; k++) {
+        errno = 0;
+        CHECK_EQ(pread(p[0], b, 1, 0), -1);
+        CHECK_EQ(errno, ESPIPE);
+    }
+    CHECK_EQ(close(p[0]), 0);
+    CHECK_EQ(close(p[1]), 0);
     return 0;
 }
