@@ -226,3 +226,24 @@ void cap__disk_flush(struct cap__worker *w)
     if (cap__diskio_active->flush != NULL)
         cap__diskio_active->flush(w);
 }
+
+bool cap__disk_spin(struct cap__worker *w)
+{
+    return cap__diskio_active->spin != NULL && cap__diskio_active->spin(w);
+}
+
+bool cap__disk_wait_prepare(struct cap__worker *w, int inst_fd)
+{
+    return cap__diskio_active->wait_prepare != NULL &&
+           cap__diskio_active->wait_prepare(w, inst_fd);
+}
+
+bool cap__disk_wait(struct cap__worker *w, uint64_t deadline, bool block)
+{
+    return cap__diskio_active->wait(w, deadline, block);
+}
+
+void cap__disk_wake(struct cap__worker *w)
+{
+    cap__diskio_active->wake(w);
+}

@@ -15,7 +15,21 @@
  * one of the runtime's own descriptors in the netio backend
  * (cap__io_watch), so whichever worker harvests I/O reaps the ring, under
  * the ring's CQ lock, and unparks the owners of the completions. A worker
- * also reaps its own ring without a system call when it flushes.
+ * also reaps its own ring without a system call when it flushes, and
+ * while it spins with nothing to run (uring_spin).
+ *
+ * Waiting in the ring (uring_wait): a worker with nothing to run and
+ * requests of its own in flight sleeps in io_uring_enter on its ring
+ * instead of on its futex or in epoll, so a completion wakes it directly
+ * (IRQ, CQE, the worker runs the thread) rather than through the eventfd,
+ * the epoll holder and a cross-worker wake-up. The eventfd is switched
+ * off for the wait (IORING_CQ_EVENTFD_DISABLED: no other worker is
+ * woken to reap what the owner is about to reap itself). What else must
+ * end the wait is in the ring as one-shot POLL_ADDs: the ring's wake
+ * eventfd (written by uring_wake, how others wake a worker sleeping
+ * here; io/idle.c) and, when the worker holds the shared netio instance,
+ * the instance's own descriptor (network readiness, and its kick). The
+ * next timer bounds the wait (a timeout passed to io_uring_enter).
  *
  * A request lives on the waiting thread's stack; the reaper sets `done`
  * and unparks under req->lock, and the waiter passes through that lock
@@ -26,6 +40,7 @@
  */
 #include <errno.h>
 #include <liburing.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
@@ -48,10 +63,18 @@ enum {
 
 struct dring {
     struct io_uring ring;
-    int efd;
+    int efd;      /* signalled on every CQE, unless the owner waits in the ring */
+    int wake_efd; /* uring_wake writes it; a POLL_ADD in the ring watches it */
     cap__spin cq_lock;
     unsigned unsubmitted; /* [owner] SQEs filled since the last submit */
+    atomic_int inflight;  /* requests filled and not yet reaped */
+    atomic_bool wake_armed, inst_armed; /* the POLL_ADDs are in the ring */
+    atomic_bool inst_fired;             /* the instance's poll completed */
+    atomic_bool owner_waiting;          /* between wait_prepare and wait's end */
 };
+
+/* user_data of the ring's own POLL_ADDs (requests carry a struct dreq *). */
+static char tag_wake, tag_inst;
 
 struct dreq {
     cap__spin lock;
@@ -63,16 +86,35 @@ struct dreq {
 static _Atomic(struct dring *) rings[MAX_WORKERS];
 static _Atomic uint8_t ring_failed[MAX_WORKERS];
 
-static void reap(struct dring *r)
+/* foreign: called by a worker other than the ring's owner. */
+static void reap(struct dring *r, bool foreign)
 {
     /* Wait for a concurrent reaper rather than skip: it may have made its
      * last peek before the CQE whose signal brought us here. */
     cap__spin_lock(&r->cq_lock);
+    /* While the owner waits in the ring, what completes is its to take: a
+     * CQE taken here just before its wait began would not end the wait,
+     * and the wake-up it carried (tag_wake) would be lost. */
+    if (foreign && atomic_load(&r->owner_waiting)) {
+        cap__spin_unlock(&r->cq_lock);
+        return;
+    }
     struct io_uring_cqe *cqe;
     while (io_uring_peek_cqe(&r->ring, &cqe) == 0) {
-        struct dreq *q = io_uring_cqe_get_data(cqe);
+        void *data = io_uring_cqe_get_data(cqe);
         int res = cqe->res;
         io_uring_cqe_seen(&r->ring, cqe);
+        if (data == &tag_wake) { /* the owner drains wake_efd when it re-arms */
+            atomic_store(&r->wake_armed, false);
+            continue;
+        }
+        if (data == &tag_inst) {
+            atomic_store(&r->inst_armed, false);
+            atomic_store(&r->inst_fired, true);
+            continue;
+        }
+        struct dreq *q = data;
+        atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_relaxed);
         cap__spin_lock(&q->lock);
         q->res = res;
         q->done = true;
@@ -87,7 +129,8 @@ static void ring_signalled(void *arg)
     struct dring *r = arg;
     uint64_t v;
     syscall(SYS_read, r->efd, &v, sizeof v); /* level-triggered backends need it drained */
-    reap(r);
+    cap__worker *w = cap__worker_self();
+    reap(r, w == NULL || w->id >= MAX_WORKERS || atomic_load(&rings[w->id]) != r);
 }
 
 /* w's ring, created on first use by w's own kernel thread; NULL if it
@@ -108,13 +151,20 @@ static struct dring *ring_of(cap__worker *w)
     r->efd = cap__ownfd_move_high((int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (r->efd < 0)
         goto fail_ring;
+    r->wake_efd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (r->wake_efd < 0) {
+        syscall(SYS_close, r->efd);
+        goto fail_ring;
+    }
     if (io_uring_register_eventfd(&r->ring, r->efd) != 0 ||
         cap__io_watch(r->efd, ring_signalled, r) != 0) {
         syscall(SYS_close, r->efd);
+        syscall(SYS_close, r->wake_efd);
         goto fail_ring;
     }
     cap__ownfd_add(r->ring.ring_fd);
     cap__ownfd_add(r->efd);
+    cap__ownfd_add(r->wake_efd);
     atomic_store_explicit(&rings[w->id], r, memory_order_release);
     return r;
 fail_ring:
@@ -136,13 +186,110 @@ static void submit(struct dring *r)
     io_uring_submit(&r->ring);
 }
 
+/* w's ring if it exists (never creates it). */
+static struct dring *ring_if_any(cap__worker *w)
+{
+    return w != NULL && w->id < MAX_WORKERS
+               ? atomic_load_explicit(&rings[w->id], memory_order_acquire)
+               : NULL;
+}
+
 static void uring_flush(cap__worker *w)
 {
-    struct dring *r = w != NULL && w->id < MAX_WORKERS ? atomic_load(&rings[w->id]) : NULL;
+    struct dring *r = ring_if_any(w);
     if (r == NULL)
         return;
     submit(r);
-    reap(r);
+    reap(r, false);
+}
+
+/* Each round of an idle spin: completions already in w's CQ (posted while
+ * it spun) are reaped without a system call. */
+static bool uring_spin(cap__worker *w)
+{
+    struct dring *r = ring_if_any(w);
+    if (r == NULL || atomic_load_explicit(&r->inflight, memory_order_relaxed) == 0 ||
+        io_uring_cq_ready(&r->ring) == 0)
+        return false;
+    reap(r, false);
+    return true;
+}
+
+/* One-shot POLL_ADD of fd for POLLIN with tag; false if the SQ is full. */
+static bool arm_poll(struct dring *r, int fd, void *tag)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+    if (sqe == NULL)
+        return false;
+    io_uring_prep_poll_add(sqe, fd, POLLIN);
+    io_uring_sqe_set_data(sqe, tag);
+    return true;
+}
+
+/* Before w publishes that it waits in its ring (io/idle.c): false when it
+ * has nothing of its own in flight or the wake poll cannot be armed (it
+ * then sleeps as before). inst_fd: the netio instance's descriptor when w
+ * holds it, else -1. A wake-up written from here on ends the wait. */
+static bool uring_wait_prepare(cap__worker *w, int inst_fd)
+{
+    struct dring *r = ring_if_any(w);
+    if (r == NULL || atomic_load_explicit(&r->inflight, memory_order_relaxed) == 0)
+        return false;
+    /* From here on only we reap (see reap); passing through the lock waits
+     * out a reaper that started before. */
+    atomic_store(&r->owner_waiting, true);
+    cap__spin_lock(&r->cq_lock);
+    cap__spin_unlock(&r->cq_lock);
+    if (!atomic_load(&r->wake_armed)) {
+        uint64_t v;
+        syscall(SYS_read, r->wake_efd, &v, sizeof v); /* what woke an earlier wait */
+        if (!arm_poll(r, r->wake_efd, &tag_wake)) {
+            atomic_store(&r->owner_waiting, false);
+            reap(r, false); /* what others left to us meanwhile */
+            return false;
+        }
+        atomic_store(&r->wake_armed, true);
+    }
+    if (inst_fd >= 0 && !atomic_load(&r->inst_armed) && arm_poll(r, inst_fd, &tag_inst))
+        atomic_store(&r->inst_armed, true);
+    return true;
+}
+
+/* After a successful prepare: the wait itself if block, then back to
+ * normal (others may reap again) and reap. Returns whether the instance's
+ * poll completed since the last look (its holder harvests). */
+static bool uring_wait(cap__worker *w, uint64_t deadline, bool block)
+{
+    struct dring *r = ring_if_any(w);
+    if (!block) {
+        atomic_store(&r->owner_waiting, false);
+        reap(r, false);
+        return atomic_exchange(&r->inst_fired, false);
+    }
+    struct __kernel_timespec ts, *tsp = NULL;
+    if (deadline != CAP__FOREVER) {
+        uint64_t now = cap__now(), left = deadline > now ? deadline - now : 0;
+        ts.tv_sec = (long long)(left / 1000000000u);
+        ts.tv_nsec = (long long)(left % 1000000000u);
+        tsp = &ts;
+    }
+    io_uring_cq_eventfd_toggle(&r->ring, false);
+    struct io_uring_cqe *cqe;
+    r->unsubmitted = 0;
+    io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, tsp, NULL);
+    io_uring_cq_eventfd_toggle(&r->ring, true);
+    atomic_store(&r->owner_waiting, false);
+    reap(r, false); /* after switching both back: nothing completes unannounced */
+    return atomic_exchange(&r->inst_fired, false);
+}
+
+static void uring_wake(cap__worker *w)
+{
+    struct dring *r = ring_if_any(w);
+    if (r != NULL) {
+        uint64_t one = 1;
+        syscall(SYS_write, r->wake_efd, &one, sizeof one);
+    }
 }
 
 struct parked {
@@ -182,6 +329,7 @@ static int wait_req(struct dring *r, struct dreq *q)
     cap__worker *w = cap__worker_self();
     q->thread = self;
     r->unsubmitted++;
+    atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
     atomic_fetch_add(&cap__io_inflight, 1);
     struct parked p = { .req = q, .ring = r, .w = w };
     cap__spin_lock(&q->lock);
@@ -242,4 +390,8 @@ const cap__diskio cap__diskio_uring = {
     .rw = uring_rw,
     .fsync = uring_fsync,
     .flush = uring_flush,
+    .spin = uring_spin,
+    .wait_prepare = uring_wait_prepare,
+    .wait = uring_wait,
+    .wake = uring_wake,
 };

@@ -17,11 +17,22 @@
  *    >= 0 or -errno.
  *  - fsync(fd, datasync): 0 or -errno.
  *  - flush(w): submit what w batched; called before w sleeps. May be NULL.
+ *  - spin(w): on each round of w's idle spin, no system call: reap what
+ *    completed on w's own queue; true if it did. May be NULL.
+ *  - wait_prepare(w, inst_fd), wait(w, deadline), wake(w): sleeping in
+ *    the backend (io/idle.c has the protocol). wait_prepare: true if w has
+ *    requests of its own in flight and is now set up to wait for them, for
+ *    wake(w), and for inst_fd (>= 0: the netio instance w holds) to poll
+ *    readable; wait (always called after a successful prepare): if
+ *    block, sleep until one of these or the deadline; then reap and
+ *    return whether inst_fd fired; wake: end w's wait (any thread).
+ *    NULL, NULL, NULL where the backend cannot.
  */
 #ifndef CAP_IO_DISKIO_H
 #define CAP_IO_DISKIO_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -36,6 +47,10 @@ typedef struct cap__diskio {
                   int rwf);
     int (*fsync)(int fd, bool datasync);
     void (*flush)(struct cap__worker *w);
+    bool (*spin)(struct cap__worker *w);
+    bool (*wait_prepare)(struct cap__worker *w, int inst_fd);
+    bool (*wait)(struct cap__worker *w, uint64_t deadline, bool block);
+    void (*wake)(struct cap__worker *w);
 } cap__diskio;
 
 /* The plain blocking system call (preadv2 / pwritev2): -errno on error.

@@ -14,6 +14,15 @@
  * instance and wakes one futex sleeper, which takes the instance over, so
  * I/O keeps being harvested while the old holder is busy (otherwise only
  * the busy worker's periodic poll would see it).
+ *
+ * Disk rings: a worker with disk requests of its own in flight sleeps in
+ * its disk queue instead (cap__disk_wait: with CAP_DISKIO=uring, in
+ * io_uring_enter on its ring), so their completions wake it directly;
+ * if it holds the instance, the instance's descriptor is polled from
+ * there too (netio wait_fd; a backend without one keeps the classic
+ * wait). Such a worker publishes itself in `in_ring` and then re-checks
+ * `sleeping`, and wakers read `in_ring` after clearing `sleeping` and
+ * wake it with cap__disk_wake (the same Dekker pairing as `holder`).
  */
 #include "io/io.h"
 #include "io/netio.h"
@@ -30,7 +39,9 @@ enum { MAX_WORKERS = 1024 };
 static cap__spin instance_lock = CAP__SPIN_INIT;
 static _Atomic(cap__worker *) holder;
 static atomic_int futex_sleepers;
+static atomic_int ring_sleepers;
 static _Atomic uint8_t in_futex[MAX_WORKERS];
+static _Atomic uint8_t in_ring[MAX_WORKERS];
 
 bool cap__idle_acquire(cap__worker *w)
 {
@@ -55,14 +66,21 @@ void cap__idle_release(cap__worker *w)
     atomic_store(&holder, NULL);
     cap__spin_unlock(&instance_lock);
     /* w == NULL: a busy worker's poll; it is busy by definition. */
-    if (atomic_load(&futex_sleepers) == 0 || (w != NULL && !has_local_work(w)))
+    if ((atomic_load(&futex_sleepers) == 0 && atomic_load(&ring_sleepers) == 0) ||
+        (w != NULL && !has_local_work(w)))
         return;
     for (int i = 0; i < cap__rt.nworkers && i < MAX_WORKERS; i++) {
         cap__worker *o = &cap__rt.workers[i];
-        if (o != w && atomic_load(&in_futex[i])) {
-            /* Leave its `sleeping` word alone: the wake-up is spurious for
-             * it, it goes round its loop and becomes the holder. */
+        if (o == w)
+            continue;
+        /* Leave its `sleeping` word alone: the wake-up is spurious for it,
+         * it goes round its loop and becomes the holder. */
+        if (atomic_load(&in_futex[i])) {
             cap__futex_wake((uint32_t *)&o->sleeping, 1);
+            return;
+        }
+        if (atomic_load(&in_ring[i])) {
+            cap__disk_wake(o);
             return;
         }
     }
@@ -82,9 +100,34 @@ void cap__idle_futex_wait(cap__worker *w, uint64_t deadline)
 void cap__idle_wake(cap__worker *w, void (*kick)(void))
 {
     if (atomic_load(&holder) == w)
-        kick();
+        kick(); /* in the ring too: the instance's descriptor is polled there */
+    else if (w->id < MAX_WORKERS && atomic_load(&in_ring[w->id]))
+        cap__disk_wake(w);
     else
         cap__futex_wake((uint32_t *)&w->sleeping, 1);
+}
+
+/* Sleeps in w's disk queue (see the header comment); false if it cannot
+ * (nothing of its own in flight, or w holds an instance that cannot be
+ * polled from there), and the caller sleeps as before. */
+static bool ring_wait(cap__worker *w, uint64_t deadline, bool held)
+{
+    int inst_fd = -1;
+    if (held) {
+        inst_fd = cap__netio_active->wait_fd != NULL ? cap__netio_active->wait_fd() : -1;
+        if (inst_fd < 0)
+            return false;
+    }
+    if (w->id >= MAX_WORKERS || !cap__disk_wait_prepare(w, inst_fd))
+        return false;
+    atomic_fetch_add(&ring_sleepers, 1);
+    atomic_store(&in_ring[w->id], 1);
+    bool fired = cap__disk_wait(w, deadline, cap__idle_should_block(w));
+    atomic_store(&in_ring[w->id], 0);
+    atomic_fetch_sub(&ring_sleepers, 1);
+    if (fired && held)
+        cap__netio_active->harvest(0);
+    return true;
 }
 
 int64_t cap__idle_timeout_ns(uint64_t deadline)
@@ -103,10 +146,13 @@ static void netio_wait_idle(cap__worker *w, uint64_t deadline)
     if (w->local.len != 0) /* the flush completed requests of our own threads */
         return;
     if (!cap__idle_acquire(w)) {
-        cap__idle_futex_wait(w, deadline);
+        if (!ring_wait(w, deadline, false))
+            cap__idle_futex_wait(w, deadline);
         return;
     }
-    cap__netio_active->harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline) : 0);
+    if (!ring_wait(w, deadline, true))
+        cap__netio_active->harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline)
+                                                             : 0);
     cap__idle_release(w);
 }
 
@@ -130,4 +176,5 @@ const cap__poller cap__poller_netio = {
     .wake = netio_wake,
     .poll = netio_poll_busy,
     .pending = cap__io_pending,
+    .spin = cap__disk_spin,
 };

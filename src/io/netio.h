@@ -25,6 +25,9 @@
  *    look) for readiness and pass it to cap__io_ready. Only the worker
  *    that holds the instance (io/idle.c) calls it.
  *  - kick(): make a harvest in progress return promptly (any thread).
+ *  - wait_fd(): a descriptor of the instance that polls readable when a
+ *    harvest would find something (a kick included), so its holder can
+ *    wait for it elsewhere (in a disk ring, io/idle.c); -1 or NULL: none.
  * The idle/busy integration with the worker loop, the same for every
  * backend, is cap__poller_netio (io/idle.c), built on these two.
  */
@@ -44,6 +47,7 @@ typedef struct cap__netio {
     void (*interest)(cap__fd *f, int fd);
     void (*harvest)(int64_t timeout_ns);
     void (*kick)(void);
+    int (*wait_fd)(void);
 } cap__netio;
 
 /* The poller every descriptor backend runs under (io/idle.c). */
@@ -76,6 +80,16 @@ bool cap__idle_should_block(struct cap__worker *w);
 /* Submits the disk requests w batched (io/disk.c); every backend calls it
  * before w sleeps or polls. */
 void cap__disk_flush(struct cap__worker *w);
+/* The disk backend's part of the idle protocol (diskio.h): reap w's own
+ * completions while it spins; wait in w's own queue while it has requests
+ * in flight (prepare, then always wait, which blocks only if block and
+ * returns whether inst_fd polled readable); wake such a wait.
+ * cap__disk_spin and cap__disk_wait_prepare return false where the
+ * backend has no such thing. */
+bool cap__disk_spin(struct cap__worker *w);
+bool cap__disk_wait_prepare(struct cap__worker *w, int inst_fd);
+bool cap__disk_wait(struct cap__worker *w, uint64_t deadline, bool block);
+void cap__disk_wake(struct cap__worker *w);
 /* Relative timeout in ns from an absolute deadline (clamped at 0);
  * -1 for CAP__FOREVER. */
 int64_t cap__idle_timeout_ns(uint64_t deadline);

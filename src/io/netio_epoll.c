@@ -108,6 +108,11 @@ static void harvest(int64_t timeout_ns)
     }
 }
 
+static int wait_fd(void)
+{
+    return epfd; /* an epoll descriptor polls readable while events are queued */
+}
+
 const cap__netio cap__netio_epoll = {
     .name = "epoll",
     .start = epoll_start,
@@ -116,4 +121,5 @@ const cap__netio cap__netio_epoll = {
     .interest = NULL,
     .harvest = harvest,
     .kick = kick,
+    .wait_fd = wait_fd,
 };

@@ -18,6 +18,9 @@
  *  - pending(): true while some I/O wait could still wake a thread (the
  *    deadlock detector must not fire then; busy workers skip poll() when
  *    it is false). Must count submissions not yet flushed. May be NULL.
+ *  - spin(w): called on every round of w's idle spin; takes completions
+ *    that need no system call to see (w's own disk ring) and returns true
+ *    if it made threads runnable. Must be cheap. May be NULL.
  */
 #ifndef CAP_SCHED_POLLER_H
 #define CAP_SCHED_POLLER_H
@@ -33,6 +36,7 @@ typedef struct cap__poller {
     void (*wake)(struct cap__worker *w);
     void (*poll)(struct cap__worker *w);
     bool (*pending)(void);
+    bool (*spin)(struct cap__worker *w);
 } cap__poller;
 
 extern __attribute__((visibility("hidden"))) const cap__poller cap__poller_futex;

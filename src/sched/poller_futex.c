@@ -24,6 +24,7 @@ const cap__poller cap__poller_futex = {
     .wake = futex_poller_wake,
     .poll = NULL,
     .pending = NULL,
+    .spin = NULL,
 };
 
 const cap__poller *cap__poller_active = &cap__poller_futex;

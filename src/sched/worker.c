@@ -691,7 +691,9 @@ static void idle(cap__worker *w)
      * handed work at a high rate keeps spinning. */
     int rounds = cap__rt.nworkers > 1 ? w->spin_rounds : 0;
     for (int i = 0; i < rounds; i++) {
-        if (has_own_work(w)) {
+        /* The poller's spin check: completions of our own disk requests
+         * that arrived while we spun, seen without a system call. */
+        if (has_own_work(w) || (p->spin != NULL && p->spin(w) && has_own_work(w))) {
             w->spin_rounds = IDLE_SPIN_ROUNDS;
             return;
         }
