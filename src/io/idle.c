@@ -170,6 +170,14 @@ static void netio_wake(cap__worker *w)
     cap__idle_wake(w, cap__netio_active->kick);
 }
 
+/* Pool threads doing blocking calls (CAP_DISKIO=threads, resolver calls)
+ * need a CPU to finish them; a worker spinning on it only delays them (on
+ * two CPUs with two workers, each such call waited for a spin to end). */
+static bool netio_spin_ok(void)
+{
+    return !cap__offload_busy();
+}
+
 const cap__poller cap__poller_netio = {
     .name = "netio",
     .wait = netio_wait_idle,
@@ -177,4 +185,5 @@ const cap__poller cap__poller_netio = {
     .poll = netio_poll_busy,
     .pending = cap__io_pending,
     .spin = cap__disk_spin,
+    .spin_ok = netio_spin_ok,
 };

@@ -130,5 +130,7 @@ int cap__disk_fsync(int fd, bool datasync);
  * calling user thread waits; from any other thread, runs it inline.
  * 0, or -EAGAIN if no pool thread could be started. */
 int cap__offload(void (*fn)(void *arg), void *arg);
+/* True while jobs of user threads are queued or running in the pool. */
+bool cap__offload_busy(void);
 
 #endif /* CAP_IO_IO_H */

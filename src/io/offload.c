@@ -40,6 +40,12 @@ static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static struct job *head, *tail; /* [pool_mu] */
 static int nthreads, nidle;     /* [pool_mu] */
+static atomic_int jobs;         /* queued or running for user threads */
+
+bool cap__offload_busy(void)
+{
+    return atomic_load_explicit(&jobs, memory_order_relaxed) != 0;
+}
 
 static void *pool_main(void *arg)
 {
@@ -117,6 +123,7 @@ int cap__offload(void (*fn)(void *arg), void *arg)
         return rc;
     }
     atomic_fetch_add(&cap__io_inflight, 1);
+    atomic_fetch_add_explicit(&jobs, 1, memory_order_relaxed);
     for (;;) {
         cap__park(CAP__PARK_OFFLOAD, &j, CAP__FOREVER, unlock_job, &j);
         cap__spin_lock(&j.lock);
@@ -124,6 +131,7 @@ int cap__offload(void (*fn)(void *arg), void *arg)
             break;
     }
     cap__spin_unlock(&j.lock);
+    atomic_fetch_sub_explicit(&jobs, 1, memory_order_relaxed);
     atomic_fetch_sub(&cap__io_inflight, 1);
     return 0;
 }

@@ -21,6 +21,9 @@
  *  - spin(w): called on every round of w's idle spin; takes completions
  *    that need no system call to see (w's own disk ring) and returns true
  *    if it made threads runnable. Must be cheap. May be NULL.
+ *  - spin_ok(): false while the CPU an idle worker would spin on is
+ *    better left to kernel threads working for user threads (the offload
+ *    pool): the worker then sleeps at once. May be NULL (always spin).
  */
 #ifndef CAP_SCHED_POLLER_H
 #define CAP_SCHED_POLLER_H
@@ -37,6 +40,7 @@ typedef struct cap__poller {
     void (*poll)(struct cap__worker *w);
     bool (*pending)(void);
     bool (*spin)(struct cap__worker *w);
+    bool (*spin_ok)(void);
 } cap__poller;
 
 extern __attribute__((visibility("hidden"))) const cap__poller cap__poller_futex;

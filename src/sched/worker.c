@@ -689,7 +689,7 @@ static void idle(cap__worker *w)
      * (a lightly loaded server) thus stops burning CPU that the rest of
      * the machine (a load generator, other processes) could use, and one
      * handed work at a high rate keeps spinning. */
-    int rounds = cap__rt.nworkers > 1 ? w->spin_rounds : 0;
+    int rounds = cap__rt.nworkers > 1 && (p->spin_ok == NULL || p->spin_ok()) ? w->spin_rounds : 0;
     for (int i = 0; i < rounds; i++) {
         /* The poller's spin check: completions of our own disk requests
          * that arrived while we spun, seen without a system call. */
