@@ -151,7 +151,7 @@ static struct dring *ring_of(cap__worker *w)
     r->efd = cap__ownfd_move_high((int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (r->efd < 0)
         goto fail_ring;
-    r->wake_efd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+    r->wake_efd = cap__ownfd_move_high((int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (r->wake_efd < 0) {
         syscall(SYS_close, r->efd);
         goto fail_ring;
