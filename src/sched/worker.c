@@ -19,9 +19,9 @@
  *
  * Placement: a new thread created on a worker with nothing else queued
  * (a lone one) stays there, in the worker's `lone` slot, since its creator
- * most often waits for it next; other workers steal it when their idle
- * spin ends or, asleep, at least every RECHECK_NS while some worker is
- * awake. Other new threads are dealt over the workers by a hash of a
+ * most often waits for it next; other workers steal it (within the
+ * balance rule below) when their idle spin ends or, asleep, at least
+ * every RECHECK_NS while some worker is awake. Other new threads are dealt over the workers by a hash of a
  * per-creator turn counter (even, but without the aliasing of round-robin
  * with a program's own creation pattern), into each target's steal queue,
  * and a sleeping target is woken; with one worker they go straight to the
