@@ -153,7 +153,9 @@ static void inbox_push(cap__worker *w, cap__thread *t)
 }
 
 /* Takes the whole inbox (so no ABA) and hands it to the policy oldest
- * first. The check is inline: it runs on every yield. */
+ * first; a thread that a running thread woke (wake_front) goes to the
+ * front, as it would have from a thread of this worker (make_runnable).
+ * The check is inline: it runs on every yield. */
 static void inbox_take(cap__worker *w)
 {
     cap__thread *t = atomic_exchange_explicit(&w->inbox, NULL, memory_order_acquire);
@@ -166,7 +168,10 @@ static void inbox_take(cap__worker *w)
     }
     while (fifo != NULL) {
         cap__thread *next = fifo->run_next;
-        policy_enqueue(w, fifo);
+        if (fifo->wake_front && cap__policy_active == &cap__policy_fifo)
+            cap__fifo_wake(w, fifo);
+        else
+            policy_enqueue(w, fifo);
         fifo = next;
     }
 }
@@ -213,18 +218,29 @@ void cap__make_runnable(cap__thread *t)
         return;
     }
     cap__worker *home = t->worker;
+    /* Woken by a running thread (a mutex handed on, a condition signalled,
+     * a semaphore posted), on this worker or another: the fifo runs it
+     * next, since the waker just made what it waited for. Wake-ups the
+     * scheduler makes (expired timers, harvested I/O) and foreign kernel
+     * threads make queue at the back, in the order they were made, so
+     * ready descriptors are served in event order. From another worker
+     * the front matters most: started threads never move, so a thread
+     * queued at the back waits for the whole run queue of its worker, and
+     * a chain of wake-ups that crosses workers (waiters of one lock on
+     * both) would pay a full round per hop (Knot's cache lock: requests
+     * waiting hundreds of milliseconds for a lock that was nearly always
+     * free). */
+    bool front = here != NULL && here->current != NULL;
     if (home == here) {
         if (cap__policy_active->on_wake != NULL)
             cap__policy_active->on_wake(home, t);
-        /* Woken by a running thread: the fifo runs it next. Wake-ups
-         * the scheduler makes (expired timers, harvested I/O) queue at the
-         * back, in the order they were made. */
-        if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1) && home->current != NULL)
+        if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1) && front)
             cap__fifo_wake(home, t);
         else
             policy_enqueue(home, t);
         return;
     }
+    t->wake_front = front; /* read by home after the inbox exchange */
     inbox_push(home, t);
     wake_worker(home);
 }
