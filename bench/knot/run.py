@@ -11,6 +11,11 @@ same SPECweb99-like file set, each driven over 127.0.0.1 by
 for N in --conns. Writes results.csv, results.json, results.md (a table, the
 issue's targets, the machine) and plot.png into --out, and prints the table.
 
+A/B: --alt-build DIR adds the contender knot+alt, the knot of another build
+(a proposed change), run right after knot with the same settings; --reps N
+repeats every server and point N times, the servers interleaved in each
+repetition, and reports the median of each figure (errors: the largest).
+
 usage: bench/knot/run.py [--build DIR] [--out DIR] [--quick] [options]
 """
 
@@ -30,7 +35,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-SERVERS = ("knot", "knot-pthreads", "nginx", "go")
+SERVERS = ("knot", "knot+alt", "knot-pthreads", "nginx", "go")
+KNOTS = ("knot", "knot+alt")  # the contenders the targets are checked for
 PATTERNS = ("keepalive", "paper")
 # command -> the Debian package that provides it (bench/knot/deps.txt)
 TOOLS = {"wrk": "wrk", "nginx": "nginx", "go": "golang-go", "gnuplot": "gnuplot-nox"}
@@ -99,11 +105,12 @@ class Server:
         knot_args = ["--root", self.fileset, "--addr", "127.0.0.1", "--port", str(self.port),
                      "--cache-mb", "200", "--max-conn", max_conn, "--keepalive-timeout", "60",
                      "--header-timeout", "30"]
-        if self.name in ("knot", "knot-pthreads"):
-            binary = os.path.join(self.a.build, "apps", "knot", self.name)
-            if not os.access(binary, os.X_OK):
+        if self.name in ("knot", "knot+alt", "knot-pthreads"):
+            build = self.a.alt_build if self.name == "knot+alt" else self.a.build
+            binary = os.path.join(build or "", "apps", "knot", self.name.replace("+alt", ""))
+            if not build or not os.access(binary, os.X_OK):
                 return None
-            if self.name == "knot":
+            if self.name in KNOTS:
                 env["CAP_WORKERS"] = "2"
             return [binary] + knot_args, env
         if self.name == "nginx":
@@ -207,33 +214,56 @@ def get(rows, server, pattern, conns):
 
 
 def targets(rows):
-    """The issue's goals, checked per connection count >= 1,000."""
+    """The issue's goals, checked per connection count >= 1,000, for knot
+    and, in an A/B run, knot+alt."""
     lines = []
     big = sorted({r["conns"] for r in rows if r["conns"] >= 1000})
     for pattern in PATTERNS:
         for c in big:
-            k = get(rows, "knot", pattern, c)
-            if not k:
-                continue
-            for other, want, what in (("nginx", 1.15, "requests/s vs nginx"),
-                                      ("knot-pthreads", 1.15, "requests/s vs knot-pthreads"),
-                                      ("go", 1.0, "requests/s vs Go")):
-                o = get(rows, other, pattern, c)
-                if o and o["rps"] > 0:
-                    ratio = k["rps"] / o["rps"]
-                    lines.append(f"| {pattern} | {c} | knot {what} | {ratio:.2f}x | >= {want:.2f}x | "
-                                 f"{'met' if ratio >= want else 'missed'} |")
-            o = get(rows, "nginx", pattern, c)
-            if o:
-                lines.append(f"| {pattern} | {c} | knot p99 vs nginx p99 | {k['p99_ms']:.1f} / {o['p99_ms']:.1f} ms"
-                             f" | <= nginx | {'met' if k['p99_ms'] <= o['p99_ms'] else 'missed'} |")
+            for name in KNOTS:
+                k = get(rows, name, pattern, c)
+                if not k:
+                    continue
+                for other, want, what in (("nginx", 1.15, "requests/s vs nginx"),
+                                          ("knot-pthreads", 1.15, "requests/s vs knot-pthreads"),
+                                          ("go", 1.0, "requests/s vs Go")):
+                    o = get(rows, other, pattern, c)
+                    if o and o["rps"] > 0:
+                        ratio = k["rps"] / o["rps"]
+                        lines.append(f"| {pattern} | {c} | {name} {what} | {ratio:.2f}x | >= {want:.2f}x | "
+                                     f"{'met' if ratio >= want else 'missed'} |")
+                o = get(rows, "nginx", pattern, c)
+                if o:
+                    lines.append(f"| {pattern} | {c} | {name} p99 vs nginx p99 | {k['p99_ms']:.1f} / "
+                                 f"{o['p99_ms']:.1f} ms | <= nginx | "
+                                 f"{'met' if k['p99_ms'] <= o['p99_ms'] else 'missed'} |")
     return lines
+
+
+def medians(samples):
+    """One row per (server, pattern, conns): the median of each figure over
+    the repetitions (errors: the largest), with the repetition count."""
+    groups = {}
+    for r in samples:
+        groups.setdefault((r["server"], r["pattern"], r["conns"]), []).append(r)
+    rows = []
+    for (server, pattern, conns), rs in groups.items():
+        row = {"server": server, "pattern": pattern, "conns": conns, "reps": len(rs)}
+        for k in ("rps", "mib_s", "p50_ms", "p99_ms", "requests"):
+            v = sorted(r[k] for r in rs)
+            n = len(v)
+            row[k] = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+        row["errors"] = max(r["errors"] for r in rs)
+        rows.append(row)
+    order = {s: i for i, s in enumerate(SERVERS)}
+    rows.sort(key=lambda r: (order[r["server"]], PATTERNS.index(r["pattern"]), r["conns"]))
+    return rows
 
 
 def write_reports(rows, a, out, skipped):
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(rows, f, indent=1)
-    keys = ["server", "pattern", "conns", "rps", "mib_s", "p50_ms", "p99_ms", "requests", "errors"]
+    keys = ["server", "pattern", "conns", "rps", "mib_s", "p50_ms", "p99_ms", "requests", "errors", "reps"]
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, keys)
         w.writeheader()
@@ -247,7 +277,8 @@ def write_reports(rows, a, out, skipped):
     v = versions()
     md = ["# Knot web benchmark", "",
           f"Machine: {machine()}. Client and servers share it; traffic on 127.0.0.1 only.",
-          f"File set: {a.dirs} SPECweb99-like directories; {a.duration} s per point.",
+          f"File set: {a.dirs} SPECweb99-like directories; {a.duration} s per point"
+          + (f", medians of {a.reps} interleaved repetitions." if a.reps > 1 else "."),
           f"Versions: {v['nginx']}; {v['go']}; {v['wrk']}.", ""]
     if skipped:
         md += [f"Not run: {', '.join(skipped)}.", ""]
@@ -307,11 +338,19 @@ def main():
     ap.add_argument("--patterns", default=",".join(PATTERNS))
     ap.add_argument("--quick", action="store_true", help="3 s per point at 10 and 1000 connections")
     ap.add_argument("--no-install", action="store_true", help="never apt-get install missing tools")
+    ap.add_argument("--alt-build", help="another build dir: adds knot+alt, its knot (A/B of a change)")
+    ap.add_argument("--reps", type=int, default=1, help="repetitions, servers interleaved; medians reported")
     a = ap.parse_args()
     if a.quick:
         a.duration, a.conns = 3, "10,1000"
     conns = [int(c) for c in a.conns.split(",")]
     servers = a.servers.split(",")
+    if a.alt_build:
+        a.alt_build = os.path.abspath(a.alt_build)
+        if "knot" in servers and "knot+alt" not in servers:
+            servers.insert(servers.index("knot") + 1, "knot+alt")
+    elif "knot+alt" in servers:
+        sys.exit("bench/knot: knot+alt needs --alt-build DIR")
     patterns = a.patterns.split(",")
     for s in servers:
         if s not in SERVERS:
@@ -341,8 +380,10 @@ def main():
     subprocess.run([which("go"), "build", "-o", gobin + "/", "./..."], cwd=os.path.join(HERE, "go"),
                    check=True, env=dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local"))
 
-    rows, skipped = [], []
-    for name in servers:
+    samples, skipped = [], []
+    for rep, name in ((rep, name) for rep in range(a.reps) for name in servers):
+        if any(s.split(" ")[0] == name for s in skipped):
+            continue
         srv = Server(name, a, fileset, tmp, gobin, nofile)
         try:
             if not srv.start():
@@ -358,14 +399,16 @@ def main():
                     if srv.proc.poll() is not None:
                         raise RuntimeError(f"{name} died (status {srv.proc.returncode})")
                     r.update(server=name, pattern=pattern, conns=c)
-                    rows.append(r)
-                    log(f"{name} {pattern} {c:>5} conns: {r['rps']:9.0f} req/s {r['mib_s']:7.1f} MiB/s "
+                    samples.append(r)
+                    log(f"{name}{f' (rep {rep + 1})' if a.reps > 1 else ''} {pattern} {c:>5} conns: "
+                        f"{r['rps']:9.0f} req/s {r['mib_s']:7.1f} MiB/s "
                         f"p50 {r['p50_ms']:7.2f} ms p99 {r['p99_ms']:8.2f} ms errors {r['errors']}")
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             log(f"{name}: {e}")
             skipped.append(f"{name} ({e})")
         finally:
             srv.stop()
+    rows = medians(samples)
     write_reports(rows, a, out, skipped)
     plot(rows, out)
     shutil.rmtree(gobin, ignore_errors=True)  # keep the servers' logs in tmp/
