@@ -6,7 +6,7 @@
  *
  * On a user thread every call becomes one transfer (xfer) on a message
  * header, by descriptor kind:
- *  - socket: sendmsg/recvmsg (sendto for a plain one-buffer send) with
+ *  - socket: sendmsg/recvmsg (sendto/recvfrom for a plain one-buffer call) with
  *    MSG_DONTWAIT, whoever created it, so the descriptor's own O_NONBLOCK
  *    never matters;
  *  - a pipe the runtime created (owned, non-blocking underneath: fd.c):
@@ -51,6 +51,7 @@ struct op {
     struct msghdr *msg;
     int flags; /* MSG_* for sockets */
     bool sock, write;
+    bool user_msg; /* the application's recvmsg header: it reads msg_flags */
     cap__fd *f;
 };
 
@@ -65,6 +66,15 @@ static ssize_t attempt(int fd, void *arg)
             return cap__ic_sys(syscall(SYS_sendto, fd, m->msg_iov[0].iov_base,
                                        m->msg_iov[0].iov_len, o->flags | MSG_DONTWAIT,
                                        NULL, 0));
+        /* The same for a plain one-buffer read (read, recv): recvfrom, about
+         * 0.1 us cheaper a call than recvmsg, which matters most for the
+         * read that finds nothing before a request-response thread parks.
+         * Not for the application's own recvmsg, which gets msg_flags. */
+        if (!o->write && !o->user_msg && m->msg_iovlen == 1 && m->msg_name == NULL &&
+            m->msg_control == NULL)
+            return cap__ic_sys(syscall(SYS_recvfrom, fd, m->msg_iov[0].iov_base,
+                                       m->msg_iov[0].iov_len, o->flags | MSG_DONTWAIT,
+                                       NULL, NULL));
         return cap__ic_sys(syscall(o->write ? SYS_sendmsg : SYS_recvmsg, fd, m,
                                    o->flags | MSG_DONTWAIT));
     }
@@ -120,8 +130,10 @@ static ssize_t raw_blocking(int fd, bool write, struct msghdr *msg, int flags, b
                                msg->msg_iovlen));
 }
 
-/* One read-like or write-like call on a user thread; >= 0 or -errno. */
-static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sockapi)
+/* One read-like or write-like call on a user thread; >= 0 or -errno.
+ * user_msg: msg is the application's recvmsg header (see op). */
+static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool sockapi,
+                        bool user_msg)
 {
     cap__fd *f = cap__fd_get(fd);
     if (f == NULL)
@@ -139,7 +151,8 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
     int dir = write ? CAP__IO_WRITE : CAP__IO_READ;
     bool nonblock = cap__ic_nonblock(f) || (flags & MSG_DONTWAIT);
     uint64_t deadline = sock ? cap__io_deadline(f, dir) : CAP__FOREVER;
-    struct op o = { .msg = msg, .flags = flags, .sock = sock, .write = write, .f = f };
+    struct op o = { .msg = msg, .flags = flags, .sock = sock, .write = write,
+                    .user_msg = user_msg, .f = f };
     bool stream = !sock || cap__fd_has(f, CAP__FDF_STREAM_SOCK);
     bool all = !nonblock && stream && (write || (flags & MSG_WAITALL));
     cap__intr in = cap__ic_intr_cancel(deadline);
@@ -178,6 +191,11 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
     if (total > 0)
         return (ssize_t)total;
     return r == -ETIMEDOUT ? -EAGAIN : r;
+}
+
+static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sockapi)
+{
+    return xfer_msg(fd, write, msg, flags, sockapi, false);
 }
 
 /* ---- the threads we do not run ------------------------------------------ */
@@ -268,7 +286,7 @@ ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(recvmsg)(fd, msg, flags), fd, CAP__IO_READ);
-    return cap__ic_ret_cancel(xfer(fd, false, msg, flags, true));
+    return cap__ic_ret_cancel(xfer_msg(fd, false, msg, flags, true, true));
 }
 
 ssize_t send(int fd, const void *buf, size_t n, int flags)
