@@ -208,6 +208,13 @@ static void wake_one_idle(void)
 
 /* ---- making threads runnable -------------------------------------- */
 
+/* Parked on a synchronisation object rather than a descriptor, a sleep or
+ * the kernel thread pool. */
+static bool sync_reason(enum cap__park_reason r)
+{
+    return (r >= CAP__PARK_JOIN && r <= CAP__PARK_BARRIER) || r == CAP__PARK_WAIT;
+}
+
 void cap__make_runnable(cap__thread *t)
 {
     cap__worker *here = cap__self_worker;
@@ -218,29 +225,32 @@ void cap__make_runnable(cap__thread *t)
         return;
     }
     cap__worker *home = t->worker;
-    /* Woken by a running thread (a mutex handed on, a condition signalled,
-     * a semaphore posted), on this worker or another: the fifo runs it
-     * next, since the waker just made what it waited for. Wake-ups the
+    /* Woken by a running thread of this worker: the fifo runs it next,
+     * since the waker just made what it waited for. Wake-ups the
      * scheduler makes (expired timers, harvested I/O) and foreign kernel
      * threads make queue at the back, in the order they were made, so
-     * ready descriptors are served in event order. From another worker
-     * the front matters most: started threads never move, so a thread
-     * queued at the back waits for the whole run queue of its worker, and
-     * a chain of wake-ups that crosses workers (waiters of one lock on
-     * both) would pay a full round per hop (Knot's cache lock: requests
-     * waiting hundreds of milliseconds for a lock that was nearly always
-     * free). */
-    bool front = here != NULL && here->current != NULL;
+     * ready descriptors are served in event order. */
+    bool by_thread = here != NULL && here->current != NULL;
     if (home == here) {
         if (cap__policy_active->on_wake != NULL)
             cap__policy_active->on_wake(home, t);
-        if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1) && front)
+        if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1) && by_thread)
             cap__fifo_wake(home, t);
         else
             policy_enqueue(home, t);
         return;
     }
-    t->wake_front = front; /* read by home after the inbox exchange */
+    /* From a running thread of another worker, a thread parked on a
+     * synchronisation object (a mutex handed on, a condition signalled, a
+     * semaphore posted, a join) runs next there too. Started threads never
+     * move, so at the back it would wait for its worker's whole run queue,
+     * and a chain of wake-ups that crosses workers (the waiters of one
+     * lock, on both) would pay a full round per hop: Knot's cache lock
+     * kept requests waiting hundreds of milliseconds for a lock that was
+     * nearly always free. Descriptor wake-ups (a pipe write waking the
+     * reader elsewhere) keep their place: at the front they cost pipetest
+     * on two workers a third of its rate. */
+    t->wake_front = by_thread && sync_reason(t->reason); /* read by home after the exchange */
     inbox_push(home, t);
     wake_worker(home);
 }

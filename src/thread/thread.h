@@ -42,8 +42,8 @@ typedef struct cap__thread {
     _Atomic uint8_t state;         /* [atomic] enum cap__thread_state */
     bool started;                  /* [owner] has run at least once */
     bool is_main;                  /* runs main() on the process stack */
-    bool wake_front;               /* [inbox] woken by a running thread of another
-                                      worker: goes to the front (worker.c) */
+    bool wake_front;               /* [inbox] woken from a sync object by a running
+                                      thread of another worker: to the front */
 
     /* Parking (src/sched/park.c). */
     _Atomic uint32_t wait;         /* [atomic] CAP__WAIT_* token, see park.h */
