@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Description: a thread woken by a running thread of another worker runs
- * next on its own worker, ahead of that worker's queue, as one woken from
- * its own worker does (a started thread cannot move to the waker's
- * worker, so at the back it would wait a whole round). Worker 1 runs
+/* Description: a thread parked on a synchronisation object (here a
+ * semaphore) and woken by a running thread of another worker runs next on
+ * its own worker, ahead of that worker's queue, as one woken from its own
+ * worker does (a started thread cannot move to the waker's worker, so at
+ * the back it would wait a whole round). Worker 1 runs
  * CLOCKS threads that yield in a loop and count their turns, and a
  * sleeper parked on a semaphore; main, on worker 0, posts it ROUNDS
  * times. Each time the sleeper notes how many turns worker 1 took between
