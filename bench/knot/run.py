@@ -334,7 +334,8 @@ def main():
     ap.add_argument("--dirs", type=int, default=20, help="file set directories, ~5 MiB each (default 20)")
     ap.add_argument("--duration", type=int, default=10, help="seconds per point (default 10)")
     ap.add_argument("--conns", default="10,100,1000,10000", help="connection counts")
-    ap.add_argument("--servers", default=",".join(SERVERS))
+    ap.add_argument("--servers", default=",".join(s for s in SERVERS if s != "knot+alt"),
+                    help="servers to run (knot+alt only with --alt-build, which adds it)")
     ap.add_argument("--patterns", default=",".join(PATTERNS))
     ap.add_argument("--quick", action="store_true", help="3 s per point at 10 and 1000 connections")
     ap.add_argument("--no-install", action="store_true", help="never apt-get install missing tools")
