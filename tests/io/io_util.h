@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/resource.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,6 +30,30 @@ static inline void *join(cap_thread_t t)
     void *r = NULL;
     CHECK_EQ(cap_thread_join(t, &r), 0);
     return r;
+}
+
+/* A thread that reads one byte from the descriptor *arg and returns it. */
+static inline void *read_one_byte(void *arg)
+{
+    int fd = *(int *)arg;
+    char c = 0;
+    CHECK_EQ(read(fd, &c, 1), 1);
+    return (void *)(intptr_t)c;
+}
+
+/* Checks that the backend still wakes parked readers: a thread parks on
+ * an empty new pipe, and a write of token must wake it. */
+static inline void parked_pipe_read_is_woken(char token)
+{
+    int p[2];
+    CHECK_EQ(pipe(p), 0);
+    cap_thread_t t = spawn(read_one_byte, &p[0]);
+    for (int i = 0; i < 10; i++)
+        cap_yield(); /* let the reader park */
+    CHECK_EQ(write(p[1], &token, 1), 1);
+    CHECK_EQ((intptr_t)join(t), token);
+    CHECK_EQ(close(p[0]), 0);
+    CHECK_EQ(close(p[1]), 0);
 }
 
 /* A TCP listener on 127.0.0.1 with a kernel-chosen port. */

@@ -19,25 +19,9 @@
 
 enum { HIGH_CAP = 1024, HIGH_GAP = 64, LOW = 64 };
 
-static void *blocked_reader(void *arg)
-{
-    int fd = *(int *)arg;
-    char c = 0;
-    CHECK_EQ(read(fd, &c, 1), 1); /* parks: nothing written yet */
-    return (void *)(intptr_t)c;
-}
-
 static void io_still_works(char token)
 {
-    int p[2];
-    CHECK_EQ(pipe(p), 0);
-    cap_thread_t t = spawn(blocked_reader, &p[0]);
-    for (int i = 0; i < 10; i++)
-        cap_yield(); /* let the reader park */
-    CHECK_EQ(write(p[1], &token, 1), 1);
-    CHECK_EQ((intptr_t)join(t), token);
-    CHECK_EQ(close(p[0]), 0);
-    CHECK_EQ(close(p[1]), 0);
+    parked_pipe_read_is_woken(token);
 
     char path[] = "/tmp/capriccio-ownfd-XXXXXX";
     int fd = mkstemp(path);
