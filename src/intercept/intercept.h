@@ -69,8 +69,7 @@ static inline bool cap__ic_user(void)
  */
 static inline bool cap__ic_enter(void)
 {
-    cap__worker *w = cap__worker_self(); /* cap__current(), inline */
-    cap__thread *self = w != NULL ? w->current : NULL;
+    cap__thread *self = cap__current();
     if (self == NULL)
         return false;
     if (__builtin_expect(cap__cancel_requested(self), 0))

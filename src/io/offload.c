@@ -22,6 +22,7 @@
 
 #include "io/io.h"
 #include "sched/park.h"
+#include "sched/worker.h"
 #include "util/clock.h"
 #include "util/spin.h"
 

@@ -36,6 +36,7 @@
 #include "io/netio.h"
 #include "io/sigintr.h"
 #include "sched/park.h"
+#include "sched/worker.h"
 #include "sync/cancel.h"
 #include "thread/thread.h"
 #include "util/clock.h"

@@ -65,12 +65,6 @@ __attribute__((constructor(101))) static void capriccio_constructor(void)
     cap__runtime_ensure();
 }
 
-cap__thread *cap__current(void)
-{
-    cap__worker *w = cap__worker_self();
-    return w != NULL ? w->current : NULL;
-}
-
 int cap_worker_id(void)
 {
     cap__worker *w = cap__worker_self();

@@ -112,8 +112,8 @@ bool cap__cancel_recheck(struct cap__thread *t);
  * caller then makes it runnable. Callable from any kernel thread. */
 bool cap__cancel_claim(struct cap__thread *t);
 
-/* The calling user thread, or NULL on a kernel thread we do not run. */
-struct cap__thread *cap__current(void);
+/* cap__current(), the calling user thread, is in sched/worker.h (inline:
+ * it is on every intercepted call and every park). */
 
 /*
  * Address waits, a user-level futex built on park: the primitive that

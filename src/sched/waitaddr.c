@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/clock.h"
 #include "util/spin.h"

@@ -139,6 +139,13 @@ static inline cap__worker *cap__worker_self(void)
     return cap__self_worker;
 }
 
+/* The calling user thread, or NULL on a kernel thread we do not run. */
+static inline struct cap__thread *cap__current(void)
+{
+    cap__worker *w = cap__worker_self();
+    return w != NULL ? w->current : NULL;
+}
+
 /* Starts the workers around the calling initial kernel thread, which
  * becomes worker 0 with its current code running as main_thread. */
 void cap__workers_start(struct cap__thread *main_thread, size_t sched_stack_size);

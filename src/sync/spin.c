@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 
+#include "sched/worker.h"
 #include "sync/sync.h"
 #include "util/spin.h"
 

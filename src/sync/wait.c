@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 
+#include "sched/worker.h"
 #include "sync/sync.h"
 #include "thread/thread.h"
 

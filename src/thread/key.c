@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "sched/park.h"
+#include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/spin.h"
 
