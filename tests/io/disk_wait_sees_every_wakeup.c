@@ -138,10 +138,7 @@ int main(void)
         CHECK_EQ(write(w, b, BLOCK), BLOCK);
     }
     free(b);
-    CHECK_EQ(fsync(w), 0);
-    close(w);
-    fd = open(path, O_RDONLY | O_DIRECT);
-    unlink(path);
+    fd = reopen_odirect(w, path);
     if (fd < 0) {
         fprintf(stderr, "O_DIRECT unsupported here: skipped\n");
         return 77;

@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <capriccio.h>
 #include <netinet/in.h>
@@ -54,6 +55,19 @@ static inline void parked_pipe_read_is_woken(char token)
     CHECK_EQ((intptr_t)join(t), token);
     CHECK_EQ(close(p[0]), 0);
     CHECK_EQ(close(p[1]), 0);
+}
+
+/* Flushes the temporary file w (written, at path) to disk, closes it and
+ * opens it again read-only with O_DIRECT, then unlinks it. Returns the
+ * new descriptor, or -1 where the filesystem has no O_DIRECT (callers
+ * skip with 77). */
+static inline int reopen_odirect(int w, const char *path)
+{
+    CHECK_EQ(fsync(w), 0);
+    CHECK_EQ(close(w), 0);
+    int fd = open(path, O_RDONLY | O_DIRECT);
+    unlink(path);
+    return fd;
 }
 
 /* A TCP listener on 127.0.0.1 with a kernel-chosen port. */

@@ -62,10 +62,7 @@ int main(void)
     memset(b, 7, sizeof b);
     for (int k = 0; k < BLOCKS; k++)
         CHECK_EQ(write(w, b, BLOCK), BLOCK);
-    CHECK_EQ(fsync(w), 0);
-    close(w);
-    fd = open(path, O_RDONLY | O_DIRECT);
-    unlink(path);
+    fd = reopen_odirect(w, path);
     if (fd < 0) {
         fprintf(stderr, "O_DIRECT unsupported here: skipped\n");
         return 77;
