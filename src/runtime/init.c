@@ -17,6 +17,7 @@
 #include "capriccio.h"
 #include "io/io.h"
 #include "runtime/config.h"
+#include "sched/park.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/clock.h"
@@ -50,6 +51,8 @@ static void start_runtime(void)
     atomic_store(&cap__live_threads, 1);
     cap__io_start();
     cap__workers_start(main_thread, SCHED_STACK_SIZE);
+    if (cap__park_reserve(1) != 0)
+        cap__die("cannot allocate the timer heaps\n");
 }
 
 void cap__runtime_ensure(void)

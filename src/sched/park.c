@@ -62,7 +62,7 @@ static inline int park_self(cap__thread *self, enum cap__park_reason reason, con
     self->wake_result = 0;
     atomic_store_explicit(&self->state, CAP__T_PARKED, memory_order_relaxed);
     if (deadline != CAP__FOREVER && cap__timer_arm(&w->timers, &self->timer, deadline) != 0)
-        cap__die("out of memory growing the timer heap of worker %d\n", w->id);
+        cap__die("timer heap of worker %d full: room was not reserved (a bug)\n", w->id);
     if (cap__policy_active->on_park != NULL)
         cap__policy_active->on_park(w, self, reason);
 
@@ -102,6 +102,32 @@ bool cap__unpark(cap__thread *t)
     t->wake_result = 0;
     cap__make_runnable(t);
     return true;
+}
+
+/* ---- room in the timer heaps ------------------------------------------ */
+
+_Atomic long cap__park_reserved;
+static cap__spin reserve_lock;
+
+int cap__park_reserve_slow(long nthreads)
+{
+    int rc = 0;
+    cap__spin_lock(&reserve_lock);
+    long have = atomic_load_explicit(&cap__park_reserved, memory_order_relaxed);
+    if (nthreads > have) {
+        long want = have > 0 ? have : 64;
+        while (want < nthreads)
+            want *= 2;
+        if (want > (long)UINT32_MAX)
+            rc = EAGAIN;
+        for (int i = 0; rc == 0 && i < cap__rt.nworkers; i++)
+            if (cap__timer_reserve(&cap__rt.workers[i].timers, (uint32_t)want) != 0)
+                rc = EAGAIN;
+        if (rc == 0)
+            atomic_store_explicit(&cap__park_reserved, want, memory_order_relaxed);
+    }
+    cap__spin_unlock(&reserve_lock);
+    return rc;
 }
 
 /* ---- cancellation points ------------------------------------------- */

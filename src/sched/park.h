@@ -34,6 +34,7 @@
 #ifndef CAP_SCHED_PARK_H
 #define CAP_SCHED_PARK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -81,6 +82,23 @@ typedef bool (*cap__unlock_fn)(void *arg);
  */
 int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
               cap__unlock_fn unlock, void *arg);
+
+/*
+ * Room in the timer heaps. A park with a deadline arms the thread's timer
+ * on its worker's heap, and a failure there would have nowhere to go (the
+ * thread is already in its wait structure). So room is reserved ahead, in
+ * cap_thread_create: each live thread has one timer, so every heap with
+ * room for every live thread never grows in park. Returns 0, or EAGAIN
+ * when a heap cannot grow (creation then fails with EAGAIN).
+ */
+int cap__park_reserve_slow(long nthreads);
+extern __attribute__((visibility("hidden"))) _Atomic long cap__park_reserved;
+static inline int cap__park_reserve(long nthreads)
+{
+    if (nthreads <= atomic_load_explicit(&cap__park_reserved, memory_order_relaxed))
+        return 0;
+    return cap__park_reserve_slow(nthreads);
+}
 
 /* Makes a parked thread runnable. False if it was not waiting (the timer
  * or another waker won). Callable from any kernel thread, but only while

@@ -61,18 +61,33 @@ static void remove_at(cap__timer_heap *h, uint32_t i)
     sift_up(h, moved->index);
 }
 
+/* Caller holds the lock. */
+static int grow(cap__timer_heap *h, uint32_t ncap)
+{
+    cap__timer **items = realloc(h->items, ncap * sizeof *items);
+    if (items == NULL)
+        return -ENOMEM;
+    h->items = items;
+    h->cap = ncap;
+    return 0;
+}
+
+int cap__timer_reserve(cap__timer_heap *h, uint32_t n)
+{
+    int rc = 0;
+    cap__spin_lock(&h->lock);
+    if (h->cap < n)
+        rc = grow(h, n);
+    cap__spin_unlock(&h->lock);
+    return rc;
+}
+
 int cap__timer_arm(cap__timer_heap *h, cap__timer *t, uint64_t deadline)
 {
     cap__spin_lock(&h->lock);
-    if (h->len == h->cap) {
-        uint32_t ncap = h->cap ? h->cap * 2 : 64;
-        cap__timer **items = realloc(h->items, ncap * sizeof *items);
-        if (items == NULL) {
-            cap__spin_unlock(&h->lock);
-            return -ENOMEM;
-        }
-        h->items = items;
-        h->cap = ncap;
+    if (h->len == h->cap && grow(h, h->cap ? h->cap * 2 : 64) != 0) {
+        cap__spin_unlock(&h->lock);
+        return -ENOMEM;
     }
     t->deadline = deadline;
     t->heap = h;

@@ -32,7 +32,10 @@ typedef struct cap__timer_heap {
     uint32_t len, cap;
 } cap__timer_heap;
 
-/* 0 or -ENOMEM. */
+/* Grows h to hold at least n timers; 0 or -ENOMEM. */
+int cap__timer_reserve(cap__timer_heap *h, uint32_t n);
+/* 0, or -ENOMEM when the heap is full and cannot grow (never, once room
+ * for every live thread is reserved: park.h). */
 int cap__timer_arm(cap__timer_heap *h, cap__timer *t, uint64_t deadline);
 /* Disarms t if it is still armed (the check is repeated under the lock). */
 void cap__timer_disarm(cap__timer *t);

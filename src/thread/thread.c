@@ -158,10 +158,16 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     t->asan_fake_stack = NULL;
     t->sp = cap__ctx_make(t->stack.hi, cap__thread_entry, t);
 
+    long live = atomic_fetch_add(&cap__live_threads, 1) + 1;
+    if (cap__park_reserve(live) != 0) {
+        atomic_fetch_sub(&cap__live_threads, 1);
+        cap__stack_free(&t->stack);
+        cap__thread_release(t);
+        return EAGAIN;
+    }
     /* The handle must be taken before the thread can run: a detached one
      * may finish and be released before we look at it again. */
     *handle = cap__thread_handle(t);
-    atomic_fetch_add(&cap__live_threads, 1);
     cap__schedule_new(t);
     return 0;
 }
