@@ -10,8 +10,8 @@
  * function call, so the ABI already lets the compiler assume all
  * caller-saved registers are clobbered.
  *
- * Who calls it: only src/sched/switch.c, which adds errno and sanitizer
- * bookkeeping around it.
+ * Who calls it: src/sched/switch.h, which adds the stack and sanitizer
+ * bookkeeping around it (and src/stack/guard.c for its report context).
  */
 #ifndef CAP_ARCH_CONTEXT_H
 #define CAP_ARCH_CONTEXT_H
@@ -39,11 +39,22 @@
 /* Saves the running context into *save_sp and resumes the one at load_sp. */
 void cap__ctx_switch(void **save_sp, void *load_sp);
 
+/* The same, for a load_sp from cap__ctx_make that has not run yet (either
+ * function works for it; this one keeps the return-address predictor in
+ * step, see switch.S). */
+void cap__ctx_start(void **save_sp, void *load_sp);
+
+/* Resumes the context at load_sp, abandoning the running one unsaved. */
+_Noreturn void cap__ctx_load(void *load_sp);
+
 /*
  * Prepares a fresh context at the top of [stack_lo, stack_hi): the first
  * switch to the returned stack pointer calls entry(arg) on that stack with
- * the ABI's alignment and default FP control words. entry must never return.
+ * the ABI's alignment and default FP control words. entry either never
+ * returns or returns a saved stack pointer, which is then resumed as by
+ * cap__ctx_load: a context that ends that way leaves the return-address
+ * predictor as it found it.
  */
-void *cap__ctx_make(void *stack_hi, void (*entry)(void *), void *arg);
+void *cap__ctx_make(void *stack_hi, void *(*entry)(void *), void *arg);
 
 #endif /* CAP_ARCH_CONTEXT_H */

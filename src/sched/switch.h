@@ -15,6 +15,7 @@
 #ifndef CAP_SCHED_SWITCH_H
 #define CAP_SCHED_SWITCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "arch/context.h"
@@ -34,21 +35,53 @@ void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_
                                      size_t *size_old);
 #endif
 
-static inline void cap__switch(void **save_sp, void **fake_save, void *to_sp,
-                               const void *to_lo, size_t to_size)
+/* fresh: to_sp is a context that has never run (cap__ctx_start). */
+static inline void cap__switch_to(void **save_sp, void **fake_save, void *to_sp,
+                                  const void *to_lo, size_t to_size, bool fresh)
 {
     uintptr_t limit = cap__stack_switch_hook(to_lo);
 #ifdef CAP__ASAN
     __sanitizer_start_switch_fiber(fake_save, to_lo, to_size);
-    cap__ctx_switch(save_sp, to_sp);
-    __sanitizer_finish_switch_fiber(fake_save ? *fake_save : NULL, NULL, NULL);
 #else
     (void)fake_save;
-    (void)to_lo;
     (void)to_size;
-    cap__ctx_switch(save_sp, to_sp);
+#endif
+    if (fresh)
+        cap__ctx_start(save_sp, to_sp);
+    else
+        cap__ctx_switch(save_sp, to_sp);
+#ifdef CAP__ASAN
+    __sanitizer_finish_switch_fiber(fake_save ? *fake_save : NULL, NULL, NULL);
 #endif
     cap__stack_switch_back(limit);
+}
+
+static inline void cap__switch(void **save_sp, void **fake_save, void *to_sp,
+                               const void *to_lo, size_t to_size)
+{
+    cap__switch_to(save_sp, fake_save, to_sp, to_lo, to_size, false);
+}
+
+/*
+ * The last switch of a context that never resumes (an exiting thread):
+ * nothing is saved. Without ASan, a thread's exit can instead return the
+ * target from its entry function to the trampoline, which loads it (see
+ * cap__ctx_make); cap__switch_final_hook is then all that runs before.
+ */
+static inline void cap__switch_final_hook(const void *to_lo)
+{
+    (void)cap__stack_switch_hook(to_lo); /* the leaving limit is not needed */
+}
+
+_Noreturn static inline void cap__switch_final(void *to_sp, const void *to_lo, size_t to_size)
+{
+    cap__switch_final_hook(to_lo);
+#ifdef CAP__ASAN
+    __sanitizer_start_switch_fiber(NULL, to_lo, to_size);
+#else
+    (void)to_size;
+#endif
+    cap__ctx_load(to_sp);
 }
 
 /* First thing a brand-new context runs. */

@@ -377,8 +377,10 @@ static inline __attribute__((always_inline)) void
 switch_direct(cap__worker *w, cap__thread *self, cap__thread *next)
 {
     self->saved_errno = *w->errno_slot;
+    bool fresh = !next->started;
     enter(w, next);
-    cap__switch(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next), stack_size(next));
+    cap__switch_to(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next),
+                   stack_size(next), fresh);
     finish_switch(self->worker);
 }
 
@@ -485,8 +487,9 @@ void cap__switch_park(cap__thread *self, cap__unlock_fn unlock, void *arg)
  * one, the next local or new thread runs, as after a park, except with
  * linked stacks: finishing an exit may free a detached thread's stack,
  * more than a thread parked on a small chunk has room for, so that is
- * left to the scheduler's stack (the joiner's finish is a single store). */
-void cap__switch_exit(cap__thread *self, cap__thread *next)
+ * left to the scheduler's stack (the joiner's finish is a single store).
+ * Returns the context to load, made current, and its stack's bounds. */
+static void *exit_target(cap__thread *self, cap__thread *next, const void **lo, size_t *size)
 {
     cap__worker *w = self->worker;
     atomic_store_explicit(&w->homed, atomic_load_explicit(&w->homed, memory_order_relaxed) - 1,
@@ -500,13 +503,34 @@ void cap__switch_exit(cap__thread *self, cap__thread *next)
         next = next_direct(w);
     }
     if (next == NULL) {
-        cap__switch(&self->sp, NULL, w->sched_sp, w->sched_lo, w->sched_size);
-        __builtin_unreachable();
+        *lo = w->sched_lo;
+        *size = w->sched_size;
+        return w->sched_sp;
     }
     enter(w, next);
-    cap__switch(&self->sp, NULL, next->sp, stack_lo(next), stack_size(next));
-    __builtin_unreachable();
+    *lo = stack_lo(next);
+    *size = stack_size(next);
+    return next->sp;
 }
+
+void cap__switch_exit(cap__thread *self, cap__thread *next)
+{
+    const void *lo;
+    size_t size;
+    void *to = exit_target(self, next, &lo, &size);
+    cap__switch_final(to, lo, size);
+}
+
+#ifndef CAP__ASAN
+void *cap__switch_exit_prepare(cap__thread *self, cap__thread *next)
+{
+    const void *lo;
+    size_t size;
+    void *to = exit_target(self, next, &lo, &size);
+    cap__switch_final_hook(lo);
+    return to;
+}
+#endif
 
 /* ---- the loop ------------------------------------------------------- */
 
@@ -570,8 +594,9 @@ static void run(cap__worker *w, cap__thread *t)
 {
     if (cap__cfg.migrate) /* any runnable thread may come from another worker */
         t->worker = w;
+    bool fresh = !t->started;
     enter(w, t);
-    cap__switch(&w->sched_sp, &w->sched_fake, t->sp, stack_lo(t), stack_size(t));
+    cap__switch_to(&w->sched_sp, &w->sched_fake, t->sp, stack_lo(t), stack_size(t), fresh);
     back_on_scheduler(w);
 }
 
@@ -785,7 +810,7 @@ _Noreturn static void worker_loop(cap__worker *w)
 
 /* Worker 0's scheduler context starts here the first time main() parks,
  * so that first park must be finished before the loop proper. */
-static void sched_entry(void *arg)
+static void *sched_entry(void *arg)
 {
     cap__switch_first_entry();
     back_on_scheduler(arg);

@@ -168,6 +168,10 @@ void cap__switch_park(struct cap__thread *self, cap__unlock_fn unlock, void *arg
  * NULL, or a parked thread of this worker that the caller has claimed
  * (cap__wait_claim) and that should run next, the exiting thread's joiner. */
 _Noreturn void cap__switch_exit(struct cap__thread *self, struct cap__thread *next);
+/* Without AddressSanitizer: all of cap__switch_exit but the switch itself,
+ * whose target it returns, for a thread's entry function to return to the
+ * trampoline (cap__ctx_make). */
+void *cap__switch_exit_prepare(struct cap__thread *self, struct cap__thread *next);
 
 /* First thing a new user thread runs (after the ASan fiber hook): carries
  * out the step the context that switched to it left pending. */

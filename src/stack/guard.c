@@ -121,7 +121,7 @@ done:
 static char report_stack[64 * 1024] __attribute__((aligned(16)));
 static const void *report_lo;
 
-static void report_entry(void *zone)
+static void *report_entry(void *zone)
 {
     cap__overflow_report(report_lo, zone,
                          "it ran past the end of its stack (canary check at a switch)");

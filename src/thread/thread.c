@@ -200,8 +200,9 @@ static cap__thread *claim_joiner(cap__thread *self)
 
 /* Cancellation (issue 3): cleanup handlers run first, then the key
  * destructors, as POSIX orders them; then the TCB's cancellation fields
- * are reset for its next thread (src/sync/cancel.h). */
-_Noreturn static void exit_thread(cap__thread *self, void *retval)
+ * are reset for its next thread (src/sync/cancel.h). Returns the joiner
+ * to switch to (claim_joiner), once nothing is left but the last switch. */
+static cap__thread *exit_begin(cap__thread *self, void *retval)
 {
     cap__cleanup_run_all(self);
     cap__keys_run_destructors(self);
@@ -215,16 +216,30 @@ _Noreturn static void exit_thread(cap__thread *self, void *retval)
         cap__die("main thread woke after cap_thread_exit\n");
     }
     self->retval = retval; /* read by the joiner only after EXITED */
-    cap__switch_exit(self, claim_joiner(self));
+    return claim_joiner(self);
 }
 
-void cap__thread_entry(void *arg)
+_Noreturn static void exit_thread(cap__thread *self, void *retval)
+{
+    cap__switch_exit(self, exit_begin(self, retval));
+}
+
+/* A thread whose start function returns ends by returning, to the
+ * trampoline, the context to resume (cap__ctx_make): the return-address
+ * predictor then stays in step with the thread that started this one,
+ * most often its joiner (src/arch/x86_64/switch.S). With ASan the last
+ * switch must follow the fiber annotation at once, so it is made here. */
+void *cap__thread_entry(void *arg)
 {
     cap__switch_first_entry();
     cap__worker_entered();
     cap__thread *self = arg;
     void *ret = self->start(self->start_arg);
+#ifdef CAP__ASAN
     exit_thread(self, ret);
+#else
+    return cap__switch_exit_prepare(self, exit_begin(self, ret));
+#endif
 }
 
 void cap_thread_exit(void *retval)

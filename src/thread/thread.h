@@ -126,8 +126,9 @@ void cap__thread_foreach(void (*fn)(cap__thread *t, void *arg), void *arg);
 void cap__keys_run_destructors(cap__thread *self);
 void cap__keys_free(cap__thread *t);
 
-/* Entry point of every new thread: runs start(), then exits. */
-void cap__thread_entry(void *tcb);
+/* Entry point of every new thread: runs start(), then exits (returning
+ * the context to resume, see cap__ctx_make). */
+void *cap__thread_entry(void *tcb);
 /* Finishes a thread that has switched away for the last time; called on
  * its worker by whatever runs there next (the scheduler context or the
  * thread it switched to). */

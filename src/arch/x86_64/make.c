@@ -15,7 +15,7 @@ enum {
     DEFAULT_FPUCW = 0x037f, /* x87: all exceptions masked, 64-bit precision */
 };
 
-void *cap__ctx_make(void *stack_hi, void (*entry)(void *), void *arg)
+void *cap__ctx_make(void *stack_hi, void *(*entry)(void *), void *arg)
 {
     /* After the switch pops the frame and `ret`s, rsp = frame + 64 must be
      * 16-byte aligned so the trampoline's call sees the ABI alignment. */

@@ -55,9 +55,102 @@ cap__ctx_switch:
 	.size	cap__ctx_switch, .-cap__ctx_switch
 
 /*
+ * void cap__ctx_start(void **save_sp (rdi), void *load_sp (rsi)): as
+ * cap__ctx_switch, for a load_sp made by cap__ctx_make that has never run.
+ * It ends with a jump to the frame's return address (the trampoline)
+ * instead of a `ret`, so the return-address predictor keeps the entry the
+ * call to this function pushed: the new context's last act, the `ret` of
+ * cap__ctx_load to the context saved here, then finds it on top and is
+ * predicted, and so are the saved context's own returns after it. (A
+ * `ret` here would pop it, and every return of the resumed context would
+ * then be predicted from the new context's abandoned calls: five
+ * mispredicted returns per create+join.)
+ */
+	.globl	cap__ctx_start
+	.hidden	cap__ctx_start
+	.type	cap__ctx_start, @function
+	.p2align 4
+cap__ctx_start:
+	.cfi_startproc
+	pushq	%rbp
+	pushq	%rbx
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	pushq	$0
+	stmxcsr	(%rsp)
+	fnstcw	4(%rsp)
+	movq	%rsp, (%rdi)
+	movl	(%rsp), %eax
+	movzwl	4(%rsp), %edx
+	movq	%rsi, %rsp
+	cmpl	(%rsp), %eax
+	jne	2f
+	cmpw	4(%rsp), %dx
+	jne	2f
+1:
+	addq	$8, %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbx
+	popq	%rbp
+	popq	%rcx
+	jmp	*%rcx
+2:
+	ldmxcsr	(%rsp)
+	fldcw	4(%rsp)
+	jmp	1b
+	.cfi_endproc
+	.size	cap__ctx_start, .-cap__ctx_start
+
+/*
+ * void cap__ctx_load(void *load_sp (rdi)): resumes the context at load_sp
+ * and abandons the running one without saving it (an exiting thread's
+ * last switch). The FP control words are compared with the running ones,
+ * read into the red zone, as cap__ctx_switch does.
+ */
+	.globl	cap__ctx_load
+	.hidden	cap__ctx_load
+	.type	cap__ctx_load, @function
+	.p2align 4
+cap__ctx_load:
+	.cfi_startproc
+	stmxcsr	-8(%rsp)
+	fnstcw	-4(%rsp)
+	movl	-8(%rsp), %eax
+	movzwl	-4(%rsp), %edx
+	movq	%rdi, %rsp
+	cmpl	(%rsp), %eax
+	jne	2f
+	cmpw	4(%rsp), %dx
+	jne	2f
+1:
+	addq	$8, %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbx
+	popq	%rbp
+	ret
+2:
+	ldmxcsr	(%rsp)
+	fldcw	4(%rsp)
+	jmp	1b
+	.cfi_endproc
+	.size	cap__ctx_load, .-cap__ctx_load
+
+/*
  * First code a new context runs: cap__ctx_make stored entry in r12 and its
  * argument in r13. The stack pointer is 16-byte aligned here, as the ABI
- * requires before a call. entry never returns; ud2 traps if it does.
+ * requires before a call. entry either never returns or returns the saved
+ * stack pointer of the context to resume in place of this one (a thread
+ * that exits): a balanced call and return, so the final `ret` of
+ * cap__ctx_load meets the return-address predictor as it was when this
+ * context was started (see cap__ctx_start).
  */
 	.globl	cap__ctx_trampoline
 	.hidden	cap__ctx_trampoline
@@ -69,7 +162,8 @@ cap__ctx_trampoline:
 	xorl	%ebp, %ebp
 	movq	%r13, %rdi
 	callq	*%r12
-	ud2
+	movq	%rax, %rdi
+	jmp	cap__ctx_load
 	.cfi_endproc
 	.size	cap__ctx_trampoline, .-cap__ctx_trampoline
 
