@@ -130,12 +130,3 @@ void cap__cleanup_run_all(cap__thread *self)
         f->routine(f->arg);
     }
 }
-
-void cap__cancel_reset(cap__thread *self)
-{
-    self->cancel_disabled = false;
-    self->cancel_async = false;
-    self->cancelling = false;
-    self->park_cancellable = false;
-    self->cleanup = NULL;
-}

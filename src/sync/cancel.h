@@ -39,7 +39,14 @@ _Noreturn void cap__cancel_act(void);
 void cap__cleanup_run_all(cap__thread *self);
 
 /* Exit path, last: puts the [owner] cancellation fields back to zero for
- * the TCB's next thread (see thread.h). */
-void cap__cancel_reset(cap__thread *self);
+ * the TCB's next thread (see thread.h). Inline: it runs at every exit. */
+static inline void cap__cancel_reset(cap__thread *self)
+{
+    self->cancel_disabled = false;
+    self->cancel_async = false;
+    self->cancelling = false;
+    self->park_cancellable = false;
+    self->cleanup = NULL;
+}
 
 #endif /* CAP_SYNC_CANCEL_H */

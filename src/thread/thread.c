@@ -117,10 +117,10 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
             size = attr->stack_size;
         detached = attr->detach_state == CAP_CREATE_DETACHED;
     }
-    cap__runtime_ensure();
-
+    /* A cached TCB comes from a running worker: the runtime is up. */
     cap__thread *t = cap__thread_take_cached(size);
     if (t == NULL) {
+        cap__runtime_ensure();
         t = cap__thread_alloc();
         if (t == NULL)
             return EAGAIN;
@@ -204,8 +204,13 @@ static cap__thread *claim_joiner(cap__thread *self)
  * to switch to (claim_joiner), once nothing is left but the last switch. */
 static cap__thread *exit_begin(cap__thread *self, void *retval)
 {
-    cap__cleanup_run_all(self);
-    cap__keys_run_destructors(self);
+    /* Most threads have neither handlers nor keys: no calls for them. */
+    if (self->cleanup != NULL)
+        cap__cleanup_run_all(self);
+    else
+        self->cancelling = true; /* what cap__cleanup_run_all starts with */
+    if (self->keys != NULL)
+        cap__keys_run_destructors(self);
     cap__cancel_reset(self);
     if (atomic_fetch_sub(&cap__live_threads, 1) == 1)
         exit(0); /* the last thread, and main has already exited */
@@ -252,7 +257,8 @@ void cap_thread_exit(void *retval)
 
 static void release_finished(cap__thread *t)
 {
-    cap__keys_free(t);
+    if (t->keys != NULL)
+        cap__keys_free(t);
 #ifdef CAP__ASAN
     /* The dead thread's frames left poisoned shadow behind; the next user
      * of this stack must start clean. */
