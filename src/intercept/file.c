@@ -88,7 +88,7 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
         size_t total = 0;
         for (;;) {
             ssize_t r = cap__io_do(f, out, CAP__IO_WRITE, sf_attempt, &s, deadline, nonblock,
-                                   cap__ic_intr(deadline));
+                                   cap__ic_intr(deadline), 0);
             if (r <= 0 || nonblock) {
                 if (total > 0)
                     return (ssize_t)total;

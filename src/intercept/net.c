@@ -24,6 +24,8 @@
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -34,13 +36,16 @@
 #include "io/io.h"
 #include "util/clock.h"
 
-static uint32_t socket_flags(int type, bool app_nonblock)
+static uint32_t socket_flags(int domain, int type, int proto, bool app_nonblock)
 {
     uint32_t fl = CAP__FDF_OWNED;
     if (app_nonblock)
         fl |= CAP__FDF_APP_NONBLOCK;
-    if ((type & 0xf) == SOCK_STREAM)
+    if ((type & 0xf) == SOCK_STREAM) {
         fl |= CAP__FDF_STREAM_SOCK;
+        if ((domain == AF_INET || domain == AF_INET6) && (proto == 0 || proto == IPPROTO_TCP))
+            fl |= CAP__FDF_DRAINS; /* TCP (io/fd.h: drained sockets) */
+    }
     return fl;
 }
 
@@ -48,7 +53,8 @@ int socket(int domain, int type, int proto)
 {
     int fd = (int)syscall(SYS_socket, domain, type | SOCK_NONBLOCK, proto);
     if (fd >= 0)
-        cap__fd_created(fd, CAP__FD_SOCKET, socket_flags(type, type & SOCK_NONBLOCK));
+        cap__fd_created(fd, CAP__FD_SOCKET,
+                        socket_flags(domain, type, proto, type & SOCK_NONBLOCK));
     return fd;
 }
 
@@ -56,8 +62,8 @@ int socketpair(int domain, int type, int proto, int sv[2])
 {
     int rc = (int)syscall(SYS_socketpair, domain, type | SOCK_NONBLOCK, proto, sv);
     if (rc == 0) {
-        cap__fd_created(sv[0], CAP__FD_SOCKET, socket_flags(type, type & SOCK_NONBLOCK));
-        cap__fd_created(sv[1], CAP__FD_SOCKET, socket_flags(type, type & SOCK_NONBLOCK));
+        cap__fd_created(sv[0], CAP__FD_SOCKET, socket_flags(domain, type, proto, type & SOCK_NONBLOCK));
+        cap__fd_created(sv[1], CAP__FD_SOCKET, socket_flags(domain, type, proto, type & SOCK_NONBLOCK));
     }
     return rc;
 }
@@ -91,6 +97,8 @@ static void accepted(int listener, int fd, int flags)
         fl |= CAP__FDF_APP_NONBLOCK;
     if (l == NULL || cap__fd_has(l, CAP__FDF_STREAM_SOCK))
         fl |= CAP__FDF_STREAM_SOCK;
+    if (l != NULL && cap__fd_has(l, CAP__FDF_DRAINS))
+        fl |= CAP__FDF_DRAINS;
     cap__fd_created(fd, CAP__FD_SOCKET, fl);
     cap__fd *f = cap__fd_peek(fd);
     if (l != NULL && f != NULL) { /* the kernel copies the listener's timeouts */
@@ -125,7 +133,7 @@ int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen, int flags)
     bool nonblock = cap__ic_nonblock(f);
     uint64_t deadline = cap__io_deadline(f, CAP__IO_READ);
     cap__intr in = cap__ic_intr_cancel(deadline);
-    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, accept_attempt, &a, deadline, nonblock, &in);
+    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, accept_attempt, &a, deadline, nonblock, &in, 0);
     if (r >= 0)
         accepted(fd, (int)r, flags);
     return (int)cap__ic_ret_cancel(r == -ETIMEDOUT ? -EAGAIN : r);
@@ -251,6 +259,13 @@ int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
     int rc = (int)syscall(SYS_setsockopt, fd, level, name, val, len);
+    if (rc == 0 && level == IPPROTO_TCP && name == TCP_ULP) {
+        /* kTLS and the like: a read may stop short at a record boundary
+         * with more queued (io/fd.h: drained sockets). */
+        cap__fd *f = cap__fd_peek(fd);
+        if (f != NULL)
+            cap__fd_clear(f, CAP__FDF_DRAINS);
+    }
     if (rc == 0 && level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) &&
         len >= sizeof(struct timeval)) {
         cap__fd *f = cap__fd_get(fd);

@@ -156,21 +156,27 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     bool stream = !sock || cap__fd_has(f, CAP__FDF_STREAM_SOCK);
     bool all = !nonblock && stream && (write || (flags & MSG_WAITALL));
     cap__intr in = cap__ic_intr_cancel(deadline);
+    /* What a read asks for, when what it leaves tells whether it emptied
+     * the socket (io.h: drain). */
+    bool consumes = sock && !write && !(flags & (MSG_PEEK | MSG_OOB | MSG_ERRQUEUE));
+    size_t want = 0;
+    if (all || consumes)
+        for (size_t i = 0; i < msg->msg_iovlen; i++)
+            want += msg->msg_iov[i].iov_len;
     if (!all) {
-        ssize_t r = cap__io_do(f, fd, dir, attempt, &o, deadline, nonblock, &in);
+        ssize_t r = cap__io_do(f, fd, dir, attempt, &o, deadline, nonblock, &in,
+                               consumes ? want : 0);
         return r == -ETIMEDOUT ? -EAGAIN : r;
     }
 
-    size_t want = 0;
-    for (size_t i = 0; i < msg->msg_iovlen; i++)
-        want += msg->msg_iov[i].iov_len;
     struct iovec stack_v[STACK_IOVS], *v = stack_v;
     struct msghdr m = *msg;
     bool copied = false;
     size_t total = 0;
     ssize_t r;
     for (;;) {
-        r = cap__io_do(f, fd, dir, attempt, &o, deadline, false, &in);
+        r = cap__io_do(f, fd, dir, attempt, &o, deadline, false, &in,
+                       consumes ? want - total : 0);
         if (r <= 0) /* error, timeout, cancel, or EOF for a MSG_WAITALL read */
             break;
         total += (size_t)r;

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -82,8 +83,14 @@ int cap__fd_classify(cap__fd *f, int fd)
         int type = 0;
         socklen_t len = sizeof type;
         if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
-            type == SOCK_STREAM)
+            type == SOCK_STREAM) {
             flags |= CAP__FDF_STREAM_SOCK;
+            int proto = 0;
+            len = sizeof proto;
+            if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 &&
+                proto == IPPROTO_TCP)
+                flags |= CAP__FDF_DRAINS; /* see the top of fd.h */
+        }
         /* Timeouts set before we saw the socket (inherited, or set by a
          * library through a path we do not see). */
         struct timeval tv;
@@ -120,6 +127,7 @@ static uint32_t end_life(cap__fd *f)
     atomic_store(&f->timeo[1], 0);
     atomic_store_explicit(&f->disk_streak, 0, memory_order_relaxed);
     atomic_store_explicit(&f->peer, 0, memory_order_relaxed);
+    atomic_store_explicit(&f->drained, 0, memory_order_relaxed);
     f->internal = NULL;
     cap__io_wake_all_locked(f, EBADF);
     cap__spin_unlock(&f->lock);
@@ -242,7 +250,8 @@ void cap__fd_dup_of(int newfd, int oldfd)
         kind = atomic_load(&o->kind);
         flags = atomic_load(&o->flags) &
                 (CAP__FDF_OWNED | CAP__FDF_APP_NONBLOCK | CAP__FDF_NOWAIT_BAD |
-                 CAP__FDF_STREAM_SOCK | CAP__FDF_DIRECT);
+                 CAP__FDF_STREAM_SOCK | CAP__FDF_DIRECT | CAP__FDF_DRAINS |
+                 CAP__FDF_NODRAIN);
         timeo[0] = atomic_load(&o->timeo[0]);
         timeo[1] = atomic_load(&o->timeo[1]);
     }

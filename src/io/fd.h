@@ -24,6 +24,22 @@
  * closed behind our back (a raw close system call) is the documented
  * blind spot.
  *
+ * Drained sockets: on a TCP socket (CAP__FDF_DRAINS) a read that returns
+ * less than it asked for, or EAGAIN, leaves the receive queue empty, and
+ * with an edge backend every byte that arrives after that brings an event
+ * that bumps seq[READ]. So while (gen, seq[READ]) still equals what a
+ * thread snapshotted before such a read, the next blocking read may park
+ * at once instead of making a call that would say EAGAIN (io/wait.c).
+ * TCP reads also stop short at an urgent mark and at a FIN, and before a
+ * pending error: each of these is set before the wake-up that announces
+ * it and shows in the readiness the backend then reports (POLLPRI,
+ * POLLRDHUP, POLLHUP, POLLERR), which marks the socket CAP__FDF_NODRAIN
+ * for the rest of its life before the seq bump that publishes the event;
+ * an event not yet harvested still bumps seq later. Not for other
+ * sockets: a Unix stream read stops short before a message that carries
+ * descriptors or other credentials, kTLS (TCP_ULP) at a record of
+ * another type.
+ *
  * Locking: `lock` guards the waiter lists and is taken by wakers (backend
  * event processing, close) and by waiters linking themselves (park.h's
  * protocol). `gen`, `flags`, `kind`, `seq` are atomics readable without it.
@@ -57,11 +73,17 @@ enum {
     CAP__FDF_UNPOLLABLE = 1u << 6,   /* the backend refused it (EPERM) */
     CAP__FDF_DIRECT = 1u << 7,       /* O_DIRECT: the disk path skips the page-cache try */
     CAP__FDF_DISK_HOT = 1u << 8,     /* reads have kept hitting the page cache (disk.c) */
+    CAP__FDF_DRAINS = 1u << 9,       /* TCP: a short read empties it (`drained` below) */
+    CAP__FDF_NODRAIN = 1u << 10,     /* urgent data, hang-up or error seen: see above */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
 #define CAP__IO_RBIT (1u << CAP__IO_READ)
 #define CAP__IO_WBIT (1u << CAP__IO_WRITE)
+/* With CAP__IO_RBIT in cap__io_ready: the kernel reported urgent data, a
+ * hang-up or an error, which ends the drained-socket shortcut for this
+ * life (above). */
+#define CAP__IO_NODRAIN (1u << 2)
 
 typedef struct cap__fd {
     cap__spin lock;
@@ -69,6 +91,8 @@ typedef struct cap__fd {
     _Atomic uint32_t flags;              /* CAP__FDF_* */
     _Atomic uint8_t kind;                /* enum cap__fd_kind */
     _Atomic uint32_t seq[2];             /* events seen, per direction */
+    _Atomic uint64_t drained;            /* (gen << 32 | seq[READ]) + 1 of a read that found
+                                          * it empty (see above); 0: none */
     struct cap__io_waiter *head[2];      /* [lock] FIFO of exclusive waiters */
     struct cap__io_waiter *tail[2];      /*   (read, write, accept...) per direction */
     struct cap__io_waiter *obs[2];       /* [lock] observers (poll, select) */

@@ -79,9 +79,13 @@ typedef ssize_t (*cap__io_attempt)(int fd, void *arg);
  * nonblock: a single attempt. Returns the attempt's result, -ETIMEDOUT at
  * the deadline, -EBADF if closed meanwhile, -EINTR if a signal allowed by
  * in (NULL: none) interrupted the wait, -ECANCELED if in->cancel and a
- * cancel request ended it (the caller acts, after releasing what it holds). */
+ * cancel request ended it (the caller acts, after releasing what it holds).
+ * drain: for a read that consumes what it gets (no MSG_PEEK, MSG_OOB or
+ * MSG_ERRQUEUE), the bytes it asks for, else 0; on a CAP__FDF_DRAINS
+ * socket a shorter result marks the socket drained, and a later call
+ * finding it still so parks without the attempt (fd.h). */
 ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
-                   uint64_t deadline, bool nonblock, const cap__intr *in);
+                   uint64_t deadline, bool nonblock, const cap__intr *in, size_t drain);
 
 /* poll(2) for a user thread: same arguments and result, parks instead of
  * blocking; deadline absolute (CAP__FOREVER: none, 0: do not wait). On

@@ -12,6 +12,10 @@
  * at a time waits in a shared backend instance; the others sleep on their
  * futex and are handed the instance when its holder goes busy.
  *
+ *  - edge: every armed descriptor reports each new readiness whether or
+ *    not anyone waits on it (epoll, uring), so an unchanged seq proves
+ *    that nothing arrived (fd.h, drained sockets); false where only
+ *    descriptors with waiters are watched (poll).
  *  - start(): create the instance. 0 or -errno (the caller reports it).
  *  - arm(f, fd, gen): make readiness of fd in both directions reach
  *    cap__io_ready, edge-style, from now on, stamped with gen. Called once
@@ -34,6 +38,7 @@
 #ifndef CAP_IO_NETIO_H
 #define CAP_IO_NETIO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "io/fd.h"
@@ -41,6 +46,7 @@
 
 typedef struct cap__netio {
     const char *name;
+    bool edge;
     int (*start)(void);
     int (*arm)(cap__fd *f, int fd, uint32_t gen);
     void (*disarm)(cap__fd *f, int fd);

@@ -102,6 +102,8 @@ static void harvest(int64_t timeout_ns)
         unsigned dirs = 0;
         if (e & (EPOLLIN | EPOLLRDHUP | EPOLLPRI | EPOLLHUP | EPOLLERR))
             dirs |= CAP__IO_RBIT;
+        if (e & (EPOLLPRI | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+            dirs |= CAP__IO_NODRAIN;
         if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR))
             dirs |= CAP__IO_WBIT;
         cap__io_ready((int)(uint32_t)data, (uint32_t)(data >> 32), dirs);
@@ -115,6 +117,7 @@ static int wait_fd(void)
 
 const cap__netio cap__netio_epoll = {
     .name = "epoll",
+    .edge = true,
     .start = epoll_start,
     .arm = epoll_arm,
     .disarm = epoll_disarm,

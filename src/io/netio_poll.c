@@ -181,6 +181,8 @@ static void harvest(int64_t timeout_ns)
         unsigned dirs = 0;
         if (e & (POLLIN | POLLPRI | POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))
             dirs |= CAP__IO_RBIT;
+        if (e & (POLLPRI | POLLRDHUP | POLLHUP | POLLERR))
+            dirs |= CAP__IO_NODRAIN;
         if (e & (POLLOUT | POLLHUP | POLLERR | POLLNVAL))
             dirs |= CAP__IO_WBIT;
         cap__io_ready(pfds[i].fd, pgens[i], dirs);
@@ -189,6 +191,7 @@ static void harvest(int64_t timeout_ns)
 
 const cap__netio cap__netio_poll = {
     .name = "poll",
+    .edge = false,
     .start = poll_start,
     .arm = poll_arm,
     .disarm = poll_disarm,

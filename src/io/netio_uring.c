@@ -129,6 +129,8 @@ static void handle(uint64_t data, int res, unsigned flags)
         unsigned dirs = 0;
         if (res & (POLLIN | POLLPRI | POLLRDHUP | POLLHUP | POLLERR))
             dirs |= CAP__IO_RBIT;
+        if (res & (POLLPRI | POLLRDHUP | POLLHUP | POLLERR))
+            dirs |= CAP__IO_NODRAIN;
         if (res & (POLLOUT | POLLHUP | POLLERR))
             dirs |= CAP__IO_WBIT;
         cap__io_ready(fd, gen, dirs);
@@ -168,6 +170,7 @@ static void harvest(int64_t timeout_ns)
 
 const cap__netio cap__netio_uring = {
     .name = "uring",
+    .edge = true,
     .start = uring_start,
     .arm = uring_arm,
     .disarm = uring_disarm,

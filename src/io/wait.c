@@ -152,6 +152,9 @@ void cap__io_ready(int fd, uint32_t gen, unsigned dirs)
     }
     cap__spin_lock(&f->lock);
     if (atomic_load(&f->gen) == gen) {
+        /* Before the seq bump that publishes it (drained_empty). */
+        if (dirs & CAP__IO_NODRAIN)
+            atomic_fetch_or(&f->flags, CAP__FDF_NODRAIN);
         for (int d = 0; d < 2; d++) {
             if (!(dirs & (1u << d)))
                 continue;
@@ -318,22 +321,60 @@ static void block_in_poll(int fd, int dir, uint64_t deadline)
     syscall(SYS_ppoll, &p, 1, tsp, NULL, 0);
 }
 
+/* The drained-socket key of a snapshot (fd.h); never 0 but for the one
+ * snapshot that wraps, which then just goes without the shortcut. */
+static inline uint64_t drained_key(const cap__io_ticket *tk)
+{
+    return ((uint64_t)tk->gen << 32 | tk->seq) + 1;
+}
+
+/* True when a read made after tk's snapshot emptied the socket and no
+ * event came since: an attempt now could only say EAGAIN, unless an event
+ * is still on its way, and then the park below is woken by it. Only for
+ * a registered descriptor, whose events bump seq (an unregistered one
+ * gets its first event only from the registration). */
+static inline bool drained_empty(const cap__io_ticket *tk)
+{
+    cap__fd *f = tk->f;
+    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
+    return atomic_load_explicit(&f->drained, memory_order_relaxed) == drained_key(tk) &&
+           (fl & (CAP__FDF_REGISTERED | CAP__FDF_NODRAIN)) == CAP__FDF_REGISTERED;
+}
+
 static ssize_t io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
-                     uint64_t deadline, cap__io_call *c)
+                     uint64_t deadline, cap__io_call *c, size_t drain)
 {
     bool waited = false;
     for (;;) {
         cap__io_ticket tk;
         cap__io_prepare(&tk, f, fd, dir);
-        ssize_t r = op(fd, arg);
+        /* A drained socket parks without the attempt; after a wake-up the
+         * attempt is always made (the event, or a hand-off, says so). */
+        bool skipped = drain != 0 && !waited && drained_empty(&tk);
+        ssize_t r = -EAGAIN;
+        if (!skipped) {
+            r = op(fd, arg);
+            if (drain != 0) /* what this attempt proved, for the next call */
+                atomic_store_explicit(&f->drained,
+                                      r == -EAGAIN || (r > 0 && (size_t)r < drain)
+                                          ? drained_key(&tk)
+                                          : 0,
+                                      memory_order_relaxed);
+        }
         if (r != -EAGAIN) {
             if (waited && r >= 0)
                 cap__io_handoff(f, fd, dir);
             return r;
         }
-        if (deadline != CAP__FOREVER && cap__now() >= deadline)
-            return -ETIMEDOUT;
-        int rc = cap__io_wait(&tk, deadline, c);
+        int rc = ETIMEDOUT;
+        if (deadline == CAP__FOREVER || cap__now() < deadline)
+            rc = cap__io_wait(&tk, deadline, c);
+        if (rc == ETIMEDOUT && skipped) {
+            /* Data whose event had not been harvested when the time ran
+             * out: the call the kernel would have made finds it. */
+            r = op(fd, arg);
+            return r == -EAGAIN ? -ETIMEDOUT : r;
+        }
         if (rc == ETIMEDOUT || rc == EBADF || rc == EINTR || rc == ECANCELED)
             return -rc;
         if (rc == EPERM)
@@ -343,15 +384,17 @@ static ssize_t io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
 }
 
 ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
-                   uint64_t deadline, bool nonblock, const cap__intr *in)
+                   uint64_t deadline, bool nonblock, const cap__intr *in, size_t drain)
 {
     if (nonblock)
         return op(fd, arg);
+    if (!cap__netio_active->edge || !cap__fd_has(f, CAP__FDF_DRAINS))
+        drain = 0;
     if (in == NULL)
-        return io_do(f, fd, dir, op, arg, deadline, NULL);
+        return io_do(f, fd, dir, op, arg, deadline, NULL, drain);
     cap__io_call c;
     cap__io_call_begin(&c, in);
-    ssize_t r = io_do(f, fd, dir, op, arg, deadline, &c);
+    ssize_t r = io_do(f, fd, dir, op, arg, deadline, &c, drain);
     cap__io_call_end(&c);
     return r;
 }
