@@ -62,8 +62,9 @@ int socketpair(int domain, int type, int proto, int sv[2])
 {
     int rc = (int)syscall(SYS_socketpair, domain, type | SOCK_NONBLOCK, proto, sv);
     if (rc == 0) {
-        cap__fd_created(sv[0], CAP__FD_SOCKET, socket_flags(domain, type, proto, type & SOCK_NONBLOCK));
-        cap__fd_created(sv[1], CAP__FD_SOCKET, socket_flags(domain, type, proto, type & SOCK_NONBLOCK));
+        uint32_t fl = socket_flags(domain, type, proto, type & SOCK_NONBLOCK);
+        cap__fd_created(sv[0], CAP__FD_SOCKET, fl);
+        cap__fd_created(sv[1], CAP__FD_SOCKET, fl);
     }
     return rc;
 }
