@@ -58,7 +58,6 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "runtime/config.h"
 #include "sched/policy.h"
@@ -185,12 +184,9 @@ static inline void inbox_drain(cap__worker *w)
 
 /* ---- waking idle workers ------------------------------------------ */
 
-/* Called after publishing work for w with a seq_cst operation (the
- * Dekker pairing in worker.h). Reads before it writes: an awake worker's
- * `sleeping` line then stays shared instead of moving to every waker. */
 static void wake_worker(cap__worker *w)
 {
-    if (atomic_load(&w->sleeping) == 1 && atomic_exchange(&w->sleeping, 0) == 1)
+    if (atomic_exchange(&w->sleeping, 0) == 1)
         cap__poller_active->wake(w);
 }
 
@@ -845,11 +841,9 @@ void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
 {
     int n = cap__cfg.workers;
     cap__rt.nworkers = n;
-    /* Aligned, so the cache-line groups of worker.h are lines. */
-    cap__rt.workers = aligned_alloc(_Alignof(cap__worker), (size_t)n * sizeof *cap__rt.workers);
+    cap__rt.workers = calloc((size_t)n, sizeof *cap__rt.workers);
     if (cap__rt.workers == NULL)
         cap__die("cannot allocate %d workers\n", n);
-    memset(cap__rt.workers, 0, (size_t)n * sizeof *cap__rt.workers);
     for (int i = 0; i < n; i++) {
         cap__worker *w = &cap__rt.workers[i];
         w->id = i;

@@ -53,18 +53,7 @@ enum cap__after {
     CAP__AFTER_EXIT,  /* the thread is finished: release or hand to joiner */
 };
 
-/* Cache lines: the fields are grouped by who writes them, each group on
- * lines of its own (CAP__LINE), so the other workers' accesses (an inbox
- * push, a wake-up's look at `sleeping`, a steal) do not take away the
- * lines this worker writes at every switch (its run queue, `after`,
- * `ticks`), and the owner's switches do not take away the lines the
- * others read: each of those would cost a cache-line transfer between
- * the CPUs, several hundred nanoseconds on a host whose vCPUs sit far
- * apart (docs/status.md). */
-#define CAP__LINE _Alignas(64)
-
 typedef struct cap__worker {
-    /* Written by this worker only, most of it at every switch. */
     int id;
     pthread_t kthread;
     void *sched_sp;                     /* saved scheduler context */
@@ -87,42 +76,37 @@ typedef struct cap__worker {
     cap__tqueue local;                  /* policy's queue (fifo uses it directly) */
     void *policy_state;                 /* for policies that need more */
     unsigned fifo_wake_streak;          /* fifo: wakes sent to the front in a row */
-    uint32_t ticks;                     /* scheduling rounds, for periodic work
-                                           (read by others watching for a stall) */
-    bool steal_first;                   /* next round looks at steal queues first */
-    unsigned place_turn;                /* placement turn of new threads (hashed) */
+    _Atomic(struct cap__thread *) inbox;/* LIFO of woken threads, linked by run_next */
 
-    /* Finished TCBs with their stacks, for the next create here
-     * (src/thread/table.c); linked by run_next, at most TCB_CACHE_MAX. */
-    struct cap__thread *tcb_cache;
-    unsigned tcb_cached;
-    int spin_rounds;                    /* idle spin budget, adapted (worker.c) */
-    cap__timer_heap timers;
-    void *poller_state;                 /* owned by the active poller */
-
-    /* Pushed to by any kernel thread. */
-    CAP__LINE _Atomic(struct cap__thread *) inbox; /* LIFO of woken threads,
-                                                      linked by run_next */
-
-    /* New threads: pushed by their creators, taken by any worker. */
-    CAP__LINE cap__spin steal_lock;
+    cap__spin steal_lock;
     cap__tqueue steal;                  /* threads any worker may take */
     atomic_size_t steal_len;            /* racy read of steal.len for idle scans */
     /* A lone new thread (cap__schedule_new): set by this worker's running
      * thread, taken by this worker or stolen by another (exchange). */
     _Atomic(struct cap__thread *) lone;
 
+    /* Finished TCBs with their stacks, for the next create here
+     * (src/thread/table.c); linked by run_next, at most TCB_CACHE_MAX. */
+    struct cap__thread *tcb_cache;
+    unsigned tcb_cached;
+
+    cap__timer_heap timers;
+    uint32_t ticks;                     /* scheduling rounds, for periodic work */
+    bool steal_first;                   /* next round looks at steal queues first */
+    unsigned place_turn;                /* placement turn of new threads (hashed) */
+
     /* Idle protocol: the worker sets sleeping=1, re-checks for work, then
      * waits; a waker publishes work, then exchanges sleeping to 0 and wakes
      * it if it was 1. Both sides use seq_cst, so either the worker sees the
-     * work or the waker sees sleeping=1 (Dekker). Wakers read it first and
-     * write it only when it is 1, so the line stays shared while the
-     * worker is awake. */
-    CAP__LINE _Atomic uint32_t sleeping;
-    /* Balance of started threads (worker.c, may_take_new). */
+     * work or the waker sees sleeping=1 (Dekker). */
+    _Atomic uint32_t sleeping;
+    int spin_rounds;                    /* idle spin budget, adapted (worker.c) */
+    void *poller_state;                 /* owned by the active poller */
+
+    /* Balance of started threads (worker.c, may_take_new), last so the
+     * fields above keep their cache lines. */
     atomic_int homed;                   /* threads started here and not exited
-                                           (written by this worker only, at a
-                                           thread's start and exit) */
+                                           (written by this worker only) */
     /* A worker whose new threads this one may not take for balance, and
      * since when it has been seen stuck. */
     struct cap__worker *watch;
