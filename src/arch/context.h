@@ -50,7 +50,8 @@ _Noreturn void cap__ctx_load(void *load_sp);
 /*
  * Prepares a fresh context at the top of [stack_lo, stack_hi): the first
  * switch to the returned stack pointer calls entry(arg) on that stack with
- * the ABI's alignment and default FP control words. entry either never
+ * the ABI's alignment and the caller's FP control words (a new thread
+ * inherits its creator's floating-point environment). entry either never
  * returns or returns a saved stack pointer, which is then resumed as by
  * cap__ctx_load: a context that ends that way leaves the return-address
  * predictor as it found it.

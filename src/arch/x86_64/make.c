@@ -10,10 +10,18 @@
 
 void cap__ctx_trampoline(void);
 
-enum {
-    DEFAULT_MXCSR = 0x1f80, /* all SSE exceptions masked, round to nearest */
-    DEFAULT_FPUCW = 0x037f, /* x87: all exceptions masked, 64-bit precision */
-};
+/* The running context's SSE and x87 control words: a new thread starts
+ * with its creator's (POSIX: the floating-point environment is inherited,
+ * as a kernel thread inherits its parent's FPU state at clone). */
+static void current_fp_words(uint32_t words[2])
+{
+    uint32_t mxcsr;
+    uint16_t fpucw;
+    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(fpucw));
+    words[0] = mxcsr;
+    words[1] = fpucw;
+}
 
 void *cap__ctx_make(void *stack_hi, void *(*entry)(void *), void *arg)
 {
@@ -21,7 +29,8 @@ void *cap__ctx_make(void *stack_hi, void *(*entry)(void *), void *arg)
      * 16-byte aligned so the trampoline's call sees the ABI alignment. */
     uintptr_t top = (uintptr_t)stack_hi & ~(uintptr_t)15;
     uint64_t *frame = (uint64_t *)(top - CAP_CTX_FRAME_BYTES);
-    uint32_t fp_words[2] = { DEFAULT_MXCSR, DEFAULT_FPUCW };
+    uint32_t fp_words[2];
+    current_fp_words(fp_words);
 
     memcpy(&frame[0], fp_words, sizeof fp_words);
     frame[1] = 0;                        /* r15 */
