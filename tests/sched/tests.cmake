@@ -20,3 +20,4 @@ set(CAPTEST_lone_thread_not_held_back_WORKERS 2)
 set(CAPTEST_burst_spread_when_creator_busy_WORKERS 2)
 # The waker and the woken thread on different workers: needs two.
 set(CAPTEST_cross_worker_wake_runs_next_WORKERS 2)
+set(CAPTEST_creation_neighbours_share_worker_WORKERS 2)
