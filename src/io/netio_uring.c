@@ -16,6 +16,21 @@
  * Disarm submits a POLL_REMOVE before the descriptor is closed: a pending
  * poll request holds a reference to the file, and without the removal a
  * closed socket would stay open underneath.
+ *
+ * Pipes the runtime made (owned, fd.h) are armed lazily instead: a
+ * one-shot poll, for the directions that have waiters, only while a
+ * thread waits on the descriptor (interest(), after the waiter's link);
+ * one that completes with waiters left is re-armed. A write on such a
+ * pipe wakes its reader directly (cap__fd_poke_peer), so a multishot poll
+ * would only add a completion per write, posted through io_uring task
+ * work on the kernel thread that armed it: with two workers busy on a
+ * pipe ring, 17% of the CPU time (a single worker seldom harvests, and
+ * its polls mostly ended on a full completion queue). The one-shot poll
+ * still catches readiness the direct wake-up cannot see (writes that
+ * bypass the wrappers, a pipe handed to a child): arming reports current
+ * readiness, and the waiter linked before it armed, so nothing between
+ * its failed attempt and the arm is lost (wait.c's seq check covers the
+ * time before the link).
  */
 #include <errno.h>
 #include <liburing.h>
@@ -35,13 +50,21 @@
 #define KICK UINT64_MAX
 enum { RING_ENTRIES = 1024, POLL_MASK = POLLIN | POLLOUT | POLLPRI | POLLRDHUP };
 
+/* f->backend_slot of a lazily armed descriptor (see the top); 0: multishot. */
+enum { LAZY = 1u << 0, LAZY_ARMED = 1u << 1 };
+/* In the user_data of a one-shot poll, beside gen << 32 | fd (descriptor
+ * numbers stay below CAP__FD_MAX, so bit 31 is free). */
+#define LAZY_TAG (1ull << 31)
+
 static struct io_uring ring;
 static cap__spin sq_lock = CAP__SPIN_INIT;
 static int kickfd = -1;
 static atomic_int kicked;
 
-/* Queues one SQE under sq_lock and submits it. 0 or -errno. */
-static int submit_poll(uint64_t data, int fd, bool remove)
+/* Queues one SQE under sq_lock and submits it: a multishot poll, a
+ * one-shot poll for the events in `oneshot` (non-zero), or a removal.
+ * 0 or -errno. */
+static int submit_poll_mask(uint64_t data, int fd, bool remove, unsigned oneshot)
 {
     cap__spin_lock(&sq_lock);
     struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
@@ -56,6 +79,9 @@ static int submit_poll(uint64_t data, int fd, bool remove)
     if (remove) {
         io_uring_prep_poll_remove(sqe, data);
         io_uring_sqe_set_data64(sqe, KICK - 1); /* its own completion is ignored */
+    } else if (oneshot != 0) {
+        io_uring_prep_poll_add(sqe, fd, oneshot);
+        io_uring_sqe_set_data64(sqe, data);
     } else {
         io_uring_prep_poll_multishot(sqe, fd, POLL_MASK);
         io_uring_sqe_set_data64(sqe, data);
@@ -63,6 +89,42 @@ static int submit_poll(uint64_t data, int fd, bool remove)
     int rc = io_uring_submit(&ring);
     cap__spin_unlock(&sq_lock);
     return rc < 0 ? rc : 0;
+}
+
+static int submit_poll(uint64_t data, int fd, bool remove)
+{
+    return submit_poll_mask(data, fd, remove, 0);
+}
+
+/* Whether f is armed lazily (see the top). */
+static bool lazy(const cap__fd *f)
+{
+    return (__atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST) & LAZY) != 0;
+}
+
+/* The events a lazily armed f waits for: those of the directions that
+ * have waiters. Caller holds f->lock. */
+static unsigned lazy_mask(const cap__fd *f)
+{
+    unsigned m = 0;
+    if (f->head[CAP__IO_READ] != NULL || f->obs[CAP__IO_READ] != NULL)
+        m |= POLLIN | POLLPRI | POLLRDHUP;
+    if (f->head[CAP__IO_WRITE] != NULL || f->obs[CAP__IO_WRITE] != NULL)
+        m |= POLLOUT;
+    return m;
+}
+
+/* Arms a one-shot poll on a lazily armed f that has waiters and none
+ * armed. Caller holds f->lock. */
+static void lazy_arm(cap__fd *f, int fd, uint32_t gen)
+{
+    unsigned m = lazy_mask(f);
+    uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
+    if (m == 0 || slot != LAZY) /* disarmed, or a poll already armed */
+        return;
+    __atomic_store_n(&f->backend_slot, LAZY | LAZY_ARMED, __ATOMIC_SEQ_CST);
+    if (submit_poll_mask((uint64_t)gen << 32 | (uint32_t)fd | LAZY_TAG, fd, false, m) != 0)
+        __atomic_store_n(&f->backend_slot, LAZY, __ATOMIC_SEQ_CST);
 }
 
 static int uring_start(void)
@@ -95,13 +157,35 @@ static int uring_start(void)
 
 static int uring_arm(cap__fd *f, int fd, uint32_t gen)
 {
-    (void)f;
+    if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED)) {
+        /* Nothing to submit yet: interest() arms it when a waiter links. */
+        __atomic_store_n(&f->backend_slot, LAZY, __ATOMIC_SEQ_CST);
+        return 0;
+    }
+    __atomic_store_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
     return submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
 }
 
 static void uring_disarm(cap__fd *f, int fd)
 {
-    submit_poll((uint64_t)atomic_load(&f->gen) << 32 | (uint32_t)fd, fd, true);
+    uint64_t data = (uint64_t)atomic_load(&f->gen) << 32 | (uint32_t)fd;
+    if (lazy(f)) {
+        /* Under the lock that every arming holds: none can follow. */
+        cap__spin_lock(&f->lock);
+        uint32_t slot = __atomic_exchange_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
+        if (slot & LAZY_ARMED)
+            submit_poll(data | LAZY_TAG, fd, true);
+        cap__spin_unlock(&f->lock);
+        return;
+    }
+    submit_poll(data, fd, true);
+}
+
+/* A waiter was just linked on f (under f->lock). */
+static void uring_interest(cap__fd *f, int fd)
+{
+    if (lazy(f))
+        lazy_arm(f, fd, atomic_load(&f->gen));
 }
 
 static void kick(void)
@@ -123,7 +207,7 @@ static void handle(uint64_t data, int res, unsigned flags)
     }
     if (data == KICK - 1)
         return; /* a POLL_REMOVE's own completion */
-    int fd = (int)(uint32_t)data;
+    int fd = (int)(uint32_t)(data & ~LAZY_TAG);
     uint32_t gen = (uint32_t)(data >> 32);
     if (res > 0) {
         unsigned dirs = 0;
@@ -134,6 +218,25 @@ static void handle(uint64_t data, int res, unsigned flags)
         if (res & (POLLOUT | POLLHUP | POLLERR))
             dirs |= CAP__IO_WBIT;
         cap__io_ready(fd, gen, dirs);
+    }
+    if (data & LAZY_TAG) {
+        /* A one-shot poll ended (fired, or failed): re-arm it for the
+         * waiters it did not wake. Arming, interest() and this all hold
+         * f->lock, and a waiter links before its interest(), so either
+         * this sees its link or it finds no poll armed and arms one. */
+        cap__fd *f = cap__fd_peek(fd);
+        if (f == NULL || res == -ECANCELED) /* removed by disarm */
+            return;
+        cap__spin_lock(&f->lock);
+        if (atomic_load(&f->gen) == gen && lazy(f)) {
+            __atomic_store_n(&f->backend_slot, LAZY, __ATOMIC_SEQ_CST);
+            if (res < 0) /* could not poll: let the waiters retry */
+                cap__io_wake_all_locked(f, 0);
+            else
+                lazy_arm(f, fd, gen);
+        }
+        cap__spin_unlock(&f->lock);
+        return;
     }
     if (!(flags & IORING_CQE_F_MORE) && res != -ECANCELED) {
         cap__fd *f = cap__fd_peek(fd);
@@ -174,7 +277,7 @@ const cap__netio cap__netio_uring = {
     .start = uring_start,
     .arm = uring_arm,
     .disarm = uring_disarm,
-    .interest = NULL,
+    .interest = uring_interest,
     .harvest = harvest,
     .kick = kick,
 };
