@@ -1,16 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A byte-bounded LRU cache of whole small files, keyed by the normalised
- * relative path. Bytes charged per entry: the file size plus the key and
- * the struct. Invariants, all under `lock`:
- *   - an entry is `linked` iff it is both in the hash table and on the LRU
+ * A byte-bounded cache of whole small files, keyed by the normalised
+ * relative path, with second-chance (clock) replacement so that a hit
+ * writes nothing shared but the entry's reference count. Bytes charged per
+ * entry: the file size plus the key and the struct.
+ *
+ * Locking: `lock` is a read-write lock. A hit takes it shared: find the
+ * entry, take a reference, set its `referenced` bit (only if clear, so a
+ * popular entry's line is not written on every hit); hits on both workers
+ * (or CPUs) never wait for each other, and one preempted mid-lookup holds
+ * up nobody. Anything that changes the table or the list takes it
+ * exclusive: an insert (a miss), an eviction, dropping a stale entry.
+ *
+ * Replacement: entries sit on a list, newest at the front. To make room,
+ * the oldest is looked at: if it was hit since it was last looked at, its
+ * bit is cleared and it moves to the front (its second chance), otherwise
+ * it is evicted. This approximates LRU as CLOCK does, at no cost per hit.
+ *
+ * Invariants, under `lock` held exclusive (or shared, for reading):
+ *   - an entry is `linked` iff it is both in the hash table and on the
  *     list, and `used` is the sum of the charges of linked entries;
  *   - refs counts the responses holding the entry plus one while it is
  *     linked; whoever drops it to 0 frees the entry, so a response may keep
  *     sending an entry that was evicted meanwhile. A lookup takes its
- *     reference under the lock from a linked entry (refs >= 1 then), so
- *     releasing needs only an atomic decrement, not the lock: one lock
- *     round per cache hit instead of two.
+ *     reference under the lock (shared) from a linked entry, which cannot
+ *     be unlinked meanwhile (that needs the lock exclusive), so releasing
+ *     needs only an atomic decrement, not the lock.
  * Validity: an entry is only ever created from a file opened through
  * path_open (confined to the root); a lookup matches only if a fresh stat of
  * the same path still shows the same inode, size and mtime, so an edited or
@@ -28,11 +43,11 @@
 
 #include "mime.h"
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static size_t max_bytes, used;
 static struct cache_entry **table;
 static size_t nbuckets, nlinked;
-static struct cache_entry lru = { .lprev = &lru, .lnext = &lru }; /* head: most recent */
+static struct cache_entry lru = { .lprev = &lru, .lnext = &lru }; /* front: newest */
 
 void cache_init(size_t bytes)
 {
@@ -118,22 +133,45 @@ static void maybe_grow(void)
     nbuckets = n;
 }
 
+/* Makes room for charge more bytes: the oldest entry goes unless it was
+ * hit since it was last looked at, in which case it gets a second chance
+ * at the front. Every entry is looked at most twice. Lock held exclusive. */
+static void evict_for(size_t charge)
+{
+    while (used + charge > max_bytes && nlinked > 0) {
+        struct cache_entry *old = lru.lprev;
+        if (atomic_load_explicit(&old->referenced, memory_order_relaxed)) {
+            atomic_store_explicit(&old->referenced, false, memory_order_relaxed);
+            lru_remove(old);
+            lru_push_front(old);
+        } else {
+            unlink_entry(old);
+        }
+    }
+}
+
 struct cache_entry *cache_lookup(const char *rel, const struct stat *st)
 {
     unsigned h = hash_key(rel);
-    pthread_mutex_lock(&lock);
+    pthread_rwlock_rdlock(&lock);
     struct cache_entry *e = find(rel, h);
-    if (e && !same_file(e, st)) {
-        unlink_entry(e);
-        e = NULL;
-    }
-    if (e) {
+    bool stale = e && !same_file(e, st);
+    if (e && !stale) {
         atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
-        lru_remove(e);
-        lru_push_front(e);
+        if (!atomic_load_explicit(&e->referenced, memory_order_relaxed))
+            atomic_store_explicit(&e->referenced, true, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&lock);
-    return e;
+    pthread_rwlock_unlock(&lock);
+    if (!stale)
+        return e;
+
+    /* Drop the stale entry, if nobody has replaced or dropped it since. */
+    pthread_rwlock_wrlock(&lock);
+    e = find(rel, h);
+    if (e && !same_file(e, st))
+        unlink_entry(e);
+    pthread_rwlock_unlock(&lock);
+    return NULL;
 }
 
 struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *data, size_t size)
@@ -156,15 +194,15 @@ struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *d
     e->hash = hash_key(rel);
     e->charge = size + sizeof *e + keylen + 1;
     atomic_init(&e->refs, 1);
+    atomic_init(&e->referenced, false);
     if ((off_t)size != st->st_size || e->charge > max_bytes)
         return e; /* changed while read, or too big: serve once, keep nothing */
 
-    pthread_mutex_lock(&lock);
+    pthread_rwlock_wrlock(&lock);
     struct cache_entry *old = find(rel, e->hash);
     if (old)
         unlink_entry(old);
-    while (used + e->charge > max_bytes)
-        unlink_entry(lru.lprev); /* the least recently used */
+    evict_for(e->charge);
     maybe_grow();
     if (nbuckets) {
         e->hnext = table[e->hash % nbuckets];
@@ -175,7 +213,7 @@ struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *d
         used += e->charge;
         nlinked++;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_rwlock_unlock(&lock);
     return e;
 }
 

@@ -18,6 +18,7 @@ struct cache_entry {
     const char *mime;
     /* private to cache.c */
     struct cache_entry *hnext, *lprev, *lnext;
+    atomic_bool referenced; /* hit since the clock hand last passed */
     dev_t dev;
     ino_t ino;
     struct timespec mtim;
