@@ -151,10 +151,19 @@ size_t response_format(char *buf, size_t cap, const struct response_head *h)
     return o.overflow ? 0 : (size_t)(o.p - buf);
 }
 
-int write_full(int fd, const void *buf, size_t len)
+int send_full(int fd, const void *buf, size_t len, int flags)
 {
-    struct iovec iov = { (void *)buf, len };
-    return writev_full(fd, &iov, 1);
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, flags);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        buf = (const char *)buf + n;
+        len -= (size_t)n;
+    }
+    return 0;
 }
 
 int writev_full(int fd, struct iovec *iov, int iovcnt)

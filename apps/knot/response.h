@@ -33,8 +33,10 @@ size_t response_format(char *buf, size_t cap, const struct response_head *h);
 const char *response_reason(int status);
 
 /* Whole-buffer writes on a blocking socket. Return 0, or -1 when the peer is
- * gone or the send timeout (SO_SNDTIMEO) expired. */
-int write_full(int fd, const void *buf, size_t len);
+ * gone or the send timeout (SO_SNDTIMEO) expired. send_full passes flags to
+ * send(): MSG_MORE holds a head back to leave in one packet with the start
+ * of the body that follows (TCP_NODELAY would otherwise push it alone). */
+int send_full(int fd, const void *buf, size_t len, int flags);
 int writev_full(int fd, struct iovec *iov, int iovcnt);
 int sendfile_full(int sock, int file, off_t offset, size_t len);
 

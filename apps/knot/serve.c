@@ -4,7 +4,8 @@
  * file or directory (index, redirect, listing), chooses the cache for small
  * files and sendfile for large ones, and applies If-Modified-Since (304),
  * Range/If-Range (206/416) and HEAD. Cost on a cache hit: one stat to
- * revalidate, one writev for head and body.
+ * revalidate, one writev for head and body; by sendfile: the head sent with
+ * MSG_MORE so it leaves with the first of the file's bytes.
  */
 #include "serve.h"
 
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -121,7 +123,7 @@ static void send_representation(int fd, const struct http_request *req, bool kee
         struct iovec iov[2] = { { head, hlen }, { (char *)r->data + first, len } };
         out->failed = writev_full(fd, iov, len ? 2 : 1) != 0;
     } else {
-        out->failed = write_full(fd, head, hlen) != 0 ||
+        out->failed = send_full(fd, head, hlen, len ? MSG_MORE : 0) != 0 ||
                       (len && sendfile_full(fd, r->file, (off_t)first, len) != 0);
     }
     if (!out->failed)
