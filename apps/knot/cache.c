@@ -29,7 +29,10 @@
  * Validity: an entry is only ever created from a file opened through
  * path_open (confined to the root); a lookup matches only if a fresh stat of
  * the same path still shows the same inode, size and mtime, so an edited or
- * replaced file is re-read, and a path redirected elsewhere misses.
+ * replaced file is re-read, and a path redirected elsewhere misses. With
+ * --cache-check, cache_lookup_recent skips that stat for an entry that
+ * matched one less than that long ago (checked_ms), as nginx's
+ * open_file_cache_valid does: an edit then shows within that time.
  * The lock is never held across I/O: readers read the file first and insert
  * after, so two threads may read the same file at once; the later insert
  * replaces the earlier.
@@ -41,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "knot.h"
 #include "mime.h"
 
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -150,6 +154,29 @@ static void evict_for(size_t charge)
     }
 }
 
+/* A hit: a reference for the caller and the second-chance bit. Lock held,
+ * shared or exclusive. */
+static void hit(struct cache_entry *e)
+{
+    atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+    if (!atomic_load_explicit(&e->referenced, memory_order_relaxed))
+        atomic_store_explicit(&e->referenced, true, memory_order_relaxed);
+}
+
+struct cache_entry *cache_lookup_recent(const char *rel, long long max_age_ms)
+{
+    unsigned h = hash_key(rel);
+    long long now = knot_now_ms();
+    pthread_rwlock_rdlock(&lock);
+    struct cache_entry *e = find(rel, h);
+    if (e && now - atomic_load_explicit(&e->checked_ms, memory_order_relaxed) < max_age_ms)
+        hit(e);
+    else
+        e = NULL;
+    pthread_rwlock_unlock(&lock);
+    return e;
+}
+
 struct cache_entry *cache_lookup(const char *rel, const struct stat *st)
 {
     unsigned h = hash_key(rel);
@@ -157,9 +184,12 @@ struct cache_entry *cache_lookup(const char *rel, const struct stat *st)
     struct cache_entry *e = find(rel, h);
     bool stale = e && !same_file(e, st);
     if (e && !stale) {
-        atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
-        if (!atomic_load_explicit(&e->referenced, memory_order_relaxed))
-            atomic_store_explicit(&e->referenced, true, memory_order_relaxed);
+        hit(e);
+        if (knot_config.cache_check_ms) {
+            long long now = knot_now_ms();
+            if (atomic_load_explicit(&e->checked_ms, memory_order_relaxed) != now)
+                atomic_store_explicit(&e->checked_ms, now, memory_order_relaxed);
+        }
     }
     pthread_rwlock_unlock(&lock);
     if (!stale)
@@ -195,6 +225,7 @@ struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *d
     e->charge = size + sizeof *e + keylen + 1;
     atomic_init(&e->refs, 1);
     atomic_init(&e->referenced, false);
+    atomic_init(&e->checked_ms, knot_now_ms()); /* st is the caller's fresh fstat */
     if ((off_t)size != st->st_size || e->charge > max_bytes)
         return e; /* changed while read, or too big: serve once, keep nothing */
 

@@ -19,6 +19,7 @@ struct cache_entry {
     /* private to cache.c */
     struct cache_entry *hnext, *lprev, *lnext;
     atomic_bool referenced; /* hit since the clock hand last passed */
+    _Atomic long long checked_ms; /* knot_now_ms() of the last matching stat */
     dev_t dev;
     ino_t ino;
     struct timespec mtim;
@@ -41,6 +42,11 @@ struct cache_entry *cache_lookup(const char *rel, const struct stat *st);
  * keeps it under rel if it fits the bound, and returns it referenced. NULL
  * only when memory runs out (data is then freed). */
 struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *data, size_t size);
+
+/* A referenced entry for rel if one was found matching its file by a stat
+ * less than max_age_ms ago; NULL otherwise (the caller then stats and calls
+ * cache_lookup, which renews the entry). No system call. */
+struct cache_entry *cache_lookup_recent(const char *rel, long long max_age_ms);
 
 void cache_release(struct cache_entry *e);
 

@@ -27,6 +27,8 @@ struct knot_config {
     int max_conn;              /* connections served at once; more get 503 */
     size_t stack_bytes;        /* stack of each connection thread */
     size_t cache_bytes;        /* file cache bound; 0 disables the cache */
+    int cache_check_ms;        /* a cached file is served this long after its
+                                  last stat without another; 0: stat each time */
     size_t sendfile_min;       /* files this big or bigger go by sendfile */
     size_t max_header_bytes;   /* request line + headers */
     size_t max_uri_bytes;      /* request target */

@@ -299,6 +299,15 @@ void serve_request(int fd, const struct http_request *req, bool keep_alive, stru
         send_error(fd, status, req, keep_alive, out);
         return;
     }
+    if (knot_config.cache_check_ms && knot_config.cache_bytes && *rel && !dir_form) {
+        struct cache_entry *e = cache_lookup_recent(rel, knot_config.cache_check_ms);
+        if (e) { /* checked by a stat less than --cache-check ago */
+            struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->mime };
+            send_representation(fd, req, keep_alive, &r, out);
+            cache_release(e);
+            return;
+        }
+    }
     struct stat st;
     bool known = *rel && path_stat(rel, &st) == 0;
     if (!*rel || (known && S_ISDIR(st.st_mode))) {

@@ -621,6 +621,44 @@ def cache_concurrent(top):
 
 
 @group
+def cache_check(top):
+    """--cache-check SEC: a cached file is served without a stat for SEC
+    after its last check, so an edit shows only after that; without the
+    flag (the cache group) an edit shows on the next request."""
+    root, files = make_site(top)
+    path = os.path.join(root, "a.txt")
+
+    def edit(data):
+        st = os.stat(path)
+        with open(path, "wb") as f:
+            f.write(data)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+    with Server(root, "--cache-check", "3600") as srv:
+        check_eq(srv.get("/a.txt")[2], files["a.txt"], "first read, cached")
+        edit(b"HELLO, KNOT\n")
+        check_eq(srv.get("/a.txt")[2], files["a.txt"], "within --cache-check: the cached bytes")
+        st, h, body = srv.get("/a.txt", method="HEAD")
+        check_eq((st, h["content-length"]), (200, str(len(files["a.txt"]))), "HEAD from the cache")
+        check_eq(srv.get("/sub/page.html")[2], files["sub/page.html"], "other files unaffected")
+        check_eq(srv.get("/a.txt/")[0], 404, "a file is not a directory")
+        check_eq(srv.get("/nothere.txt")[0], 404, "a miss still looks at the file system")
+    with Server(root, "--cache-check", "0.2") as srv:
+        check_eq(srv.get("/a.txt")[2], b"HELLO, KNOT\n", "first read, cached")
+        edit(b"hello again\n")
+        time.sleep(0.5)
+        check_eq(srv.get("/a.txt")[2], b"hello again\n", "edit seen after --cache-check")
+        os.unlink(path)
+        time.sleep(0.5)
+        check_eq(srv.get("/a.txt")[0], 404, "deletion seen after --cache-check")
+    with Server(root) as srv:
+        check_eq(srv.get("/style.css")[2], files["style.css"], "default: cached")
+        with open(os.path.join(root, "style.css"), "wb") as f:
+            f.write(b"p { }\n")
+        check_eq(srv.get("/style.css")[2], b"p { }\n", "default: a size change seen at once")
+
+
+@group
 def errors(top):
     root, files = make_site(top)
     with Server(root, "--max-body-bytes", "1000", "--max-header-bytes", "2048", "--max-uri-bytes", "512") as srv:
