@@ -217,6 +217,7 @@ struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *d
     e->data = data;
     e->size = size;
     e->mtime = st->st_mtim.tv_sec;
+    httpdate_format(e->mtime, e->last_modified);
     e->mime = mime_type(rel);
     e->dev = st->st_dev;
     e->ino = st->st_ino;

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "httpdate.h"
+
 /* A file's bytes plus what a response needs about it. Read-only while a
  * reference is held; the cache frees it after the last release. */
 struct cache_entry {
@@ -16,6 +18,7 @@ struct cache_entry {
     size_t size;
     time_t mtime;           /* Last-Modified, in seconds */
     const char *mime;
+    char last_modified[HTTPDATE_LEN + 1]; /* mtime as an IMF-fixdate */
     /* private to cache.c */
     struct cache_entry *hnext, *lprev, *lnext;
     atomic_bool referenced; /* hit since the clock hand last passed */

@@ -99,11 +99,28 @@ static void put_field(struct out *o, const char *name, const char *value)
     put(o, "\r\n");
 }
 
+/* The Date field's value, formatted once per second per kernel thread
+ * rather than on every response. Nothing here can block, so a user thread
+ * cannot move to another kernel thread between the check and the copy. */
+static void format_now(char *out)
+{
+    static _Thread_local struct {
+        time_t sec;
+        char text[HTTPDATE_LEN + 1];
+    } memo = { -1, "" };
+    time_t now = time(NULL);
+    if (now != memo.sec) {
+        httpdate_format(now, memo.text);
+        memo.sec = now;
+    }
+    memcpy(out, memo.text, sizeof memo.text);
+}
+
 size_t response_format(char *buf, size_t cap, const struct response_head *h)
 {
     struct out o = { buf, buf + cap, false };
     char date[HTTPDATE_LEN + 1];
-    httpdate_format(time(NULL), date);
+    format_now(date);
     put(&o, "HTTP/1.1 ");
     put_num(&o, h->status);
     put(&o, " ");
@@ -117,7 +134,9 @@ size_t response_format(char *buf, size_t cap, const struct response_head *h)
         put_num(&o, h->content_length);
         put(&o, "\r\n");
     }
-    if (h->last_modified >= 0) {
+    if (h->last_modified_text) {
+        put_field(&o, "Last-Modified: ", h->last_modified_text);
+    } else if (h->last_modified >= 0) {
         httpdate_format(h->last_modified, date);
         put_field(&o, "Last-Modified: ", date);
     }

@@ -18,6 +18,7 @@ struct response_head {
     const char *content_type; /* NULL: none */
     int64_t content_length;   /* -1: none */
     time_t last_modified;     /* -1: none */
+    const char *last_modified_text; /* its IMF-fixdate if known, else NULL */
     bool accept_ranges;
     int64_t range_first, range_last, range_total; /* Content-Range if total >= 0;
                                                    * first < 0 means "bytes * /total" */

@@ -35,6 +35,7 @@ struct representation {
     int file;
     int64_t size;
     time_t mtime;
+    const char *mtime_text; /* mtime formatted, or NULL */
     const char *mime;
 };
 
@@ -85,6 +86,7 @@ static void send_representation(int fd, const struct http_request *req, bool kee
     struct response_head h;
     response_head_init(&h, 200, req->minor, keep);
     h.last_modified = r->mtime;
+    h.last_modified_text = r->mtime_text;
     h.content_type = r->mime;
     h.accept_ranges = true;
     int64_t first = 0, last = r->size - 1;
@@ -165,7 +167,7 @@ static int serve_file(int fd, const char *rel, const struct stat *pre, const str
     if (small && knot_config.cache_bytes) {
         struct cache_entry *e = cache_lookup(rel, &st);
         if (e) {
-            struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->mime };
+            struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->last_modified, e->mime };
             send_representation(fd, req, keep, &r, out);
             cache_release(e);
             return 0;
@@ -190,12 +192,12 @@ static int serve_file(int fd, const char *rel, const struct stat *pre, const str
         struct cache_entry *e = data ? cache_insert(rel, &st, data, got) : NULL;
         if (!e)
             return 500;
-        struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->mime };
+        struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->last_modified, e->mime };
         send_representation(fd, req, keep, &r, out);
         cache_release(e);
         return 0;
     }
-    struct representation r = { NULL, file, (int64_t)st.st_size, st.st_mtim.tv_sec, mime_type(rel) };
+    struct representation r = { NULL, file, (int64_t)st.st_size, st.st_mtim.tv_sec, NULL, mime_type(rel) };
     send_representation(fd, req, keep, &r, out);
     close(file);
     return 0;
@@ -284,7 +286,7 @@ static void serve_directory(int fd, const char *rel, bool dir_form, const struct
 void serve_generated(int fd, const struct http_request *req, bool keep_alive, const char *body,
                      size_t len, struct served *out)
 {
-    struct representation r = { body, -1, (int64_t)len, time(NULL), "text/html; charset=utf-8" };
+    struct representation r = { body, -1, (int64_t)len, time(NULL), NULL, "text/html; charset=utf-8" };
     struct http_request plain = *req;
     plain.if_modified_since = plain.range = NULL; /* generated anew each time */
     send_representation(fd, &plain, keep_alive, &r, out);
@@ -302,7 +304,7 @@ void serve_request(int fd, const struct http_request *req, bool keep_alive, stru
     if (knot_config.cache_check_ms && knot_config.cache_bytes && *rel && !dir_form) {
         struct cache_entry *e = cache_lookup_recent(rel, knot_config.cache_check_ms);
         if (e) { /* checked by a stat less than --cache-check ago */
-            struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->mime };
+            struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->last_modified, e->mime };
             send_representation(fd, req, keep_alive, &r, out);
             cache_release(e);
             return;
