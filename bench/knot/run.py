@@ -104,7 +104,11 @@ class Server:
         max_conn = str(max(1000, self.nofile - 200))
         knot_args = ["--root", self.fileset, "--addr", "127.0.0.1", "--port", str(self.port),
                      "--cache-mb", "200", "--max-conn", max_conn, "--keepalive-timeout", "60",
-                     "--header-timeout", "30"]
+                     "--header-timeout", "30",
+                     # nginx.conf.in's open_file_cache revalidates a cached
+                     # file every 60 s (open_file_cache_valid's default):
+                     # the same window for Knot.
+                     "--cache-check", "60"]
         if self.name in ("knot", "knot+alt", "knot-pthreads"):
             build = self.a.alt_build if self.name == "knot+alt" else self.a.build
             binary = os.path.join(build or "", "apps", "knot", self.name.replace("+alt", ""))
