@@ -26,9 +26,14 @@ typedef struct cap__timer {
     struct cap__timer_heap *heap;  /* NULL when not armed */
 } cap__timer;
 
+typedef struct cap__timer_slot {
+    uint64_t deadline; /* a copy of timer->deadline, read by the sifts */
+    cap__timer *timer;
+} cap__timer_slot;
+
 typedef struct cap__timer_heap {
     cap__spin lock;
-    struct cap__timer **items;
+    cap__timer_slot *items;
     uint32_t len, cap;
 } cap__timer_heap;
 
