@@ -25,7 +25,12 @@
  * per-creator turn counter (even, but without the aliasing of round-robin
  * with a program's own creation pattern), into each target's steal queue,
  * and a sleeping target is woken; with one worker they go straight to the
- * local queue. They are dealt in runs of PLACE_RUN consecutive turns:
+ * local queue. A creator's first PLACE_SINGLES are dealt one by one: a
+ * small group of threads that hand work to each other (a producer and a
+ * consumer, a few yielders) all start at once, before another worker can
+ * take any, so a group dealt to one worker would share one CPU for good
+ * (producer-consumer on two workers at 4-8 threads: 8.5M msg/s in runs,
+ * Go 10M). Later ones are dealt in runs of PLACE_RUN consecutive turns:
  * threads created one after the other are often the neighbours of a
  * pipeline or a ring (pipetest: thread i writes the pipe thread i + 1
  * reads), and one dealt alone alternates workers with its neighbours
@@ -33,8 +38,8 @@
  * every such hop would cross workers (an inbox push and cache lines
  * between CPUs instead of a local switch; pipetest on two workers at
  * 4,096 pipes: 0.62M tokens/s dealt one by one, 1.47M in runs of 8). A
- * burst shorter than a run lands on one worker; the others take from it
- * as from any steal queue, within the balance rule. Dealing
+ * run lands on one worker; the others take from it as from any steal
+ * queue, within the balance rule. Dealing
  * (rather than leaving a burst in the creator's queue for idle workers to
  * steal) matters because a woken worker needs tens of microseconds to get
  * going, by which time the creator would have started the whole burst
@@ -89,7 +94,10 @@ enum {
                                cap__schedule_new) it is not running */
 };
 enum { BALANCE_SLACK = 2 };
-enum { PLACE_RUN = 8 }; /* consecutive new threads dealt to one worker */
+enum {
+    PLACE_SINGLES = 16, /* a creator's first new threads are dealt one by one */
+    PLACE_RUN = 8,      /* later ones in runs of this many to one worker */
+};
 #define STALL_NS 5000000ull /* a worker this long in one thread is stuck */
 
 cap__runtime cap__rt;
@@ -281,8 +289,9 @@ void cap__schedule_new(cap__thread *t)
     unsigned turn = here != NULL ? here->place_turn++
                                  : atomic_fetch_add_explicit(&cap__rt.next_victim, 1,
                                                              memory_order_relaxed);
-    /* Dealt in runs of PLACE_RUN consecutive turns, each run by a hash of
-     * its number, not run % n: a program that creates threads in a
+    /* The first PLACE_SINGLES turns one by one, then runs of PLACE_RUN
+     * consecutive turns, each slot (turn or run) by a hash of its number,
+     * not slot % n: a program that creates threads in a
      * repeating pattern (producer, consumer, producer, ...) would
      * otherwise put every thread of one kind on one worker whenever the
      * pattern's period and n share a factor. Fibonacci hashing keeps the
@@ -290,7 +299,9 @@ void cap__schedule_new(cap__thread *t)
      * product's top 32 bits) scaled to n. Its low bits would not: bit 40
      * of the product deals 0-7 as 0,1,1,1,0,0,0,0. The runs (see the top
      * of the file) keep threads created one after the other together. */
-    uint64_t frac = ((uint64_t)(turn / PLACE_RUN) * 0x9e3779b97f4a7c15u) >> 32;
+    unsigned slot = turn < PLACE_SINGLES ? turn
+                                         : PLACE_SINGLES + (turn - PLACE_SINGLES) / PLACE_RUN;
+    uint64_t frac = ((uint64_t)slot * 0x9e3779b97f4a7c15u) >> 32;
     cap__worker *target = &cap__rt.workers[(frac * n) >> 32];
     atomic_store_explicit(&t->state, CAP__T_RUNNABLE, memory_order_relaxed);
     if (n == 1 && target == here) {
