@@ -5,35 +5,36 @@
  */
 	.text
 
-/* void cap__ctx_switch(void **save_sp (rdi), void *load_sp (rsi)) */
-	.globl	cap__ctx_switch
-	.hidden	cap__ctx_switch
-	.type	cap__ctx_switch, @function
-	.p2align 4
-cap__ctx_switch:
-	.cfi_startproc
+/*
+ * The three pieces every switch is made of, shared by the functions
+ * below. PUSH_CONTEXT saves the callee-saved registers and the FP control
+ * words (one 8-byte slot, padding zeroed) on the running stack, stores the
+ * stack pointer in *rdi, and leaves the words just saved in eax and edx.
+ * POP_CONTEXT, with rsp at the context to resume, reloads the FP words
+ * only when they differ from eax/edx (ldmxcsr and fldcw are slow,
+ * microcoded, and nearly every thread runs with the same words), jumping
+ * to FP_RELOAD's out-of-line label 2 for that, and pops the registers.
+ * The two words are compared separately, each at the width it was
+ * stored: one 8-byte load over the 4- and 2-byte stores cannot be
+ * forwarded from the store buffer and stalled every switch (about 2.5 ns
+ * on the EPYC this was measured on). rax and rdx are scratch here.
+ */
+	.macro	PUSH_CONTEXT
 	pushq	%rbp
 	pushq	%rbx
 	pushq	%r12
 	pushq	%r13
 	pushq	%r14
 	pushq	%r15
-	pushq	$0		/* the FP-words slot, padding zeroed */
+	pushq	$0
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
 	movq	%rsp, (%rdi)
-	/*
-	 * Reload the FP control words only when the resumed context's saved
-	 * words differ from the ones just saved: ldmxcsr and fldcw are slow
-	 * (microcoded), and nearly every thread runs with the defaults. The
-	 * two words are compared separately, each at the width it was stored:
-	 * one 8-byte load over the 4- and 2-byte stores cannot be forwarded
-	 * from the store buffer and stalled every switch (about 2.5 ns on the
-	 * EPYC this was measured on). rax and rdx are scratch registers here.
-	 */
 	movl	(%rsp), %eax
 	movzwl	4(%rsp), %edx
-	movq	%rsi, %rsp
+	.endm
+
+	.macro	POP_CONTEXT
 	cmpl	(%rsp), %eax
 	jne	2f
 	cmpw	4(%rsp), %dx
@@ -46,11 +47,27 @@ cap__ctx_switch:
 	popq	%r12
 	popq	%rbx
 	popq	%rbp
-	ret
-2:	/* out of line: the words differ (rare) */
+	.endm
+
+	.macro	FP_RELOAD
+2:
 	ldmxcsr	(%rsp)
 	fldcw	4(%rsp)
 	jmp	1b
+	.endm
+
+/* void cap__ctx_switch(void **save_sp (rdi), void *load_sp (rsi)) */
+	.globl	cap__ctx_switch
+	.hidden	cap__ctx_switch
+	.type	cap__ctx_switch, @function
+	.p2align 4
+cap__ctx_switch:
+	.cfi_startproc
+	PUSH_CONTEXT
+	movq	%rsi, %rsp
+	POP_CONTEXT
+	ret
+	FP_RELOAD
 	.cfi_endproc
 	.size	cap__ctx_switch, .-cap__ctx_switch
 
@@ -72,37 +89,12 @@ cap__ctx_switch:
 	.p2align 4
 cap__ctx_start:
 	.cfi_startproc
-	pushq	%rbp
-	pushq	%rbx
-	pushq	%r12
-	pushq	%r13
-	pushq	%r14
-	pushq	%r15
-	pushq	$0
-	stmxcsr	(%rsp)
-	fnstcw	4(%rsp)
-	movq	%rsp, (%rdi)
-	movl	(%rsp), %eax
-	movzwl	4(%rsp), %edx
+	PUSH_CONTEXT
 	movq	%rsi, %rsp
-	cmpl	(%rsp), %eax
-	jne	2f
-	cmpw	4(%rsp), %dx
-	jne	2f
-1:
-	addq	$8, %rsp
-	popq	%r15
-	popq	%r14
-	popq	%r13
-	popq	%r12
-	popq	%rbx
-	popq	%rbp
-	popq	%rcx
+	POP_CONTEXT
+	popq	%rcx		/* the trampoline */
 	jmp	*%rcx
-2:
-	ldmxcsr	(%rsp)
-	fldcw	4(%rsp)
-	jmp	1b
+	FP_RELOAD
 	.cfi_endproc
 	.size	cap__ctx_start, .-cap__ctx_start
 
@@ -118,28 +110,14 @@ cap__ctx_start:
 	.p2align 4
 cap__ctx_load:
 	.cfi_startproc
-	stmxcsr	-8(%rsp)
+	stmxcsr	-8(%rsp)	/* the running words, in the red zone */
 	fnstcw	-4(%rsp)
 	movl	-8(%rsp), %eax
 	movzwl	-4(%rsp), %edx
 	movq	%rdi, %rsp
-	cmpl	(%rsp), %eax
-	jne	2f
-	cmpw	4(%rsp), %dx
-	jne	2f
-1:
-	addq	$8, %rsp
-	popq	%r15
-	popq	%r14
-	popq	%r13
-	popq	%r12
-	popq	%rbx
-	popq	%rbp
+	POP_CONTEXT
 	ret
-2:
-	ldmxcsr	(%rsp)
-	fldcw	4(%rsp)
-	jmp	1b
+	FP_RELOAD
 	.cfi_endproc
 	.size	cap__ctx_load, .-cap__ctx_load
 
