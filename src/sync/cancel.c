@@ -121,9 +121,8 @@ void cap_cleanup_frame_pop(cap_cleanup_frame_t *frame, int execute)
         frame->routine(frame->arg);
 }
 
-void cap__cleanup_run_all(cap__thread *self)
+void cap__cleanup_pop_all(cap__thread *self)
 {
-    self->cancelling = true;
     while (self->cleanup != NULL) {
         cap_cleanup_frame_t *f = self->cleanup;
         self->cleanup = f->prev; /* popped first: a handler may exit again */

@@ -35,8 +35,15 @@ int cap__cancel_point(void);
 _Noreturn void cap__cancel_act(void);
 
 /* Exit path (thread.c): pops and runs every cleanup handler, innermost
- * first; from here on no cancellation point acts. */
-void cap__cleanup_run_all(cap__thread *self);
+ * first; from here on no cancellation point acts. Inline, so a thread
+ * with no handlers (most) makes no call. */
+void cap__cleanup_pop_all(cap__thread *self);
+static inline void cap__cleanup_run_all(cap__thread *self)
+{
+    self->cancelling = true;
+    if (self->cleanup != NULL)
+        cap__cleanup_pop_all(self);
+}
 
 /* Exit path, last: puts the [owner] cancellation fields back to zero for
  * the TCB's next thread (see thread.h). Inline: it runs at every exit. */

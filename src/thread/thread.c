@@ -204,12 +204,8 @@ static cap__thread *claim_joiner(cap__thread *self)
  * to switch to (claim_joiner), once nothing is left but the last switch. */
 static cap__thread *exit_begin(cap__thread *self, void *retval)
 {
-    /* Most threads have neither handlers nor keys: no calls for them. */
-    if (self->cleanup != NULL)
-        cap__cleanup_run_all(self);
-    else
-        self->cancelling = true; /* what cap__cleanup_run_all starts with */
-    if (self->keys != NULL)
+    cap__cleanup_run_all(self);
+    if (self->keys != NULL) /* most threads have none: no call */
         cap__keys_run_destructors(self);
     cap__cancel_reset(self);
     if (atomic_fetch_sub(&cap__live_threads, 1) == 1)
