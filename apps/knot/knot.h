@@ -44,11 +44,16 @@ struct knot_config {
 
 extern struct knot_config knot_config;
 
-/* CLOCK_MONOTONIC in milliseconds: every timeout in Knot is measured on it. */
+/* The monotonic clock in milliseconds: every timeout in Knot is measured
+ * on it. The coarse clock (the kernel's tick, a few ms at most behind) is
+ * plenty for deadlines of seconds and is read from memory, without the
+ * time-stamp counter: a request reads it about three times, and the precise
+ * clock was about 1.5% of Knot's CPU time per request (perf, 1,000
+ * connections). */
 static inline long long knot_now_ms(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
