@@ -67,11 +67,14 @@ static size_t escape(char *out, size_t cap, const char *s)
     return n;
 }
 
-void log_request(const char *peer, const char *method, const char *target, int minor,
-                 int status, long long bytes)
+/* The line's buffers make a frame of 4 KiB, whose far end the compiler
+ * writes on entry: kept out of log_request so that with logging off a
+ * request does not touch another page of its thread's stack (a TLB miss
+ * each time, with 1,000 threads; ~0.9% of Knot's CPU time by perf). */
+static __attribute__((noinline)) void append_line(const char *peer, const char *method,
+                                                  const char *target, int minor, int status,
+                                                  long long bytes)
 {
-    if (fd < 0)
-        return;
     char line[LINE_MAX_BYTES], when[CLFDATE_LEN + 1], m[40], t[LINE_MAX_BYTES - 200];
     httpdate_format_clf(time(NULL), when);
     escape(m, sizeof m, method ? method : "-");
@@ -90,6 +93,13 @@ void log_request(const char *peer, const char *method, const char *target, int m
     memcpy(buf + used, line, (size_t)n);
     used += (size_t)n;
     pthread_mutex_unlock(&lock);
+}
+
+void log_request(const char *peer, const char *method, const char *target, int minor,
+                 int status, long long bytes)
+{
+    if (fd >= 0)
+        append_line(peer, method, target, minor, status, bytes);
 }
 
 void log_flush(void)

@@ -58,7 +58,7 @@ static int hexval(char c)
 int path_from_target(const char *target, char *out, size_t outsz, bool *dir_form)
 {
     const char *p = target;
-    if (!strncasecmp(p, "http://", 7) || !strncasecmp(p, "https://", 8)) {
+    if (*p != '/' && (!strncasecmp(p, "http://", 7) || !strncasecmp(p, "https://", 8))) {
         p = strchr(p, ':') + 3;
         p += strcspn(p, "/?#");
         if (*p != '/')

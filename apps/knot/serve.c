@@ -292,15 +292,10 @@ void serve_generated(int fd, const struct http_request *req, bool keep_alive, co
     send_representation(fd, &plain, keep_alive, &r, out);
 }
 
-void serve_request(int fd, const struct http_request *req, bool keep_alive, struct served *out)
+/* Serves the decoded path rel (see path_from_target). */
+static void serve_path(int fd, const char *rel, bool dir_form, const struct http_request *req,
+                       bool keep_alive, struct served *out)
 {
-    char rel[PATH_MAX];
-    bool dir_form;
-    int status = path_from_target(req->target, rel, sizeof rel, &dir_form);
-    if (status) {
-        send_error(fd, status, req, keep_alive, out);
-        return;
-    }
     if (knot_config.cache_check_ms && knot_config.cache_bytes && *rel && !dir_form) {
         struct cache_entry *e = cache_lookup_recent(rel, knot_config.cache_check_ms);
         if (e) { /* checked by a stat less than --cache-check ago */
@@ -320,9 +315,46 @@ void serve_request(int fd, const struct http_request *req, bool keep_alive, stru
         send_error(fd, 404, req, keep_alive, out);
         return;
     }
-    status = serve_file(fd, rel, known ? &st : NULL, req, keep_alive, out);
+    int status = serve_file(fd, rel, known ? &st : NULL, req, keep_alive, out);
     if (status == IS_DIRECTORY) /* became a directory since the stat */
         serve_directory(fd, rel, false, req, keep_alive, out);
     else if (status)
         send_error(fd, status, req, keep_alive, out);
+}
+
+/* A path that does not fit serve_request's buffer: decoded again into one
+ * of PATH_MAX bytes, on the heap. */
+static void serve_long_path(int fd, const struct http_request *req, bool keep_alive, struct served *out)
+{
+    char *rel = malloc(PATH_MAX);
+    if (!rel) {
+        send_error(fd, 500, req, keep_alive, out);
+        return;
+    }
+    bool dir_form;
+    int status = path_from_target(req->target, rel, PATH_MAX, &dir_form);
+    if (status)
+        send_error(fd, status, req, keep_alive, out);
+    else
+        serve_path(fd, rel, dir_form, req, keep_alive, out);
+    free(rel);
+}
+
+/* The decoded path goes in a small buffer on the stack, not one of
+ * PATH_MAX: every connection thread runs this once per request, and a 4 KiB
+ * array here spread each request's stack frames over one more page (with
+ * 1,000 threads, their stacks' hot pages outnumber what the TLB holds). */
+enum { SHORT_PATH = 256 };
+
+void serve_request(int fd, const struct http_request *req, bool keep_alive, struct served *out)
+{
+    char rel[SHORT_PATH];
+    bool dir_form;
+    int status = path_from_target(req->target, rel, sizeof rel, &dir_form);
+    if (status == 414)
+        serve_long_path(fd, req, keep_alive, out);
+    else if (status)
+        send_error(fd, status, req, keep_alive, out);
+    else
+        serve_path(fd, rel, dir_form, req, keep_alive, out);
 }

@@ -783,6 +783,33 @@ def traversal(top):
 
 
 @group
+def long_paths(top):
+    """Paths whose decoded form is longer than the short buffer serve.c
+    decodes into first (256 bytes) take the long route and behave the same:
+    served if they name a file, refused if they climb out, 414 past PATH_MAX."""
+    root, files = make_site(top)
+    deep = "/".join(["d" * 60] * 6)  # 365 bytes, within every limit
+    os.makedirs(os.path.join(root, deep))
+    with open(os.path.join(root, deep, "f.txt"), "wb") as f:
+        f.write(b"deep file\n")
+    with Server(root, "--max-uri-bytes", "6000") as srv:
+        st, _, body = srv.get("/" + deep + "/f.txt")
+        check_eq((st, body), (200, b"deep file\n"), "a file 365 bytes deep")
+        check_eq(srv.get("/" + deep + "/f.txt")[2], b"deep file\n", "again, from the cache")
+        st, _, body = srv.get("/" + "./" * 200 + "a.txt")
+        check_eq((st, body), (200, files["a.txt"]), "405 bytes that normalise to a.txt")
+        st, _, body = srv.get("/sub/" + "%2e/" * 150 + "page.html")
+        check_eq((st, body), (200, files["sub/page.html"]), "escapes decoding to 314 bytes of sub/./.")
+        st, _, body = srv.get("/" + "x/../" * 80 + "sub/page.html")
+        check_eq((st, body), (200, files["sub/page.html"]), "400 bytes of x/.. then a file")
+        st, h, _ = srv.get("/" + deep)
+        check_eq((st, h.get("location")), (301, "/" + deep + "/"), "a long directory redirects")
+        check_eq(srv.get("/" + "../" * 100 + "secret.txt")[0], 400, "a long climb out of the root")
+        check_eq(srv.get("/" + "a" * 5000)[0], 414, "longer than PATH_MAX once decoded")
+        srv.alive_and_serving()
+
+
+@group
 def listing(top):
     root, files = make_site(top)
     with Server(root) as srv:
