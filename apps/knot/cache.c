@@ -50,7 +50,7 @@
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static size_t max_bytes, used;
 static struct cache_entry **table;
-static size_t nbuckets, nlinked;
+static size_t nbuckets, nlinked; /* nbuckets: 0 or a power of two */
 static struct cache_entry lru = { .lprev = &lru, .lnext = &lru }; /* front: newest */
 
 void cache_init(size_t bytes)
@@ -64,6 +64,13 @@ static unsigned hash_key(const char *s)
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
     return h;
+}
+
+/* h's chain; the table must exist. A mask, not a division: a lookup does
+ * this on every request. */
+static struct cache_entry **bucket(struct cache_entry **t, size_t n, unsigned h)
+{
+    return &t[h & (n - 1)];
 }
 
 static bool same_file(const struct cache_entry *e, const struct stat *st)
@@ -95,7 +102,7 @@ static void entry_free(struct cache_entry *e)
 /* Removes e from the table and the list; frees it if unreferenced. */
 static void unlink_entry(struct cache_entry *e)
 {
-    struct cache_entry **pp = &table[e->hash % nbuckets];
+    struct cache_entry **pp = bucket(table, nbuckets, e->hash);
     while (*pp != e)
         pp = &(*pp)->hnext;
     *pp = e->hnext;
@@ -110,7 +117,7 @@ static struct cache_entry *find(const char *rel, unsigned h)
 {
     if (!nbuckets)
         return NULL;
-    for (struct cache_entry *e = table[h % nbuckets]; e; e = e->hnext)
+    for (struct cache_entry *e = *bucket(table, nbuckets, h); e; e = e->hnext)
         if (e->hash == h && !strcmp(e->key, rel))
             return e;
     return NULL;
@@ -129,8 +136,8 @@ static void maybe_grow(void)
     for (size_t i = 0; i < nbuckets; i++)
         for (struct cache_entry *e = table[i], *next; e; e = next) {
             next = e->hnext;
-            e->hnext = t[e->hash % n];
-            t[e->hash % n] = e;
+            e->hnext = *bucket(t, n, e->hash);
+            *bucket(t, n, e->hash) = e;
         }
     free(table);
     table = t;
@@ -237,8 +244,8 @@ struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *d
     evict_for(e->charge);
     maybe_grow();
     if (nbuckets) {
-        e->hnext = table[e->hash % nbuckets];
-        table[e->hash % nbuckets] = e;
+        e->hnext = *bucket(table, nbuckets, e->hash);
+        *bucket(table, nbuckets, e->hash) = e;
         lru_push_front(e);
         e->linked = true;
         atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);

@@ -19,16 +19,20 @@ struct cache_entry {
     time_t mtime;           /* Last-Modified, in seconds */
     const char *mime;
     char last_modified[HTTPDATE_LEN + 1]; /* mtime as an IMF-fixdate */
-    /* private to cache.c */
-    struct cache_entry *hnext, *lprev, *lnext;
+    /* private to cache.c; written on hits: */
+    atomic_uint refs;       /* holders, plus one while linked */
     atomic_bool referenced; /* hit since the clock hand last passed */
     _Atomic long long checked_ms; /* knot_now_ms() of the last matching stat */
+    /* written under the lock held exclusive: */
+    struct cache_entry *lprev, *lnext;
     dev_t dev;
     ino_t ino;
     struct timespec mtim;
     size_t charge;
-    atomic_uint refs;       /* holders, plus one while linked */
     bool linked;
+    /* what a lookup reads before it has found its entry, together so that
+     * an entry passed over in a chain costs one cache line: */
+    struct cache_entry *hnext;
     unsigned hash;
     char key[];
 };
