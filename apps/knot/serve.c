@@ -118,9 +118,17 @@ static void send_representation(int fd, const struct http_request *req, bool kee
     if (h.status == 304 || req->method == HTTP_HEAD)
         len = 0;
 
-    char head[1024];
+    /* At most ~350 bytes: status, Date, the longest MIME type, three
+     * 20-digit numbers of Content-Range. Kept small: with every frame of a
+     * request within one page of its thread's stack, thousands of threads
+     * cost the TLB one page each. */
+    char head[512];
     size_t hlen = response_format(head, sizeof head, &h);
     out->status = h.status;
+    if (!hlen) { /* cannot happen; never send a body without its head */
+        out->failed = true;
+        return;
+    }
     if (r->data) {
         struct iovec iov[2] = { { head, hlen }, { (char *)r->data + first, len } };
         out->failed = writev_full(fd, iov, len ? 2 : 1) != 0;
