@@ -59,7 +59,7 @@ static const struct option options[] = {
     { "index", K_STRING, &C->index_name, 0, 0, 0, "NAME", "directory index file (default index.html)" },
     { "cache-mb", K_SIZE, &C->cache_bytes, 0, 1 << 20, 1 << 20, "N", "file cache size in MiB, 0 disables (default 64)" },
     { "cache-check", K_SECONDS, &C->cache_check_ms, 0, 3600000, 0, "SEC", "serve a cached file for SEC after its last check without a stat; edits show after at most SEC (default 0: check every request)" },
-    { "sendfile-kb", K_SIZE, &C->sendfile_min, 1, 1 << 20, 1024, "N", "files of N KiB or more go by sendfile, uncached (default 64)" },
+    { "sendfile-kb", K_SIZE, &C->sendfile_min, 1, 1 << 20, 1024, "N", "files of N KiB or more go by sendfile, their descriptors cached (default 64)" },
     { "max-conn", K_INT, &C->max_conn, 1, 1 << 20, 1, "N", "connections served at once; more get 503 (default 10000)" },
     { "backlog", K_INT, &C->backlog, 1, 1 << 20, 1, "N", "listen backlog (default 4096)" },
     { "stack-kb", K_SIZE, &C->stack_bytes, 16, 1 << 20, 1024, "N", "stack of each connection thread in KiB (default 64)" },

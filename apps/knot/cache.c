@@ -12,6 +12,12 @@
  * up nobody. Anything that changes the table or the list takes it
  * exclusive: an insert (a miss), an eviction, dropping a stale entry.
  *
+ * Files served by sendfile are kept as an open descriptor instead of their
+ * bytes (charged the struct and key only; at most CACHE_MAX_FILES of them),
+ * as nginx's open_file_cache does, so a hit costs no open, fstat or close.
+ * A descriptor follows its inode: same_file's check against a fresh stat
+ * of the path (or the --cache-check window) decides when it is dropped.
+ *
  * Replacement: entries sit on a list, newest at the front. To make room,
  * the oldest is looked at: if it was hit since it was last looked at, its
  * bit is cleared and it moves to the front (its second chance), otherwise
@@ -43,6 +49,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "knot.h"
 #include "mime.h"
@@ -51,6 +58,7 @@ static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static size_t max_bytes, used;
 static struct cache_entry **table;
 static size_t nbuckets, nlinked; /* nbuckets: 0 or a power of two */
+static size_t nfiles; /* linked entries that hold a descriptor */
 static struct cache_entry lru = { .lprev = &lru, .lnext = &lru }; /* front: newest */
 
 void cache_init(size_t bytes)
@@ -95,6 +103,8 @@ static void lru_push_front(struct cache_entry *e)
 
 static void entry_free(struct cache_entry *e)
 {
+    if (e->file >= 0)
+        close(e->file);
     free((void *)e->data);
     free(e);
 }
@@ -110,6 +120,7 @@ static void unlink_entry(struct cache_entry *e)
     e->linked = false;
     used -= e->charge;
     nlinked--;
+    nfiles -= e->file >= 0;
     cache_release(e); /* the table's reference */
 }
 
@@ -211,18 +222,17 @@ struct cache_entry *cache_lookup(const char *rel, const struct stat *st)
     return NULL;
 }
 
-struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *data, size_t size)
+/* A fresh entry for rel and the file st, holding nothing yet, referenced
+ * once (the caller's); NULL if out of memory. */
+static struct cache_entry *entry_new(const char *rel, const struct stat *st)
 {
     size_t keylen = strlen(rel);
     struct cache_entry *e = malloc(sizeof *e + keylen + 1);
-    if (!e) {
-        free(data);
+    if (!e)
         return NULL;
-    }
     memset(e, 0, sizeof *e);
     memcpy(e->key, rel, keylen + 1);
-    e->data = data;
-    e->size = size;
+    e->file = -1;
     e->mtime = st->st_mtim.tv_sec;
     httpdate_format(e->mtime, e->last_modified);
     e->mime = mime_type(rel);
@@ -230,17 +240,26 @@ struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *d
     e->ino = st->st_ino;
     e->mtim = st->st_mtim;
     e->hash = hash_key(rel);
-    e->charge = size + sizeof *e + keylen + 1;
+    e->charge = sizeof *e + keylen + 1;
     atomic_init(&e->refs, 1);
     atomic_init(&e->referenced, false);
     atomic_init(&e->checked_ms, knot_now_ms()); /* st is the caller's fresh fstat */
-    if ((off_t)size != st->st_size || e->charge > max_bytes)
-        return e; /* changed while read, or too big: serve once, keep nothing */
+    return e;
+}
 
+/* Links e in place of any entry for its key, evicting for room; returns e. */
+static struct cache_entry *keep(struct cache_entry *e)
+{
+    if (e->charge > max_bytes)
+        return e; /* too big: serve once, keep nothing */
     pthread_rwlock_wrlock(&lock);
-    struct cache_entry *old = find(rel, e->hash);
+    struct cache_entry *old = find(e->key, e->hash);
     if (old)
         unlink_entry(old);
+    if (e->file >= 0 && nfiles >= CACHE_MAX_FILES) {
+        pthread_rwlock_unlock(&lock);
+        return e;
+    }
     evict_for(e->charge);
     maybe_grow();
     if (nbuckets) {
@@ -251,9 +270,37 @@ struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *d
         atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
         used += e->charge;
         nlinked++;
+        nfiles += e->file >= 0;
     }
     pthread_rwlock_unlock(&lock);
     return e;
+}
+
+struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *data, size_t size)
+{
+    struct cache_entry *e = entry_new(rel, st);
+    if (!e) {
+        free(data);
+        return NULL;
+    }
+    e->data = data;
+    e->size = size;
+    e->charge += size;
+    if ((off_t)size != st->st_size)
+        return e; /* changed while read: serve once, keep nothing */
+    return keep(e);
+}
+
+struct cache_entry *cache_insert_file(const char *rel, const struct stat *st, int file)
+{
+    struct cache_entry *e = entry_new(rel, st);
+    if (!e) {
+        close(file);
+        return NULL;
+    }
+    e->file = file;
+    e->size = (size_t)st->st_size;
+    return keep(e);
 }
 
 void cache_release(struct cache_entry *e)

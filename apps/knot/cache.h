@@ -11,10 +11,15 @@
 
 #include "httpdate.h"
 
-/* A file's bytes plus what a response needs about it. Read-only while a
- * reference is held; the cache frees it after the last release. */
+/* At most this many open descriptors are kept (server.c reserves them). */
+enum { CACHE_MAX_FILES = 256 };
+
+/* A file's bytes, or an open descriptor of it, plus what a response needs
+ * about it. Read-only while a reference is held; the cache frees it (and
+ * closes file) after the last release. */
 struct cache_entry {
-    const char *data;
+    const char *data;       /* NULL: send file's bytes (sendfile) */
+    int file;               /* an open descriptor of the file, or -1 */
     size_t size;
     time_t mtime;           /* Last-Modified, in seconds */
     const char *mime;
@@ -49,6 +54,12 @@ struct cache_entry *cache_lookup(const char *rel, const struct stat *st);
  * keeps it under rel if it fits the bound, and returns it referenced. NULL
  * only when memory runs out (data is then freed). */
 struct cache_entry *cache_insert(const char *rel, const struct stat *st, char *data, size_t size);
+
+/* The same for a file served by sendfile: keeps file, an open descriptor of
+ * the file st (ownership passes), instead of its bytes, unless
+ * CACHE_MAX_FILES are kept already. Returns it referenced; NULL only when
+ * memory runs out (file is then closed). */
+struct cache_entry *cache_insert_file(const char *rel, const struct stat *st, int file);
 
 /* A referenced entry for rel if one was found matching its file by a stat
  * less than max_age_ms ago; NULL otherwise (the caller then stats and calls

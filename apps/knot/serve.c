@@ -2,10 +2,11 @@
 /*
  * GET and HEAD: from a decoded path to the bytes of a response. Decides
  * file or directory (index, redirect, listing), chooses the cache for small
- * files and sendfile for large ones, and applies If-Modified-Since (304),
- * Range/If-Range (206/416) and HEAD. Cost on a cache hit: one stat to
- * revalidate, one writev for head and body; by sendfile: the head sent with
- * MSG_MORE so it leaves with the first of the file's bytes.
+ * files and sendfile for large ones (their open descriptors cached), and
+ * applies If-Modified-Since (304), Range/If-Range (206/416) and HEAD. Cost
+ * on a cache hit: one stat to revalidate (none within --cache-check), one
+ * writev for head and body; by sendfile: the head sent with MSG_MORE so it
+ * leaves with the first of the file's bytes, then sendfile.
  */
 #include "serve.h"
 
@@ -140,6 +141,15 @@ static void send_representation(int fd, const struct http_request *req, bool kee
         out->bytes += (long long)len;
 }
 
+/* Sends a cached entry (bytes or descriptor) and releases it. */
+static void send_entry(int fd, const struct http_request *req, bool keep, struct cache_entry *e,
+                       struct served *out)
+{
+    struct representation r = { e->data, e->file, (int64_t)e->size, e->mtime, e->last_modified, e->mime };
+    send_representation(fd, req, keep, &r, out);
+    cache_release(e);
+}
+
 /* Reads a whole small file; returns a malloc'd buffer or NULL. */
 static char *read_whole(int file, size_t size, size_t *got)
 {
@@ -169,15 +179,12 @@ static int serve_file(int fd, const char *rel, const struct stat *pre, const str
                       bool keep, struct served *out)
 {
     struct stat st;
-    bool small = pre && S_ISREG(pre->st_mode) && (size_t)pre->st_size < knot_config.sendfile_min;
     if (pre)
         st = *pre;
-    if (small && knot_config.cache_bytes) {
+    if (pre && S_ISREG(pre->st_mode) && knot_config.cache_bytes) {
         struct cache_entry *e = cache_lookup(rel, &st);
         if (e) {
-            struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->last_modified, e->mime };
-            send_representation(fd, req, keep, &r, out);
-            cache_release(e);
+            send_entry(fd, req, keep, e, out);
             return 0;
         }
     }
@@ -200,9 +207,14 @@ static int serve_file(int fd, const char *rel, const struct stat *pre, const str
         struct cache_entry *e = data ? cache_insert(rel, &st, data, got) : NULL;
         if (!e)
             return 500;
-        struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->last_modified, e->mime };
-        send_representation(fd, req, keep, &r, out);
-        cache_release(e);
+        send_entry(fd, req, keep, e, out);
+        return 0;
+    }
+    if (knot_config.cache_bytes) { /* the descriptor is kept for later hits */
+        struct cache_entry *e = cache_insert_file(rel, &st, file);
+        if (!e)
+            return 500;
+        send_entry(fd, req, keep, e, out);
         return 0;
     }
     struct representation r = { NULL, file, (int64_t)st.st_size, st.st_mtim.tv_sec, NULL, mime_type(rel) };
@@ -307,9 +319,7 @@ static void serve_path(int fd, const char *rel, bool dir_form, const struct http
     if (knot_config.cache_check_ms && knot_config.cache_bytes && *rel && !dir_form) {
         struct cache_entry *e = cache_lookup_recent(rel, knot_config.cache_check_ms);
         if (e) { /* checked by a stat less than --cache-check ago */
-            struct representation r = { e->data, -1, (int64_t)e->size, e->mtime, e->last_modified, e->mime };
-            send_representation(fd, req, keep_alive, &r, out);
-            cache_release(e);
+            send_entry(fd, req, keep_alive, e, out);
             return;
         }
     }

@@ -43,6 +43,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "knot.h"
 #include "log.h"
 #include "response.h"
@@ -305,7 +306,8 @@ static void fit_descriptor_limit(void)
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
     getrlimit(RLIMIT_NOFILE, &rl);
-    rlim_t reserve = 64; /* listen socket, pipes, log, files being sent */
+    /* listen socket, pipes, log, files being sent, the cache's descriptors */
+    rlim_t reserve = 64 + CACHE_MAX_FILES;
     if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)knot_config.max_conn + reserve > rl.rlim_cur) {
         int fit = rl.rlim_cur > reserve * 2 ? (int)(rl.rlim_cur - reserve) : (int)(rl.rlim_cur / 2);
         fprintf(stderr, "knot: --max-conn %d exceeds the descriptor limit %llu; using %d\n",

@@ -568,6 +568,50 @@ def cache(top):
 
 
 @group
+def cache_files(top):
+    """Files served by sendfile are cached as open descriptors: hits (and
+    ranges of them) stay exact, and an edit, a replacement or a deletion of
+    the file is seen as for cached bytes; more files than the cache keeps
+    descriptors for are served too."""
+    root, files = make_site(top)
+    path = os.path.join(root, "mid.bin")  # 200 KiB
+    with Server(root, "--sendfile-kb", "64") as srv:
+        check_eq(srv.get("/mid.bin")[2], files["mid.bin"], "first read")
+        check_eq(srv.get("/mid.bin")[2], files["mid.bin"], "from the kept descriptor")
+        st, h, body = srv.get("/mid.bin", headers={"Range": "bytes=100000-100099"})
+        check_eq((st, body), (206, files["mid.bin"][100000:100100]), "a range of it")
+        check_eq(srv.get("/mid.bin", method="HEAD")[1].get("content-length"), str(len(files["mid.bin"])),
+                 "HEAD")
+        st0 = os.stat(path)
+        edited = bytes(reversed(files["mid.bin"]))  # same size, new bytes, new mtime
+        with open(path, "r+b") as f:
+            f.write(edited)
+        os.utime(path, ns=(st0.st_atime_ns, st0.st_mtime_ns + 5_000_000_000))
+        check_eq(srv.get("/mid.bin")[2], edited, "edit in place seen after an mtime change")
+        with open(path, "ab") as f:
+            f.write(b"more")
+        check_eq(srv.get("/mid.bin")[2], edited + b"more", "growth seen")
+        os.replace(os.path.join(root, "big.bin"), path)  # a different inode
+        check_eq(srv.get("/mid.bin")[2], files["big.bin"], "replaced file seen")
+        os.unlink(path)
+        check_eq(srv.get("/mid.bin")[0], 404, "deleted file is gone")
+    rnd = random.Random(3)
+    many = {f"f{i}.dat": rnd.randbytes(2048 + i) for i in range(300)}  # > CACHE_MAX_FILES
+    for name, data in many.items():
+        with open(os.path.join(root, name), "wb") as f:
+            f.write(data)
+    with Server(root, "--sendfile-kb", "1", "--cache-check", "60") as srv:
+        c = srv.conn()
+        for _ in range(2):
+            for name, data in rnd.sample(sorted(many.items()), len(many)):
+                c.request("GET", "/" + name)
+                r = c.getresponse()
+                check(r.read() == data, "body exact beyond the descriptor bound", name)
+        c.close()
+        srv.alive_and_serving()
+
+
+@group
 def cache_concurrent(top):
     """Hits, misses and evictions from many connections at once (the cache
     takes its lock shared on a hit and evicts by second chance): every body
