@@ -41,12 +41,36 @@
 #include "thread/thread.h"
 #include "util/clock.h"
 
-static atomic_long io_waiting; /* threads parked on descriptors */
 atomic_long cap__io_inflight;
 
+/* Threads parked on descriptors, in sleeps and in polls are counted per
+ * worker (cap__worker.io_waits), each count written only by its own
+ * worker: a park and its resumption cost two plain stores instead of two
+ * locked read-modify-writes of one line that every worker writes (with
+ * two workers that line crossed CPUs twice per request). A thread that
+ * migrates ends its wait on another worker, whose count then goes below
+ * zero; only the sum means anything. */
+static inline void count_waits(long d)
+{
+    cap__worker *w = cap__worker_self();
+    atomic_store_explicit(&w->io_waits,
+                          atomic_load_explicit(&w->io_waits, memory_order_relaxed) + d,
+                          memory_order_relaxed);
+}
+
+/* Whether some I/O could complete: a hint for the busy poll (find_work)
+ * and the harvest before an idle spin, read every so often. The loads are
+ * relaxed and not a snapshot, so a wait that begins or ends meanwhile may
+ * be missed once; the next look, or the idle worker's blocking harvest,
+ * sees it. */
 bool cap__io_pending(void)
 {
-    return atomic_load(&io_waiting) > 0 || atomic_load(&cap__io_inflight) > 0;
+    if (atomic_load_explicit(&cap__io_inflight, memory_order_relaxed) > 0)
+        return true;
+    long n = 0;
+    for (int i = 0; i < cap__rt.nworkers; i++)
+        n += atomic_load_explicit(&cap__rt.workers[i].io_waits, memory_order_relaxed);
+    return n > 0;
 }
 
 uint64_t cap__io_deadline(const cap__fd *f, int dir)
@@ -273,12 +297,12 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
     link_excl(f, w);
     if (cap__netio_active->interest != NULL)
         cap__netio_active->interest(f, tk->fd);
-    atomic_fetch_add(&io_waiting, 1);
+    count_waits(1);
     bool cancel = c != NULL && c->in->cancel;
     int rc = (cancel ? cap__park_cancellable : cap__park)(
         tk->dir == CAP__IO_READ ? CAP__PARK_IO_READ : CAP__PARK_IO_WRITE, f, deadline,
         unlock_fd, f);
-    atomic_fetch_sub(&io_waiting, 1);
+    count_waits(-1);
     if (rc != 0) {
         cap__spin_lock(&f->lock);
         if (w->linked)
@@ -509,10 +533,10 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
         cap__spin_lock(&g.lock);
         if (!ready && !g.fired && !(entered && cap__sig_hit(&sw))) {
             g.parked = true;
-            atomic_fetch_add(&io_waiting, 1);
+            count_waits(1);
             cancelled = (in != NULL && in->cancel ? cap__park_cancellable : cap__park)(
                              CAP__PARK_IO_READ, fds, until, unlock_group, &g) == ECANCELED;
-            atomic_fetch_sub(&io_waiting, 1);
+            count_waits(-1);
             cap__spin_lock(&g.lock);
             g.parked = false;
         }
@@ -562,9 +586,9 @@ int cap__io_sleep(uint64_t deadline, const cap__intr *in)
         g.parked = true;
         /* Counted as an I/O wait: a signal may still end a sleep without
          * deadline (pause), so it is no deadlock. */
-        atomic_fetch_add(&io_waiting, 1);
+        count_waits(1);
         int r = cap__park_cancellable(CAP__PARK_SLEEP, &g, deadline, unlock_group, &g);
-        atomic_fetch_sub(&io_waiting, 1);
+        count_waits(-1);
         cap__spin_lock(&g.lock);
         g.parked = false;
         cap__spin_unlock(&g.lock);

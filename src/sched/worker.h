@@ -107,6 +107,10 @@ typedef struct cap__worker {
      * fields above keep their cache lines. */
     atomic_int homed;                   /* threads started here and not exited
                                            (written by this worker only) */
+    /* Descriptor waits, sleeps and polls begun on this worker minus those
+     * ended on it (io/wait.c): written by this worker only, with plain
+     * loads and stores; the sum over the workers is what is parked. */
+    atomic_long io_waits;
     /* A worker whose new threads this one may not take for balance, and
      * since when it has been seen stuck. */
     struct cap__worker *watch;
