@@ -51,6 +51,16 @@ foreach(src ${capio_srcs})
   endwhile()
 endforeach()
 
+# Waits that end on another worker than they began on (io/wait.c counts
+# them per worker).
+foreach(net ${CAPIO_NETIO})
+  set(tname io/busy_workers_harvest_io/${net}-uring/w2-migrate)
+  add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/busy_workers_harvest_io)
+  set_tests_properties(${tname} PROPERTIES
+    ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1;CAP_NETIO=${net};CAP_DISKIO=uring"
+    TIMEOUT 60 SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "is not available here")
+endforeach()
+
 # Preloading: a program that is not linked with the library.
 add_executable(test_io_preload_intercepts io/preload/preload_intercepts.c)
 target_link_libraries(test_io_preload_intercepts PRIVATE ${CMAKE_DL_LIBS})
