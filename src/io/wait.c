@@ -182,7 +182,13 @@ void cap__io_ready(int fd, uint32_t gen, unsigned dirs)
         for (int d = 0; d < 2; d++) {
             if (!(dirs & (1u << d)))
                 continue;
-            atomic_fetch_add(&f->seq[d], 1);
+            /* Only ever written under f->lock: a release store, not a
+             * locked add (every read event carries EPOLLOUT too, so this
+             * ran twice per request). The release orders the NODRAIN
+             * flag before it for lock-free readers of the snapshot. */
+            atomic_store_explicit(&f->seq[d],
+                                  atomic_load_explicit(&f->seq[d], memory_order_relaxed) + 1,
+                                  memory_order_release);
             wake_dir(f, d, 0, false);
         }
     }
