@@ -2,9 +2,10 @@
 /*
  * Sleeps: nanosleep, clock_nanosleep, sleep, usleep. On a user thread
  * they park on the worker's timer heap (cap__io_sleep); elsewhere they are
- * libc's. Absolute sleeps on CLOCK_REALTIME/TAI/BOOTTIME are converted to
- * a monotonic deadline when the call is made (a later clock step is not
- * followed). CPU-time clocks are passed to libc.
+ * libc's. An absolute CLOCK_MONOTONIC time is the deadline itself (the
+ * runtime's clock); absolute sleeps on CLOCK_REALTIME/TAI/BOOTTIME are
+ * converted to a monotonic deadline when the call is made (a later clock
+ * step is not followed). CPU-time clocks are passed to libc.
  *
  * A caught signal chosen to interrupt the sleep (io/sigintr.h) ends it
  * with EINTR whatever SA_RESTART says, as in the kernel, and the time
@@ -33,15 +34,21 @@ static uint64_t ts_ns(const struct timespec *ts)
     return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
 }
 
-/* Sleeps ns; 0, or -EINTR with the time left in *left. */
-static int sleep_for(uint64_t ns, uint64_t *left)
+/* Sleeps until the monotonic deadline; 0, or -EINTR with the time left
+ * in *left. */
+static int sleep_until(uint64_t deadline, uint64_t *left)
 {
-    uint64_t deadline = cap__deadline_after(ns);
     if (cap__io_sleep(deadline, &cap__intr_always) == 0)
         return 0;
     uint64_t now = cap__now();
     *left = deadline > now ? deadline - now : 0;
     return -EINTR;
+}
+
+/* Sleeps ns; as sleep_until. */
+static int sleep_for(uint64_t ns, uint64_t *left)
+{
+    return sleep_until(cap__deadline_after(ns), left);
 }
 
 static void set_rem(struct timespec *rem, uint64_t left)
@@ -71,17 +78,21 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
         return CAP__REAL(clock_nanosleep)(clock, flags, req, rem);
     if (!valid(req))
         return EINVAL; /* returns the error, does not set errno */
-    uint64_t ns = ts_ns(req);
-    if (flags & TIMER_ABSTIME) {
+    uint64_t ns = ts_ns(req), deadline;
+    if (!(flags & TIMER_ABSTIME)) {
+        deadline = cap__deadline_after(ns);
+    } else if (clock == CLOCK_MONOTONIC) {
+        deadline = ns; /* our own clock: exact, with no second reading */
+    } else {
         struct timespec now;
         clock_gettime(clock, &now);
         uint64_t n = ts_ns(&now);
         if (ns <= n)
             return 0;
-        ns -= n;
+        deadline = cap__deadline_after(ns - n);
     }
     uint64_t left;
-    if (sleep_for(ns, &left) == 0)
+    if (sleep_until(deadline, &left) == 0)
         return 0;
     if (!(flags & TIMER_ABSTIME)) /* rem is for relative sleeps only */
         set_rem(rem, left);

@@ -41,10 +41,17 @@ static uint64_t ns_until(const struct timespec *abs, const struct timespec *now)
     return sec * NS_PER_S + (uint64_t)abs->tv_nsec - (uint64_t)now->tv_nsec;
 }
 
-/* The caller's clock is read first and ours second, so the deadline can
- * only land after abs, never before. */
+/* On CLOCK_MONOTONIC, our own clock, abs is the deadline: two readings
+ * with a preemption between them would move it later by as much (and
+ * could put waits with nearby deadlines out of order). Otherwise the
+ * caller's clock is read first and ours second, so the deadline can only
+ * land after abs, never before. */
 static void refresh(cap__timeout *t)
 {
+    if (t->clock == CLOCK_MONOTONIC) {
+        t->deadline = ns_until(&t->abs, &(struct timespec){ 0, 0 });
+        return;
+    }
     struct timespec now;
     clock_gettime(t->clock, &now);
     t->deadline = cap__deadline_after(ns_until(&t->abs, &now));
