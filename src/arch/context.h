@@ -17,6 +17,7 @@
 #define CAP_ARCH_CONTEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__x86_64__)
 /*
@@ -32,6 +33,12 @@
  *   sp+56  return address (where the thread resumes)
  */
 #define CAP_CTX_FRAME_BYTES 64
+
+/* Stores the running context's MXCSR at *mxcsr, for cap__ctx_switch_mx. */
+static inline void cap__ctx_read_mxcsr(uint32_t *mxcsr)
+{
+    __asm__ volatile("stmxcsr %0" : "=m"(*mxcsr));
+}
 #else
 #error "Capriccio has a context switch for x86_64 only; add src/arch/<cpu>/switch.S"
 #endif
@@ -39,6 +46,10 @@
 /* Saves the running context into *save_sp and resumes the one at load_sp. */
 void cap__ctx_switch(void **save_sp, void *load_sp);
 
+/* The same, with the running context's MXCSR already stored at *mxcsr by
+ * cap__ctx_read_mxcsr (see switch.S): nothing between that read and this
+ * call may change MXCSR. */
+void cap__ctx_switch_mx(void **save_sp, void *load_sp, const uint32_t *mxcsr);
 /* The same, for a load_sp from cap__ctx_make that has not run yet (either
  * function works for it; this one keeps the return-address predictor in
  * step, see switch.S). */

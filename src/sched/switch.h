@@ -35,9 +35,12 @@ void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_
                                      size_t *size_old);
 #endif
 
-/* fresh: to_sp is a context that has never run (cap__ctx_start). */
-static inline void cap__switch_to(void **save_sp, void **fake_save, void *to_sp,
-                                  const void *to_lo, size_t to_size, bool fresh)
+/* fresh: to_sp is a context that has never run (cap__ctx_start).
+ * mxcsr: NULL, or where the running context's MXCSR was stored ahead with
+ * cap__ctx_read_mxcsr (cap__ctx_switch_mx). */
+static inline __attribute__((always_inline)) void
+cap__switch_to_mx(void **save_sp, void **fake_save, void *to_sp, const void *to_lo,
+                  size_t to_size, bool fresh, const uint32_t *mxcsr)
 {
     uintptr_t limit = cap__stack_switch_hook(to_lo);
 #ifdef CAP__ASAN
@@ -48,12 +51,20 @@ static inline void cap__switch_to(void **save_sp, void **fake_save, void *to_sp,
 #endif
     if (fresh)
         cap__ctx_start(save_sp, to_sp);
+    else if (mxcsr != NULL)
+        cap__ctx_switch_mx(save_sp, to_sp, mxcsr);
     else
         cap__ctx_switch(save_sp, to_sp);
 #ifdef CAP__ASAN
     __sanitizer_finish_switch_fiber(fake_save ? *fake_save : NULL, NULL, NULL);
 #endif
     cap__stack_switch_back(limit);
+}
+
+static inline void cap__switch_to(void **save_sp, void **fake_save, void *to_sp,
+                                  const void *to_lo, size_t to_size, bool fresh)
+{
+    cap__switch_to_mx(save_sp, fake_save, to_sp, to_lo, to_size, fresh, NULL);
 }
 
 static inline void cap__switch(void **save_sp, void **fake_save, void *to_sp,

@@ -397,14 +397,20 @@ static inline __attribute__((always_inline)) void enter(cap__worker *w, cap__thr
  * not yet started, from this worker's steal queue; it finishes whatever
  * self left in w->after (a new thread does so in cap__worker_entered). */
 static inline __attribute__((always_inline)) void
-switch_direct(cap__worker *w, cap__thread *self, cap__thread *next)
+switch_direct_mx(cap__worker *w, cap__thread *self, cap__thread *next, const uint32_t *mxcsr)
 {
     self->saved_errno = *w->errno_slot;
     bool fresh = !next->started;
     enter(w, next);
-    cap__switch_to(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next),
-                   stack_size(next), fresh);
+    cap__switch_to_mx(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next),
+                      stack_size(next), fresh, mxcsr);
     finish_switch(self->worker);
+}
+
+static inline __attribute__((always_inline)) void
+switch_direct(cap__worker *w, cap__thread *self, cap__thread *next)
+{
+    switch_direct_mx(w, self, next, NULL);
 }
 
 void cap__worker_entered(void)
@@ -444,6 +450,10 @@ static cap__thread *next_direct(cap__worker *w)
  * or through the scheduler on its periodic turn. */
 static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__thread *self)
 {
+    /* Read first, so the slow read overlaps the work below (switch.S,
+     * cap__ctx_switch_mx); only runtime code runs until the switch. */
+    uint32_t mxcsr;
+    cap__ctx_read_mxcsr(&mxcsr);
     if (!direct_turn(w)) {
         cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
         return;
@@ -465,7 +475,7 @@ static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__
         return;
     }
     atomic_store_explicit(&self->state, CAP__T_RUNNABLE, memory_order_relaxed);
-    switch_direct(w, self, next);
+    switch_direct_mx(w, self, next, &mxcsr);
 }
 
 void cap__yield(cap__thread *self)
