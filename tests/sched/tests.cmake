@@ -21,3 +21,4 @@ set(CAPTEST_burst_spread_when_creator_busy_WORKERS 2)
 # The waker and the woken thread on different workers: needs two.
 set(CAPTEST_cross_worker_wake_runs_next_WORKERS 2)
 set(CAPTEST_creation_neighbours_share_worker_WORKERS 2)
+set(CAPTEST_yielders_leave_room_TIMEOUT 30)
