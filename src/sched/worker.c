@@ -480,10 +480,6 @@ static cap__thread *next_direct(cap__worker *w)
  * or through the scheduler on a periodic turn that has work there. */
 static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__thread *self)
 {
-    /* Read first, so the slow read overlaps the work below (switch.S,
-     * cap__ctx_switch_mx); only runtime code runs until the switch. */
-    uint32_t mxcsr;
-    cap__ctx_read_mxcsr(&mxcsr);
     if (!yield_direct(w)) {
         cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
         return;
@@ -504,6 +500,11 @@ static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__
             cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
         return;
     }
+    /* Read now, so the slow read overlaps the switch's bookkeeping
+     * (switch.S, cap__ctx_switch_mx); only runtime code runs until the
+     * switch. Not earlier: a yield that does not switch does not need it. */
+    uint32_t mxcsr;
+    cap__ctx_read_mxcsr(&mxcsr);
     atomic_store_explicit(&self->state, CAP__T_RUNNABLE, memory_order_relaxed);
     switch_direct_mx(w, self, next, &mxcsr);
 }
