@@ -76,38 +76,6 @@ cap__ctx_switch:
 	.size	cap__ctx_switch, .-cap__ctx_switch
 
 /*
- * void cap__ctx_switch_mx(void **save_sp (rdi), void *load_sp (rsi),
- * const uint32_t *mxcsr (rdx)): cap__ctx_switch with the running
- * context's MXCSR stored at *mxcsr ahead of the call by the caller
- * (cap__ctx_read_mxcsr), and the same frame. A `stmxcsr` takes ~2.5 ns,
- * and loading its result at once, as PUSH_CONTEXT must, stalls for
- * another ~1.5 ns (the load waits for the microcoded store); stored a few
- * dozen instructions earlier and loaded only here, both costs overlap the
- * caller's work. (A pointer rather than the value: given the value, the
- * compiler loads it right after the `stmxcsr`.) Exact as long as nothing
- * between the read and the switch changes MXCSR: the caller runs only
- * runtime code there.
- */
-	.globl	cap__ctx_switch_mx
-	.hidden	cap__ctx_switch_mx
-	.type	cap__ctx_switch_mx, @function
-	.p2align 4
-cap__ctx_switch_mx:
-	.cfi_startproc
-	PUSH_REGS
-	movl	(%rdx), %eax	/* zero-extended: the padding stays zero */
-	pushq	%rax
-	fnstcw	4(%rsp)
-	movq	%rsp, (%rdi)
-	movzwl	4(%rsp), %edx
-	movq	%rsi, %rsp
-	POP_CONTEXT
-	ret
-	FP_RELOAD
-	.cfi_endproc
-	.size	cap__ctx_switch_mx, .-cap__ctx_switch_mx
-
-/*
  * void cap__ctx_start(void **save_sp (rdi), void *load_sp (rsi)): as
  * cap__ctx_switch, for a load_sp made by cap__ctx_make that has never run.
  * It ends with a jump to the frame's return address (the trampoline)
@@ -180,5 +148,40 @@ cap__ctx_trampoline:
 	jmp	cap__ctx_load
 	.cfi_endproc
 	.size	cap__ctx_trampoline, .-cap__ctx_trampoline
+
+/*
+ * (Last in the file, so the functions above keep the addresses they had
+ * before it was added.)
+ *
+ * void cap__ctx_switch_mx(void **save_sp (rdi), void *load_sp (rsi),
+ * const uint32_t *mxcsr (rdx)): cap__ctx_switch with the running
+ * context's MXCSR stored at *mxcsr ahead of the call by the caller
+ * (cap__ctx_read_mxcsr), and the same frame. A `stmxcsr` takes ~2.5 ns,
+ * and loading its result at once, as PUSH_CONTEXT must, stalls for
+ * another ~1.5 ns (the load waits for the microcoded store); stored a few
+ * dozen instructions earlier and loaded only here, both costs overlap the
+ * caller's work. (A pointer rather than the value: given the value, the
+ * compiler loads it right after the `stmxcsr`.) Exact as long as nothing
+ * between the read and the switch changes MXCSR: the caller runs only
+ * runtime code there.
+ */
+	.globl	cap__ctx_switch_mx
+	.hidden	cap__ctx_switch_mx
+	.type	cap__ctx_switch_mx, @function
+	.p2align 4
+cap__ctx_switch_mx:
+	.cfi_startproc
+	PUSH_REGS
+	movl	(%rdx), %eax	/* zero-extended: the padding stays zero */
+	pushq	%rax
+	fnstcw	4(%rsp)
+	movq	%rsp, (%rdi)
+	movzwl	4(%rsp), %edx
+	movq	%rsi, %rsp
+	POP_CONTEXT
+	ret
+	FP_RELOAD
+	.cfi_endproc
+	.size	cap__ctx_switch_mx, .-cap__ctx_switch_mx
 
 	.section .note.GNU-stack,"",@progbits
