@@ -528,6 +528,24 @@ def conditional(top):
         check_eq(r.stdout, b"304", "curl -z")
 
 
+def write_files(root, files):
+    """Writes each name -> bytes of files under root."""
+    for name, data in files.items():
+        with open(os.path.join(root, name), "wb") as f:
+            f.write(data)
+
+
+def check_served_shuffled(srv, rnd, files, rounds, what):
+    """Requests every file of files, in a new random order each round, on
+    one keep-alive connection, and checks each body byte for byte."""
+    c = srv.conn()
+    for _ in range(rounds):
+        for name, data in rnd.sample(sorted(files.items()), len(files)):
+            c.request("GET", "/" + name)
+            check(c.getresponse().read() == data, what, name)
+    c.close()
+
+
 @group
 def cache(top):
     root, files = make_site(top)
@@ -551,16 +569,8 @@ def cache(top):
         # More small files than the cache holds: eviction keeps answers exact.
         rnd = random.Random(1)
         many = {f"m{i}.dat": rnd.randbytes(100 * 1024) for i in range(25)}  # 2.5 MiB > 1 MiB
-        for name, data in many.items():
-            with open(os.path.join(root, name), "wb") as f:
-                f.write(data)
-        c = srv.conn()
-        for _ in range(3):
-            for name, data in rnd.sample(sorted(many.items()), len(many)):
-                c.request("GET", "/" + name)
-                r = c.getresponse()
-                check(r.read() == data, "body exact under eviction", name)
-        c.close()
+        write_files(root, many)
+        check_served_shuffled(srv, rnd, many, 3, "body exact under eviction")
     with Server(root, "--cache-mb", "0") as srv:
         for name in ("sub/page.html", "mid.bin", "m3.dat"):
             want = files.get(name) or many[name]
@@ -597,17 +607,9 @@ def cache_files(top):
         check_eq(srv.get("/mid.bin")[0], 404, "deleted file is gone")
     rnd = random.Random(3)
     many = {f"f{i}.dat": rnd.randbytes(2048 + i) for i in range(300)}  # > CACHE_MAX_FILES
-    for name, data in many.items():
-        with open(os.path.join(root, name), "wb") as f:
-            f.write(data)
+    write_files(root, many)
     with Server(root, "--sendfile-kb", "1", "--cache-check", "60") as srv:
-        c = srv.conn()
-        for _ in range(2):
-            for name, data in rnd.sample(sorted(many.items()), len(many)):
-                c.request("GET", "/" + name)
-                r = c.getresponse()
-                check(r.read() == data, "body exact beyond the descriptor bound", name)
-        c.close()
+        check_served_shuffled(srv, rnd, many, 2, "body exact beyond the descriptor bound")
         srv.alive_and_serving()
 
 
