@@ -419,6 +419,15 @@ void cap__worker_entered(void)
     finish_switch(cap__worker_self());
 }
 
+/* Whether a poll of the I/O backend could find anything: it has a poll,
+ * and some I/O could complete (a non-blocking epoll_wait is still a system
+ * call, which pure compute and sync workloads should not pay). */
+static bool poll_worthwhile(void)
+{
+    const cap__poller *p = cap__poller_active;
+    return p->poll != NULL && (p->pending == NULL || p->pending());
+}
+
 /* Whether this switch may go thread to thread: never under migration, and
  * not on every STEAL_QUEUE_EVERY-th switch, which goes through the
  * scheduler so timers, I/O and the steal queue get their turn. */
@@ -438,22 +447,16 @@ static bool direct_turn(cap__worker *w)
  * migration, and the others at worst delay the round by one turn. */
 static bool round_due(cap__worker *w)
 {
-    const cap__poller *p = cap__poller_active;
     return __atomic_load_n(&w->timers.len, __ATOMIC_RELAXED) != 0 ||
            atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0 ||
-           atomic_load_explicit(&w->lone, memory_order_relaxed) != NULL ||
-           (p->poll != NULL && (p->pending == NULL || p->pending()));
+           atomic_load_explicit(&w->lone, memory_order_relaxed) != NULL || poll_worthwhile();
 }
 
 /* direct_turn for a yield: on the periodic turn, through the scheduler
  * only when its round has work (round_due). */
 static inline bool yield_direct(cap__worker *w)
 {
-    if (cap__cfg.migrate)
-        return false;
-    if (__builtin_expect(++w->ticks % STEAL_QUEUE_EVERY != 0, 1))
-        return true;
-    return !round_due(w);
+    return direct_turn(w) || (!cap__cfg.migrate && !round_due(w));
 }
 
 /* The next thread of the local queue, woken threads taken in first. */
@@ -737,10 +740,8 @@ static cap__thread *find_work(cap__worker *w)
     if (cap__timer_next(&w->timers) != CAP__FOREVER)
         cap__timer_expire(&w->timers, cap__now(), fire_timer);
     /* A busy worker looks for ready I/O every so often, but only while some
-     * I/O could complete: a non-blocking epoll_wait still costs a system
-     * call, which pure compute and sync workloads should not pay. */
-    if (cap__poller_active->poll != NULL && turn &&
-        (cap__poller_active->pending == NULL || cap__poller_active->pending()))
+     * I/O could complete. */
+    if (turn && poll_worthwhile())
         cap__poller_active->poll(w);
 
     cap__thread *t = NULL;
@@ -791,7 +792,7 @@ static void idle(cap__worker *w)
      * worker whose threads all wait on descriptors spins with their events
      * already queued in the backend. */
     const cap__poller *p = cap__poller_active;
-    if (p->poll != NULL && (p->pending == NULL || p->pending())) {
+    if (poll_worthwhile()) {
         p->poll(w);
         if (has_work(w))
             return;
