@@ -307,7 +307,7 @@ static void fit_descriptor_limit(void)
     setrlimit(RLIMIT_NOFILE, &rl);
     getrlimit(RLIMIT_NOFILE, &rl);
     /* listen socket, pipes, log, files being sent, the cache's descriptors */
-    rlim_t reserve = 64 + CACHE_MAX_FILES;
+    rlim_t reserve = 64 + (knot_config.cache_bytes ? CACHE_MAX_FILES : 0);
     if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)knot_config.max_conn + reserve > rl.rlim_cur) {
         int fit = rl.rlim_cur > reserve * 2 ? (int)(rl.rlim_cur - reserve) : (int)(rl.rlim_cur / 2);
         fprintf(stderr, "knot: --max-conn %d exceeds the descriptor limit %llu; using %d\n",
