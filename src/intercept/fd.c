@@ -97,8 +97,8 @@ static int do_open(int dirfd, const char *path, int flags, mode_t mode)
     cap__ic_enter();
     if (may_wait(dirfd, path, flags)) {
         struct open_call c = { .dirfd = dirfd, .flags = flags, .path = path, .mode = mode };
-        if (cap__offload(run_open, &c) == 0)
-            return opened((int)cap__ic_ret(c.result));
+        cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
+        return opened((int)cap__ic_ret_cancel(cap__offload_call(run_open, &c, &c.result, &in)));
     }
     return opened((int)syscall(SYS_openat, dirfd, path, flags, mode));
 }
@@ -345,9 +345,8 @@ int fcntl(int fd, int cmd, ...)
     case F_OFD_SETLKW:
         if (cap__ic_enter()) { /* may wait for another process: off the worker */
             struct lock_call c = { fd, cmd, arg, 0 };
-            if (cap__offload(run_lock, &c) != 0)
-                run_lock(&c);
-            return (int)cap__ic_ret(c.result);
+            cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
+            return (int)cap__ic_ret_cancel(cap__offload_call(run_lock, &c, &c.result, &in));
         }
         return (int)syscall(SYS_fcntl, fd, cmd, arg);
     default:

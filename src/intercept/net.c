@@ -210,9 +210,8 @@ static long user_connect(int fd, const struct sockaddr *addr, socklen_t len)
         return cap__ic_sys(syscall(SYS_connect, fd, addr, len));
     if (!cap__fd_has(f, CAP__FDF_OWNED) && !cap__ic_nonblock(f)) {
         struct connect_call c = { fd, addr, len, 0 };
-        if (cap__offload(run_connect, &c) != 0)
-            run_connect(&c);
-        return c.result;
+        cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
+        return cap__offload_call(run_connect, &c, &c.result, &in);
     }
     bool nonblock = cap__ic_nonblock(f);
     uint64_t deadline = cap__io_deadline(f, CAP__IO_WRITE);

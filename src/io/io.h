@@ -134,6 +134,17 @@ int cap__disk_fsync(int fd, bool datasync);
  * calling user thread waits; from any other thread, runs it inline.
  * 0, or -EAGAIN if no pool thread could be started. */
 int cap__offload(void (*fn)(void *arg), void *arg);
+/* A blocking call that may wait without bound, run on the offload pool:
+ * fn(arg) makes the call and stores its result (>= 0 or -errno) in
+ * *result. The wait ends early as in allows: a cancel request (in->cancel)
+ * or a signal chosen to interrupt it (io/sigintr.h) interrupts the call
+ * in the pool thread, which then does not retry it; the result is then
+ * -ECANCELED or -EINTR, unless the call completed anyway. A call
+ * interrupted while its waiter still waits (a stray SIGURG) is retried.
+ * Returns
+ * *result. From any other thread, or when no pool thread can be started,
+ * runs fn inline. */
+long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap__intr *in);
 /* True while jobs of user threads are queued or running in the pool. */
 bool cap__offload_busy(void);
 

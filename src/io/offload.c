@@ -14,27 +14,50 @@
  * and unparks under job->lock; the waiter takes and drops the same lock
  * after waking, so it cannot return (and free the record) while the pool
  * thread is still unlocking it.
+ *
+ * Calls that may wait without bound (a FIFO open, a record lock, a
+ * connect on a blocking socket) go through cap__offload_call, whose wait
+ * a cancel request or a signal can end, as they would end the call in the
+ * kernel. Stopping a job: if no pool thread has taken it, it leaves the
+ * queue and never runs; otherwise `stop` is set and its pool thread is
+ * kicked (cap__sig_kick, a signal to that kernel thread alone) until the
+ * call returns: the kick interrupts the system call with EINTR, and the
+ * pool thread, seeing `stop`, does not retry it. Kicks repeat every
+ * KICK_NS because one that lands just before the system call is entered
+ * interrupts nothing. A call that completed anyway keeps its result.
+ *
+ * Pool threads block every signal except the kick, so process-directed
+ * signals go to threads that run the program's handlers.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "io/io.h"
+#include "io/sigintr.h"
 #include "sched/park.h"
 #include "sched/worker.h"
 #include "util/clock.h"
 #include "util/spin.h"
 
 enum { MAX_THREADS = 64 };
+enum { KICK_NS = 1000000 };
 
 struct job {
     void (*fn)(void *arg);
     void *arg;
-    struct job *next;
+    long *result;      /* cap__offload_call's jobs: where fn stores its result */
+    struct job *next;  /* [pool_mu] */
     struct cap__thread *thread;
+    pid_t runner;      /* [pool_mu] the pool thread running it, 0 while queued */
+    atomic_bool stop;  /* the waiter gave up: do not retry an interrupted call */
     cap__spin lock;
-    bool done; /* [lock] */
+    bool done;         /* [lock] */
+    bool parked;       /* [lock] the waiter is parked on the job */
 };
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -48,9 +71,33 @@ bool cap__offload_busy(void)
     return atomic_load_explicit(&jobs, memory_order_relaxed) != 0;
 }
 
+/* Wakes j's waiter if it is parked on j. Caller holds j->lock. */
+static void wake_locked(struct job *j)
+{
+    if (j->parked) {
+        j->parked = false;
+        cap__unpark(j->thread);
+    }
+}
+
+static void run(struct job *j)
+{
+    for (;;) {
+        j->fn(j->arg);
+        /* Only a kick or a stray SIGURG interrupts a pool thread. */
+        if (j->result == NULL || *j->result != -EINTR || atomic_load(&j->stop))
+            return;
+    }
+}
+
 static void *pool_main(void *arg)
 {
     (void)arg;
+    sigset_t kick;
+    sigemptyset(&kick);
+    sigaddset(&kick, CAP__SIG_KICK);
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &kick, NULL, _NSIG / 8);
+    pid_t tid = (pid_t)syscall(SYS_gettid);
     pthread_mutex_lock(&pool_mu);
     for (;;) {
         while (head == NULL) {
@@ -62,12 +109,13 @@ static void *pool_main(void *arg)
         head = j->next;
         if (head == NULL)
             tail = NULL;
+        j->runner = tid;
         pthread_mutex_unlock(&pool_mu);
 
-        j->fn(j->arg);
+        run(j);
         cap__spin_lock(&j->lock);
         j->done = true;
-        cap__unpark(j->thread); /* under the lock the waiter parked on */
+        wake_locked(j); /* under the lock the waiter parked on */
         cap__spin_unlock(&j->lock);
 
         pthread_mutex_lock(&pool_mu);
@@ -84,7 +132,14 @@ static int enqueue_locked(struct job *j)
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&attr, 256 * 1024);
+        if (nthreads == 0)
+            cap__sig_kick_reserve();
+        /* The new thread inherits this mask: every signal blocked. */
+        sigset_t all, saved;
+        sigfillset(&all);
+        syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &saved, _NSIG / 8);
         int rc = pthread_create(&t, &attr, pool_main, NULL);
+        syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
         pthread_attr_destroy(&attr);
         if (rc == 0)
             nthreads++;
@@ -107,6 +162,42 @@ static bool unlock_job(void *arg)
     return true;
 }
 
+/* Queues j for the calling user thread; 0 or -EAGAIN. */
+static int submit(struct job *j)
+{
+    pthread_mutex_lock(&pool_mu);
+    int rc = enqueue_locked(j);
+    pthread_mutex_unlock(&pool_mu);
+    if (rc != 0)
+        return rc;
+    atomic_fetch_add(&cap__io_inflight, 1);
+    atomic_fetch_add_explicit(&jobs, 1, memory_order_relaxed);
+    return 0;
+}
+
+static void retire(void)
+{
+    atomic_fetch_sub_explicit(&jobs, 1, memory_order_relaxed);
+    atomic_fetch_sub(&cap__io_inflight, 1);
+}
+
+/* Parks on j until it is done or the park ends for another reason (its
+ * result: a timeout, ECANCELED, or 0 for a wake-up); does not park if j
+ * is done or sw (may be NULL) was hit by a signal. Returns with j->lock
+ * held and j->parked false. */
+static int park_on(struct job *j, cap__sig_waiter *sw, uint64_t deadline, bool cancellable)
+{
+    cap__spin_lock(&j->lock);
+    if (j->done || (sw != NULL && cap__sig_hit(sw)))
+        return 0;
+    j->parked = true;
+    int rc = (cancellable ? cap__park_cancellable : cap__park)(CAP__PARK_OFFLOAD, j, deadline,
+                                                               unlock_job, j);
+    cap__spin_lock(&j->lock);
+    j->parked = false;
+    return rc;
+}
+
 int cap__offload(void (*fn)(void *arg), void *arg)
 {
     struct cap__thread *self = cap__current();
@@ -115,24 +206,87 @@ int cap__offload(void (*fn)(void *arg), void *arg)
         return 0;
     }
     struct job j = { .fn = fn, .arg = arg, .thread = self };
-    cap__spin_lock(&j.lock);
-    pthread_mutex_lock(&pool_mu);
-    int rc = enqueue_locked(&j);
-    pthread_mutex_unlock(&pool_mu);
-    if (rc != 0) {
-        cap__spin_unlock(&j.lock);
+    int rc = submit(&j);
+    if (rc != 0)
         return rc;
-    }
-    atomic_fetch_add(&cap__io_inflight, 1);
-    atomic_fetch_add_explicit(&jobs, 1, memory_order_relaxed);
     for (;;) {
-        cap__park(CAP__PARK_OFFLOAD, &j, CAP__FOREVER, unlock_job, &j);
-        cap__spin_lock(&j.lock);
-        if (j.done)
+        park_on(&j, NULL, CAP__FOREVER, false);
+        bool done = j.done;
+        cap__spin_unlock(&j.lock);
+        if (done)
             break;
     }
-    cap__spin_unlock(&j.lock);
-    atomic_fetch_sub_explicit(&jobs, 1, memory_order_relaxed);
-    atomic_fetch_sub(&cap__io_inflight, 1);
+    retire();
     return 0;
+}
+
+/* Dispatch's interrupt (shard lock held): wakes the waiter, which then
+ * sees the signal and stops the job. */
+static void interrupt_job(void *arg)
+{
+    struct job *j = arg;
+    cap__spin_lock(&j->lock);
+    wake_locked(j);
+    cap__spin_unlock(&j->lock);
+}
+
+/* Ends j early: takes it off the queue if no pool thread has it (true:
+ * it never ran), else kicks its pool thread until the call returns. */
+static bool stop_job(struct job *j)
+{
+    atomic_store(&j->stop, true);
+    pthread_mutex_lock(&pool_mu);
+    pid_t runner = j->runner;
+    if (runner == 0) {
+        struct job **pp = &head, *prev = NULL;
+        while (*pp != j) {
+            prev = *pp;
+            pp = &(*pp)->next;
+        }
+        *pp = j->next;
+        if (tail == j)
+            tail = prev;
+    }
+    pthread_mutex_unlock(&pool_mu);
+    if (runner == 0)
+        return true;
+    for (;;) {
+        cap__spin_lock(&j->lock);
+        bool done = j->done;
+        cap__spin_unlock(&j->lock);
+        if (done)
+            return false;
+        cap__sig_kick(runner);
+        park_on(j, NULL, cap__deadline_after(KICK_NS), false);
+        cap__spin_unlock(&j->lock);
+    }
+}
+
+long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap__intr *in)
+{
+    struct cap__thread *self = cap__current();
+    struct job j = { .fn = fn, .arg = arg, .result = result, .thread = self };
+    if (self == NULL || submit(&j) != 0) {
+        fn(arg); /* inline, where a signal interrupts it as it would any call */
+        return *result;
+    }
+    cap__sig_waiter sw;
+    cap__sig_enter(&sw, in, interrupt_job, &j);
+    int why = 0;
+    for (;;) {
+        int rc = park_on(&j, &sw, CAP__FOREVER, in->cancel);
+        bool done = j.done;
+        if (!done && rc == ECANCELED)
+            why = ECANCELED;
+        else if (!done && cap__sig_hit(&sw))
+            why = EINTR;
+        cap__spin_unlock(&j.lock);
+        if (done || why != 0)
+            break;
+    }
+    cap__sig_leave(&sw);
+    if (why != 0 && (stop_job(&j) || *result == -EINTR))
+        *result = -why; /* the call did not complete: report why */
+    retire();
+    return *result;
 }

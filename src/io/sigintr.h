@@ -56,6 +56,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct cap__thread;
 struct cap__sig_shard;
@@ -108,6 +109,23 @@ static inline bool cap__sig_hit(cap__sig_waiter *sw)
 /* Handler side: a handler for sig, installed with sa_flags, has just run
  * on this kernel thread. Async-signal-safe. */
 void cap__sig_caught(int sig, int sa_flags);
+
+/*
+ * Kicks (src/stack/signal.c): CAP__SIG_KICK sent to one kernel thread of
+ * ours to interrupt the system call it is blocked in (the offload pool,
+ * io/offload.c). From the first cap__sig_kick_reserve on, the handler
+ * trampoline stays installed for the signal whatever the program asks: a
+ * kick runs no handler of the program's, any other delivery runs the
+ * program's handler if it installed one and is ignored otherwise (SIGURG's
+ * default action). The program's SA_RESTART and SA_RESETHAND for the
+ * signal are honoured by the trampoline rather than given to the kernel,
+ * so a blocking system call of a foreign thread interrupted by the
+ * program's own SIGURG fails with EINTR even with SA_RESTART.
+ */
+#define CAP__SIG_KICK SIGURG
+void cap__sig_kick_reserve(void);
+/* Queues a kick to kernel thread tid of this process. */
+void cap__sig_kick(pid_t tid);
 
 /* Creates and watches the eventfd that brings deliveries to a worker.
  * Called once by cap__io_start. */

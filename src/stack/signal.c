@@ -25,6 +25,12 @@
  * Outside linked mode the handler runs where the program asked, and the
  * stack limit is left alone.
  *
+ * The kick signal (io/sigintr.h, CAP__SIG_KICK): once reserved, the
+ * trampoline is installed for it whatever the program asks, and the table
+ * holds the program's disposition, SIG_DFL and SIG_IGN included (both
+ * mean "ignore" for SIGURG). Kicks are told apart by their siginfo: queued
+ * by this process with kick_cookie's address as the value.
+ *
  * State: one table entry per signal, written by sigaction under a lock
  * and read by the trampoline (a handler is published before the kernel
  * can call the trampoline for it).
@@ -50,6 +56,8 @@ static struct {
 
 static cap__spin table_lock = CAP__SPIN_INIT;
 static sigaction_fn real_sigaction;
+static _Atomic bool kick_reserved; /* [written under table_lock] */
+static const char kick_cookie;
 
 static sigaction_fn real(void)
 {
@@ -58,8 +66,36 @@ static sigaction_fn real(void)
     return real_sigaction;
 }
 
+static bool has_handler(int sig)
+{
+    if (table[sig].flags & SA_SIGINFO)
+        return table[sig].action != NULL;
+    return table[sig].handler != SIG_DFL && table[sig].handler != SIG_IGN;
+}
+
+static bool is_kick(int sig, const siginfo_t *info)
+{
+    return sig == CAP__SIG_KICK && info != NULL && info->si_code == SI_QUEUE &&
+           info->si_pid == getpid() && info->si_value.sival_ptr == (void *)&kick_cookie;
+}
+
 static void trampoline(int sig, siginfo_t *info, void *uctx)
 {
+    if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed)) {
+        if (is_kick(sig, info) || !has_handler(sig))
+            return; /* interrupting the system call was the whole point */
+        if (table[sig].flags & SA_RESETHAND) { /* kept from the kernel: do it here */
+            __typeof__(table[0]) once = table[sig];
+            table[sig].flags &= ~SA_SIGINFO;
+            table[sig].handler = SIG_DFL;
+            if (once.flags & SA_SIGINFO)
+                once.action(sig, info, uctx);
+            else
+                once.handler(sig);
+            cap__sig_caught(sig, once.flags);
+            return;
+        }
+    }
     int flags = table[sig].flags;
     bool linked = cap__linked_cfg.enabled;
     uintptr_t limit = 0;
@@ -74,6 +110,15 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     if (linked)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
     cap__sig_caught(sig, flags);
+}
+
+/* The flags the kernel gets for the trampoline in place of the program's. */
+static int kernel_flags(int sig, int flags)
+{
+    flags |= SA_SIGINFO | (cap__linked_cfg.enabled ? SA_ONSTACK : 0);
+    if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed))
+        flags &= ~(SA_RESTART | SA_RESETHAND);
+    return flags;
 }
 
 static bool is_function(const struct sigaction *act)
@@ -104,9 +149,10 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     struct sigaction mine, prev;
     const struct sigaction *use = act;
     __typeof__(table[0]) before = table[sig];
-    if (act != NULL && is_function(act)) {
+    bool reserved = sig == CAP__SIG_KICK && atomic_load(&kick_reserved);
+    if (act != NULL && (reserved || is_function(act))) {
         mine = *act;
-        mine.sa_flags |= SA_SIGINFO | (cap__linked_cfg.enabled ? SA_ONSTACK : 0);
+        mine.sa_flags = kernel_flags(sig, act->sa_flags);
         mine.sa_sigaction = trampoline;
         table[sig].handler = act->sa_handler;
         table[sig].action = act->sa_sigaction;
@@ -132,6 +178,49 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
     errno = saved_errno;
     return rc;
+}
+
+void cap__sig_kick_reserve(void)
+{
+    sigaction_fn fn = real();
+    if (fn == NULL || atomic_load(&kick_reserved))
+        return;
+    sigset_t all, saved;
+    sigfillset(&all);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, _NSIG / 8);
+    cap__spin_lock(&table_lock);
+    struct sigaction cur;
+    if (!atomic_load(&kick_reserved) && fn(CAP__SIG_KICK, NULL, &cur) == 0) {
+        int sig = CAP__SIG_KICK;
+        if (!((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trampoline)) {
+            /* Not ours: whatever is installed is the program's. */
+            table[sig].flags = cur.sa_flags;
+            table[sig].handler = cur.sa_handler;
+            table[sig].action = cur.sa_sigaction;
+        }
+        atomic_store(&kick_reserved, true);
+        struct sigaction mine = cur;
+        mine.sa_flags = kernel_flags(sig, table[sig].flags);
+        mine.sa_sigaction = trampoline;
+        if (fn(sig, &mine, NULL) != 0)
+            atomic_store(&kick_reserved, false);
+    }
+    cap__spin_unlock(&table_lock);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+}
+
+void cap__sig_kick(pid_t tid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = CAP__SIG_KICK;
+    si.si_code = SI_QUEUE;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    si.si_value.sival_ptr = (void *)&kick_cookie;
+    int saved = errno;
+    syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, CAP__SIG_KICK, &si);
+    errno = saved;
 }
 
 void (*signal(int sig, void (*handler)(int)))(int)
