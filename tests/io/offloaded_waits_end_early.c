@@ -174,6 +174,21 @@ static void new_connect_sock(void)
     CHECK_GE(connect_sock, 0);
 }
 
+/* Starts a caller of kind k and, once it waits, sends the process a
+ * SIGUSR1 caught by a handler installed with usr1_flags. */
+static cap_thread_t signal_while_waiting(long k, int usr1_flags)
+{
+    if (k == CONNECT)
+        new_connect_sock();
+    handle_usr1(usr1_flags);
+    atomic_store(&usr1s, 0);
+    cap_thread_t t = spawn(signalled_caller, (void *)k);
+    CHECK_EQ(cap_sem_wait(&going), 0);
+    settle();
+    CHECK_EQ(kill(getpid(), SIGUSR1), 0);
+    return t;
+}
+
 int main(void)
 {
     CHECK_EQ(cap_sem_init(&going, 0, 0), 0);
@@ -212,14 +227,7 @@ int main(void)
         fprintf(stderr, "%s: cancelled\n", names[k]);
 
         /* 2. Interrupted by a signal whose handler lacks SA_RESTART. */
-        if (k == CONNECT)
-            new_connect_sock();
-        handle_usr1(0);
-        atomic_store(&usr1s, 0);
-        t = spawn(signalled_caller, (void *)k);
-        CHECK_EQ(cap_sem_wait(&going), 0);
-        settle();
-        CHECK_EQ(kill(getpid(), SIGUSR1), 0);
+        t = signal_while_waiting(k, 0);
         struct outcome *o = join(t);
         CHECK_EQ(o->r, -1);
         CHECK_EQ(o->err, EINTR);
@@ -230,14 +238,7 @@ int main(void)
 
         /* 3. With SA_RESTART the signal does not end the call, which
          * completes when the other party comes. */
-        if (k == CONNECT)
-            new_connect_sock();
-        handle_usr1(SA_RESTART);
-        atomic_store(&usr1s, 0);
-        t = spawn(signalled_caller, (void *)k);
-        CHECK_EQ(cap_sem_wait(&going), 0);
-        settle();
-        CHECK_EQ(kill(getpid(), SIGUSR1), 0);
+        t = signal_while_waiting(k, SA_RESTART);
         settle();
         CHECK_EQ(atomic_load(&usr1s), 1);
         int other = satisfy((enum kind)k);
