@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +57,24 @@ static bool parse_size(const char *s, unsigned long long *out)
     return true;
 }
 
+/* The CPUs the process may run on: its affinity mask (taskset, a cpuset),
+ * else the online count (a mask too large for cpu_set_t). More workers
+ * than that share CPUs: a worker with threads to run then waits for the
+ * kernel to schedule its kernel thread, up to a tick (HTTP hello under
+ * taskset -c 1 with two workers: p99 4.0 ms against 0.14 ms with one,
+ * and 40% fewer requests/s). Go's GOMAXPROCS default counts the same. */
+static long usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 static void load_workers(void)
 {
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    cap__cfg.workers = online < 1 ? 1 : online > MAX_WORKERS ? MAX_WORKERS : (int)online;
+    long cpus = usable_cpus();
+    cap__cfg.workers = cpus < 1 ? 1 : cpus > MAX_WORKERS ? MAX_WORKERS : (int)cpus;
 
     const char *s = getenv("CAP_WORKERS");
     if (s == NULL)

@@ -5,7 +5,7 @@
  * is never a silent default for a value that was given.
  *
  *   CAP_WORKERS     number of worker kernel threads, 1..1024 (default:
- *                   online CPUs)
+ *                   the CPUs in the process's affinity mask)
  *   CAP_STACK_SIZE  default thread stack: bytes, or with a K/M/G suffix,
  *                   CAP_STACK_MIN..CAP_STACK_MAX (default 256K)
  *   CAP_SCHED       fifo (default); resource and cohort are reserved

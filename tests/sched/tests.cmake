@@ -3,6 +3,7 @@ set(CAPTEST_spread_across_workers_WORKERS 2)
 set(CAPTEST_started_threads_stay_WORKERS 2)
 set(CAPTEST_migrate_mode_correct_ENV "CAP_MIGRATE=1")
 set(CAPTEST_invalid_settings_WORKERS 1)
+set(CAPTEST_default_workers_follow_affinity_WORKERS 1)
 
 # The deadlock report must exit with status 2 and name every thread.
 set(CAPTEST_deadlock_report_MANUAL TRUE)
