@@ -16,7 +16,17 @@
  * (cap__io_watch), so whichever worker harvests I/O reaps the ring, under
  * the ring's CQ lock, and unparks the owners of the completions. A worker
  * also reaps its own ring without a system call when it flushes, and
- * while it spins with nothing to run (uring_spin).
+ * while it spins with nothing to run (uring_spin). For that spin the
+ * eventfd is switched off (IORING_CQ_EVENTFD_DISABLED, a flag in the
+ * shared CQ ring: no system call), as for a wait in the ring below: the
+ * owner is looking at its CQ itself, and each signal would cost a read
+ * that drains it and the wake-up of whichever worker harvests, for
+ * nothing (one reader on two workers: 1.7 eventfd reads and 0.08 futex
+ * calls per O_DIRECT read with the eventfd on, 0.02 and 0.003 off).
+ * When the spin ends (uring_spin_end: work found, or the worker goes to
+ * sleep) the eventfd goes back on first and the CQ is reaped after, so
+ * a completion posted while it was off is taken there and one posted
+ * later signals: none is left in the CQ unannounced.
  *
  * Waiting in the ring (uring_wait): a worker with nothing to run and
  * requests of its own in flight sleeps in io_uring_enter on its ring
@@ -71,6 +81,7 @@ struct dring {
     atomic_bool wake_armed, inst_armed; /* the POLL_ADDs are in the ring */
     atomic_bool inst_fired;             /* the instance's poll completed */
     atomic_bool owner_waiting;          /* between wait_prepare and wait's end */
+    bool spin_quiet;                    /* [owner] eventfd off for an idle spin */
 };
 
 /* user_data of the ring's own POLL_ADDs (requests carry a struct dreq *). */
@@ -208,8 +219,31 @@ static void uring_flush(cap__worker *w)
 static bool uring_spin(cap__worker *w)
 {
     struct dring *r = ring_if_any(w);
-    if (r == NULL || atomic_load_explicit(&r->inflight, memory_order_relaxed) == 0 ||
-        io_uring_cq_ready(&r->ring) == 0)
+    if (r == NULL || atomic_load_explicit(&r->inflight, memory_order_relaxed) == 0)
+        return false;
+    if (!r->spin_quiet) { /* we watch the CQ ourselves until uring_spin_end */
+        io_uring_cq_eventfd_toggle(&r->ring, false);
+        r->spin_quiet = true;
+    }
+    if (io_uring_cq_ready(&r->ring) == 0)
+        return false;
+    reap(r, false);
+    return true;
+}
+
+/* The end of an idle spin that switched the eventfd off: on again, then
+ * reap what completed meanwhile. The fence orders the flag's store before
+ * the CQ tail's load, as the kernel posts a CQE before it reads the flag:
+ * either it signals, or we see the CQE. */
+static bool uring_spin_end(cap__worker *w)
+{
+    struct dring *r = ring_if_any(w);
+    if (r == NULL || !r->spin_quiet)
+        return false;
+    io_uring_cq_eventfd_toggle(&r->ring, true);
+    r->spin_quiet = false;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (io_uring_cq_ready(&r->ring) == 0)
         return false;
     reap(r, false);
     return true;
@@ -391,6 +425,7 @@ const cap__diskio cap__diskio_uring = {
     .fsync = uring_fsync,
     .flush = uring_flush,
     .spin = uring_spin,
+    .spin_end = uring_spin_end,
     .wait_prepare = uring_wait_prepare,
     .wait = uring_wait,
     .wake = uring_wake,

@@ -18,7 +18,11 @@
  *  - fsync(fd, datasync): 0 or -errno.
  *  - flush(w): submit what w batched; called before w sleeps. May be NULL.
  *  - spin(w): on each round of w's idle spin, no system call: reap what
- *    completed on w's own queue; true if it did. May be NULL.
+ *    completed on w's own queue; true if it did. It may silence w's
+ *    completion notifications for the rest of the spin. May be NULL.
+ *  - spin_end(w): the spin is over (work found, or w goes to sleep):
+ *    notifications back on, then reap what completed while they were
+ *    off; true if it did. May be NULL (then spin silences nothing).
  *  - wait_prepare(w, inst_fd), wait(w, deadline), wake(w): sleeping in
  *    the backend (io/idle.c has the protocol). wait_prepare: true if w has
  *    requests of its own in flight and is now set up to wait for them, for
@@ -48,6 +52,7 @@ typedef struct cap__diskio {
     int (*fsync)(int fd, bool datasync);
     void (*flush)(struct cap__worker *w);
     bool (*spin)(struct cap__worker *w);
+    bool (*spin_end)(struct cap__worker *w);
     bool (*wait_prepare)(struct cap__worker *w, int inst_fd);
     bool (*wait)(struct cap__worker *w, uint64_t deadline, bool block);
     void (*wake)(struct cap__worker *w);

@@ -185,5 +185,6 @@ const cap__poller cap__poller_netio = {
     .poll = netio_poll_busy,
     .pending = cap__io_pending,
     .spin = cap__disk_spin,
+    .spin_end = cap__disk_spin_end,
     .spin_ok = netio_spin_ok,
 };

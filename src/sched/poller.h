@@ -20,7 +20,14 @@
  *    it is false). Must count submissions not yet flushed. May be NULL.
  *  - spin(w): called on every round of w's idle spin; takes completions
  *    that need no system call to see (w's own disk ring) and returns true
- *    if it made threads runnable. Must be cheap. May be NULL.
+ *    if it made threads runnable. Must be cheap. May be NULL. It may
+ *    silence notifications that only w's spin needs (the ring's eventfd)
+ *    until spin_end.
+ *  - spin_end(w): called once when an idle spin of at least one round
+ *    ends, whether it found work or w is about to sleep: turns back on
+ *    what spin silenced, then takes what completed meanwhile (which
+ *    nobody was told about); true if that made threads runnable. May be
+ *    NULL.
  *  - spin_ok(): false while the CPU an idle worker would spin on is
  *    better left to kernel threads working for user threads (the offload
  *    pool): the worker then sleeps at once. May be NULL (always spin).
@@ -40,6 +47,7 @@ typedef struct cap__poller {
     void (*poll)(struct cap__worker *w);
     bool (*pending)(void);
     bool (*spin)(struct cap__worker *w);
+    bool (*spin_end)(struct cap__worker *w);
     bool (*spin_ok)(void);
 } cap__poller;
 

@@ -25,6 +25,7 @@ const cap__poller cap__poller_futex = {
     .poll = NULL,
     .pending = NULL,
     .spin = NULL,
+    .spin_end = NULL,
     .spin_ok = NULL,
 };
 

@@ -806,17 +806,22 @@ static void idle(cap__worker *w)
      * the machine (a load generator, other processes) could use, and one
      * handed work at a high rate keeps spinning. */
     int rounds = cap__rt.nworkers > 1 && (p->spin_ok == NULL || p->spin_ok()) ? w->spin_rounds : 0;
+    bool found = false;
     for (int i = 0; i < rounds; i++) {
         /* The poller's spin check: completions of our own disk requests
          * that arrived while we spun, seen without a system call. */
         if (has_own_work(w) || (p->spin != NULL && p->spin(w) && has_own_work(w))) {
-            w->spin_rounds = IDLE_SPIN_ROUNDS;
-            return;
+            found = true;
+            break;
         }
         for (int j = 0; j < IDLE_SPIN_PAUSES; j++)
             cap__cpu_relax();
     }
-    if (rounds > 0 && has_work(w)) { /* a lone new thread elsewhere */
+    /* Whatever the spin silenced is switched back on before we run
+     * threads or sleep (poller.h). */
+    if (rounds > 0 && p->spin_end != NULL && p->spin_end(w) && has_own_work(w))
+        found = true;
+    if (found || (rounds > 0 && has_work(w))) { /* has_work: a lone new thread elsewhere */
         w->spin_rounds = IDLE_SPIN_ROUNDS;
         return;
     }
