@@ -23,32 +23,18 @@
 #include "io/netio.h"
 #include "io/wait.h"
 
-enum {
-    CHUNK_SHIFT = 10,
-    CHUNK_LEN = 1 << CHUNK_SHIFT,
-    NCHUNKS = CAP__FD_MAX >> CHUNK_SHIFT,
-};
+_Atomic(cap__fd *) cap__fd_chunks[CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT];
 
-static _Atomic(cap__fd *) chunks[NCHUNKS];
-
-cap__fd *cap__fd_peek(int fd)
+cap__fd *cap__fd_get_slow(int fd)
 {
     if ((unsigned)fd >= CAP__FD_MAX)
         return NULL;
-    cap__fd *c = atomic_load_explicit(&chunks[fd >> CHUNK_SHIFT], memory_order_acquire);
-    return c != NULL ? &c[fd & (CHUNK_LEN - 1)] : NULL;
-}
-
-cap__fd *cap__fd_get(int fd)
-{
-    if ((unsigned)fd >= CAP__FD_MAX)
-        return NULL;
-    _Atomic(cap__fd *) *slot = &chunks[fd >> CHUNK_SHIFT];
+    _Atomic(cap__fd *) *slot = &cap__fd_chunks[fd >> CAP__FD_CHUNK_SHIFT];
     cap__fd *c = atomic_load_explicit(slot, memory_order_acquire);
     if (c == NULL) {
         /* Racing allocators: one CAS wins, the loser frees its chunk. All
          * fields start at zero: kind unknown, no flags, gen 0. */
-        cap__fd *fresh = calloc(CHUNK_LEN, sizeof *fresh);
+        cap__fd *fresh = calloc(CAP__FD_CHUNK_LEN, sizeof *fresh);
         if (fresh == NULL)
             return NULL;
         cap__fd *expected = NULL;
@@ -61,7 +47,7 @@ cap__fd *cap__fd_get(int fd)
             c = expected;
         }
     }
-    return &c[fd & (CHUNK_LEN - 1)];
+    return &c[fd & (CAP__FD_CHUNK_LEN - 1)];
 }
 
 static uint64_t timeval_ns(const struct timeval *tv)
@@ -69,11 +55,9 @@ static uint64_t timeval_ns(const struct timeval *tv)
     return (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
 }
 
-int cap__fd_classify(cap__fd *f, int fd)
+int cap__fd_classify_slow(cap__fd *f, int fd)
 {
-    int kind = atomic_load_explicit(&f->kind, memory_order_acquire);
-    if (kind != CAP__FD_UNKNOWN)
-        return kind;
+    int kind;
     struct stat st;
     if (syscall(SYS_fstat, fd, &st) != 0)
         return CAP__FD_BAD; /* not remembered: the number may be opened later */
@@ -150,8 +134,8 @@ void cap__fd_closing_range(unsigned first, unsigned last)
     if (last >= CAP__FD_MAX)
         last = CAP__FD_MAX - 1;
     for (unsigned fd = first; fd <= last; fd++) {
-        if (atomic_load_explicit(&chunks[fd >> CHUNK_SHIFT], memory_order_acquire) == NULL) {
-            fd |= CHUNK_LEN - 1; /* the whole chunk is unknown */
+        if (cap__fd_peek((int)fd) == NULL) {
+            fd |= CAP__FD_CHUNK_LEN - 1; /* the whole chunk is unknown */
             continue;
         }
         cap__fd_closing((int)fd);
@@ -163,7 +147,7 @@ void cap__fd_forget_closed(void)
     for (unsigned fd = 0; fd < CAP__FD_MAX; fd++) {
         cap__fd *f = cap__fd_peek((int)fd);
         if (f == NULL) {
-            fd |= CHUNK_LEN - 1;
+            fd |= CAP__FD_CHUNK_LEN - 1;
             continue;
         }
         if (atomic_load(&f->kind) == CAP__FD_UNKNOWN && atomic_load(&f->flags) == 0)
@@ -220,7 +204,7 @@ void cap__fd_disown_pipes(void)
     for (unsigned fd = 0; fd < CAP__FD_MAX; fd++) {
         cap__fd *f = cap__fd_peek((int)fd);
         if (f == NULL) {
-            fd |= CHUNK_LEN - 1;
+            fd |= CAP__FD_CHUNK_LEN - 1;
             continue;
         }
         if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED))

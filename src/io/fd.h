@@ -109,15 +109,48 @@ typedef struct cap__fd {
  * straight through (blocking the worker). */
 #define CAP__FD_MAX (1 << 20)
 
+/* The table: chunks of records, allocated on first use (fd.c). The
+ * lookups below are inline because every wrapped call makes one or two:
+ * out of line they cost a call each on the request path. */
+enum {
+    CAP__FD_CHUNK_SHIFT = 10,
+    CAP__FD_CHUNK_LEN = 1 << CAP__FD_CHUNK_SHIFT,
+};
+extern __attribute__((visibility("hidden"))) _Atomic(cap__fd *)
+    cap__fd_chunks[CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT];
+
+/* cap__fd_get when fd's chunk does not exist yet: allocates it. */
+cap__fd *cap__fd_get_slow(int fd);
+/* cap__fd_classify of a record whose kind is not known yet. */
+int cap__fd_classify_slow(cap__fd *f, int fd);
+
+/* The record of fd if its chunk exists, else NULL. Never allocates. */
+static inline cap__fd *cap__fd_peek(int fd)
+{
+    if ((unsigned)fd >= CAP__FD_MAX)
+        return NULL;
+    cap__fd *c = atomic_load_explicit(&cap__fd_chunks[fd >> CAP__FD_CHUNK_SHIFT],
+                                      memory_order_acquire);
+    return c != NULL ? &c[fd & (CAP__FD_CHUNK_LEN - 1)] : NULL;
+}
+
 /* The record of fd, allocating its chunk; NULL if fd is out of range or
  * memory ran out. */
-cap__fd *cap__fd_get(int fd);
-/* The record of fd if its chunk exists, else NULL. Never allocates. */
-cap__fd *cap__fd_peek(int fd);
+static inline cap__fd *cap__fd_get(int fd)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (__builtin_expect(f == NULL, 0) && (unsigned)fd < CAP__FD_MAX)
+        return cap__fd_get_slow(fd);
+    return f;
+}
 
 /* Makes sure kind and the application's O_NONBLOCK view are known. Returns
  * the kind (CAP__FD_BAD if the descriptor is not open). */
-int cap__fd_classify(cap__fd *f, int fd);
+static inline int cap__fd_classify(cap__fd *f, int fd)
+{
+    int kind = atomic_load_explicit(&f->kind, memory_order_acquire);
+    return kind != CAP__FD_UNKNOWN ? kind : cap__fd_classify_slow(f, fd);
+}
 
 /* A descriptor the runtime just created for the application: a fresh life
  * with the given kind and flags. */
