@@ -27,6 +27,7 @@
 #include "io/fd.h"
 #include "io/sigintr.h"
 #include "io/wait.h"
+#include "util/clock.h"
 
 /* Reads CAP_NETIO and CAP_DISKIO, starts the chosen backends and installs
  * the poller. Called once by the runtime's start-up, before the workers
@@ -54,7 +55,8 @@ typedef struct cap__io_call {
     bool entered;        /* sw is linked (from the first wait on) */
 } cap__io_call;
 
-/* in: what may interrupt the call. */
+/* in: what may interrupt the call (NULL: nothing; its waits are then not
+ * interruptible, nor cancellable). */
 void cap__io_call_begin(cap__io_call *c, const cap__intr *in);
 /* Returns the signal that interrupted the call, or 0. */
 int cap__io_call_end(cap__io_call *c);
@@ -100,7 +102,11 @@ int cap__io_sleep(uint64_t deadline, const cap__intr *in);
 
 /* Absolute deadline for a blocking call in dir, from SO_RCVTIMEO /
  * SO_SNDTIMEO. */
-uint64_t cap__io_deadline(const cap__fd *f, int dir);
+static inline uint64_t cap__io_deadline(const cap__fd *f, int dir)
+{
+    uint64_t t = atomic_load_explicit(&((cap__fd *)f)->timeo[dir], memory_order_relaxed);
+    return t == 0 ? CAP__FOREVER : cap__deadline_after(t);
+}
 
 /* Registers one of the runtime's own descriptors (a ring's eventfd): cb
  * runs on whichever worker harvests its readiness. 0 or -errno. */

@@ -73,12 +73,6 @@ bool cap__io_pending(void)
     return n > 0;
 }
 
-uint64_t cap__io_deadline(const cap__fd *f, int dir)
-{
-    uint64_t t = atomic_load_explicit(&((cap__fd *)f)->timeo[dir], memory_order_relaxed);
-    return t == 0 ? CAP__FOREVER : cap__deadline_after(t);
-}
-
 /* ---- lists (caller holds f->lock) ------------------------------------- */
 
 static void link_excl(cap__fd *f, cap__io_waiter *w)
@@ -279,7 +273,7 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
     cap__io_waiter local, *w = &local;
     if (c != NULL) {
         w = &c->w;
-        if (!c->entered) { /* first park of the call: one descriptor per call */
+        if (!c->entered && c->in != NULL) { /* first park: one descriptor per call */
             c->f = f;
             c->w.linked = false;
             cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
@@ -296,7 +290,7 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
         cap__spin_unlock(&f->lock);
         return 0;
     }
-    if (c != NULL && cap__sig_hit(&c->sw)) {
+    if (c != NULL && c->entered && cap__sig_hit(&c->sw)) {
         cap__spin_unlock(&f->lock);
         return EINTR;
     }
@@ -304,7 +298,7 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
     if (cap__netio_active->interest != NULL)
         cap__netio_active->interest(f, tk->fd);
     count_waits(1);
-    bool cancel = c != NULL && c->in->cancel;
+    bool cancel = c != NULL && c->in != NULL && c->in->cancel;
     int rc = (cancel ? cap__park_cancellable : cap__park)(
         tk->dir == CAP__IO_READ ? CAP__PARK_IO_READ : CAP__PARK_IO_WRITE, f, deadline,
         unlock_fd, f);
@@ -371,17 +365,24 @@ static inline bool drained_empty(const cap__io_ticket *tk)
            (fl & (CAP__FDF_REGISTERED | CAP__FDF_NODRAIN)) == CAP__FDF_REGISTERED;
 }
 
-static ssize_t io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
-                     uint64_t deadline, cap__io_call *c, size_t drain)
+ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
+                   uint64_t deadline, bool nonblock, const cap__intr *in, size_t drain)
 {
+    if (nonblock)
+        return op(fd, arg);
+    if (!cap__netio_active->edge || !cap__fd_has(f, CAP__FDF_DRAINS))
+        drain = 0;
+    cap__io_call c;
+    cap__io_call_begin(&c, in);
     bool waited = false;
+    ssize_t r;
     for (;;) {
         cap__io_ticket tk;
         cap__io_prepare(&tk, f, fd, dir);
         /* A drained socket parks without the attempt; after a wake-up the
          * attempt is always made (the event, or a hand-off, says so). */
         bool skipped = drain != 0 && !waited && drained_empty(&tk);
-        ssize_t r = -EAGAIN;
+        r = -EAGAIN;
         if (!skipped) {
             r = op(fd, arg);
             if (drain != 0) /* what this attempt proved, for the next call */
@@ -394,37 +395,27 @@ static ssize_t io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
         if (r != -EAGAIN) {
             if (waited && r >= 0)
                 cap__io_handoff(f, fd, dir);
-            return r;
+            break;
         }
         int rc = ETIMEDOUT;
         if (deadline == CAP__FOREVER || cap__now() < deadline)
-            rc = cap__io_wait(&tk, deadline, c);
+            rc = cap__io_wait(&tk, deadline, &c);
         if (rc == ETIMEDOUT && skipped) {
             /* Data whose event had not been harvested when the time ran
              * out: the call the kernel would have made finds it. */
             r = op(fd, arg);
-            return r == -EAGAIN ? -ETIMEDOUT : r;
+            if (r == -EAGAIN)
+                r = -ETIMEDOUT;
+            break;
         }
-        if (rc == ETIMEDOUT || rc == EBADF || rc == EINTR || rc == ECANCELED)
-            return -rc;
+        if (rc == ETIMEDOUT || rc == EBADF || rc == EINTR || rc == ECANCELED) {
+            r = -rc;
+            break;
+        }
         if (rc == EPERM)
             block_in_poll(fd, dir, deadline);
         waited = true;
     }
-}
-
-ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
-                   uint64_t deadline, bool nonblock, const cap__intr *in, size_t drain)
-{
-    if (nonblock)
-        return op(fd, arg);
-    if (!cap__netio_active->edge || !cap__fd_has(f, CAP__FDF_DRAINS))
-        drain = 0;
-    if (in == NULL)
-        return io_do(f, fd, dir, op, arg, deadline, NULL, drain);
-    cap__io_call c;
-    cap__io_call_begin(&c, in);
-    ssize_t r = io_do(f, fd, dir, op, arg, deadline, &c, drain);
     cap__io_call_end(&c);
     return r;
 }
