@@ -41,6 +41,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "util/clock.h"
@@ -63,29 +64,29 @@ static ssize_t attempt(int fd, void *arg)
         /* One buffer, no address or ancillary data: sendto, which the
          * kernel serves without copying in a message header and vector. */
         if (o->write && m->msg_iovlen == 1 && m->msg_name == NULL && m->msg_control == NULL)
-            return cap__ic_sys(syscall(SYS_sendto, fd, m->msg_iov[0].iov_base,
-                                       m->msg_iov[0].iov_len, o->flags | MSG_DONTWAIT,
-                                       NULL, 0));
+            return cap__sys6(SYS_sendto, fd, (long)m->msg_iov[0].iov_base,
+                             (long)m->msg_iov[0].iov_len, o->flags | MSG_DONTWAIT, 0, 0);
         /* The same for a plain one-buffer read (read, recv): recvfrom, about
          * 0.1 us cheaper a call than recvmsg, which matters most for the
          * read that finds nothing before a request-response thread parks.
          * Not for the application's own recvmsg, which gets msg_flags. */
         if (!o->write && !o->user_msg && m->msg_iovlen == 1 && m->msg_name == NULL &&
             m->msg_control == NULL)
-            return cap__ic_sys(syscall(SYS_recvfrom, fd, m->msg_iov[0].iov_base,
-                                       m->msg_iov[0].iov_len, o->flags | MSG_DONTWAIT,
-                                       NULL, NULL));
-        return cap__ic_sys(syscall(o->write ? SYS_sendmsg : SYS_recvmsg, fd, m,
-                                   o->flags | MSG_DONTWAIT));
+            return cap__sys6(SYS_recvfrom, fd, (long)m->msg_iov[0].iov_base,
+                             (long)m->msg_iov[0].iov_len, o->flags | MSG_DONTWAIT, 0, 0);
+        return cap__sys6(o->write ? SYS_sendmsg : SYS_recvmsg, fd, (long)m,
+                         o->flags | MSG_DONTWAIT, 0, 0, 0);
     }
     if (cap__fd_has(o->f, CAP__FDF_OWNED)) { /* non-blocking underneath: the plain call */
         long r = m->msg_iovlen == 1
-                     ? syscall(o->write ? SYS_write : SYS_read, fd, m->msg_iov[0].iov_base,
-                               m->msg_iov[0].iov_len)
-                     : syscall(o->write ? SYS_writev : SYS_readv, fd, m->msg_iov, m->msg_iovlen);
+                     ? cap__sys6(o->write ? SYS_write : SYS_read, fd,
+                                 (long)m->msg_iov[0].iov_base, (long)m->msg_iov[0].iov_len, 0,
+                                 0, 0)
+                     : cap__sys6(o->write ? SYS_writev : SYS_readv, fd, (long)m->msg_iov,
+                                 (long)m->msg_iovlen, 0, 0, 0);
         if (o->write && r > 0) /* wake a reader parked on the other end now */
             cap__fd_poke_peer(o->f);
-        return cap__ic_sys(r);
+        return r;
     }
     long nr = o->write ? SYS_pwritev2 : SYS_preadv2;
     if (!cap__fd_has(o->f, CAP__FDF_NOWAIT_BAD)) {
