@@ -56,7 +56,8 @@ struct op {
     cap__fd *f;
 };
 
-static ssize_t attempt(int fd, void *arg)
+/* Inline into cap__io_do's first try (xfer_msg); cap__io_do_wait calls it by address. */
+__attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
 {
     struct op *o = arg;
     struct msghdr *m = o->msg;

@@ -17,6 +17,7 @@
 #ifndef CAP_IO_IO_H
 #define CAP_IO_IO_H
 
+#include <errno.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -25,6 +26,7 @@
 #include <sys/uio.h>
 
 #include "io/fd.h"
+#include "io/netio.h"
 #include "io/sigintr.h"
 #include "io/wait.h"
 #include "util/clock.h"
@@ -62,7 +64,14 @@ void cap__io_call_begin(cap__io_call *c, const cap__intr *in);
 int cap__io_call_end(cap__io_call *c);
 
 /* Snapshots f's event sequence for dir; call before the attempt. */
-void cap__io_prepare(cap__io_ticket *tk, cap__fd *f, int fd, int dir);
+static inline void cap__io_prepare(cap__io_ticket *tk, cap__fd *f, int fd, int dir)
+{
+    tk->f = f;
+    tk->fd = fd;
+    tk->dir = dir;
+    tk->gen = atomic_load(&f->gen);
+    tk->seq = atomic_load(&f->seq[dir]);
+}
 /* Parks until an event newer than the snapshot, the absolute deadline,
  * close, or (with c) a signal that may interrupt the call c or, if
  * c->in->cancel, a cancel request. Returns 0 (try again), ETIMEDOUT,
@@ -77,6 +86,36 @@ void cap__io_handoff(cap__fd *f, int fd, int dir);
 
 /* A non-blocking attempt: >= 0 or -errno, never blocks. */
 typedef ssize_t (*cap__io_attempt)(int fd, void *arg);
+
+/* The drained-socket key of a snapshot (fd.h); never 0 but for the one
+ * snapshot that wraps, which then just goes without the shortcut. */
+static inline uint64_t cap__io_drained_key(const cap__io_ticket *tk)
+{
+    return ((uint64_t)tk->gen << 32 | tk->seq) + 1;
+}
+
+/* One attempt after tk's snapshot; with drain (cap__io_do), records what
+ * it proved for the next call: a shorter result or EAGAIN left the socket
+ * empty. */
+__attribute__((always_inline)) static inline ssize_t
+cap__io_attempt_once(const cap__io_ticket *tk, cap__io_attempt op, void *arg, size_t drain)
+{
+    ssize_t r = op(tk->fd, arg);
+    if (drain != 0)
+        atomic_store_explicit(&tk->f->drained,
+                              r == -EAGAIN || (r > 0 && (size_t)r < drain)
+                                  ? cap__io_drained_key(tk)
+                                  : 0,
+                              memory_order_relaxed);
+    return r;
+}
+
+/* The rest of cap__io_do once its first attempt said EAGAIN (or was
+ * skipped: skipped), out of line: park, try again, until done. tk is the
+ * first attempt's snapshot. */
+ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
+                        uint64_t deadline, const cap__intr *in, size_t drain, bool skipped);
+
 /* Runs attempt until it returns anything but -EAGAIN, parking in between;
  * nonblock: a single attempt. Returns the attempt's result, -ETIMEDOUT at
  * the deadline, -EBADF if closed meanwhile, -EINTR if a signal allowed by
@@ -85,9 +124,38 @@ typedef ssize_t (*cap__io_attempt)(int fd, void *arg);
  * drain: for a read that consumes what it gets (no MSG_PEEK, MSG_OOB or
  * MSG_ERRQUEUE), the bytes it asks for, else 0; on a CAP__FDF_DRAINS
  * socket a shorter result marks the socket drained, and a later call
- * finding it still so parks without the attempt (fd.h). */
-ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
-                   uint64_t deadline, bool nonblock, const cap__intr *in, size_t drain);
+ * finding it still so parks without the attempt (fd.h).
+ *
+ * Inline, so that a caller passing its own attempt function gets it
+ * inlined into the first try, which is all a call that does not wait
+ * runs; the waits are cap__io_do_wait's. */
+__attribute__((always_inline)) static inline ssize_t
+cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64_t deadline,
+           bool nonblock, const cap__intr *in, size_t drain)
+{
+    if (nonblock)
+        return op(fd, arg);
+    if (!cap__netio_active->edge || !cap__fd_has(f, CAP__FDF_DRAINS))
+        drain = 0;
+    cap__io_ticket tk;
+    cap__io_prepare(&tk, f, fd, dir);
+    /* A drained socket parks without the attempt: while (gen, seq[READ])
+     * still equals the snapshot of the read that emptied it, an attempt
+     * could only say EAGAIN (fd.h). Only for a registered descriptor, whose
+     * events bump seq (an unregistered one gets its first event only from
+     * the registration). */
+    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
+    bool skipped = drain != 0 &&
+                   atomic_load_explicit(&f->drained, memory_order_relaxed) ==
+                       cap__io_drained_key(&tk) &&
+                   (fl & (CAP__FDF_REGISTERED | CAP__FDF_NODRAIN)) == CAP__FDF_REGISTERED;
+    if (!skipped) {
+        ssize_t r = cap__io_attempt_once(&tk, op, arg, drain);
+        if (r != -EAGAIN)
+            return r;
+    }
+    return cap__io_do_wait(&tk, op, arg, deadline, in, drain, skipped);
+}
 
 /* poll(2) for a user thread: same arguments and result, parks instead of
  * blocking; deadline absolute (CAP__FOREVER: none, 0: do not wait). On

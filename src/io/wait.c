@@ -224,15 +224,6 @@ int cap__io_watch(int fd, void (*cb)(void *arg), void *arg)
 
 /* ---- exclusive waits ----------------------------------------------------- */
 
-void cap__io_prepare(cap__io_ticket *tk, cap__fd *f, int fd, int dir)
-{
-    tk->f = f;
-    tk->fd = fd;
-    tk->dir = dir;
-    tk->gen = atomic_load(&f->gen);
-    tk->seq = atomic_load(&f->seq[dir]);
-}
-
 static bool unlock_fd(void *arg)
 {
     cap__spin_unlock(&((cap__fd *)arg)->lock);
@@ -345,61 +336,18 @@ static void block_in_poll(int fd, int dir, uint64_t deadline)
     syscall(SYS_ppoll, &p, 1, tsp, NULL, 0);
 }
 
-/* The drained-socket key of a snapshot (fd.h); never 0 but for the one
- * snapshot that wraps, which then just goes without the shortcut. */
-static inline uint64_t drained_key(const cap__io_ticket *tk)
-{
-    return ((uint64_t)tk->gen << 32 | tk->seq) + 1;
-}
-
-/* True when a read made after tk's snapshot emptied the socket and no
- * event came since: an attempt now could only say EAGAIN, unless an event
- * is still on its way, and then the park below is woken by it. Only for
- * a registered descriptor, whose events bump seq (an unregistered one
- * gets its first event only from the registration). */
-static inline bool drained_empty(const cap__io_ticket *tk)
+ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
+                        uint64_t deadline, const cap__intr *in, size_t drain, bool skipped)
 {
     cap__fd *f = tk->f;
-    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
-    return atomic_load_explicit(&f->drained, memory_order_relaxed) == drained_key(tk) &&
-           (fl & (CAP__FDF_REGISTERED | CAP__FDF_NODRAIN)) == CAP__FDF_REGISTERED;
-}
-
-ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
-                   uint64_t deadline, bool nonblock, const cap__intr *in, size_t drain)
-{
-    if (nonblock)
-        return op(fd, arg);
-    if (!cap__netio_active->edge || !cap__fd_has(f, CAP__FDF_DRAINS))
-        drain = 0;
+    int fd = tk->fd, dir = tk->dir;
     cap__io_call c;
     cap__io_call_begin(&c, in);
-    bool waited = false;
     ssize_t r;
     for (;;) {
-        cap__io_ticket tk;
-        cap__io_prepare(&tk, f, fd, dir);
-        /* A drained socket parks without the attempt; after a wake-up the
-         * attempt is always made (the event, or a hand-off, says so). */
-        bool skipped = drain != 0 && !waited && drained_empty(&tk);
-        r = -EAGAIN;
-        if (!skipped) {
-            r = op(fd, arg);
-            if (drain != 0) /* what this attempt proved, for the next call */
-                atomic_store_explicit(&f->drained,
-                                      r == -EAGAIN || (r > 0 && (size_t)r < drain)
-                                          ? drained_key(&tk)
-                                          : 0,
-                                      memory_order_relaxed);
-        }
-        if (r != -EAGAIN) {
-            if (waited && r >= 0)
-                cap__io_handoff(f, fd, dir);
-            break;
-        }
         int rc = ETIMEDOUT;
         if (deadline == CAP__FOREVER || cap__now() < deadline)
-            rc = cap__io_wait(&tk, deadline, &c);
+            rc = cap__io_wait(tk, deadline, &c);
         if (rc == ETIMEDOUT && skipped) {
             /* Data whose event had not been harvested when the time ran
              * out: the call the kernel would have made finds it. */
@@ -414,7 +362,16 @@ ssize_t cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg,
         }
         if (rc == EPERM)
             block_in_poll(fd, dir, deadline);
-        waited = true;
+        /* After a wake-up the attempt is always made (the event, or a
+         * hand-off, says so). */
+        cap__io_prepare(tk, f, fd, dir);
+        skipped = false;
+        r = cap__io_attempt_once(tk, op, arg, drain);
+        if (r != -EAGAIN) {
+            if (r >= 0)
+                cap__io_handoff(f, fd, dir);
+            break;
+        }
     }
     cap__io_call_end(&c);
     return r;
