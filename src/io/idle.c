@@ -74,9 +74,15 @@ void cap__idle_release(cap__worker *w)
         if (o == w)
             continue;
         /* Leave its `sleeping` word alone: the wake-up is spurious for it,
-         * it goes round its loop and becomes the holder. */
+         * it goes round its loop and becomes the holder. If the word is
+         * already clear, a waker has woken it (it clears the word, then
+         * wakes) or it is on its way out (a futex wait on a clear word
+         * returns at once): a second wake would be a system call for
+         * nothing, which every cross-worker wake-up made before the
+         * holder's release (the harvest's) would otherwise pay. */
         if (atomic_load(&in_futex[i])) {
-            cap__futex_wake((uint32_t *)&o->sleeping, 1);
+            if (atomic_load(&o->sleeping) != 0)
+                cap__futex_wake((uint32_t *)&o->sleeping, 1);
             return;
         }
         if (atomic_load(&in_ring[i])) {
