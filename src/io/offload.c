@@ -181,13 +181,12 @@ static void retire(void)
     atomic_fetch_sub(&cap__io_inflight, 1);
 }
 
-/* Parks on j until it is done or the park ends for another reason (its
+/* Called with j->lock held, returns with it held and j->parked false:
+ * parks on j until it is done or the park ends for another reason (its
  * result: a timeout, ECANCELED, or 0 for a wake-up); does not park if j
- * is done or sw (may be NULL) was hit by a signal. Returns with j->lock
- * held and j->parked false. */
+ * is done or sw (may be NULL) was hit by a signal. */
 static int park_on(struct job *j, cap__sig_waiter *sw, uint64_t deadline, bool cancellable)
 {
-    cap__spin_lock(&j->lock);
     if (j->done || (sw != NULL && cap__sig_hit(sw)))
         return 0;
     j->parked = true;
@@ -198,6 +197,10 @@ static int park_on(struct job *j, cap__sig_waiter *sw, uint64_t deadline, bool c
     return rc;
 }
 
+/* The waiter holds j.lock from before j is queued until it parks, so the
+ * job cannot finish first: an offloaded call always lets the worker's
+ * other threads run while it is on the pool (tests/io/odirect_read_parks
+ * under CAP_DISKIO=threads counts on it). */
 int cap__offload(void (*fn)(void *arg), void *arg)
 {
     struct cap__thread *self = cap__current();
@@ -206,16 +209,15 @@ int cap__offload(void (*fn)(void *arg), void *arg)
         return 0;
     }
     struct job j = { .fn = fn, .arg = arg, .thread = self };
+    cap__spin_lock(&j.lock);
     int rc = submit(&j);
-    if (rc != 0)
-        return rc;
-    for (;;) {
-        park_on(&j, NULL, CAP__FOREVER, false);
-        bool done = j.done;
+    if (rc != 0) {
         cap__spin_unlock(&j.lock);
-        if (done)
-            break;
+        return rc;
     }
+    while (!j.done)
+        park_on(&j, NULL, CAP__FOREVER, false);
+    cap__spin_unlock(&j.lock);
     retire();
     return 0;
 }
@@ -250,40 +252,44 @@ static bool stop_job(struct job *j)
     pthread_mutex_unlock(&pool_mu);
     if (runner == 0)
         return true;
-    for (;;) {
-        cap__spin_lock(&j->lock);
-        bool done = j->done;
-        cap__spin_unlock(&j->lock);
-        if (done)
-            return false;
+    cap__spin_lock(&j->lock);
+    while (!j->done) {
         cap__sig_kick(runner);
         park_on(j, NULL, cap__deadline_after(KICK_NS), false);
-        cap__spin_unlock(&j->lock);
     }
+    cap__spin_unlock(&j->lock);
+    return false;
 }
 
 long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap__intr *in)
 {
     struct cap__thread *self = cap__current();
     struct job j = { .fn = fn, .arg = arg, .result = result, .thread = self };
-    if (self == NULL || submit(&j) != 0) {
-        fn(arg); /* inline, where a signal interrupts it as it would any call */
+    if (self == NULL) {
+        fn(arg); /* a signal interrupts it as it would any call */
         return *result;
     }
+    /* Entered first: dispatch takes the shard lock, then j.lock. */
     cap__sig_waiter sw;
     cap__sig_enter(&sw, in, interrupt_job, &j);
-    int why = 0;
-    for (;;) {
-        int rc = park_on(&j, &sw, CAP__FOREVER, in->cancel);
-        bool done = j.done;
-        if (!done && rc == ECANCELED)
-            why = ECANCELED;
-        else if (!done && cap__sig_hit(&sw))
-            why = EINTR;
+    cap__spin_lock(&j.lock);
+    if (submit(&j) != 0) { /* no pool thread: inline, on the worker */
         cap__spin_unlock(&j.lock);
-        if (done || why != 0)
-            break;
+        cap__sig_leave(&sw);
+        fn(arg);
+        return *result;
     }
+    int why = 0;
+    while (!j.done && why == 0) {
+        int rc = park_on(&j, &sw, CAP__FOREVER, in->cancel);
+        if (j.done)
+            break;
+        if (rc == ECANCELED)
+            why = ECANCELED;
+        else if (cap__sig_hit(&sw))
+            why = EINTR;
+    }
+    cap__spin_unlock(&j.lock);
     cap__sig_leave(&sw);
     if (why != 0 && (stop_job(&j) || *result == -EINTR))
         *result = -why; /* the call did not complete: report why */
