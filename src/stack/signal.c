@@ -81,35 +81,28 @@ static bool is_kick(int sig, const siginfo_t *info)
 
 static void trampoline(int sig, siginfo_t *info, void *uctx)
 {
+    __typeof__(table[0]) h = table[sig];
     if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed)) {
         if (is_kick(sig, info) || !has_handler(sig))
             return; /* interrupting the system call was the whole point */
-        if (table[sig].flags & SA_RESETHAND) { /* kept from the kernel: do it here */
-            __typeof__(table[0]) once = table[sig];
+        if (h.flags & SA_RESETHAND) { /* kept from the kernel: do it here */
             table[sig].flags &= ~SA_SIGINFO;
             table[sig].handler = SIG_DFL;
-            if (once.flags & SA_SIGINFO)
-                once.action(sig, info, uctx);
-            else
-                once.handler(sig);
-            cap__sig_caught(sig, once.flags);
-            return;
         }
     }
-    int flags = table[sig].flags;
     bool linked = cap__linked_cfg.enabled;
     uintptr_t limit = 0;
     if (linked) {
         __asm__ volatile("movq %%fs:0x70, %0" : "=r"(limit));
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
     }
-    if (flags & SA_SIGINFO)
-        table[sig].action(sig, info, uctx);
+    if (h.flags & SA_SIGINFO)
+        h.action(sig, info, uctx);
     else
-        table[sig].handler(sig);
+        h.handler(sig);
     if (linked)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
-    cap__sig_caught(sig, flags);
+    cap__sig_caught(sig, h.flags);
 }
 
 /* The flags the kernel gets for the trampoline in place of the program's. */
