@@ -26,8 +26,9 @@
  * KICK_NS because one that lands just before the system call is entered
  * interrupts nothing. A call that completed anyway keeps its result.
  *
- * Pool threads block every signal except the kick, so process-directed
- * signals go to threads that run the program's handlers.
+ * Pool threads block every signal, the kick too except while they run a
+ * cap__offload_call job (see run), so process-directed signals go to
+ * threads that run the program's handlers.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -80,14 +81,27 @@ static void wake_locked(struct job *j)
     }
 }
 
-static void run(struct job *j)
+/* Runs j's call. Only cap__offload_call's jobs, which retry a call
+ * interrupted for nothing, run with the kick unblocked: any other job
+ * (a disk transfer, sendfile, getaddrinfo, pclose) would see EINTR from a
+ * late kick meant for the job its thread ran before (sent just as that
+ * one completed), or from the program's own SIGURG, whose SA_RESTART the
+ * kernel no longer sees. A late kick stays pending until the next such
+ * job unblocks it, and is handled before that job's call starts. */
+static void run(struct job *j, const sigset_t *kick)
 {
+    if (j->result == NULL) {
+        j->fn(j->arg);
+        return;
+    }
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, kick, NULL, _NSIG / 8);
     for (;;) {
         j->fn(j->arg);
         /* Only a kick or a stray SIGURG interrupts a pool thread. */
-        if (j->result == NULL || *j->result != -EINTR || atomic_load(&j->stop))
-            return;
+        if (*j->result != -EINTR || atomic_load(&j->stop))
+            break;
     }
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, kick, NULL, _NSIG / 8);
 }
 
 static void *pool_main(void *arg)
@@ -96,7 +110,6 @@ static void *pool_main(void *arg)
     sigset_t kick;
     sigemptyset(&kick);
     sigaddset(&kick, CAP__SIG_KICK);
-    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &kick, NULL, _NSIG / 8);
     pid_t tid = (pid_t)syscall(SYS_gettid);
     pthread_mutex_lock(&pool_mu);
     for (;;) {
@@ -112,7 +125,7 @@ static void *pool_main(void *arg)
         j->runner = tid;
         pthread_mutex_unlock(&pool_mu);
 
-        run(j);
+        run(j, &kick);
         cap__spin_lock(&j->lock);
         j->done = true;
         wake_locked(j); /* under the lock the waiter parked on */
