@@ -768,15 +768,6 @@ static bool has_own_work(cap__worker *w)
            atomic_load_explicit(&w->lone, memory_order_relaxed) != NULL;
 }
 
-/* Work another worker handed to w (woken threads, new threads dealt to
- * it): what the idle spin can catch, unlike threads w's own harvest of
- * ready I/O or its timers made runnable (its local queue). */
-static bool handed_work(cap__worker *w)
-{
-    return atomic_load(&w->inbox) != NULL ||
-           atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0;
-}
-
 /* Any work w could run, including new threads it could steal. */
 static bool has_work(cap__worker *w)
 {
@@ -809,14 +800,10 @@ static void idle(cap__worker *w)
     /* The spin waits for another worker to hand us a thread: alone, no
      * one can (foreign kernel threads wake us through the poller). Its
      * length adapts (spin_rounds): a spin that finds work, or a sleep that
-     * a hand-off ends about as soon as a spin would have caught it,
-     * restores the whole budget; any other sleep halves it: a long one,
-     * and a short one ended by our own harvest of ready I/O, a timer or
-     * nothing, none of which a spin can see. A worker whose wake-ups come
-     * from I/O (a server: Knot's paper pattern at 10,000 clients found
-     * work in 1 spin in 80, and restored the budget on every short sleep)
-     * or whose waits are long thus stops burning CPU that the rest of the
-     * machine (a load generator, other processes) could use, and one
+     * ends about as soon as a spin would have, restores the whole budget;
+     * a sleep longer than that halves it. A worker whose waits are long
+     * (a lightly loaded server) thus stops burning CPU that the rest of
+     * the machine (a load generator, other processes) could use, and one
      * handed work at a high rate keeps spinning. */
     int rounds = cap__rt.nworkers > 1 && (p->spin_ok == NULL || p->spin_ok()) ? w->spin_rounds : 0;
     bool found = false;
@@ -863,7 +850,7 @@ static void idle(cap__worker *w)
     if (forever)
         atomic_fetch_sub(&cap__rt.nsleeping_forever, 1);
     atomic_fetch_sub(&cap__rt.nsleeping, 1);
-    if (handed_work(w) && cap__now() - slept_at <= SPIN_WORTH_NS)
+    if (cap__now() - slept_at <= SPIN_WORTH_NS)
         w->spin_rounds = IDLE_SPIN_ROUNDS;
     else
         w->spin_rounds /= 2;
