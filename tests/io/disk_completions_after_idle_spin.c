@@ -65,26 +65,16 @@ static void *busy_then_idle(void *arg)
     return NULL;
 }
 
+static void fill_marked(unsigned char *b, int k)
+{
+    memset(b, 0, BLOCK);
+    b[0] = (unsigned char)k;
+    b[BLOCK - 1] = (unsigned char)(k * 7);
+}
+
 int main(void)
 {
-    const char *disk = getenv("CAP_DISKIO");
-    if (disk != NULL && strcmp(disk, "blocking") == 0)
-        return 77;
-    char path[] = "/tmp/capriccio-io-XXXXXX";
-    int w = mkstemp(path);
-    CHECK_GE(w, 0);
-    unsigned char b[BLOCK];
-    for (int k = 0; k < BLOCKS; k++) {
-        memset(b, 0, sizeof b);
-        b[0] = (unsigned char)k;
-        b[BLOCK - 1] = (unsigned char)(k * 7);
-        CHECK_EQ(write(w, b, BLOCK), BLOCK);
-    }
-    fd = reopen_odirect(w, path);
-    if (fd < 0) {
-        fprintf(stderr, "O_DIRECT unsupported here: skipped\n");
-        return 77;
-    }
+    fd = odirect_file(BLOCKS, BLOCK, fill_marked);
 
     atomic_store(&readers_left, 1);
     join(spawn(reader, (void *)(intptr_t)LONE_READS));

@@ -120,29 +120,15 @@ static void *kernel_thread(void *arg)
     return NULL;
 }
 
+static void fill_numbered(unsigned char *b, int k)
+{
+    memset(b, k, BLOCK);
+    b[BLOCK - 1] = (unsigned char)(k * 7);
+}
+
 int main(void)
 {
-    const char *disk = getenv("CAP_DISKIO");
-    if (disk != NULL && strcmp(disk, "blocking") == 0) {
-        fprintf(stderr, "CAP_DISKIO=blocking blocks the worker: skipped\n");
-        return 77;
-    }
-    char path[] = "/tmp/capriccio-ringwait-XXXXXX";
-    int w = mkstemp(path);
-    CHECK_GE(w, 0);
-    unsigned char *b = aligned_alloc(BLOCK, BLOCK);
-    CHECK(b != NULL);
-    for (uint32_t k = 0; k < BLOCKS; k++) {
-        memset(b, (int)k, BLOCK);
-        b[BLOCK - 1] = (unsigned char)(k * 7);
-        CHECK_EQ(write(w, b, BLOCK), BLOCK);
-    }
-    free(b);
-    fd = reopen_odirect(w, path);
-    if (fd < 0) {
-        fprintf(stderr, "O_DIRECT unsupported here: skipped\n");
-        return 77;
-    }
+    fd = odirect_file(BLOCKS, BLOCK, fill_numbered);
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     CHECK_EQ(cap_sem_init(&posted, 0, 0), 0);
     CHECK_EQ(cap_sem_init(&ping, 0, 0), 0);

@@ -57,16 +57,36 @@ static inline void parked_pipe_read_is_woken(char token)
     CHECK_EQ(close(p[1]), 0);
 }
 
-/* Flushes the temporary file w (written, at path) to disk, closes it and
- * opens it again read-only with O_DIRECT, then unlinks it. Returns the
- * new descriptor, or -1 where the filesystem has no O_DIRECT (callers
- * skip with 77). */
-static inline int reopen_odirect(int w, const char *path)
+/* The O_DIRECT tests' file: `blocks` blocks of `block` bytes, block k
+ * written by fill(buf, k), flushed to disk and opened again read-only with
+ * O_DIRECT, then unlinked. Exits 77 (skipped) under CAP_DISKIO=blocking,
+ * which blocks the worker by design, and where the filesystem has no
+ * O_DIRECT. Returns the descriptor. */
+static inline int odirect_file(int blocks, size_t block, void (*fill)(unsigned char *buf, int k))
 {
+    const char *disk = getenv("CAP_DISKIO");
+    if (disk != NULL && strcmp(disk, "blocking") == 0) {
+        fprintf(stderr, "CAP_DISKIO=blocking blocks the worker: skipped\n");
+        exit(77);
+    }
+    char path[] = "/tmp/capriccio-io-XXXXXX";
+    int w = mkstemp(path);
+    CHECK_GE(w, 0);
+    unsigned char *b = aligned_alloc(4096, block);
+    CHECK(b != NULL);
+    for (int k = 0; k < blocks; k++) {
+        fill(b, k);
+        CHECK_EQ(write(w, b, block), (ssize_t)block);
+    }
+    free(b);
     CHECK_EQ(fsync(w), 0);
     CHECK_EQ(close(w), 0);
     int fd = open(path, O_RDONLY | O_DIRECT);
     unlink(path);
+    if (fd < 0) {
+        fprintf(stderr, "O_DIRECT unsupported here: skipped\n");
+        exit(77);
+    }
     return fd;
 }
 

@@ -4,6 +4,7 @@
 #define CAP_TESTS_LINKED_UTIL_H
 
 #include <capriccio.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "check.h"
@@ -20,6 +21,28 @@ static inline uintptr_t stack_limit(void)
     uintptr_t v;
     __asm__ volatile("movq %%fs:0x70, %0" : "=r"(v));
     return v;
+}
+
+/* What counting_handler saw: signals handled, how many ran on the
+ * alternate signal stack, how many with the stack limit at 0 (both are
+ * what the trampoline promises a handler in linked mode). */
+static volatile long handled __attribute__((unused)), on_altstack __attribute__((unused)),
+    limit_zero __attribute__((unused));
+
+/* A split-stack signal handler with a 2 KiB frame that counts the above. */
+static __attribute__((unused)) void counting_handler(int sig)
+{
+    volatile char frame[2048];
+    frame[0] = (char)sig;
+    stack_t ss;
+    sigaltstack(NULL, &ss);
+    char *here = (char *)&frame[0];
+    if (!(ss.ss_flags & SS_DISABLE) && here >= (char *)ss.ss_sp &&
+        here < (char *)ss.ss_sp + ss.ss_size)
+        on_altstack++;
+    if (stack_limit() == 0)
+        limit_zero++;
+    handled++;
 }
 
 /* Recurses n levels with about 1 KiB per frame, calls leaf at the bottom

@@ -13,23 +13,6 @@
 
 #include "linked_util.h"
 
-static volatile long handled, on_altstack, limit_zero;
-
-static void handler(int sig)
-{
-    volatile char frame[2048];
-    frame[0] = (char)sig;
-    stack_t ss;
-    sigaltstack(NULL, &ss);
-    char *here = (char *)&frame[0];
-    if (!(ss.ss_flags & SS_DISABLE) && here >= (char *)ss.ss_sp &&
-        here < (char *)ss.ss_sp + ss.ss_size)
-        on_altstack++;
-    if (stack_limit() == 0)
-        limit_zero++;
-    handled++;
-}
-
 static long leaf(long x)
 {
     return x;
@@ -67,12 +50,12 @@ int main(void)
 {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
+    sa.sa_handler = counting_handler;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
     CHECK_EQ(sigaction(SIGUSR1, NULL, &old), 0);
-    CHECK(old.sa_handler == handler);
+    CHECK(old.sa_handler == counting_handler);
     CHECK_EQ(old.sa_flags & SA_SIGINFO, 0);
 
     cap_thread_t t;

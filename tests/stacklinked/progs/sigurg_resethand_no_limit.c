@@ -18,23 +18,6 @@
 
 enum { ROUNDS = 50 };
 
-static volatile long handled, on_altstack, limit_zero;
-
-static void handler(int sig)
-{
-    volatile char frame[2048];
-    frame[0] = (char)sig;
-    stack_t ss;
-    sigaltstack(NULL, &ss);
-    char *here = (char *)&frame[0];
-    if (!(ss.ss_flags & SS_DISABLE) && here >= (char *)ss.ss_sp &&
-        here < (char *)ss.ss_sp + ss.ss_size)
-        on_altstack++;
-    if (stack_limit() == 0)
-        limit_zero++;
-    handled++;
-}
-
 static void urg_self(void)
 {
     syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGURG);
@@ -55,7 +38,7 @@ static void *run(void *arg)
     for (int i = 0; i < ROUNDS; i++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = handler;
+        sa.sa_handler = counting_handler;
         sigemptyset(&sa.sa_mask);
         sa.sa_flags = SA_RESETHAND;
         CHECK_EQ(sigaction(SIGURG, &sa, NULL), 0);
