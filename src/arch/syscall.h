@@ -7,7 +7,8 @@
  * The I/O layer's convention is -errno already (src/io/io.h).
  *
  * Plain system calls only: no cancellation, no errno. One implementation
- * per architecture, picked by the #if chain; elsewhere libc's syscall().
+ * per architecture in its own file (arch/<arch>/syscall.h), picked by the
+ * #if chain; elsewhere libc's syscall().
  */
 #ifndef CAP_ARCH_SYSCALL_H
 #define CAP_ARCH_SYSCALL_H
@@ -16,18 +17,7 @@
 #include <unistd.h>
 
 #if defined(__x86_64__)
-static inline long cap__sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
-    long r;
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    __asm__ volatile("syscall"
-                     : "=a"(r)
-                     : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return r;
-}
+#include "arch/x86_64/syscall.h"
 #else
 static inline long cap__sys6(long nr, long a, long b, long c, long d, long e, long f)
 {
