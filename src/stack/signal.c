@@ -73,6 +73,24 @@ static bool has_handler(int sig)
     return table[sig].handler != SIG_DFL && table[sig].handler != SIG_IGN;
 }
 
+/* The kick signal's entry for one delivery, applying the program's
+ * SA_RESETHAND (kept from the kernel) under the table lock: two
+ * deliveries at once on different kernel threads run the handler once,
+ * as the kernel's own reset would let them. The lock's holders block
+ * every signal, so taking it here cannot deadlock with this thread. */
+static bool take_kick_entry(int sig, __typeof__(table[0]) *h)
+{
+    cap__spin_lock(&table_lock);
+    *h = table[sig];
+    bool run = has_handler(sig);
+    if (run && (h->flags & SA_RESETHAND)) {
+        table[sig].flags &= ~SA_SIGINFO;
+        table[sig].handler = SIG_DFL;
+    }
+    cap__spin_unlock(&table_lock);
+    return run;
+}
+
 static bool is_kick(int sig, const siginfo_t *info)
 {
     return sig == CAP__SIG_KICK && info != NULL && info->si_code == SI_QUEUE &&
@@ -83,12 +101,8 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 {
     __typeof__(table[0]) h = table[sig];
     if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed)) {
-        if (is_kick(sig, info) || !has_handler(sig))
+        if (is_kick(sig, info) || !take_kick_entry(sig, &h))
             return; /* interrupting the system call was the whole point */
-        if (h.flags & SA_RESETHAND) { /* kept from the kernel: do it here */
-            table[sig].flags &= ~SA_SIGINFO;
-            table[sig].handler = SIG_DFL;
-        }
     }
     bool linked = cap__linked_cfg.enabled;
     uintptr_t limit = 0;
