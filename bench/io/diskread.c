@@ -5,14 +5,21 @@
  * blocking pread(), for a fixed duration; reports reads per second.
  *
  * Usage:
- *   diskread direct <big file> <threads> [seconds] [warm-up]
+ *   diskread direct <big file> <threads> [seconds] [warm-up] [seed]
  *       every read from <big file> opened with O_DIRECT (Figure 3: the
  *       disk's own queueing and head scheduling at concurrency T);
- *   diskread mix <big file> <small file> <threads> <miss %> [seconds] [warm-up]
+ *   diskread mix <big file> <small file> <threads> <miss %> [seconds] [warm-up] [seed]
  *       <miss %> of the reads from <big file> with O_DIRECT (misses), the
  *       rest from <small file> opened normally and read once beforehand,
  *       so they hit the page cache (Figure 4, the paper's method).
- *   defaults: 1 second, 0.2 s warm-up.
+ *   defaults: 1 second, 0.2 s warm-up, seed 0.
+ *
+ * Offsets: each thread draws its blocks from a generator seeded by its
+ * index and <seed>. Runs with the same seed read the same blocks in the
+ * same order, so a run's blocks must not be the previous run's: the disk
+ * below may keep what it just read (a virtual disk's host page cache does,
+ * and O_DIRECT bypasses only the guest's), and a run repeating them would
+ * be served from there. run.py gives every run a seed of its own.
  *
  * The miss pattern is exact, not random: read k of a thread is a miss when
  * floor((k+1)·p/100) > floor(k·p/100), and threads start at different
@@ -49,6 +56,7 @@ enum { BLOCK = 4096, STACK_BYTES = 64 * 1024 };
 static int big_fd = -1, small_fd = -1;
 static long big_blocks, small_blocks;
 static long miss_pct = 100; /* direct mode: every read is a miss */
+static uint64_t run_seed;    /* offsets of this run (see above) */
 static bench_slot *reads;     /* reads started inside the window */
 static bench_slot *all_reads; /* every read, for the CPU time per read */
 
@@ -59,7 +67,9 @@ static _Atomic uint64_t win_begin, win_end;
 static void *reader(void *arg)
 {
     long i = (long)arg;
-    uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+    uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) ^ 0xbf58476d1ce4e5b9ull * run_seed;
+    if (seed == 0) /* xorshift's one fixed point */
+        seed = 1;
     void *buf;
     if (posix_memalign(&buf, BLOCK, BLOCK) != 0) /* O_DIRECT wants alignment */
         bench_die("posix_memalign");
@@ -135,8 +145,9 @@ static void open_small(const char *path)
 static void usage(const char *prog)
 {
     fprintf(stderr,
-            "usage: %s direct <big file> <threads> [seconds] [warm-up]\n"
-            "       %s mix <big file> <small file> <threads> <miss %%> [seconds] [warm-up]\n",
+            "usage: %s direct <big file> <threads> [seconds] [warm-up] [seed]\n"
+            "       %s mix <big file> <small file> <threads> <miss %%> [seconds] [warm-up] "
+            "[seed]\n",
             prog, prog);
     exit(2);
 }
@@ -149,7 +160,7 @@ int main(int argc, char **argv)
     if (!mix && strcmp(argv[1], "direct") != 0)
         usage(argv[0]);
     int a = 2;
-    if (argc < (mix ? 6 : 4) || argc > (mix ? 8 : 6))
+    if (argc < (mix ? 6 : 4) || argc > (mix ? 9 : 7))
         usage(argv[0]);
     open_big(argv[a++]);
     if (mix)
@@ -162,6 +173,7 @@ int main(int argc, char **argv)
     }
     double secs = argc > a ? bench_arg_secs(argv[0], argv[a]) : 1.0;
     double warm = argc > a + 1 ? bench_arg_secs(argv[0], argv[a + 1]) : 0.2;
+    run_seed = argc > a + 2 ? (uint64_t)bench_arg_long(argv[0], argv[a + 2], 0) : 0;
 
     reads = aligned_alloc(64, (size_t)nthreads * sizeof *reads);
     all_reads = aligned_alloc(64, (size_t)nthreads * sizeof *all_reads);

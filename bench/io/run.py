@@ -30,6 +30,10 @@ environment:
   QUICK=1            smoke run (a minute or two); results go to bench/results/tmp/
   IOBENCH_ONLY=...   comma-separated subset of pipetest,disk,http
   IOBENCH_REPS=N     repetitions (default 3; QUICK: 1)
+  IOBENCH_DISK_REPS=N  repetitions of the disk runs (default 4; QUICK: 2): the
+                     order of the variants alternates, forward then reversed
+  IOBENCH_SEED=N     the disk runs' first offset seed (default: from the
+                     clock); run k of the invocation uses N + k (README)
   IOBENCH_HTTP_REPS=N  repetitions of the HTTP runs (default 7; QUICK: 1): a
                      2 s run's p99 at low connection counts is decided by
                      whether a stall of the shared machine hit it (README)
@@ -54,6 +58,7 @@ from the medians, the machine and its load), and io-<stamp>-pipetest.png,
 -disk-direct.png, -disk-mix.png, -http.png. Nothing is typed by hand.
 """
 
+import ctypes
 import datetime
 import hashlib
 import json
@@ -75,6 +80,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 QUICK = os.environ.get("QUICK", "") not in ("", "0")
 REPS = int(os.environ.get("IOBENCH_REPS", "1" if QUICK else "3"))
 HTTP_REPS = int(os.environ.get("IOBENCH_HTTP_REPS", "1" if QUICK else "7"))
+DISK_REPS = int(os.environ.get("IOBENCH_DISK_REPS", "2" if QUICK else "4"))
+SEED_BASE = int(os.environ.get("IOBENCH_SEED", str(time.time_ns() // 1000 % 10**9)))
 ONLY = [s for s in os.environ.get("IOBENCH_ONLY", "pipetest,disk,http").split(",") if s]
 DATA_DIR = os.environ.get("IOBENCH_DIR", "/tmp/capriccio-iobench")
 ALT_BUILD = os.environ.get("IOBENCH_ALT_BUILD", "")
@@ -275,12 +282,15 @@ class Series:
         self.cells = {}       # x -> {"samples": [...], "runs": [...]}
         self.stopped = None   # (x, kind, message)
 
-    def measure(self, x, args, timeout, field="per_sec"):
+    def measure(self, x, args, timeout, field="per_sec", pre=None):
         if self.stopped:
             return
         cell = self.cells.setdefault(x, {"samples": [], "runs": [], "error": None})
         if cell["error"]:
             return
+        if callable(args):
+            args = args()
+        pre = pre() if pre else None
         out, err = run_json(self.cmd + args, self.env, timeout)
         if err:
             kind, msg = err
@@ -289,6 +299,8 @@ class Series:
             if kind in ("cannot", "skip"):
                 self.stopped = (x, kind, msg)
             return
+        if pre:
+            out["pre"] = pre
         cell["samples"].append(out[field])
         cell["runs"].append(out)
 
@@ -304,11 +316,19 @@ class Series:
                           for x, c in self.cells.items()}}
 
 
-def sweep(series, xs, args_of, timeout_of, what):
+def sweep(series, xs, args_of, timeout_of, what, reps=None, alternate=False, before=None):
+    """Measures every series at every x, reps times, in turn. alternate:
+    odd repetitions run the series in reverse order, so that with an even
+    number of repetitions every series has the same mean position (a state
+    one run leaves to the next, or a drift of the machine, then favours
+    none). before(x): called just before every run; returns a dict stored
+    with the run's result (its "pre" field). args_of(x) may return a
+    function, called for every run (a fresh seed per run)."""
     for x in xs:
-        for rep in range(REPS):
-            for s in series:
-                s.measure(x, args_of(x), timeout_of(x))
+        for rep in range(REPS if reps is None else reps):
+            for s in (series[::-1] if alternate and rep % 2 else series):
+                s.measure(x, args_of(x), timeout_of(x),
+                          pre=(lambda: before(x)) if before else None)
         log(f"  {what} {x}: " + "  ".join(
             f"{s.key}={fmt_rate(s.med(x))}" for s in series if x in s.cells))
 
@@ -377,11 +397,67 @@ def prepare_files():
             f.flush()
             os.fsync(f.fileno())
         os.rename(path + ".tmp", path)
-    # The big file is read with O_DIRECT only; drop what writing it cached.
-    fd = os.open(big, os.O_RDONLY)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(fd)
     return big, small
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_int, ctypes.c_long]
+_libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+
+def resident_pages(fd, size):
+    """How many of the file's pages are in the page cache (mincore)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    addr = _libc.mmap(None, size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+    if addr in (None, ctypes.c_void_p(-1).value):
+        raise OSError(ctypes.get_errno(), "mmap")
+    try:
+        vec = (ctypes.c_ubyte * ((size + page - 1) // page))()
+        if _libc.mincore(addr, size, vec) != 0:
+            raise OSError(ctypes.get_errno(), "mincore")
+        return sum(v & 1 for v in vec)
+    finally:
+        _libc.munmap(addr, size)
+
+
+def set_cache_state(big, small):
+    """The page-cache state every disk run starts from: none of the big
+    file (its reads are O_DIRECT; cached pages of it would only be written
+    back or dropped on the way), all of the small one (every hit a page-cache
+    hit from the first read on). Measured with mincore after setting it up;
+    returns what it found, stored with the run."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    fd = os.open(big, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        big_res = resident_pages(fd, BIG_BYTES)
+    finally:
+        os.close(fd)
+    fd = os.open(small, os.O_RDONLY)
+    try:
+        for off in range(0, SMALL_BYTES, 1 << 20):
+            os.pread(fd, 1 << 20, off)
+        small_res = resident_pages(fd, SMALL_BYTES)
+    finally:
+        os.close(fd)
+    return {"big_resident_pages": big_res,
+            "small_resident_frac": round(small_res * page / SMALL_BYTES, 4)}
+
+
+class Seeds:
+    """A fresh offset seed for every disk run (diskread.c): run k of the
+    invocation reads the blocks of seed SEED_BASE + k, never the blocks the
+    run before it read, which the disk below may still hold."""
+
+    def __init__(self):
+        self.next = SEED_BASE
+
+    def take(self):
+        self.next += 1
+        return str(self.next - 1)
 
 
 def run_disk(bins):
@@ -397,17 +473,31 @@ def run_disk(bins):
         return ss
 
     timeout = lambda x: 30 + 4 * (DISK_SECS + DISK_WARM)
+    seeds = Seeds()
+    before = lambda x: set_cache_state(big, small)
     direct = make() if DIRECT_CONC else []
     sweep(direct, DIRECT_CONC,
-          lambda x: ["direct", big, str(x), str(DISK_SECS), str(DISK_WARM)], timeout,
-          "O_DIRECT threads")
+          lambda x: lambda: ["direct", big, str(x), str(DISK_SECS), str(DISK_WARM),
+                             seeds.take()],
+          timeout, "O_DIRECT threads", reps=DISK_REPS, alternate=True, before=before)
     mix = make() if MISS_RATES else []
     sweep(mix, MISS_RATES,
-          lambda x: ["mix", big, small, str(MIX_THREADS), str(x), str(DISK_SECS), str(DISK_WARM)],
-          timeout, "miss %")
+          lambda x: lambda: ["mix", big, small, str(MIX_THREADS), str(x), str(DISK_SECS),
+                             str(DISK_WARM), seeds.take()],
+          timeout, "miss %", reps=DISK_REPS, alternate=True, before=before)
     return direct, mix, {"dir": DATA_DIR, "fs": fs_type(DATA_DIR),
                          "device": sh(f"df --output=source {DATA_DIR} | tail -1"),
-                         "big": big, "small": small}
+                         "big": big, "small": small, "seed_base": SEED_BASE,
+                         "reps": DISK_REPS, "cache": cache_summary(direct + mix)}
+
+
+def cache_summary(series):
+    """The page-cache state the disk runs started from, over every run."""
+    pre = [r["pre"] for s in series for c in s.cells.values() for r in c["runs"] if "pre" in r]
+    if not pre:
+        return None
+    return {"runs": len(pre), "big_resident_pages_max": max(p["big_resident_pages"] for p in pre),
+            "small_resident_frac_min": min(p["small_resident_frac"] for p in pre)}
 
 
 # ---- http -------------------------------------------------------------------------
@@ -953,6 +1043,19 @@ def main():
                                    "1-kernel-thread variants, so a busy machine inflates it "
                                    "less than the rates):", ""] + t2 + [""]
         md += [f"![pipetest](io-{stamp}-pipetest.png)", ""]
+    if direct or mix:
+        c = disk_info.get("cache") or {}
+        md += ["## Disk: how the runs were set up", "",
+               f"Every variant runs {disk_info['reps']} times at each point, the order "
+               "alternating (forward, then reversed), so each has the same mean position; "
+               "the figures are medians. Each run reads blocks of its own (offset seed "
+               f"{disk_info['seed_base']} + the run's number): a run repeating the blocks "
+               "the run before it read would find them in the virtual disk's host cache. "
+               "Before every run the big file's pages are dropped from the page cache "
+               "(POSIX_FADV_DONTNEED) and the small file is read in; mincore then found at "
+               f"most {c.get('big_resident_pages_max', '?')} pages of the big file and at "
+               f"least {100 * c.get('small_resident_frac_min', 0):.1f}% of the small one "
+               f"resident over {c.get('runs', 0)} runs.", ""]
     if direct:
         md += ["## Disk: random 4 KiB O_DIRECT reads (Figure 3): reads per second", "",
                f"File {disk_info['big']} ({disk_info['fs']} on {disk_info['device']}); "
