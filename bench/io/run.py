@@ -971,7 +971,7 @@ def main():
     started = time.time()
     stamp = datetime.datetime.now().strftime("%Y-%m-%d-%H%M")
     load0 = loadavg()
-    log(f"{'quick' if QUICK else 'full'} run, {REPS} repetition(s), build {build}, "
+    log(f"{'quick' if QUICK else 'full'} run, {REPS} repetition(s) ({DISK_REPS} of the disk runs), build {build}, "
         f"load average {load0}")
 
     out_dir = os.path.join(ROOT, "bench", "results", "tmp" if QUICK else "")
