@@ -196,7 +196,7 @@ static long finish_connect(cap__fd *f, int fd, uint64_t deadline)
 {
     cap__intr in = cap__ic_intr_cancel(deadline);
     cap__io_call c;
-    cap__io_call_begin(&c, &in);
+    cap__io_call_begin(&c, &in, false);
     long r = wait_connect(f, fd, deadline, &c);
     cap__io_call_end(&c);
     return r;

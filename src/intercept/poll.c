@@ -220,7 +220,7 @@ static int user_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t d
         return (int)cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, -1));
     cap__intr in = intr_of(mask);
     cap__io_call c;
-    cap__io_call_begin(&c, &in);
+    cap__io_call_begin(&c, &in, false);
     int r = epoll_loop(f, epfd, ev, max, deadline, &c);
     cap__io_call_end(&c);
     return r;

@@ -235,7 +235,7 @@ int cap__offload(void (*fn)(void *arg), void *arg)
     return 0;
 }
 
-/* Dispatch's interrupt (shard lock held): wakes the waiter, which then
+/* Dispatch's interrupt (the waiter's sig_lock held): wakes the waiter, which then
  * sees the signal and stops the job. */
 static void interrupt_job(void *arg)
 {
@@ -282,7 +282,7 @@ long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap
         fn(arg); /* a signal interrupts it as it would any call */
         return *result;
     }
-    /* Entered first: dispatch takes the shard lock, then j.lock. */
+    /* Entered first: dispatch takes the sig_lock, then j.lock. */
     cap__sig_waiter sw;
     cap__sig_enter(&sw, in, interrupt_job, &j);
     cap__spin_lock(&j.lock);

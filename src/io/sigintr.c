@@ -13,10 +13,16 @@
  * means the ring was lapped and that delivery is dropped (more than RING
  * signals between two dispatches).
  *
- * Registry. Interruptible calls are linked in shards (by worker) so that
- * entering and leaving costs one uncontended lock on the common path;
- * dispatch, which is rare, takes every shard lock in index order, which
- * also serialises dispatchers.
+ * Registry. Each thread links its interruptible calls to its own TCB
+ * (sig_call, under the TCB's sig_lock): entering and leaving touch only
+ * the thread's own TCB and the waiter on its own stack, one uncontended
+ * lock each, where a shared list also wrote the neighbouring entries
+ * (other threads' stacks, cache misses on another CPU's lines). Dispatch,
+ * which is rare, walks every TCB under the dispatch lock, taking each
+ * sig_lock in turn, and the descriptor table for parked-only calls
+ * (sigintr.h; io/wait.c), and then delivers to the call it chose under
+ * the lock it found it under, after checking that the call is still there
+ * and still eligible (else it chooses again).
  */
 #include "io/sigintr.h"
 
@@ -32,12 +38,7 @@
 #include "thread/thread.h"
 #include "util/spin.h"
 
-enum { NSHARDS = 16, RING = 256 };
-
-struct cap__sig_shard {
-    cap__spin lock;
-    cap__sig_waiter *head, *tail; /* [lock] in order of entry */
-} __attribute__((aligned(64)));
+enum { RING = 256 };
 
 struct slot {
     _Atomic uint64_t stamp; /* seq + 1 once sig and restart are valid */
@@ -45,10 +46,10 @@ struct slot {
     _Atomic bool restart;
 };
 
-static struct cap__sig_shard shards[NSHARDS];
 static struct slot ring[RING];
 static _Atomic uint64_t deliveries;  /* handler side: deliveries numbered so far */
-static uint64_t dispatched;          /* [every shard lock] deliveries handled */
+static cap__spin dispatch_lock = CAP__SPIN_INIT; /* serialises dispatchers */
+static uint64_t dispatched;          /* [dispatch_lock] deliveries handled */
 static _Atomic uint64_t tickets;
 static atomic_int evfd = -1;
 
@@ -88,96 +89,125 @@ void cap__sig_caught(int sig, int sa_flags)
 
 /* The entry order of a call, for "the longest waiter first". With several
  * workers on x86-64, the time stamp counter (synchronised between CPUs,
- * and read without a bus lock): the shared counter took a locked add on a
+ * and read without a bus lock): a shared counter took a locked add on a
  * line that every worker writes at every parking call, a transfer between
- * CPUs per call (60-780 ns on the development VM). With one worker the
- * line stays put and the add is cheaper than the counter read (2 against
- * 10 ns here). Calls entered within the counters' skew of each other may
- * be ordered either way, as they could be by the kernel. */
+ * CPUs per call (60-780 ns on the development VM). With one worker only
+ * that worker's kernel thread enters calls, so a plain increment does.
+ * Calls entered within the counters' skew of each other may be ordered
+ * either way, as they could be by the kernel. */
 static inline uint64_t entry_ticket(void)
 {
+    if (cap__rt.nworkers > 1) {
 #if defined(__x86_64__)
-    if (cap__rt.nworkers > 1)
         return __builtin_ia32_rdtsc();
+#else
+        return atomic_fetch_add_explicit(&tickets, 1, memory_order_relaxed);
 #endif
-    return atomic_fetch_add_explicit(&tickets, 1, memory_order_relaxed);
+    }
+    uint64_t t = atomic_load_explicit(&tickets, memory_order_relaxed);
+    atomic_store_explicit(&tickets, t + 1, memory_order_relaxed);
+    return t;
 }
 
 void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, void (*interrupt)(void *),
                     void *arg)
 {
     cap__thread *self = cap__current();
-    int id = self->worker != NULL ? self->worker->id : 0;
-    struct cap__sig_shard *s = &shards[(unsigned)id % NSHARDS];
-    sw->shard = s;
     sw->thread = self;
     sw->in = *in;
     sw->interrupt = interrupt;
     sw->arg = arg;
     atomic_init(&sw->sig, 0);
     sw->ticket = entry_ticket();
-    cap__spin_lock(&s->lock);
+    cap__spin_lock(&self->sig_lock);
     /* Read under the lock: a dispatch that holds it either runs before we
      * are linked (and the delivery it handles was numbered before this
      * load, so it is not ours) or sees us. */
     sw->epoch = atomic_load(&deliveries);
-    sw->next = NULL;
-    sw->prev = s->tail;
-    if (s->tail != NULL)
-        s->tail->next = sw;
-    else
-        s->head = sw;
-    s->tail = sw;
-    cap__spin_unlock(&s->lock);
+    sw->outer = self->sig_call;
+    self->sig_call = sw;
+    cap__spin_unlock(&self->sig_lock);
 }
 
 int cap__sig_leave(cap__sig_waiter *sw)
 {
-    struct cap__sig_shard *s = sw->shard;
-    cap__spin_lock(&s->lock);
-    if (sw->prev != NULL)
-        sw->prev->next = sw->next;
-    else
-        s->head = sw->next;
-    if (sw->next != NULL)
-        sw->next->prev = sw->prev;
-    else
-        s->tail = sw->prev;
-    cap__spin_unlock(&s->lock);
+    cap__thread *t = sw->thread;
+    cap__spin_lock(&t->sig_lock);
+    cap__sig_waiter **pp = &t->sig_call;
+    while (*pp != sw) /* the innermost but for a call left out of order */
+        pp = &(*pp)->outer;
+    *pp = sw->outer;
+    cap__spin_unlock(&t->sig_lock);
     return atomic_load(&sw->sig);
 }
 
-/* ---- dispatch (ordinary context, every shard lock held) ------------------- */
-
-static bool eligible(const cap__sig_waiter *sw, int sig, bool restart, uint64_t seq)
+void cap__sig_stamp(uint64_t *epoch, uint64_t *ticket)
 {
-    return sw->epoch <= seq && atomic_load_explicit(&sw->sig, memory_order_relaxed) == 0 &&
-           !(sw->in.blocked & (1ull << (sig - 1))) && !(sw->in.restart && restart);
+    /* Under the descriptor's lock, which dispatch takes to look at the
+     * waiter: as for cap__sig_enter, a delivery that dispatch handles
+     * before seeing the waiter was numbered before this load. */
+    *epoch = atomic_load(&deliveries);
+    *ticket = entry_ticket();
 }
 
-/* Main thread first, then the longest waiter. */
-static bool better(const cap__sig_waiter *a, const cap__sig_waiter *b)
+/* ---- dispatch (ordinary context, dispatch_lock held) ---------------------- */
+
+static bool eligible(const cap__sig_waiter *sw, const cap__sig_pick *p)
 {
-    if (b == NULL)
-        return true;
-    if (a->thread->is_main != b->thread->is_main)
-        return a->thread->is_main;
-    return a->ticket < b->ticket;
+    return atomic_load_explicit(&sw->sig, memory_order_relaxed) == 0 &&
+           cap__sig_eligible(&sw->in, sw->epoch, p);
+}
+
+static void consider(cap__thread *t, void *arg)
+{
+    cap__sig_pick *p = arg;
+    cap__spin_lock(&t->sig_lock);
+    for (const cap__sig_waiter *sw = t->sig_call; sw != NULL; sw = sw->outer)
+        if (eligible(sw, p) && cap__sig_better(p, t->is_main, sw->ticket)) {
+            p->found = true;
+            p->is_main = t->is_main;
+            p->ticket = sw->ticket;
+            p->rec = sw;
+            p->t = t;
+            p->f = NULL;
+        }
+    cap__spin_unlock(&t->sig_lock);
+}
+
+/* Interrupts p's registered call if it is still linked and eligible;
+ * false if it left meanwhile. A call entered since at the same address is
+ * not eligible: its epoch is past seq. */
+static bool interrupt_registered(const cap__sig_pick *p)
+{
+    bool done = false;
+    cap__spin_lock(&p->t->sig_lock);
+    for (cap__sig_waiter *sw = p->t->sig_call; sw != NULL; sw = sw->outer)
+        if (sw == p->rec) {
+            if (eligible(sw, p)) {
+                /* Before the callback takes the wait structure's lock: the
+                 * waiter checks sig under that lock before it parks
+                 * (sigintr.h). */
+                atomic_store(&sw->sig, p->sig);
+                sw->interrupt(sw->arg);
+                done = true;
+            }
+            break;
+        }
+    cap__spin_unlock(&p->t->sig_lock);
+    return done;
 }
 
 static void deliver(int sig, bool restart, uint64_t seq)
 {
-    cap__sig_waiter *best = NULL;
-    for (int i = 0; i < NSHARDS; i++)
-        for (cap__sig_waiter *sw = shards[i].head; sw != NULL; sw = sw->next)
-            if (eligible(sw, sig, restart, seq) && better(sw, best))
-                best = sw;
-    if (best == NULL)
-        return;
-    /* Before the callback takes the wait structure's lock: the waiter
-     * checks sig under that lock before it parks (sigintr.h). */
-    atomic_store(&best->sig, sig);
-    best->interrupt(best->arg);
+    for (;;) {
+        cap__sig_pick p = { .sig = sig, .restart = restart, .seq = seq };
+        cap__thread_foreach(consider, &p);
+        cap__io_sig_scan(&p);
+        if (!p.found)
+            return;
+        if (p.f != NULL ? cap__io_sig_interrupt(&p) : interrupt_registered(&p))
+            return;
+    }
 }
 
 static void dispatch(void *arg)
@@ -185,8 +215,7 @@ static void dispatch(void *arg)
     (void)arg;
     uint64_t v;
     syscall(SYS_read, atomic_load(&evfd), &v, sizeof v); /* drain: the next write is a new edge */
-    for (int i = 0; i < NSHARDS; i++)
-        cap__spin_lock(&shards[i].lock);
+    cap__spin_lock(&dispatch_lock);
     uint64_t head = atomic_load(&deliveries);
     uint64_t seq = dispatched;
     if (head - seq > RING)
@@ -206,8 +235,7 @@ static void dispatch(void *arg)
         deliver(sig, restart, seq);
     }
     dispatched = seq;
-    for (int i = NSHARDS - 1; i >= 0; i--)
-        cap__spin_unlock(&shards[i].lock);
+    cap__spin_unlock(&dispatch_lock);
 }
 
 void cap__sig_start(void)

@@ -38,16 +38,18 @@
  * chosen and that may not expect it.
  *
  * Waiter side. A call that parks interruptibly links a cap__sig_waiter
- * (on its stack) for the whole call (cap__sig_enter ... cap__sig_leave),
- * with an interrupt callback for its wait structure. Dispatch sets
+ * (on its stack) to its own thread's TCB for the whole call
+ * (cap__sig_enter ... cap__sig_leave, under the TCB's sig_lock), with an
+ * interrupt callback for its wait structure; a dispatch walks the TCBs. Dispatch sets
  * sw->sig and then runs the callback, which takes the wait structure's
  * lock and wakes the thread if it is parked there. The waiter checks
  * sw->sig under that same lock just before parking, so a delivery that
  * lands between two parks of one call, or before the first, is never
  * lost: either the check sees sig, or the callback finds it parked.
  *
- * Lock order: a shard lock, then a wait structure's lock (descriptor or
- * poll group). Waiters take a shard lock only on its own.
+ * Lock order: the dispatch lock, a TCB's sig_lock, then a wait
+ * structure's lock (descriptor, poll group or offload job). Waiters take
+ * their sig_lock only on its own.
  */
 #ifndef CAP_IO_SIGINTR_H
 #define CAP_IO_SIGINTR_H
@@ -59,7 +61,6 @@
 #include <sys/types.h>
 
 struct cap__thread;
-struct cap__sig_shard;
 
 /* What may interrupt one call. */
 typedef struct cap__intr {
@@ -80,14 +81,13 @@ uint64_t cap__sig_bits(const sigset_t *set);
 
 typedef struct cap__sig_waiter cap__sig_waiter;
 struct cap__sig_waiter {
-    cap__sig_waiter *next, *prev;  /* [shard lock] */
-    struct cap__sig_shard *shard;
+    cap__sig_waiter *outer;        /* [thread->sig_lock] the call it is nested in */
     struct cap__thread *thread;
     cap__intr in;
     uint64_t epoch;                /* deliveries numbered >= epoch may interrupt it */
     uint64_t ticket;               /* entry order: the longest waiter goes first */
     _Atomic int sig;               /* the signal that interrupted the call, or 0 */
-    void (*interrupt)(void *arg);  /* wakes it; dispatch calls it under the shard lock */
+    void (*interrupt)(void *arg);  /* wakes it; dispatch calls it under sig_lock */
     void *arg;
 };
 
@@ -105,6 +105,59 @@ static inline bool cap__sig_hit(cap__sig_waiter *sw)
 {
     return atomic_load(&sw->sig) != 0;
 }
+
+/*
+ * Parked-only calls. The blocking transfers (read, write, recv, send,
+ * accept... through cap__io_do) do not register: only while such a call
+ * is parked on its descriptor, its exclusive waiter record (wait.h) carries
+ * what may interrupt it, stamped under the descriptor's lock as it links
+ * itself (cap__sig_stamp), and dispatch finds it by walking the
+ * descriptor table (io/wait.c, cap__io_sig_scan) and interrupts it there
+ * (cap__io_sig_interrupt, EINTR as the wait's result). Between two parks
+ * such a call is running, not waiting, and a signal passes it by as it
+ * passes a running thread; the longest waiter is then the one parked
+ * longest. What a parking transfer pays is two loads and a store or two
+ * under a lock it takes anyway, where registering cost two locked
+ * sections per call.
+ */
+
+/* Dispatch's choice for one delivery: the best eligible call seen so
+ * far, by value (its record may go once the lock it was read under is
+ * released). */
+typedef struct cap__sig_pick {
+    int sig;                   /* the delivery */
+    bool restart;
+    uint64_t seq;
+    bool found;                /* the best so far: */
+    bool is_main;
+    uint64_t ticket;
+    const void *rec;           /*   its record, only to find it again */
+    struct cap__thread *t;     /*   a registered call: its thread */
+    struct cap__fd *f;         /*   a parked-only call: its descriptor */
+} cap__sig_pick;
+
+/* Whether a call of what in allows, stamped epoch, may take p's delivery. */
+static inline bool cap__sig_eligible(const cap__intr *in, uint64_t epoch,
+                                     const cap__sig_pick *p)
+{
+    return epoch <= p->seq && !(in->blocked & (1ull << (p->sig - 1))) &&
+           !(in->restart && p->restart);
+}
+
+/* Whether a call is better than p's best: the main thread's first, then
+ * the longest waiter. */
+static inline bool cap__sig_better(const cap__sig_pick *p, bool is_main, uint64_t ticket)
+{
+    if (!p->found)
+        return true;
+    if (is_main != p->is_main)
+        return is_main;
+    return ticket < p->ticket;
+}
+
+/* The epoch and ticket of a parked-only call, as it links itself under
+ * its descriptor's lock. */
+void cap__sig_stamp(uint64_t *epoch, uint64_t *ticket);
 
 /* Handler side: a handler for sig, installed with sa_flags, has just run
  * on this kernel thread. Async-signal-safe. */

@@ -230,11 +230,12 @@ static bool unlock_fd(void *arg)
     return true;
 }
 
-void cap__io_call_begin(cap__io_call *c, const cap__intr *in)
+void cap__io_call_begin(cap__io_call *c, const cap__intr *in, bool parked_only)
 {
     c->in = in;
     c->f = NULL;
     c->entered = false;
+    c->parked_only = parked_only;
 }
 
 int cap__io_call_end(cap__io_call *c)
@@ -242,7 +243,7 @@ int cap__io_call_end(cap__io_call *c)
     return c->entered ? cap__sig_leave(&c->sw) : 0;
 }
 
-/* Dispatch's interrupt of an exclusive waiter (shard lock held). */
+/* Dispatch's interrupt of an exclusive waiter (the waiter's sig_lock held). */
 static void interrupt_excl(void *arg)
 {
     cap__io_call *c = arg;
@@ -264,7 +265,8 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
     cap__io_waiter local, *w = &local;
     if (c != NULL) {
         w = &c->w;
-        if (!c->entered && c->in != NULL) { /* first park: one descriptor per call */
+        if (!c->entered && c->in != NULL && !c->parked_only) {
+            /* first park: one descriptor per call */
             c->f = f;
             c->w.linked = false;
             cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
@@ -284,6 +286,10 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
     if (c != NULL && c->entered && cap__sig_hit(&c->sw)) {
         cap__spin_unlock(&f->lock);
         return EINTR;
+    }
+    if (c != NULL && c->parked_only && c->in != NULL) { /* interruptible while linked */
+        w->in = c->in;
+        cap__sig_stamp(&w->epoch, &w->ticket);
     }
     link_excl(f, w);
     if (cap__netio_active->interest != NULL)
@@ -342,7 +348,7 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
     cap__fd *f = tk->f;
     int fd = tk->fd, dir = tk->dir;
     cap__io_call c;
-    cap__io_call_begin(&c, in);
+    cap__io_call_begin(&c, in, true);
     ssize_t r;
     for (;;) {
         int rc = ETIMEDOUT;
@@ -377,6 +383,59 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
     return r;
 }
 
+/* ---- signals: parked-only calls (sigintr.h) -------------------------------- */
+
+void cap__io_sig_scan(cap__sig_pick *p)
+{
+    for (size_t c = 0; c < CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT; c++) {
+        cap__fd *chunk = atomic_load_explicit(&cap__fd_chunks[c], memory_order_acquire);
+        if (chunk == NULL)
+            continue;
+        for (size_t i = 0; i < CAP__FD_CHUNK_LEN; i++) {
+            cap__fd *f = &chunk[i];
+            /* Locked even when it looks empty: a waiter that stamped an
+             * epoch before the delivery is linked once its lock is free. */
+            cap__spin_lock(&f->lock);
+            for (int d = 0; d < 2; d++)
+                for (const cap__io_waiter *w = f->head[d]; w != NULL; w = w->next)
+                    if (w->in != NULL && cap__sig_eligible(w->in, w->epoch, p) &&
+                        cap__sig_better(p, w->thread->is_main, w->ticket)) {
+                        p->found = true;
+                        p->is_main = w->thread->is_main;
+                        p->ticket = w->ticket;
+                        p->rec = w;
+                        p->t = NULL;
+                        p->f = f;
+                    }
+            cap__spin_unlock(&f->lock);
+        }
+    }
+}
+
+bool cap__io_sig_interrupt(const cap__sig_pick *p)
+{
+    cap__fd *f = p->f;
+    bool done = false;
+    cap__spin_lock(&f->lock);
+    for (int d = 0; d < 2; d++)
+        for (cap__io_waiter *w = f->head[d]; w != NULL; w = w->next)
+            if (w == p->rec) {
+                /* A record linked since at the same address is not
+                 * eligible: its epoch is past seq. */
+                if (w->in != NULL && cap__sig_eligible(w->in, w->epoch, p)) {
+                    unlink_waiter(f, w);
+                    w->result = EINTR;
+                    /* A waiter that timed out or was claimed by a cancel
+                     * meanwhile does not take the signal. */
+                    done = cap__unpark(w->thread);
+                }
+                goto out;
+            }
+out:
+    cap__spin_unlock(&f->lock);
+    return done;
+}
+
 /* ---- poll(): observer waits ---------------------------------------------- */
 
 static unsigned dirs_of(short events)
@@ -397,7 +456,7 @@ static bool unlock_group(void *arg)
 
 enum { POLL_STACK_RECORDS = 16 };
 
-/* Dispatch's interrupt of a poll group or a sleep (shard lock held). */
+/* Dispatch's interrupt of a poll group or a sleep (the waiter's sig_lock held). */
 static void interrupt_group(void *arg)
 {
     group_fire(arg);
