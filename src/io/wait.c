@@ -183,7 +183,10 @@ void cap__io_ready(int fd, uint32_t gen, unsigned dirs)
             atomic_store_explicit(&f->seq[d],
                                   atomic_load_explicit(&f->seq[d], memory_order_relaxed) + 1,
                                   memory_order_release);
-            wake_dir(f, d, 0, false);
+            /* The write direction of a read event has nobody to wake,
+             * nearly always: not even the call (its register saves). */
+            if (f->head[d] != NULL || f->obs[d] != NULL)
+                wake_dir(f, d, 0, false);
         }
     }
     cap__spin_unlock(&f->lock);
