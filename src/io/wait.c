@@ -377,7 +377,8 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
         skipped = false;
         r = cap__io_attempt_once(tk, op, arg, drain);
         if (r != -EAGAIN) {
-            if (r >= 0)
+            /* The check inline: nearly always nobody else waits. */
+            if (r >= 0 && __atomic_load_n(&f->head[dir], __ATOMIC_RELAXED) != NULL)
                 cap__io_handoff(f, fd, dir);
             break;
         }
