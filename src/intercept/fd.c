@@ -31,7 +31,9 @@
  * 0, 1 or 2, and when one becomes a stdio stream (fdopen): glibc's stdio
  * reads and writes through its internal calls, which need the blocking
  * mode. A pipe created before a fork is therefore served by RWF_NOWAIT
- * from then on.
+ * from then on. A pipe made without O_NONBLOCK starts private (never armed
+ * in the backend, io/pipe.h); a dup of either end, an F_SETFL or FIONBIO
+ * that sets O_NONBLOCK, and the give-backs above end that.
  *
  * Cancellation points (intercept.h): open, openat, creat, close and
  * fcntl(F_SETLKW/F_OFD_SETLKW), on entry only (a cancelled call has not
@@ -52,6 +54,7 @@
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "io/ownfd.h"
+#include "io/pipe.h"
 
 /* ---- open ------------------------------------------------------------------- */
 
@@ -157,7 +160,9 @@ int pipe2(int fds[2], int flags)
         uint32_t fl = CAP__FDF_OWNED | ((flags & O_NONBLOCK) ? CAP__FDF_APP_NONBLOCK : 0);
         cap__fd_created(fds[0], CAP__FD_STREAM, fl);
         cap__fd_created(fds[1], CAP__FD_STREAM, fl);
-        cap__fd_set_peer(fds[1], fds[0]);
+        /* Private unless the application wants it non-blocking: it then
+         * means to poll it (io/pipe.h). */
+        cap__pipe_made(fds[0], fds[1], !(flags & O_NONBLOCK));
     }
     return rc;
 }
@@ -320,6 +325,8 @@ int fcntl(int fd, int cmd, ...)
         return (int)r;
     case F_SETFL: {
         long fl = (long)arg;
+        if (fl & O_NONBLOCK) /* the application will poll it: not private */
+            cap__pipe_escape_fd(fd);
         f = cap__fd_get(fd);
         bool owned = f != NULL && cap__fd_has(f, CAP__FDF_OWNED);
         r = syscall(SYS_fcntl, fd, cmd, owned ? (fl | O_NONBLOCK) : fl);
@@ -366,6 +373,8 @@ int ioctl(int fd, unsigned long req, ...)
         return (int)syscall(SYS_ioctl, fd, req, arg);
     cap__fd *f = cap__fd_get(fd);
     bool on = arg != NULL && *(int *)arg != 0;
+    if (on)
+        cap__pipe_escape_fd(fd);
     if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED)) {
         if (syscall(SYS_fcntl, fd, F_GETFD) < 0)
             return -1; /* EBADF */

@@ -19,19 +19,28 @@
  * through our write(), so on a user thread they park instead of failing
  * with EAGAIN on a full owned pipe (or blocking the worker on any other).
  *
+ * splice, tee and vmsplice move data inside the kernel, where the
+ * wrappers see nothing: an owned pipe they name is given back first
+ * (blocking again, as the application believes it is; the call then
+ * blocks the worker like any call we do not intercept), which also ends
+ * its privacy (io/pipe.h). The same for sendfile into a private pipe
+ * (file.c), which parks through the wrappers but moves data unseen.
+ *
  * Not covered: vfork (a wrapper cannot return into a vfork child) and
- * raw clone, whose children inherit non-blocking pipes; splice, tee and
- * vmsplice, which are not intercepted and see the pipe's O_NONBLOCK; and
+ * raw clone, whose children inherit non-blocking pipes; and
  * a fork on one worker while a thread of another worker is already past
  * the ownership test in a plain read of an owned pipe: that read blocks
  * its worker until data comes (io/fd.h, cap__fd_disown).
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "intercept/intercept.h"
@@ -66,6 +75,35 @@ FILE *fdopen(int fd, const char *mode)
         atomic_load(&f->kind) == CAP__FD_STREAM)
         cap__fd_disown_pipes();
     return CAP__REAL(fdopen)(fd, mode);
+}
+
+/* An owned pipe named by a splice, tee or vmsplice: given back. */
+static void moved_by_kernel(int fd)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED) &&
+        atomic_load(&f->kind) == CAP__FD_STREAM)
+        cap__fd_disown(fd);
+}
+
+ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len, unsigned flags)
+{
+    moved_by_kernel(in);
+    moved_by_kernel(out);
+    return syscall(SYS_splice, in, off_in, out, off_out, len, flags);
+}
+
+ssize_t tee(int in, int out, size_t len, unsigned flags)
+{
+    moved_by_kernel(in);
+    moved_by_kernel(out);
+    return syscall(SYS_tee, in, out, len, flags);
+}
+
+ssize_t vmsplice(int fd, const struct iovec *iov, size_t n, unsigned flags)
+{
+    moved_by_kernel(fd);
+    return syscall(SYS_vmsplice, fd, iov, n, flags);
 }
 
 int vdprintf(int fd, const char *fmt, va_list ap)

@@ -44,6 +44,7 @@
 #include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "io/pipe.h"
 #include "util/clock.h"
 
 enum { STACK_IOVS = 8 };
@@ -85,8 +86,8 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
                                  0, 0)
                      : cap__sys6(o->write ? SYS_writev : SYS_readv, fd, (long)m->msg_iov,
                                  (long)m->msg_iovlen, 0, 0, 0);
-        if (o->write && r > 0) /* wake a reader parked on the other end now */
-            cap__fd_poke_peer(o->f);
+        if (r > 0) /* wake a thread parked on the other end (io/pipe.h) */
+            cap__pipe_after_xfer(o->f, o->write);
         return r;
     }
     long nr = o->write ? SYS_pwritev2 : SYS_preadv2;
@@ -208,11 +209,15 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
 
 /* ---- the threads we do not run ------------------------------------------ */
 
-/* Repeats a plain call on an emulated socket until it stops saying EAGAIN. */
+/* Repeats a plain call on an emulated socket until it stops saying EAGAIN;
+ * a transfer on a pipe we made wakes the other end's waiters as ours do
+ * (io/pipe.h). */
 #define FOREIGN(call, fd, dir)                                                   \
     do {                                                                         \
         for (;;) {                                                               \
             ssize_t r_ = (call);                                                 \
+            if (r_ > 0)                                                          \
+                cap__pipe_after_foreign_xfer(fd, (dir) == CAP__IO_WRITE);        \
             if (r_ >= 0 || errno != EAGAIN || !cap__ic_emulated(fd))             \
                 return r_;                                                       \
             if (cap__ic_foreign_wait(fd, dir) != 0) {                            \
@@ -319,8 +324,29 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_AR
     return cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
 }
 
+/* Descriptors sent to another process: a private pipe among them stops
+ * being private (io/pipe.h). */
+static void rights_escape(const struct msghdr *msg)
+{
+    if (msg->msg_control == NULL)
+        return;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)msg); c != NULL;
+         c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        const unsigned char *data = CMSG_DATA(c);
+        for (size_t i = 0; i < n; i++) {
+            int fd;
+            memcpy(&fd, data + i * sizeof fd, sizeof fd);
+            cap__pipe_escape_fd(fd);
+        }
+    }
+}
+
 ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
+    rights_escape(msg);
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(sendmsg)(fd, msg, flags), fd, CAP__IO_WRITE);
     struct msghdr m = *msg;

@@ -21,6 +21,7 @@
 
 #include "io/io.h"
 #include "io/netio.h"
+#include "io/pipe.h"
 #include "io/wait.h"
 
 _Atomic(cap__fd *) cap__fd_chunks[CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT];
@@ -124,6 +125,8 @@ void cap__fd_closing(int fd)
     if (f == NULL)
         return;
     uint32_t flags = atomic_load(&f->flags);
+    if (flags & CAP__FDF_LOCAL) /* the other end's waiters park armed, for the hang-up */
+        cap__pipe_escape(f, true);
     if (flags & CAP__FDF_REGISTERED)
         cap__netio_active->disarm(f, fd); /* while fd still names the file */
     end_life(f);
@@ -157,31 +160,6 @@ void cap__fd_forget_closed(void)
     }
 }
 
-void cap__fd_set_peer(int wfd, int rfd)
-{
-    cap__fd *w = cap__fd_peek(wfd), *r = cap__fd_peek(rfd);
-    if (w == NULL || r == NULL)
-        return;
-    atomic_store_explicit(&w->peer_gen, atomic_load(&r->gen), memory_order_relaxed);
-    atomic_store_explicit(&w->peer, (uint32_t)rfd + 1, memory_order_relaxed);
-}
-
-void cap__fd_poke_peer(cap__fd *f)
-{
-    uint32_t p = atomic_load_explicit(&f->peer, memory_order_relaxed);
-    if (p == 0)
-        return;
-    cap__fd *r = cap__fd_peek((int)(p - 1));
-    uint32_t gen = atomic_load_explicit(&f->peer_gen, memory_order_relaxed);
-    /* Unlocked peeks: a waiter that links after them was linked after our
-     * write too, and the backend's event for the write wakes it. */
-    if (r == NULL || atomic_load_explicit(&r->gen, memory_order_relaxed) != gen ||
-        (__atomic_load_n(&r->head[CAP__IO_READ], __ATOMIC_RELAXED) == NULL &&
-         __atomic_load_n(&r->obs[CAP__IO_READ], __ATOMIC_RELAXED) == NULL))
-        return;
-    cap__io_ready((int)(p - 1), gen, CAP__IO_RBIT);
-}
-
 void cap__fd_disown(int fd)
 {
     cap__fd *f = cap__fd_peek(fd);
@@ -197,6 +175,9 @@ void cap__fd_disown(int fd)
         if (fl >= 0)
             syscall(SYS_fcntl, fd, F_SETFL, fl & ~O_NONBLOCK);
     }
+    /* After the mode: the waiters it wakes try again the RWF_NOWAIT way. */
+    if (cap__fd_has(f, CAP__FDF_LOCAL))
+        cap__pipe_escape(f, false);
 }
 
 void cap__fd_disown_pipes(void)
@@ -231,6 +212,8 @@ void cap__fd_dup_of(int newfd, int oldfd)
     uint32_t flags = 0;
     uint64_t timeo[2] = { 0, 0 };
     if (o != NULL) {
+        if (cap__fd_has(o, CAP__FDF_LOCAL)) /* a second name: no longer private */
+            cap__pipe_escape(o, false);
         kind = atomic_load(&o->kind);
         flags = atomic_load(&o->flags) &
                 (CAP__FDF_OWNED | CAP__FDF_APP_NONBLOCK | CAP__FDF_NOWAIT_BAD |

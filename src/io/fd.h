@@ -22,7 +22,7 @@
  * do not see (glibc internals) and closed by paths we do not see keep
  * their record at "unknown", which is correct; one created by us and
  * closed behind our back (a raw close system call) is the documented
- * blind spot.
+ * blind spot, as are raw transfers on a private pipe (io/pipe.h).
  *
  * Drained sockets: on a TCP socket (CAP__FDF_DRAINS) a read that returns
  * less than it asked for, or EAGAIN, leaves the receive queue empty, and
@@ -75,6 +75,9 @@ enum {
     CAP__FDF_DISK_HOT = 1u << 8,     /* reads have kept hitting the page cache (disk.c) */
     CAP__FDF_DRAINS = 1u << 9,       /* TCP: a short read empties it (`drained` below) */
     CAP__FDF_NODRAIN = 1u << 10,     /* urgent data, hang-up or error seen: see above */
+    CAP__FDF_PIPE = 1u << 11,        /* an end of a pipe we made: seq bumps are locked adds */
+    CAP__FDF_LOCAL = 1u << 12,       /*   and the pipe is private, never armed (io/pipe.h) */
+    CAP__FDF_WAITED = 1u << 13,      /*   a thread parked on this end while private */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
@@ -101,8 +104,8 @@ typedef struct cap__fd {
     void *internal_arg;
     uint32_t backend_slot;               /* free for the backend's own use */
     _Atomic uint32_t disk_streak;        /* page-cache hits in a row (disk.c; racy, a hint) */
-    _Atomic uint32_t peer;               /* write end of a pipe we made: read end's fd + 1 */
-    _Atomic uint32_t peer_gen;           /*   and its life; 0: none (cap__fd_poke_peer) */
+    _Atomic uint32_t peer;               /* an end of a pipe we made: the other end's fd + 1 */
+    _Atomic uint32_t peer_gen;           /*   and its life; 0: none (io/pipe.h) */
 } cap__fd;
 
 /* Largest descriptor number the table covers (+1). Beyond it calls pass
@@ -174,14 +177,6 @@ void cap__fd_forget_closed(void);
  * a descriptor about to be shared with code that does not go through the
  * wrappers (a child process, a stdio stream). No-op if not owned. */
 void cap__fd_disown(int fd);
-/* Pipes the runtime made: the write end remembers the read end, so that a
- * write can wake the reader parked there at once instead of after the
- * backend's next harvest (an optimisation only: the backend's event still
- * comes and wakes it if this misses). */
-void cap__fd_set_peer(int wfd, int rfd);
-/* After a successful write on f: if f is such a write end and the read
- * end (same life) has waiters, deliver read readiness to it now. */
-void cap__fd_poke_peer(cap__fd *f);
 /* cap__fd_disown for every owned pipe (before a child process is made:
  * it inherits them). */
 void cap__fd_disown_pipes(void);

@@ -21,7 +21,7 @@
  * one-shot poll, for the directions that have waiters, only while a
  * thread waits on the descriptor (interest(), after the waiter's link);
  * one that completes with waiters left is re-armed. A write on such a
- * pipe wakes its reader directly (cap__fd_poke_peer), so a multishot poll
+ * pipe wakes its reader directly (io/pipe.h), so a multishot poll
  * would only add a completion per write, posted through io_uring task
  * work on the kernel thread that armed it: with two workers busy on a
  * pipe ring, 17% of the CPU time (a single worker seldom harvests, and

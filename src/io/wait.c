@@ -34,6 +34,7 @@
 
 #include "io/io.h"
 #include "io/netio.h"
+#include "io/pipe.h"
 #include "io/sigintr.h"
 #include "sched/park.h"
 #include "sched/worker.h"
@@ -151,6 +152,11 @@ static void wake_dir(cap__fd *f, int d, int result, bool all)
     }
 }
 
+void cap__io_wake_dir_locked(cap__fd *f, int d, int result, bool all)
+{
+    wake_dir(f, d, result, all);
+}
+
 void cap__io_wake_all_locked(cap__fd *f, int result)
 {
     wake_dir(f, CAP__IO_READ, result, true);
@@ -162,7 +168,8 @@ void cap__io_ready(int fd, uint32_t gen, unsigned dirs)
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL || atomic_load(&f->gen) != gen)
         return;
-    if (cap__fd_has(f, CAP__FDF_INTERNAL)) {
+    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
+    if (fl & CAP__FDF_INTERNAL) {
         void (*cb)(void *) = f->internal;
         if (cb != NULL)
             cb(f->internal_arg);
@@ -176,13 +183,17 @@ void cap__io_ready(int fd, uint32_t gen, unsigned dirs)
         for (int d = 0; d < 2; d++) {
             if (!(dirs & (1u << d)))
                 continue;
-            /* Only ever written under f->lock: a release store, not a
-             * locked add (every read event carries EPOLLOUT too, so this
-             * ran twice per request). The release orders the NODRAIN
-             * flag before it for lock-free readers of the snapshot. */
-            atomic_store_explicit(&f->seq[d],
-                                  atomic_load_explicit(&f->seq[d], memory_order_relaxed) + 1,
-                                  memory_order_release);
+            /* Else only ever written under f->lock: a release store, not
+             * a locked add (every read event carries EPOLLOUT too, so
+             * this ran twice per request). The release orders the NODRAIN
+             * flag before it for lock-free readers of the snapshot. A
+             * pipe's seq is also bumped without the lock (io/pipe.h). */
+            if (fl & CAP__FDF_PIPE)
+                atomic_fetch_add(&f->seq[d], 1);
+            else
+                atomic_store_explicit(&f->seq[d],
+                                      atomic_load_explicit(&f->seq[d], memory_order_relaxed) + 1,
+                                      memory_order_release);
             /* The write direction of a read event has nobody to wake,
              * nearly always: not even the call (its register saves). */
             if (f->head[d] != NULL || f->obs[d] != NULL)
@@ -194,10 +205,15 @@ void cap__io_ready(int fd, uint32_t gen, unsigned dirs)
 
 /* ---- registration -------------------------------------------------------- */
 
-/* Arms f in the backend once per life. 0 or EPERM. */
+/* Arms f in the backend once per life (a private pipe stops being one
+ * first: io/pipe.h). 0 or EPERM. */
 static int arm(cap__fd *f, int fd, uint32_t gen)
 {
     uint32_t fl = atomic_load(&f->flags);
+    if (fl & CAP__FDF_LOCAL) {
+        cap__pipe_escape(f, false);
+        fl = atomic_load(&f->flags);
+    }
     if (fl & CAP__FDF_REGISTERED)
         return 0;
     if (fl & CAP__FDF_UNPOLLABLE)
@@ -263,7 +279,16 @@ static void interrupt_excl(void *arg)
 int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
 {
     cap__fd *f = tk->f;
-    if (arm(f, tk->fd, tk->gen) != 0)
+    /* A private pipe is not armed: a transfer on its other end wakes us
+     * (io/pipe.h). The first park on its end announces itself and tries
+     * once more. */
+    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
+    bool priv = (fl & CAP__FDF_LOCAL) != 0;
+    if (priv && !(fl & CAP__FDF_WAITED)) {
+        atomic_fetch_or(&f->flags, CAP__FDF_WAITED);
+        return 0;
+    }
+    if (!priv && arm(f, tk->fd, tk->gen) != 0)
         return EPERM;
     cap__io_waiter local, *w = &local;
     if (c != NULL) {
@@ -295,8 +320,18 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
         cap__sig_stamp(&w->epoch, &w->ticket);
     }
     link_excl(f, w);
-    if (cap__netio_active->interest != NULL)
+    if (priv) {
+        /* The link, then a second look at seq (Dekker with the transfer
+         * on the other end, which bumps seq and then looks for us). */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load(&f->seq[tk->dir]) != tk->seq) {
+            unlink_waiter(f, w);
+            cap__spin_unlock(&f->lock);
+            return 0;
+        }
+    } else if (cap__netio_active->interest != NULL) {
         cap__netio_active->interest(f, tk->fd);
+    }
     count_waits(1);
     bool cancel = c != NULL && c->in != NULL && c->in->cancel;
     int rc = (cancel ? cap__park_cancellable : cap__park)(
@@ -317,8 +352,10 @@ void cap__io_handoff(cap__fd *f, int fd, int dir)
 {
     if (__atomic_load_n(&f->head[dir], __ATOMIC_RELAXED) == NULL)
         return;
+    /* A private pipe must not be polled (io/pipe.h): the next one just
+     * tries. */
     struct pollfd p = { .fd = fd, .events = dir == CAP__IO_READ ? POLLIN : POLLOUT };
-    if (syscall(SYS_poll, &p, 1, 0) <= 0)
+    if (!cap__fd_has(f, CAP__FDF_LOCAL) && syscall(SYS_poll, &p, 1, 0) <= 0)
         return;
     cap__spin_lock(&f->lock);
     cap__io_waiter *w;

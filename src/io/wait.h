@@ -49,6 +49,9 @@ typedef struct cap__io_waiter {
     bool linked;                 /* [fd lock] */
 } cap__io_waiter;
 
+/* Wakes every observer of direction d of f and its first exclusive waiter
+ * still waiting (all of them if all); caller holds f->lock. */
+void cap__io_wake_dir_locked(cap__fd *f, int d, int result, bool all);
 /* Wakes every waiter of f in both directions with result; caller holds
  * f->lock. */
 void cap__io_wake_all_locked(cap__fd *f, int result);
