@@ -62,7 +62,16 @@ ssize_t cap__disk_blocking_rw(enum cap__disk_op op, int fd, const struct iovec *
  * timers, from ever running. Yield every HITS_PER_YIELD such transfers of
  * a worker: a yield per hit costs about 12% of cached-read throughput with
  * 100 threads per worker (each yield switches to a cold stack), one per 16
- * about 3%, and the threads' shares stay within a few percent. */
+ * about 3%, and the threads' shares stay within a few percent. Fewer
+ * yields did not pay: one per 64 hits, or once a thread has run for a
+ * slice (~40 us by the time stamp counter, checked every 16th hit), read
+ * no faster than this in same-run A/Bs (bench/io diskread, 200 threads, 2
+ * workers). Longer turns also delay new threads: a new thread starts only
+ * on a worker's periodic turn (worker.c, every STEAL_QUEUE_EVERY-th
+ * yield), one per turn, so the 100th new thread of a worker waits ~6,100
+ * yields; at one yield per 64 hits (or a 40 us slice) that outlasted the
+ * benchmark's warm-up and the last-created threads made 0.6 of the mean
+ * share (at 256, 0.09). */
 enum { HITS_PER_YIELD = 16 };
 
 static __thread unsigned hits __attribute__((tls_model("initial-exec")));
