@@ -490,7 +490,7 @@ static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__
     cap__thread *next;
     if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1)) {
         inbox_drain(w);
-        next = cap__tqueue_rotate(&w->local, self); /* pop the head, queue self */
+        next = cap__fifo_yield(w, self); /* pop the head, queue self */
     } else {
         next = next_local(w);
         if (next != NULL)

@@ -76,6 +76,9 @@ typedef struct cap__worker {
     cap__tqueue local;                  /* policy's queue (fifo uses it directly) */
     void *policy_state;                 /* for policies that need more */
     unsigned fifo_wake_streak;          /* fifo: wakes sent to the front in a row */
+    unsigned fifo_front;                /* fifo: local's first threads that are
+                                           the front (policy_fifo.h) */
+    struct cap__thread *fifo_front_end; /* fifo: the last of them */
     _Atomic(struct cap__thread *) inbox;/* LIFO of woken threads, linked by run_next */
 
     cap__spin steal_lock;
@@ -91,7 +94,8 @@ typedef struct cap__worker {
     unsigned tcb_cached;
 
     cap__timer_heap timers;
-    uint32_t ticks;                     /* scheduling rounds, for periodic work */
+    uint32_t ticks;                     /* switches and scheduling rounds: periodic
+                                           work, the fifo queue's stamps */
     bool steal_first;                   /* next round looks at steal queues first */
     unsigned place_turn;                /* placement turn of new threads (hashed) */
 

@@ -45,6 +45,8 @@ typedef struct cap__thread {
     bool is_main;                  /* runs main() on the process stack */
     bool wake_front;               /* [inbox] woken from a sync object by a running
                                       thread of another worker: to the front */
+    uint32_t queued_at;            /* [owner of the queue it is in] the worker's
+                                      ticks when queued (policy_fifo.h) */
 
     /* Parking (src/sched/park.c). */
     _Atomic uint32_t wait;         /* [atomic] CAP__WAIT_* token, see park.h */
