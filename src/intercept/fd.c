@@ -33,7 +33,9 @@
  * mode. A pipe created before a fork is therefore served by RWF_NOWAIT
  * from then on. A pipe made without O_NONBLOCK starts private (never armed
  * in the backend, io/pipe.h); a dup of either end, an F_SETFL or FIONBIO
- * that sets O_NONBLOCK, and the give-backs above end that.
+ * that sets O_NONBLOCK, and the give-backs above end that. F_SETPIPE_SZ
+ * on a private pipe wakes its waiters to try again, as the kernel wakes
+ * the writers of a pipe it grew.
  *
  * Cancellation points (intercept.h): open, openat, creat, close and
  * fcntl(F_SETLKW/F_OFD_SETLKW), on entry only (a cancelled call has not
@@ -356,6 +358,11 @@ int fcntl(int fd, int cmd, ...)
             return (int)cap__ic_ret_cancel(cap__offload_call(run_lock, &c, &c.result, &in));
         }
         return (int)syscall(SYS_fcntl, fd, cmd, arg);
+    case F_SETPIPE_SZ:
+        r = syscall(SYS_fcntl, fd, cmd, arg);
+        if (r >= 0) /* may have made room: the kernel wakes the pipe's writers */
+            cap__pipe_resized(fd);
+        return (int)r;
     default:
         return (int)syscall(SYS_fcntl, fd, cmd, arg);
     }

@@ -102,6 +102,18 @@ static void retry_all(cap__fd *o, uint32_t gen)
     cap__spin_unlock(&o->lock);
 }
 
+void cap__pipe_resized(int fd)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL || !cap__fd_has(f, CAP__FDF_LOCAL))
+        return;
+    uint32_t fgen = atomic_load(&f->gen), ogen = 0;
+    cap__fd *o = peer_of(f, &ogen);
+    retry_all(f, fgen);
+    if (o != NULL)
+        retry_all(o, ogen);
+}
+
 void cap__pipe_escape(cap__fd *f, bool closing)
 {
     uint32_t fgen = atomic_load(&f->gen), ogen = 0;

@@ -82,6 +82,12 @@ static inline void cap__pipe_after_xfer(cap__fd *f, bool write)
  * thread we do not run): the same, if fd is a pipe end. */
 void cap__pipe_after_foreign_xfer(int fd, bool write);
 
+/* After a successful F_SETPIPE_SZ on fd: if fd is an end of a private
+ * pipe, every thread parked on either end tries again (the kernel wakes a
+ * pipe's writers when it resizes it: growing a full pipe makes room that
+ * no transfer through the wrappers announces). The pipe stays private. */
+void cap__pipe_resized(int fd);
+
 /* Ends privacy of the pipe f belongs to (see the top); no-op if it is
  * not private. closing: f is about to be closed, so only the other end's
  * waiters are woken (end_life wakes f's own with EBADF). */
