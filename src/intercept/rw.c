@@ -209,16 +209,17 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
 
 /* ---- the threads we do not run ------------------------------------------ */
 
-/* Repeats a plain call on an emulated socket until it stops saying EAGAIN;
- * a transfer on a pipe we made wakes the other end's waiters as ours do
- * (io/pipe.h). */
-#define FOREIGN(call, fd, dir)                                                   \
+/* Repeats a plain call on an emulated descriptor until it stops saying
+ * EAGAIN, unless the call itself asked not to wait (nowait: MSG_DONTWAIT,
+ * RWF_NOWAIT), whose EAGAIN is the answer; a transfer on a pipe we made
+ * wakes the other end's waiters as ours do (io/pipe.h). */
+#define FOREIGN(call, fd, dir, nowait)                                           \
     do {                                                                         \
         for (;;) {                                                               \
             ssize_t r_ = (call);                                                 \
             if (r_ > 0)                                                          \
                 cap__pipe_after_foreign_xfer(fd, (dir) == CAP__IO_WRITE);        \
-            if (r_ >= 0 || errno != EAGAIN || !cap__ic_emulated(fd))             \
+            if (r_ >= 0 || errno != EAGAIN || (nowait) || !cap__ic_emulated(fd)) \
                 return r_;                                                       \
             if (cap__ic_foreign_wait(fd, dir) != 0) {                            \
                 errno = EAGAIN;                                                  \
@@ -232,7 +233,7 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
 ssize_t read(int fd, void *buf, size_t n)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(read)(fd, buf, n), fd, CAP__IO_READ);
+        FOREIGN(CAP__REAL(read)(fd, buf, n), fd, CAP__IO_READ, false);
     struct iovec v = { buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     return cap__ic_ret_cancel(xfer(fd, false, &m, 0, false));
@@ -241,7 +242,7 @@ ssize_t read(int fd, void *buf, size_t n)
 ssize_t write(int fd, const void *buf, size_t n)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(write)(fd, buf, n), fd, CAP__IO_WRITE);
+        FOREIGN(CAP__REAL(write)(fd, buf, n), fd, CAP__IO_WRITE, false);
     struct iovec v = { (void *)buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     return cap__ic_ret_cancel(xfer(fd, true, &m, 0, false));
@@ -250,7 +251,7 @@ ssize_t write(int fd, const void *buf, size_t n)
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(readv)(fd, iov, cnt), fd, CAP__IO_READ);
+        FOREIGN(CAP__REAL(readv)(fd, iov, cnt), fd, CAP__IO_READ, false);
     if (cnt < 0)
         return cap__ic_ret(-EINVAL);
     struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
@@ -260,7 +261,7 @@ ssize_t readv(int fd, const struct iovec *iov, int cnt)
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(writev)(fd, iov, cnt), fd, CAP__IO_WRITE);
+        FOREIGN(CAP__REAL(writev)(fd, iov, cnt), fd, CAP__IO_WRITE, false);
     if (cnt < 0)
         return cap__ic_ret(-EINVAL);
     struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
@@ -272,7 +273,7 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(recv)(fd, buf, n, flags), fd, CAP__IO_READ);
+        FOREIGN(CAP__REAL(recv)(fd, buf, n, flags), fd, CAP__IO_READ, flags & MSG_DONTWAIT);
     struct iovec v = { buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     return cap__ic_ret_cancel(xfer(fd, false, &m, flags, true));
@@ -282,7 +283,8 @@ ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
                  socklen_t *restrict alen)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(recvfrom)(fd, buf, n, flags, addr, alen), fd, CAP__IO_READ);
+        FOREIGN(CAP__REAL(recvfrom)(fd, buf, n, flags, addr, alen), fd, CAP__IO_READ,
+                flags & MSG_DONTWAIT);
     struct iovec v = { buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     if (addr.__sockaddr__ != NULL && alen != NULL) {
@@ -298,14 +300,14 @@ ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
 ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(recvmsg)(fd, msg, flags), fd, CAP__IO_READ);
+        FOREIGN(CAP__REAL(recvmsg)(fd, msg, flags), fd, CAP__IO_READ, flags & MSG_DONTWAIT);
     return cap__ic_ret_cancel(xfer_msg(fd, false, msg, flags, true, true));
 }
 
 ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(send)(fd, buf, n, flags), fd, CAP__IO_WRITE);
+        FOREIGN(CAP__REAL(send)(fd, buf, n, flags), fd, CAP__IO_WRITE, flags & MSG_DONTWAIT);
     struct iovec v = { (void *)buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     return cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
@@ -315,7 +317,8 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_AR
                socklen_t alen)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(sendto)(fd, buf, n, flags, addr, alen), fd, CAP__IO_WRITE);
+        FOREIGN(CAP__REAL(sendto)(fd, buf, n, flags, addr, alen), fd, CAP__IO_WRITE,
+                flags & MSG_DONTWAIT);
     struct iovec v = { (void *)buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1,
                         .msg_name = (void *)addr.__sockaddr__, .msg_namelen = alen };
@@ -348,7 +351,7 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
     rights_escape(msg);
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(sendmsg)(fd, msg, flags), fd, CAP__IO_WRITE);
+        FOREIGN(CAP__REAL(sendmsg)(fd, msg, flags), fd, CAP__IO_WRITE, flags & MSG_DONTWAIT);
     struct msghdr m = *msg;
     return cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
 }
@@ -419,14 +422,14 @@ ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
     if (!cap__ic_enter())
-        return CAP__REAL(preadv2)(fd, iov, cnt, off, rwf);
+        FOREIGN(CAP__REAL(preadv2)(fd, iov, cnt, off, rwf), fd, CAP__IO_READ, rwf & RWF_NOWAIT);
     return cap__ic_ret_cancel(positioned(fd, false, iov, cnt, off, rwf));
 }
 
 ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
     if (!cap__ic_enter())
-        return CAP__REAL(pwritev2)(fd, iov, cnt, off, rwf);
+        FOREIGN(CAP__REAL(pwritev2)(fd, iov, cnt, off, rwf), fd, CAP__IO_WRITE, rwf & RWF_NOWAIT);
     return cap__ic_ret_cancel(positioned(fd, true, iov, cnt, off, rwf));
 }
 
