@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* Description: signals keep interrupting socket reads while other reads
- * park and wake around them. Blocking socket reads are interruptible only
- * while parked (src/io/sigintr.h, "Parked-only calls"); this runs a
- * stream of SIGUSR1 (handler without SA_RESTART) through TCP connections
- * that echo a numbered byte stream (their reads park and are woken all
- * the time, half of them with SO_RCVTIMEO), idle readers parked in read
- * or recv, and idle threads in poll (a registered call). It checks that
+/* Description: signals keep interrupting reads and writes while other
+ * transfers park and wake around them, on TCP sockets and then on private
+ * pipes. Blocking transfers are interruptible only while parked
+ * (src/io/sigintr.h, "Parked-only calls"); private pipes (io/pipe.h) are
+ * never armed and are woken lock-free by the transfer on the other end,
+ * which an interrupt races. Each phase runs a stream of SIGUSR1 (handler
+ * without SA_RESTART) through echo pairs that bounce a numbered byte
+ * stream (their calls park and are woken all the time; half the sockets
+ * with SO_RCVTIMEO), idle readers parked in read (or recv, on sockets)
+ * and idle threads in poll (a registered call; on a pipe it makes the
+ * pipe fall back). It checks that
  *  - every delivery interrupts at most one call: the EINTRs seen never
  *    outnumber the handler's runs;
- *  - an interrupted read took nothing: the echoed stream arrives whole
- *    and in order;
+ *  - an interrupted transfer moved nothing: the echoed stream arrives
+ *    whole and in order;
  *  - the parked calls keep being interrupted: the sender stops only once
  *    the idle readers and pollers have each seen EINTR a number of times
- *    (a lost interrupt hangs the test, which then times out). */
+ *    (a lost interrupt or wake-up hangs the test, which then times out). */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -65,13 +69,14 @@ static void write_all(int fd, const unsigned char *buf, size_t n)
 }
 
 struct pair {
-    int client, server;
+    int client, server;     /* the descriptors each side reads */
+    int client_w, server_w; /* and writes: the same on a socket */
 };
 static struct pair pairs[NECHO];
 
 static void *echo_server(void *arg)
 {
-    int fd = pairs[(long)arg].server;
+    int fd = pairs[(long)arg].server, wfd = pairs[(long)arg].server_w;
     unsigned char buf[64];
     for (;;) {
         ssize_t r = read(fd, buf, sizeof buf);
@@ -81,39 +86,53 @@ static void *echo_server(void *arg)
             continue;
         }
         CHECK_GE(r, 0);
-        if (r == 0)
+        if (r == 0) { /* the client is done: so are we */
+            CHECK_EQ(close(wfd), 0);
             return NULL;
-        write_all(fd, buf, (size_t)r);
+        }
+        write_all(wfd, buf, (size_t)r);
     }
 }
 
 static void *echo_client(void *arg)
 {
-    int fd = pairs[(long)arg].client;
+    int fd = pairs[(long)arg].client, wfd = pairs[(long)arg].client_w;
     unsigned next = 0, expect = 0;
     while (!atomic_load(&stop_echo)) {
         unsigned char out[16], in[16];
         size_t n = 1 + next % sizeof out;
         for (size_t i = 0; i < n; i++)
             out[i] = (unsigned char)(next++);
-        write_all(fd, out, n);
+        write_all(wfd, out, n);
         read_all(fd, in, n);
         for (size_t i = 0; i < n; i++)
             CHECK_EQ(in[i], (unsigned char)(expect++));
     }
-    CHECK_EQ(shutdown(fd, SHUT_WR), 0);
+    if (wfd == fd)
+        CHECK_EQ(shutdown(fd, SHUT_WR), 0);
+    else
+        CHECK_EQ(close(wfd), 0);
+    unsigned char c;
+    ssize_t r; /* the server's close */
+    while ((r = read(fd, &c, 1)) < 0 && errno == EINTR)
+        atomic_fetch_add(&eintrs, 1);
+    CHECK_EQ(r, 0);
+    CHECK_EQ(close(fd), 0);
     return NULL;
 }
 
 static int idle_fds[NIDLE + NPOLL][2]; /* [0] read by the thread, [1] the peer */
+static bool on_sockets;
 
-/* Parks in read (recv for odd i) until a byte comes, counting EINTRs. */
+/* Parks in read (recv for odd i on sockets) until a byte comes, counting
+ * EINTRs. */
 static void *idle_reader(void *arg)
 {
     long i = (long)arg;
     for (;;) {
         char c;
-        ssize_t r = i % 2 ? recv(idle_fds[i][0], &c, 1, 0) : read(idle_fds[i][0], &c, 1);
+        ssize_t r = on_sockets && i % 2 ? recv(idle_fds[i][0], &c, 1, 0)
+                                        : read(idle_fds[i][0], &c, 1);
         if (r < 0 && errno == EINTR) {
             atomic_fetch_add(&eintrs, 1);
             atomic_fetch_add(&idle_hits[i], 1);
@@ -160,15 +179,14 @@ static bool idle_done(void)
     return true;
 }
 
-int main(void)
+static void make_sockets(void)
 {
-    struct sigaction sa = { .sa_handler = on_usr1 };
-    sigemptyset(&sa.sa_mask);
-    CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
     int port, l = tcp_listener(SOCK_STREAM, 64, &port);
     struct timeval tv = { .tv_sec = 100 }; /* never expires: makes reads "always" */
     for (int i = 0; i < NECHO; i++) {
         tcp_pair(l, port, &pairs[i].client, &pairs[i].server);
+        pairs[i].client_w = pairs[i].client;
+        pairs[i].server_w = pairs[i].server;
         if (i % 2) {
             CHECK_EQ(setsockopt(pairs[i].client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
             CHECK_EQ(setsockopt(pairs[i].server, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
@@ -177,6 +195,29 @@ int main(void)
     for (int i = 0; i < NIDLE + NPOLL; i++)
         tcp_pair(l, port, &idle_fds[i][0], &idle_fds[i][1]);
     CHECK_EQ(setsockopt(idle_fds[0][0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+    CHECK_EQ(close(l), 0);
+}
+
+static void make_pipes(void)
+{
+    for (int i = 0; i < NECHO; i++) {
+        int a[2], b[2];
+        CHECK_EQ(pipe(a), 0);
+        CHECK_EQ(pipe(b), 0);
+        pairs[i] = (struct pair){ .client = a[0], .server_w = a[1], .server = b[0],
+                                  .client_w = b[1] };
+    }
+    for (int i = 0; i < NIDLE + NPOLL; i++)
+        CHECK_EQ(pipe(idle_fds[i]), 0);
+}
+
+static void phase(bool sockets)
+{
+    on_sockets = sockets;
+    atomic_store(&stop_echo, 0);
+    for (int i = 0; i < NIDLE + NPOLL; i++)
+        atomic_store(&idle_hits[i], 0);
+    (sockets ? make_sockets : make_pipes)();
 
     cap_thread_t srv[NECHO], cli[NECHO], idle[NIDLE + NPOLL];
     for (long i = 0; i < NECHO; i++) {
@@ -199,6 +240,8 @@ int main(void)
     for (int i = 0; i < NIDLE + NPOLL; i++) {
         CHECK_EQ(write(idle_fds[i][1], "q", 1), 1);
         join(idle[i]);
+        CHECK_EQ(close(idle_fds[i][0]), 0);
+        CHECK_EQ(close(idle_fds[i][1]), 0);
     }
     /* Then only the echoing calls, which park and wake all the time:
      * ROUNDS more, and on until they have seen WANT_ECHO EINTRs. */
@@ -214,6 +257,18 @@ int main(void)
         join(cli[i]);
         join(srv[i]);
     }
+    if (!sockets) /* the pipes' other ends (a socket's is the same descriptor) */
+        for (int i = 0; i < NECHO; i++)
+            CHECK_EQ(close(pairs[i].server), 0);
     CHECK(atomic_load(&eintrs) <= atomic_load(&handled));
+}
+
+int main(void)
+{
+    struct sigaction sa = { .sa_handler = on_usr1 };
+    sigemptyset(&sa.sa_mask);
+    CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+    phase(true);
+    phase(false);
     return 0;
 }
