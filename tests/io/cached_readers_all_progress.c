@@ -36,13 +36,7 @@ static void *reader(void *arg)
 
 int main(void)
 {
-    char path[] = "/tmp/capriccio-io-XXXXXX";
-    fd = mkstemp(path);
-    CHECK_GE(fd, 0);
-    unlink(path);
-    char b[BLOCK] = { 1 };
-    for (int k = 0; k < BLOCKS; k++) /* written, so in the page cache */
-        CHECK_EQ(write(fd, b, BLOCK), BLOCK);
+    fd = cached_file(BLOCKS, BLOCK);
     cap_thread_t t[READERS];
     for (int i = 0; i < READERS; i++)
         t[i] = spawn(reader, NULL);

@@ -29,13 +29,7 @@ static void *reader(void *arg)
 
 int main(void)
 {
-    char path[] = "/tmp/capriccio-io-XXXXXX";
-    fd = mkstemp(path);
-    CHECK_GE(fd, 0);
-    unlink(path);
-    char b[BLOCK] = { 1 };
-    for (int k = 0; k < BLOCKS; k++) /* written, so in the page cache */
-        CHECK_EQ(write(fd, b, BLOCK), BLOCK);
+    fd = cached_file(BLOCKS, BLOCK);
     cap_thread_t r = spawn(reader, NULL);
     CHECK_EQ(usleep(10000), 0);
     atomic_store(&stop, 1);

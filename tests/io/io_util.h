@@ -57,6 +57,24 @@ static inline void parked_pipe_read_is_woken(char token)
     CHECK_EQ(close(p[1]), 0);
 }
 
+/* A temporary file of `blocks` blocks of `block` bytes (ones), unlinked
+ * and just written, so in the page cache: every read of it hits. Returns
+ * the descriptor. */
+static inline int cached_file(int blocks, size_t block)
+{
+    char path[] = "/tmp/capriccio-io-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK_GE(fd, 0);
+    unlink(path);
+    unsigned char *b = malloc(block);
+    CHECK(b != NULL);
+    memset(b, 1, block);
+    for (int k = 0; k < blocks; k++)
+        CHECK_EQ(write(fd, b, block), (ssize_t)block);
+    free(b);
+    return fd;
+}
+
 /* The O_DIRECT tests' file: `blocks` blocks of `block` bytes, block k
  * written by fill(buf, k), flushed to disk and opened again read-only with
  * O_DIRECT, then unlinked. Exits 77 (skipped) under CAP_DISKIO=blocking,
