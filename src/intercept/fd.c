@@ -53,6 +53,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "io/ownfd.h"
@@ -377,6 +378,8 @@ int ioctl(int fd, unsigned long req, ...)
     void *arg = va_arg(ap, void *);
     va_end(ap);
     if (req != FIONBIO)
+        return (int)syscall(SYS_ioctl, fd, req, arg);
+    if (!cap__user_readable(arg, sizeof(int))) /* the kernel's EBADF or EFAULT */
         return (int)syscall(SYS_ioctl, fd, req, arg);
     cap__fd *f = cap__fd_get(fd);
     bool on = arg != NULL && *(int *)arg != 0;

@@ -17,6 +17,10 @@
  *
  * All are cancellation points (intercept.h): a cancel acts on entry or
  * while the thread is parked, after the call unlinked its waiter records.
+ *
+ * The arrays, sets, timeouts and masks are read (and written) here, not
+ * by the kernel, so they are checked first (arch/usercheck.h): a bad
+ * pointer gives EFAULT as in libc, not a fault.
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
@@ -25,9 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
 
+#include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "util/clock.h"
@@ -50,6 +56,34 @@ static uint64_t deadline_ts(const struct timespec *ts)
     return cap__deadline_after((uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec);
 }
 
+/* The bytes of the signal mask the kernel reads (glibc passes _NSIG / 8). */
+enum { MASK_BYTES = _NSIG / 8 };
+
+static bool mask_readable(const sigset_t *mask)
+{
+    return mask == NULL || cap__user_readable(mask, MASK_BYTES);
+}
+
+static bool ts_readable(const struct timespec *ts)
+{
+    return ts == NULL || cap__user_readable(ts, sizeof *ts);
+}
+
+/* poll's checks in the kernel's order: more descriptors than
+ * RLIMIT_NOFILE allows is EINVAL, an array that is not there EFAULT. */
+static int pollfds_error(struct pollfd *fds, nfds_t n)
+{
+    if (n > 1024) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            n > rl.rlim_cur)
+            return -EINVAL;
+    }
+    if (n > SIZE_MAX / sizeof *fds || !cap__user_writable(fds, n * sizeof *fds))
+        return -EFAULT;
+    return 0;
+}
+
 /* What may interrupt a call given mask (NULL: every caught signal);
  * a cancel always may. */
 static cap__intr intr_of(const sigset_t *mask)
@@ -65,6 +99,9 @@ int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
     if (!cap__ic_enter())
         return CAP__REAL(poll)(fds, n, timeout);
+    int bad = pollfds_error(fds, n);
+    if (bad != 0)
+        return (int)cap__ic_ret(bad);
     cap__intr in = intr_of(NULL);
     return (int)cap__ic_ret_cancel(cap__io_poll(fds, n, deadline_ms(timeout), &in));
 }
@@ -73,6 +110,11 @@ int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_
 {
     if (!cap__ic_enter())
         return CAP__REAL(ppoll)(fds, n, ts, mask);
+    int bad = pollfds_error(fds, n);
+    if (bad == 0 && !(ts_readable(ts) && mask_readable(mask)))
+        bad = -EFAULT;
+    if (bad != 0)
+        return (int)cap__ic_ret(bad);
     if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
         return (int)cap__ic_ret(-EINVAL);
     cap__intr in = intr_of(mask);
@@ -105,6 +147,11 @@ static int select_via_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, uint64_t d
 {
     if (nfds < 0 || nfds > FD_SETSIZE)
         return -EINVAL;
+    /* The bytes of each set the kernel would read and write. */
+    size_t set_bytes = ((size_t)nfds + 63) / 64 * 8;
+    if ((r && !cap__user_writable(r, set_bytes)) || (w && !cap__user_writable(w, set_bytes)) ||
+        (e && !cap__user_writable(e, set_bytes)))
+        return -EFAULT;
     struct pollfd stack_p[STACK_PFDS], *p = stack_p;
     int n = 0;
     for (int fd = 0; fd < nfds; fd++)
@@ -165,6 +212,10 @@ int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
         return CAP__REAL(select)(nfds, r, w, e, tv);
     uint64_t deadline = CAP__FOREVER;
     if (tv != NULL) {
+        if (nfds < 0)
+            return (int)cap__ic_ret(-EINVAL);
+        if (!cap__user_writable(tv, sizeof *tv)) /* Linux writes the time left back */
+            return (int)cap__ic_ret(-EFAULT);
         if (tv->tv_sec < 0 || tv->tv_usec < 0)
             return (int)cap__ic_ret(-EINVAL);
         uint64_t ns = (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
@@ -185,6 +236,8 @@ int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts
 {
     if (!cap__ic_enter())
         return CAP__REAL(pselect)(nfds, r, w, e, ts, mask);
+    if (nfds >= 0 && !(ts_readable(ts) && mask_readable(mask)))
+        return (int)cap__ic_ret(-EFAULT);
     if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
         return (int)cap__ic_ret(-EINVAL);
     cap__intr in = intr_of(mask);
@@ -237,6 +290,8 @@ int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const si
 {
     if (!cap__ic_enter())
         return CAP__REAL(epoll_pwait)(epfd, ev, max, timeout, mask);
+    if (!mask_readable(mask))
+        return (int)cap__ic_ret(-EFAULT);
     return (int)cap__ic_ret_cancel(user_epoll_wait(epfd, ev, max, deadline_ms(timeout), mask));
 }
 
@@ -245,5 +300,7 @@ int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespe
 {
     if (!cap__ic_enter())
         return CAP__REAL(epoll_pwait2)(epfd, ev, max, ts, mask);
+    if (!(ts_readable(ts) && mask_readable(mask)))
+        return (int)cap__ic_ret(-EFAULT);
     return (int)cap__ic_ret_cancel(user_epoll_wait(epfd, ev, max, deadline_ts(ts), mask));
 }

@@ -33,6 +33,7 @@
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +43,33 @@
 #include <unistd.h>
 
 #include "arch/syscall.h"
+#include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "io/pipe.h"
 #include "util/clock.h"
 
 enum { STACK_IOVS = 8 };
+
+/* The application's own vectors and headers are read here before the
+ * kernel sees them, so they are checked first (arch/usercheck.h): the
+ * errors the kernel would give instead of a fault. */
+static int iov_error(const struct iovec *iov, int cnt)
+{
+    if (cnt < 0 || cnt > IOV_MAX)
+        return -EINVAL;
+    return cap__user_readable(iov, (size_t)cnt * sizeof *iov) ? 0 : -EFAULT;
+}
+
+static int msg_error(const struct msghdr *msg)
+{
+    if (!cap__user_readable(msg, sizeof *msg))
+        return -EFAULT;
+    if (msg->msg_iovlen > IOV_MAX)
+        return -EMSGSIZE;
+    return cap__user_readable(msg->msg_iov, msg->msg_iovlen * sizeof *msg->msg_iov) ? 0
+                                                                                     : -EFAULT;
+}
 
 struct op {
     struct msghdr *msg;
@@ -252,8 +274,9 @@ ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(readv)(fd, iov, cnt), fd, CAP__IO_READ, false);
-    if (cnt < 0)
-        return cap__ic_ret(-EINVAL);
+    int bad = iov_error(iov, cnt);
+    if (bad != 0)
+        return cap__ic_ret(bad);
     struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
     return cap__ic_ret_cancel(xfer(fd, false, &m, 0, false));
 }
@@ -262,8 +285,9 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(writev)(fd, iov, cnt), fd, CAP__IO_WRITE, false);
-    if (cnt < 0)
-        return cap__ic_ret(-EINVAL);
+    int bad = iov_error(iov, cnt);
+    if (bad != 0)
+        return cap__ic_ret(bad);
     struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
     return cap__ic_ret_cancel(xfer(fd, true, &m, 0, false));
 }
@@ -288,6 +312,8 @@ ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
     struct iovec v = { buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     if (addr.__sockaddr__ != NULL && alen != NULL) {
+        if (!cap__user_writable(alen, sizeof *alen))
+            return cap__ic_ret(-EFAULT);
         m.msg_name = addr.__sockaddr__;
         m.msg_namelen = *alen;
     }
@@ -301,6 +327,9 @@ ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(recvmsg)(fd, msg, flags), fd, CAP__IO_READ, flags & MSG_DONTWAIT);
+    int bad = msg_error(msg);
+    if (bad != 0)
+        return cap__ic_ret(bad);
     return cap__ic_ret_cancel(xfer_msg(fd, false, msg, flags, true, true));
 }
 
@@ -328,7 +357,10 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_AR
 }
 
 /* Descriptors sent to another process: a private pipe among them stops
- * being private (io/pipe.h). */
+ * being private (io/pipe.h). Called after the kernel took the message, so
+ * the control buffer is known to be readable; a parked thread of the
+ * pipe that the receiver's transfers would not wake is woken by the
+ * escape to try again, and then parks armed. */
 static void rights_escape(const struct msghdr *msg)
 {
     if (msg->msg_control == NULL)
@@ -347,13 +379,26 @@ static void rights_escape(const struct msghdr *msg)
     }
 }
 
+static ssize_t foreign_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+    FOREIGN(CAP__REAL(sendmsg)(fd, msg, flags), fd, CAP__IO_WRITE, flags & MSG_DONTWAIT);
+}
+
 ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-    rights_escape(msg);
-    if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(sendmsg)(fd, msg, flags), fd, CAP__IO_WRITE, flags & MSG_DONTWAIT);
-    struct msghdr m = *msg;
-    return cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
+    ssize_t r;
+    if (!cap__ic_enter()) {
+        r = foreign_sendmsg(fd, msg, flags);
+    } else {
+        int bad = msg_error(msg);
+        if (bad != 0)
+            return cap__ic_ret(bad);
+        struct msghdr m = *msg;
+        r = cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
+    }
+    if (r >= 0)
+        rights_escape(msg);
+    return r;
 }
 
 /* ---- positioned transfers ------------------------------------------------------ */
@@ -407,6 +452,9 @@ ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
         return CAP__REAL(preadv)(fd, iov, cnt, off);
     if (off < 0)
         return cap__ic_ret(-EINVAL);
+    int bad = iov_error(iov, cnt);
+    if (bad != 0)
+        return cap__ic_ret(bad);
     return cap__ic_ret_cancel(positioned(fd, false, iov, cnt, off, 0));
 }
 
@@ -416,6 +464,9 @@ ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
         return CAP__REAL(pwritev)(fd, iov, cnt, off);
     if (off < 0)
         return cap__ic_ret(-EINVAL);
+    int bad = iov_error(iov, cnt);
+    if (bad != 0)
+        return cap__ic_ret(bad);
     return cap__ic_ret_cancel(positioned(fd, true, iov, cnt, off, 0));
 }
 
@@ -423,6 +474,9 @@ ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(preadv2)(fd, iov, cnt, off, rwf), fd, CAP__IO_READ, rwf & RWF_NOWAIT);
+    int bad = iov_error(iov, cnt);
+    if (bad != 0)
+        return cap__ic_ret(bad);
     return cap__ic_ret_cancel(positioned(fd, false, iov, cnt, off, rwf));
 }
 
@@ -430,6 +484,9 @@ ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(pwritev2)(fd, iov, cnt, off, rwf), fd, CAP__IO_WRITE, rwf & RWF_NOWAIT);
+    int bad = iov_error(iov, cnt);
+    if (bad != 0)
+        return cap__ic_ret(bad);
     return cap__ic_ret_cancel(positioned(fd, true, iov, cnt, off, rwf));
 }
 

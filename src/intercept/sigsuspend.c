@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "util/clock.h"
@@ -28,6 +29,8 @@ int sigsuspend(const sigset_t *mask)
 {
     if (!cap__ic_user())
         return CAP__REAL(sigsuspend)(mask);
+    if (!cap__user_readable(mask, _NSIG / 8)) /* the bytes the kernel reads */
+        return (int)cap__ic_ret(-EFAULT);
     cap__intr in = cap__intr_always;
     in.blocked = cap__sig_bits(mask);
     cap__io_sleep(CAP__FOREVER, &in);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "util/clock.h"
@@ -51,22 +52,30 @@ static int sleep_for(uint64_t ns, uint64_t *left)
     return sleep_until(cap__deadline_after(ns), left);
 }
 
-static void set_rem(struct timespec *rem, uint64_t left)
+/* Reports the time left of an interrupted relative sleep: the error to
+ * return, EINTR, or EFAULT if rem is not there (as the kernel's). */
+static int set_rem(struct timespec *rem, uint64_t left)
 {
-    if (rem != NULL)
-        *rem = cap__ns_to_timespec(left);
+    if (rem == NULL)
+        return EINTR;
+    if (!cap__user_writable(rem, sizeof *rem))
+        return EFAULT;
+    *rem = cap__ns_to_timespec(left);
+    return EINTR;
 }
 
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
     if (!cap__ic_enter())
         return CAP__REAL(nanosleep)(req, rem);
+    if (!cap__user_readable(req, sizeof *req))
+        return (int)cap__ic_ret(-EFAULT);
     if (!valid(req))
         return (int)cap__ic_ret(-EINVAL);
     uint64_t left;
     int rc = sleep_for(ts_ns(req), &left);
     if (rc != 0)
-        set_rem(rem, left);
+        rc = -set_rem(rem, left);
     return (int)cap__ic_ret(rc);
 }
 
@@ -76,6 +85,8 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
     if (!cap__ic_enter() || (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME &&
                             clock != CLOCK_BOOTTIME && clock != CLOCK_TAI))
         return CAP__REAL(clock_nanosleep)(clock, flags, req, rem);
+    if (!cap__user_readable(req, sizeof *req))
+        return EFAULT;
     if (!valid(req))
         return EINVAL; /* returns the error, does not set errno */
     uint64_t ns = ts_ns(req), deadline;
@@ -95,7 +106,7 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
     if (sleep_until(deadline, &left) == 0)
         return 0;
     if (!(flags & TIMER_ABSTIME)) /* rem is for relative sleeps only */
-        set_rem(rem, left);
+        return set_rem(rem, left);
     return EINTR;
 }
 

@@ -9,11 +9,14 @@
  * worker). The handler (SA_ONSTACK) asks: is the fault address in the
  * guard of the stack that was running, i.e. the current user thread's
  * (cap__current), or the worker's scheduler stack? If so it prints the
- * report and aborts. Any other SIGSEGV goes to whatever handler was
- * installed before ours, exactly as if we were not there: a SA_SIGINFO or
- * plain handler is called with the same arguments; SIG_DFL (or SIG_IGN,
- * which the kernel would override for a fault anyway) is restored and the
- * faulting instruction re-runs into the default action.
+ * report and aborts. A fault inside the runtime's pointer checks
+ * (arch/usercheck.h) only makes the check fail; the same handler is
+ * installed for SIGBUS for them. Any other SIGSEGV or SIGBUS goes to
+ * whatever handler was installed before ours, exactly as if we were not
+ * there: a SA_SIGINFO or plain handler is called with the same arguments;
+ * SIG_DFL (or SIG_IGN, which the kernel would override for a fault
+ * anyway) is restored and the faulting instruction re-runs into the
+ * default action.
  *
  * The report: thread id (the cap_thread_t handle), name, creation site
  * (the return address in cap_thread_create's caller, symbolised with
@@ -32,6 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "arch/usercheck.h"
 #include "sched/worker.h"
 #include "stack/internal.h"
 #include "stack/linked.h"
@@ -41,7 +45,7 @@
 enum { ALTSTACK_BYTES = 64 * 1024 };
 #define MAIN_GAP ((size_t)1 << 20) /* the kernel's stack_guard_gap */
 
-static struct sigaction previous;
+static struct sigaction previous_segv, previous_bus;
 static atomic_int handler_installed;
 static atomic_int reporting;
 
@@ -128,39 +132,43 @@ static bool guard_of_running_stack(const void *addr)
     return cap__stack_guard_hit(addr, &w->sched_stack);
 }
 
-static void on_segv(int sig, siginfo_t *info, void *uctx)
+static void on_fault(int sig, siginfo_t *info, void *uctx)
 {
-    if (guard_of_running_stack(info->si_addr)) {
+    if (cap__usercheck_fixup(uctx))
+        return;
+    if (sig == SIGSEGV && guard_of_running_stack(info->si_addr)) {
         /* Restore the default for SIGABRT's sake is not needed: abort()
          * resets it itself. Report with the running thread. */
         cap__worker *w = cap__worker_self();
         cap__overflow_report(w->current != NULL ? w->current->stack.lo : NULL, info->si_addr,
                              "it hit the guard page below its stack");
     }
-    if (previous.sa_flags & SA_SIGINFO) {
-        previous.sa_sigaction(sig, info, uctx);
+    const struct sigaction *previous = sig == SIGSEGV ? &previous_segv : &previous_bus;
+    if (previous->sa_flags & SA_SIGINFO) {
+        previous->sa_sigaction(sig, info, uctx);
         return;
     }
-    if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
+    if (previous->sa_handler == SIG_DFL || previous->sa_handler == SIG_IGN) {
         /* Re-run the faulting instruction with the default action. */
         struct sigaction dfl;
         memset(&dfl, 0, sizeof dfl);
         dfl.sa_handler = SIG_DFL;
         sigemptyset(&dfl.sa_mask);
-        sigaction(SIGSEGV, &dfl, NULL);
+        sigaction(sig, &dfl, NULL);
         return;
     }
-    previous.sa_handler(sig);
+    previous->sa_handler(sig);
 }
 
 static void install_handler(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
+    sa.sa_sigaction = on_fault;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &previous);
+    sigaction(SIGSEGV, &sa, &previous_segv);
+    sigaction(SIGBUS, &sa, &previous_bus);
 }
 
 void cap__stack_kthread_init(void)

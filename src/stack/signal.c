@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Signal handlers: every handler the program installs runs through one
- * trampoline, for two reasons.
+ * trampoline, for two reasons (and a third, small one: a SIGSEGV or
+ * SIGBUS raised inside the runtime's pointer checks, arch/usercheck.h,
+ * ends there and never reaches the program's handler).
  *
  * EINTR (always): after the program's handler returns, the trampoline
  * tells the I/O layer (cap__sig_caught, io/sigintr.h), which interrupts a
@@ -42,6 +44,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/usercheck.h"
 #include "io/sigintr.h"
 #include "stack/linked.h"
 #include "util/spin.h"
@@ -99,6 +102,10 @@ static bool is_kick(int sig, const siginfo_t *info)
 
 static void trampoline(int sig, siginfo_t *info, void *uctx)
 {
+    /* A fault inside the runtime's pointer checks is theirs alone: not
+     * the program's handler's, and no signal that interrupts a call. */
+    if ((sig == SIGSEGV || sig == SIGBUS) && cap__usercheck_fixup(uctx))
+        return;
     __typeof__(table[0]) h = table[sig];
     if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed)) {
         if (is_kick(sig, info) || !take_kick_entry(sig, &h))
