@@ -22,8 +22,11 @@
  *    (DESIGN.md, "Migration and TLS").
  *  - sem_* keep their libc convention (-1 and errno); the cap_sem_*
  *    functions return error numbers like the rest of the API.
- *  - sleep, usleep, nanosleep, clock_nanosleep and sched_yield park or
- *    yield only the calling user thread.
+ *  - sched_yield yields only the calling user thread. sleep, usleep,
+ *    nanosleep and clock_nanosleep are not renamed: the library defines
+ *    those libc names itself (src/intercept/sleep.c), so they park only
+ *    the calling user thread and a caught signal interrupts them, as it
+ *    does every blocking call the library intercepts.
  *  - Feature-test macros: the system headers above fix the feature set of
  *    the whole translation unit, and a forced include comes before the
  *    program's own "#define _POSIX_C_SOURCE ...". So when no feature-test
@@ -434,62 +437,6 @@ static inline int cap_compat_sem_unlink(const char *name)
     return cap_compat_ret(ENOSYS);
 }
 
-/* Sleeps: park the user thread; cancellation points. */
-static inline unsigned cap_compat_sleep(unsigned seconds)
-{
-    cap_sleep_ns((uint64_t)seconds * 1000000000u);
-    return 0;
-}
-
-static inline int cap_compat_usleep(useconds_t usec)
-{
-    return cap_usleep(usec);
-}
-
-static inline int cap_compat_timespec_ok(const struct timespec *ts)
-{
-    return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
-}
-
-/* Nanoseconds in ts, saturating (ts valid). */
-static inline uint64_t cap_compat_timespec_ns(const struct timespec *ts)
-{
-    if ((uint64_t)ts->tv_sec >= UINT64_MAX / 1000000000u - 1)
-        return UINT64_MAX;
-    return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
-}
-
-static inline int cap_compat_nanosleep(const struct timespec *req, struct timespec *rem)
-{
-    if (!cap_compat_timespec_ok(req))
-        return cap_compat_ret(EINVAL);
-    cap_sleep_ns(cap_compat_timespec_ns(req));
-    if (rem != NULL)
-        rem->tv_sec = 0, rem->tv_nsec = 0;
-    return 0;
-}
-
-/* Returns an error number, as clock_nanosleep does. */
-static inline int cap_compat_clock_nanosleep(clockid_t clock, int flags,
-                                             const struct timespec *req, struct timespec *rem)
-{
-    if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
-        return ENOTSUP;
-    if (!cap_compat_timespec_ok(req))
-        return EINVAL;
-    uint64_t ns = cap_compat_timespec_ns(req);
-    if (flags & TIMER_ABSTIME) {
-        struct timespec now;
-        clock_gettime(clock, &now);
-        uint64_t now_ns = cap_compat_timespec_ns(&now);
-        ns = ns > now_ns ? ns - now_ns : 0;
-    }
-    cap_sleep_ns(ns);
-    if (rem != NULL && !(flags & TIMER_ABSTIME))
-        rem->tv_sec = 0, rem->tv_nsec = 0;
-    return 0;
-}
-
 #ifdef __cplusplus
 }
 #endif
@@ -727,12 +674,5 @@ _Static_assert(SEM_VALUE_MAX == CAP_SEM_VALUE_MAX, "semaphore limit");
 #define sem_open cap_compat_sem_open
 #define sem_close cap_compat_sem_close
 #define sem_unlink cap_compat_sem_unlink
-
-/* Sleeping. Function-like, so that a struct member or variable that
- * happens to be called `sleep` is left alone. */
-#define sleep(seconds) cap_compat_sleep(seconds)
-#define usleep(usec) cap_compat_usleep(usec)
-#define nanosleep(req, rem) cap_compat_nanosleep(req, rem)
-#define clock_nanosleep(clock, flags, req, rem) cap_compat_clock_nanosleep(clock, flags, req, rem)
 
 #endif /* CAPRICCIO_PTHREAD_H */
