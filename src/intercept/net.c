@@ -169,6 +169,18 @@ static int so_error(int fd)
     return err;
 }
 
+/* After a connect of a socket the application believes blocking failed:
+ * the kernel's blocking connect leaves the socket unconnected, ready for
+ * another try, while our non-blocking one leaves it "connecting", so the
+ * application's next connect would get ECONNABORTED instead of trying
+ * again. Connecting to AF_UNSPEC does what the blocking path does there
+ * (disconnect, state unconnected). */
+static void forget_failed_connect(int fd)
+{
+    struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+    syscall(SYS_connect, fd, &unspec, sizeof unspec);
+}
+
 static long wait_connect(cap__fd *f, int fd, uint64_t deadline, cap__io_call *c)
 {
     for (;;) {
@@ -177,6 +189,8 @@ static long wait_connect(cap__fd *f, int fd, uint64_t deadline, cap__io_call *c)
         struct pollfd p = { .fd = fd, .events = POLLOUT };
         if (syscall(SYS_poll, &p, 1, 0) > 0) {
             int err = so_error(fd);
+            if (err != 0)
+                forget_failed_connect(fd);
             return err ? -err : 0;
         }
         int rc = cap__io_wait(&tk, deadline, c);
@@ -246,6 +260,7 @@ int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
         }
         int err = so_error(fd);
         if (err != 0) {
+            forget_failed_connect(fd);
             errno = err;
             return -1;
         }

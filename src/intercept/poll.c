@@ -145,8 +145,16 @@ enum { STACK_PFDS = 32 };
 static int select_via_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, uint64_t deadline,
                            const cap__intr *in)
 {
-    if (nfds < 0 || nfds > FD_SETSIZE)
+    if (nfds < 0)
         return -EINVAL;
+    if (nfds > FD_SETSIZE) {
+        /* The kernel takes nfds up to its descriptor table's size (sets
+         * may be bigger than an fd_set); no descriptor lies beyond
+         * RLIMIT_NOFILE. */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)nfds)
+            nfds = (int)rl.rlim_cur;
+    }
     /* The bytes of each set the kernel would read and write. */
     size_t set_bytes = ((size_t)nfds + 63) / 64 * 8;
     if ((r && !cap__user_writable(r, set_bytes)) || (w && !cap__user_writable(w, set_bytes)) ||
@@ -179,11 +187,11 @@ static int select_via_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, uint64_t d
     }
     if (rc >= 0) {
         if (r)
-            FD_ZERO(r);
+            memset(r, 0, set_bytes);
         if (w)
-            FD_ZERO(w);
+            memset(w, 0, set_bytes);
         if (e)
-            FD_ZERO(e);
+            memset(e, 0, set_bytes);
         rc = 0;
         for (int i = 0; i < n; i++) {
             short re = p[i].revents, ev = p[i].events;
@@ -302,5 +310,7 @@ int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespe
         return CAP__REAL(epoll_pwait2)(epfd, ev, max, ts, mask);
     if (!(ts_readable(ts) && mask_readable(mask)))
         return (int)cap__ic_ret(-EFAULT);
+    if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
+        return (int)cap__ic_ret(-EINVAL);
     return (int)cap__ic_ret_cancel(user_epoll_wait(epfd, ev, max, deadline_ts(ts), mask));
 }

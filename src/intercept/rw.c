@@ -188,6 +188,8 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     if (all || consumes)
         for (size_t i = 0; i < msg->msg_iovlen; i++)
             want += msg->msg_iov[i].iov_len;
+    if (consumes && want == 0 && !sockapi)
+        return 0; /* read/readv of nothing from a socket: at once (sock_read_iter) */
     if (!all) {
         ssize_t r = cap__io_do(f, fd, dir, attempt, &o, deadline, nonblock, &in,
                                consumes ? want : 0);
