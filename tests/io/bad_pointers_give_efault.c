@@ -6,6 +6,9 @@
  * longer than IOV_MAX), as libc does, instead of a SIGSEGV in the
  * library. NULL, a wild low address, a page with no access, a read-only page
  * where the call writes, and a range that runs off the end of a mapping.
+ * A page of a file mapping past the file's end (SIGBUS, not SIGSEGV) too,
+ * and all of it again once the program installed SIGSEGV and SIGBUS
+ * handlers of its own, which must not see the library's checks.
  * Nothing may be consumed or sent by a refused call, and the descriptors
  * keep working afterwards. */
 #include <limits.h>
@@ -155,9 +158,26 @@ static void sleeps_and_masks(int s)
     CHECK_EQ(fcntl(s, F_GETFL) & O_NONBLOCK, 0); /* FIONBIO's view unchanged */
 }
 
-int main(void)
+/* A page of a shared file mapping past the file's end: touching it is a
+ * SIGBUS, and the kernel's answer EFAULT. */
+static void beyond_file_end(int s)
 {
-    map_pages();
+    char path[] = "/tmp/cap-efault-map-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK_EQ(unlink(path), 0);
+    CHECK_EQ(ftruncate(fd, 2 * 4096), 0);
+    char *m = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(m != MAP_FAILED);
+    CHECK_EQ(ftruncate(fd, 100), 0);
+    EXPECT_ERR(readv(s, (void *)(m + 4096), 1), EFAULT);
+    EXPECT_ERR(poll((void *)(m + 4096), 1, 0), EFAULT);
+    CHECK_EQ(munmap(m, 2 * 4096), 0);
+    CHECK_EQ(close(fd), 0);
+}
+
+static void one_round(void)
+{
     int sv[2];
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     transfers(sv[0], sv[1]);
@@ -171,5 +191,34 @@ int main(void)
     positioned();
     readiness(sv[0]);
     sleeps_and_masks(sv[0]);
+    beyond_file_end(sv[0]);
+    int fds[] = { sv[0], sv[1], pp[0], pp[1] };
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+        CHECK_EQ(close(fds[i]), 0);
+}
+
+static volatile sig_atomic_t program_handler_ran;
+
+static void program_fault_handler(int sig)
+{
+    (void)sig;
+    program_handler_ran = 1;
+}
+
+int main(void)
+{
+    map_pages();
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = program_fault_handler;
+            sigemptyset(&sa.sa_mask);
+            CHECK_EQ(sigaction(SIGSEGV, &sa, NULL), 0);
+            CHECK_EQ(sigaction(SIGBUS, &sa, NULL), 0);
+        }
+        one_round();
+    }
+    CHECK_EQ(program_handler_ran, 0);
     return 0;
 }
