@@ -6,7 +6,8 @@
  * src/exports.map). Called on a user thread, a wrapper goes through the
  * io layer: try the call without blocking, park on EAGAIN. Called on any
  * other kernel thread (the library's own offload threads, an
- * application's own pthreads, code running before start-up), it forwards
+ * application's own pthreads, code running before start-up), and inside
+ * a signal handler of the program on any thread (util/sigctx.h), it forwards
  * to the next definition of the name, normally libc's, found with
  * dlsym(RTLD_NEXT) (CAP__REAL) — with one exception: a socket the runtime
  * created (and made non-blocking) that the application believes blocking
@@ -33,6 +34,7 @@
 #include "sync/cancel.h"
 #include "thread/thread.h"
 #include "util/clock.h"
+#include "util/sigctx.h"
 
 /* The next definition of name after this library (libc's); dies with a
  * message if there is none. */
@@ -52,7 +54,7 @@ void *cap__real_sym(const char *name);
 
 static inline bool cap__ic_user(void)
 {
-    return cap__current() != NULL;
+    return cap__current() != NULL && !cap__in_signal_handler();
 }
 
 /*
@@ -70,7 +72,7 @@ static inline bool cap__ic_user(void)
 static inline bool cap__ic_enter(void)
 {
     cap__thread *self = cap__current();
-    if (self == NULL)
+    if (self == NULL || cap__in_signal_handler())
         return false;
     if (__builtin_expect(cap__cancel_requested(self), 0))
         cap__cancel_act();

@@ -215,6 +215,7 @@ static void dispatch(void *arg)
     (void)arg;
     uint64_t v;
     syscall(SYS_read, atomic_load(&evfd), &v, sizeof v); /* drain: the next write is a new edge */
+    cap__run_deferred_wakes(); /* what the handlers posted (sched/park.h) */
     cap__spin_lock(&dispatch_lock);
     uint64_t head = atomic_load(&deliveries);
     uint64_t seq = dispatched;

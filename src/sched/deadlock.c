@@ -12,6 +12,11 @@
  * worker got here, so its effects are visible. Then nothing can ever run
  * again: print every thread and exit with status 2.
  *
+ * Not while the program has a handler installed for a signal that can
+ * come from outside (util/sigctx.h): the handler may post a semaphore or
+ * write to a pipe a thread waits on, as a program waiting for SIGTERM
+ * does. The program then waits, as under NPTL.
+ *
  * Limitation: a kernel thread the library does not run could still wake a
  * thread later (say, through an application's own pthread); the report
  * would then be a false alarm. Programs that wake user threads from
@@ -25,6 +30,7 @@
 #include "thread/thread.h"
 #include "util/clock.h"
 #include "util/die.h"
+#include "util/sigctx.h"
 #include "util/spin.h"
 
 static cap__spin deadlock_lock = CAP__SPIN_INIT;
@@ -73,7 +79,8 @@ void cap__deadlock_check_enter(cap__worker *w)
     (void)w;
     cap__spin_lock(&deadlock_lock);
     idle_forever++;
-    if (idle_forever == cap__rt.nworkers && nothing_in_flight()) {
+    if (idle_forever == cap__rt.nworkers && nothing_in_flight() &&
+        !cap__sig_program_handlers()) {
         cap__say("capriccio: deadlock: all %ld threads are parked and nothing can wake them\n",
                  (long)atomic_load(&cap__live_threads));
         cap__thread_foreach(print_thread, NULL);

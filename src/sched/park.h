@@ -149,4 +149,13 @@ int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadl
 /* Wakes up to n threads waiting on addr; returns how many it woke. */
 int cap__wake_on(const _Atomic uint32_t *addr, int n);
 
+/* From a signal handler (util/sigctx.h), where the locks of a wake-up may
+ * be held by the interrupted code: async-signal-safe, takes no lock, only
+ * marks addr's bucket. cap__run_deferred_wakes, called by the signal
+ * dispatch that runs after every handler (io/sigintr.c), then wakes every
+ * thread waiting in a marked bucket: the waiters of addr and, spuriously,
+ * any other address hashed there (a return of 0 may be spurious). */
+void cap__wake_on_deferred(const _Atomic uint32_t *addr);
+void cap__run_deferred_wakes(void);
+
 #endif /* CAP_SCHED_PARK_H */

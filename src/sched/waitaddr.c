@@ -8,6 +8,11 @@
  * callback, after the waiter's context is saved, which is what makes
  * "check *addr, then sleep" atomic with respect to wakers on other
  * workers.
+ *
+ * Wake-ups asked for inside a signal handler (sem_post) cannot take a
+ * bucket lock, which the interrupted code may hold: they set the bucket's
+ * `deferred` mark and a global one, and the signal dispatch, in ordinary
+ * context, wakes the marked buckets' waiters.
  */
 #include "sched/park.h"
 
@@ -31,10 +36,12 @@ struct waiter {
 
 struct bucket {
     cap__spin lock;
+    atomic_bool deferred; /* a handler asked for a wake-up here */
     struct waiter *head, *tail;
 } __attribute__((aligned(64)));
 
 static struct bucket buckets[NBUCKETS];
+static atomic_bool any_deferred;
 
 static struct bucket *bucket_of(const void *addr)
 {
@@ -124,4 +131,29 @@ int cap__wake_on(const _Atomic uint32_t *addr, int n)
     }
     cap__spin_unlock(&b->lock);
     return woken;
+}
+
+void cap__wake_on_deferred(const _Atomic uint32_t *addr)
+{
+    atomic_store_explicit(&bucket_of(addr)->deferred, true, memory_order_relaxed);
+    atomic_store_explicit(&any_deferred, true, memory_order_release);
+}
+
+void cap__run_deferred_wakes(void)
+{
+    if (!atomic_exchange_explicit(&any_deferred, false, memory_order_acquire))
+        return;
+    for (int i = 0; i < NBUCKETS; i++) {
+        struct bucket *b = &buckets[i];
+        if (!atomic_load_explicit(&b->deferred, memory_order_relaxed) ||
+            !atomic_exchange_explicit(&b->deferred, false, memory_order_acquire))
+            continue;
+        cap__spin_lock(&b->lock);
+        while (b->head != NULL) {
+            struct waiter *w = b->head;
+            unlink_waiter(b, w);
+            cap__unpark(w->thread);
+        }
+        cap__spin_unlock(&b->lock);
+    }
 }

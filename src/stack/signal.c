@@ -47,6 +47,7 @@
 #include "arch/usercheck.h"
 #include "io/sigintr.h"
 #include "stack/linked.h"
+#include "util/sigctx.h"
 #include "util/spin.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -58,6 +59,7 @@ static struct {
 } table[NSIG];
 
 static cap__spin table_lock = CAP__SPIN_INIT;
+__thread unsigned cap__handler_depth __attribute__((tls_model("initial-exec")));
 static sigaction_fn real_sigaction;
 static _Atomic bool kick_reserved; /* [written under table_lock] */
 static const char kick_cookie;
@@ -69,11 +71,35 @@ static sigaction_fn real(void)
     return real_sigaction;
 }
 
+static bool entry_is_function(const __typeof__(table[0]) *h)
+{
+    if (h->flags & SA_SIGINFO)
+        return h->action != NULL;
+    return h->handler != SIG_DFL && h->handler != SIG_IGN && h->handler != NULL;
+}
+
 static bool has_handler(int sig)
 {
-    if (table[sig].flags & SA_SIGINFO)
-        return table[sig].action != NULL;
-    return table[sig].handler != SIG_DFL && table[sig].handler != SIG_IGN;
+    return entry_is_function(&table[sig]);
+}
+
+static bool is_fault(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+           sig == SIGTRAP || sig == SIGSYS;
+}
+
+bool cap__sig_program_handlers(void)
+{
+    for (int sig = 1; sig < NSIG; sig++) {
+        /* Read without the lock: a handler being installed or removed
+         * right now may be seen either way, as if a moment earlier or
+         * later. */
+        __typeof__(table[0]) h = table[sig];
+        if (!is_fault(sig) && entry_is_function(&h))
+            return true;
+    }
+    return false;
 }
 
 /* The kick signal's entry for one delivery, applying the program's
@@ -111,16 +137,20 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         if (is_kick(sig, info) || !take_kick_entry(sig, &h))
             return; /* interrupting the system call was the whole point */
     }
+    if (!entry_is_function(&h))
+        return; /* set back to SIG_DFL/SIG_IGN as this delivery began */
     bool linked = cap__linked_cfg.enabled;
     uintptr_t limit = 0;
     if (linked) {
         __asm__ volatile("movq %%fs:0x70, %0" : "=r"(limit));
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
     }
+    cap__handler_depth++;
     if (h.flags & SA_SIGINFO)
         h.action(sig, info, uctx);
     else
         h.handler(sig);
+    cap__handler_depth--;
     if (linked)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
     cap__sig_caught(sig, h.flags);
@@ -174,8 +204,15 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         use = &mine;
     }
     int rc = fn(sig, use, &prev);
-    if (rc != 0)
+    if (rc != 0) {
         table[sig] = before;
+    } else if (use == act && act != NULL) {
+        /* SIG_DFL or SIG_IGN, recorded once the kernel has it: the
+         * trampoline never calls it, cap__sig_program_handlers sees it. */
+        table[sig].handler = act->sa_handler;
+        table[sig].action = NULL;
+        table[sig].flags = act->sa_flags & ~SA_SIGINFO;
+    }
     if (rc == 0 && old != NULL) {
         *old = prev;
         if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction == trampoline) {

@@ -15,11 +15,16 @@
  * counts itself out without taking a unit; a post whose wake-up found it
  * already claimed by the cancel moves on to the next waiter, so no post is
  * lost to a cancelled thread.
+ *
+ * sem_post is async-signal-safe (POSIX): inside a signal handler the
+ * value is raised at once and the wake-up is left to the dispatch after
+ * the handler (util/sigctx.h).
  */
 #include <errno.h>
 
 #include "sync/cancel.h"
 #include "sync/sync.h"
+#include "util/sigctx.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "value is the low half");
 
@@ -133,8 +138,12 @@ int cap_sem_post(cap_sem_t *s)
             return EOVERFLOW;
     } while (!atomic_compare_exchange_weak_explicit(word(s), &v, v + 1, memory_order_release,
                                                     memory_order_relaxed));
-    if (waiters_of(v) != 0)
-        cap__wake_on(value_word(s), 1); /* the address is only a key */
+    if (waiters_of(v) != 0) {
+        if (cap__in_signal_handler())
+            cap__wake_on_deferred(value_word(s)); /* async-signal-safe */
+        else
+            cap__wake_on(value_word(s), 1); /* the address is only a key */
+    }
     return 0;
 }
 

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whether the calling kernel thread is running one of the program's
+ * signal handlers (set by the trampoline, src/stack/signal.c, around the
+ * handler's call; nested handlers count up).
+ *
+ * A handler interrupts whatever ran on its kernel thread, possibly a user
+ * thread in the middle of the runtime with a spinlock held, and POSIX lets
+ * it call the async-signal-safe functions. So inside a handler:
+ *  - the interposed libc calls behave as on a thread the runtime does not
+ *    run (intercept.h): the system call itself, blocking the kernel
+ *    thread if it must, as under NPTL; never a park, which would switch
+ *    stacks from inside the handler;
+ *  - sem_post raises the value at once but leaves the wake-up of a waiter
+ *    to the signal dispatch that follows the handler (sched/park.h,
+ *    cap__wake_on_deferred): waking takes the locks the interrupted code
+ *    may hold.
+ */
+#ifndef CAP_UTIL_SIGCTX_H
+#define CAP_UTIL_SIGCTX_H
+
+#include <stdbool.h>
+
+extern __thread unsigned cap__handler_depth
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+static inline bool cap__in_signal_handler(void)
+{
+    return __builtin_expect(cap__handler_depth != 0, 0);
+}
+
+/* Whether the program has a handler installed (through sigaction or
+ * signal) for a signal that can arrive from outside, i.e. any but the
+ * faults SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP and SIGSYS: such a
+ * handler may still wake a thread (sem_post, a write to a pipe), so the
+ * deadlock report (sched/deadlock.c) holds back. */
+bool cap__sig_program_handlers(void);
+
+#endif
