@@ -8,6 +8,7 @@
 
 #include "io/io.h"
 #include "io/wait.h"
+#include "util/sigctx.h"
 
 void cap__pipe_made(int rfd, int wfd, bool private_)
 {
@@ -82,11 +83,71 @@ void cap__pipe_poke_slow(cap__fd *f, bool write)
                       CAP__IO_RBIT);
 }
 
+/* Wake-ups of the other end queued by signal handlers: fd * 2 + write,
+ * plus one (0: a free slot). A full ring sets `deferred_overflow`, and
+ * the dispatch then has every pipe end's waiters try again. */
+enum { DEFERRED = 256 };
+static _Atomic uint32_t deferred[DEFERRED];
+static _Atomic uint32_t deferred_next;
+static atomic_bool deferred_any, deferred_overflow;
+
+static void defer_poke(int fd, bool write)
+{
+    uint32_t v = (uint32_t)fd * 2 + (write ? 1 : 0) + 1;
+    uint32_t start = atomic_fetch_add_explicit(&deferred_next, 1, memory_order_relaxed);
+    bool queued = false;
+    for (uint32_t i = 0; i < DEFERRED && !queued; i++) {
+        uint32_t free_slot = 0;
+        queued = atomic_compare_exchange_strong(&deferred[(start + i) % DEFERRED], &free_slot, v);
+    }
+    if (!queued)
+        atomic_store(&deferred_overflow, true);
+    atomic_store_explicit(&deferred_any, true, memory_order_release);
+}
+
 void cap__pipe_after_foreign_xfer(int fd, bool write)
 {
     cap__fd *f = cap__fd_peek(fd);
-    if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED))
+    if (f == NULL || !cap__fd_has(f, CAP__FDF_OWNED))
+        return;
+    if (cap__in_signal_handler())
+        defer_poke(fd, write);
+    else
         cap__pipe_after_xfer(f, write);
+}
+
+static void retry_all(cap__fd *o, uint32_t gen);
+
+/* Every thread parked on any pipe end we made tries again. */
+static void retry_every_pipe(void)
+{
+    for (int c = 0; c < CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT; c++) {
+        if (atomic_load_explicit(&cap__fd_chunks[c], memory_order_acquire) == NULL)
+            continue;
+        for (int i = 0; i < CAP__FD_CHUNK_LEN; i++) {
+            cap__fd *f = cap__fd_peek(c * CAP__FD_CHUNK_LEN + i);
+            if (atomic_load_explicit(&f->peer, memory_order_relaxed) != 0)
+                retry_all(f, atomic_load_explicit(&f->gen, memory_order_relaxed));
+        }
+    }
+}
+
+void cap__pipe_run_deferred(void)
+{
+    if (!atomic_exchange_explicit(&deferred_any, false, memory_order_acquire))
+        return;
+    for (int i = 0; i < DEFERRED; i++) {
+        uint32_t v = atomic_exchange(&deferred[i], 0);
+        if (v == 0)
+            continue;
+        /* The descriptor may have been closed and reused since: then this
+         * is a spurious wake-up of the new life's other end, harmless. */
+        cap__fd *f = cap__fd_peek((int)((v - 1) / 2));
+        if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED))
+            cap__pipe_after_xfer(f, ((v - 1) & 1) != 0);
+    }
+    if (atomic_exchange(&deferred_overflow, false))
+        retry_every_pipe();
 }
 
 /* Every thread waiting on o (life gen) tries again, having seen both

@@ -79,8 +79,12 @@ static inline void cap__pipe_after_xfer(cap__fd *f, bool write)
 }
 
 /* After a transfer on fd by code that does not run user threads (a
- * thread we do not run): the same, if fd is a pipe end. */
+ * thread we do not run): the same, if fd is a pipe end. Inside a signal
+ * handler (util/sigctx.h), whose interrupted code may hold the other
+ * end's lock, the wake-up is only queued (async-signal-safe): the signal
+ * dispatch after the handler runs it, cap__pipe_run_deferred. */
 void cap__pipe_after_foreign_xfer(int fd, bool write);
+void cap__pipe_run_deferred(void);
 
 /* After a successful F_SETPIPE_SZ on fd: if fd is an end of a private
  * pipe, every thread parked on either end tries again (the kernel wakes a

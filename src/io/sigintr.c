@@ -34,6 +34,7 @@
 
 #include "io/io.h"
 #include "io/ownfd.h"
+#include "io/pipe.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/spin.h"
@@ -216,6 +217,7 @@ static void dispatch(void *arg)
     uint64_t v;
     syscall(SYS_read, atomic_load(&evfd), &v, sizeof v); /* drain: the next write is a new edge */
     cap__run_deferred_wakes(); /* what the handlers posted (sched/park.h) */
+    cap__pipe_run_deferred();  /* and wrote to our pipes (io/pipe.h) */
     cap__spin_lock(&dispatch_lock);
     uint64_t head = atomic_load(&deliveries);
     uint64_t seq = dispatched;

@@ -3,7 +3,9 @@
  * ways POSIX offers, sem_post and write to a pipe, while those threads
  * wait, park and run. A 1 ms interval timer's SIGALRM handler posts a
  * semaphore that three threads take 300 units from, then writes bytes to
- * a pipe that the main thread reads 300 of. Built with
+ * a pipe that the main thread reads 300 of. Then one SIGUSR1 handler call
+ * writes a byte to each of 300 pipes, each read by a thread of its own
+ * (more wake-ups than the runtime queues per handler). Built with
  * <capriccio/pthread.h> the first wait used to end the program with a
  * false "deadlock" report (nothing the runtime could see would wake it),
  * and a handler's wake-up took locks that the code it interrupted could
@@ -37,6 +39,32 @@ static void on_alarm(int sig)
         sem_post(&sem);
     }
     errno = saved;
+}
+
+enum { FANOUT = 300 };
+static int fan[FANOUT][2];
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    for (int i = 0; i < FANOUT; i++) {
+        ssize_t r = write(fan[i][1], "f", 1);
+        (void)r;
+    }
+    errno = saved;
+}
+
+static void *fan_reader(void *arg)
+{
+    int *fds = arg;
+    char c;
+    ssize_t r;
+    while ((r = read(fds[0], &c, 1)) == -1 && errno == EINTR)
+        ;
+    EXPECT_EQ(r, 1);
+    EXPECT_EQ(c, 'f');
+    return NULL;
 }
 
 static void *taker(void *arg)
@@ -95,5 +123,20 @@ int main(void)
     }
     timer_every(0);
     EXPECT_EQ(sem_destroy(&sem), 0);
+
+    sa.sa_handler = on_usr1;
+    EXPECT_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+    static pthread_t readers[FANOUT];
+    for (int i = 0; i < FANOUT; i++) {
+        EXPECT_EQ(pipe(fan[i]), 0);
+        EXPECT_EQ(pthread_create(&readers[i], NULL, fan_reader, fan[i]), 0);
+    }
+    usleep(20000); /* most readers are parked by now; the rest find the byte */
+    EXPECT_EQ(kill(getpid(), SIGUSR1), 0);
+    for (int i = 0; i < FANOUT; i++) {
+        EXPECT_EQ(pthread_join(readers[i], NULL), 0);
+        EXPECT_EQ(close(fan[i][0]), 0);
+        EXPECT_EQ(close(fan[i][1]), 0);
+    }
     return 0;
 }
