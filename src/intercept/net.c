@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sockets: creation (socket, socketpair, accept, accept4), connect, and
- * the timeouts (setsockopt SO_RCVTIMEO / SO_SNDTIMEO) that bound waits.
+ * Sockets: creation (socket, socketpair, accept, accept4), connect, the
+ * timeouts (setsockopt SO_RCVTIMEO / SO_SNDTIMEO) that bound waits, and
+ * shutdown, which wakes the threads parked on its own socket in the
+ * directions it shut: the kernel ends a blocked call there (a read
+ * returns 0, a write on a full socket EPIPE, accept EINVAL), but a Unix
+ * socket reports no readiness change for it, so without the wake-up a
+ * thread parked writing to a full one would wait for ever (its peer's
+ * writers too, after a SHUT_RD).
  *
  * Every socket created through these names is created non-blocking (the
  * runtime owns it: CAP__FDF_OWNED) and the application's own view of
@@ -267,6 +273,43 @@ int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
         return 0;
     }
     return r;
+}
+
+/* ---- shutdown ----------------------------------------------------------------- */
+
+/* Threads parked writing to a socket try again. */
+static void retry_writers(int fd, cap__fd *f, void *arg)
+{
+    (void)arg;
+    if (__atomic_load_n(&f->head[CAP__IO_WRITE], __ATOMIC_ACQUIRE) != NULL)
+        cap__io_ready(fd, atomic_load(&f->gen), CAP__IO_WBIT);
+}
+
+int shutdown(int fd, int how)
+{
+    int rc = (int)syscall(SYS_shutdown, fd, how);
+    if (rc != 0)
+        return rc;
+    cap__fd *f = cap__fd_peek(fd);
+    if (f != NULL) {
+        /* Reads return 0 from now on with no event to say so: as after a
+         * FIN, the read side stops skipping attempts (CAP__IO_NODRAIN). */
+        unsigned dirs = how == SHUT_RD   ? CAP__IO_RBIT | CAP__IO_NODRAIN
+                        : how == SHUT_WR ? CAP__IO_WBIT
+                                         : CAP__IO_RBIT | CAP__IO_WBIT | CAP__IO_NODRAIN;
+        cap__io_ready(fd, atomic_load(&f->gen), dirs);
+    }
+    /* A Unix socket shut for reading also ends its peer's writes (EPIPE),
+     * and the peer, perhaps another of our descriptors (a socketpair), is
+     * not known: every thread parked writing tries again. Rare enough for
+     * a walk of the table. */
+    int domain = 0;
+    socklen_t len = sizeof domain;
+    if (how != SHUT_WR &&
+        syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+        domain == AF_UNIX)
+        cap__fd_foreach(retry_writers, NULL);
+    return 0;
 }
 
 /* ---- timeouts ----------------------------------------------------------------- */

@@ -229,3 +229,14 @@ void cap__fd_dup_of(int newfd, int oldfd)
         atomic_store(&n->timeo[1], timeo[1]);
     }
 }
+
+void cap__fd_foreach(void (*fn)(int fd, cap__fd *f, void *arg), void *arg)
+{
+    for (unsigned c = 0; c < CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT; c++) {
+        cap__fd *chunk = atomic_load_explicit(&cap__fd_chunks[c], memory_order_acquire);
+        if (chunk == NULL)
+            continue;
+        for (unsigned i = 0; i < CAP__FD_CHUNK_LEN; i++)
+            fn((int)(c * CAP__FD_CHUNK_LEN + i), &chunk[i], arg);
+    }
+}

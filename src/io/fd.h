@@ -180,6 +180,9 @@ void cap__fd_disown(int fd);
 /* cap__fd_disown for every owned pipe (before a child process is made:
  * it inherits them). */
 void cap__fd_disown_pipes(void);
+/* Calls fn for every record of the table that exists (chunks not yet
+ * allocated are skipped), in descriptor order. */
+void cap__fd_foreach(void (*fn)(int fd, cap__fd *f, void *arg), void *arg);
 
 static inline bool cap__fd_has(const cap__fd *f, uint32_t flag)
 {

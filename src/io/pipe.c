@@ -118,18 +118,13 @@ void cap__pipe_after_foreign_xfer(int fd, bool write)
 
 static void retry_all(cap__fd *o, uint32_t gen);
 
-/* Every thread parked on any pipe end we made tries again. */
-static void retry_every_pipe(void)
+/* Every thread parked on a pipe end we made tries again. */
+static void retry_pipe_end(int fd, cap__fd *f, void *arg)
 {
-    for (int c = 0; c < CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT; c++) {
-        if (atomic_load_explicit(&cap__fd_chunks[c], memory_order_acquire) == NULL)
-            continue;
-        for (int i = 0; i < CAP__FD_CHUNK_LEN; i++) {
-            cap__fd *f = cap__fd_peek(c * CAP__FD_CHUNK_LEN + i);
-            if (atomic_load_explicit(&f->peer, memory_order_relaxed) != 0)
-                retry_all(f, atomic_load_explicit(&f->gen, memory_order_relaxed));
-        }
-    }
+    (void)fd;
+    (void)arg;
+    if (atomic_load_explicit(&f->peer, memory_order_relaxed) != 0)
+        retry_all(f, atomic_load_explicit(&f->gen, memory_order_relaxed));
 }
 
 void cap__pipe_run_deferred(void)
@@ -147,7 +142,7 @@ void cap__pipe_run_deferred(void)
             cap__pipe_after_xfer(f, ((v - 1) & 1) != 0);
     }
     if (atomic_exchange(&deferred_overflow, false))
-        retry_every_pipe();
+        cap__fd_foreach(retry_pipe_end, NULL);
 }
 
 /* Every thread waiting on o (life gen) tries again, having seen both
