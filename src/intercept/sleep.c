@@ -5,7 +5,13 @@
  * libc's. An absolute CLOCK_MONOTONIC time is the deadline itself (the
  * runtime's clock); absolute sleeps on CLOCK_REALTIME/TAI/BOOTTIME are
  * converted to a monotonic deadline when the call is made (a later clock
- * step is not followed). CPU-time clocks are passed to libc.
+ * step is not followed). A CPU-time clock is refused with ENOTSUP, which
+ * POSIX names for exactly this (the kernel's sleep on the process's CPU
+ * clock would block the worker until the process used that much CPU,
+ * which with one worker asleep in it never happens); the thread's own CPU
+ * clock is EINVAL, as in Linux. The alarm clocks sleep as their base
+ * clocks (waking a suspended system is not ours to do). Other clocks go
+ * to libc, which refuses them at once.
  *
  * A caught signal chosen to interrupt the sleep (io/sigintr.h) ends it
  * with EINTR whatever SA_RESTART says, as in the kernel, and the time
@@ -82,8 +88,18 @@ int nanosleep(const struct timespec *req, struct timespec *rem)
 int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
                     struct timespec *rem)
 {
-    if (!cap__ic_enter() || (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME &&
-                            clock != CLOCK_BOOTTIME && clock != CLOCK_TAI))
+    if (!cap__ic_enter())
+        return CAP__REAL(clock_nanosleep)(clock, flags, req, rem);
+    if (clock == CLOCK_THREAD_CPUTIME_ID)
+        return EINVAL;
+    if (clock == CLOCK_PROCESS_CPUTIME_ID || clock < 0) /* < 0: a pid's or thread's CPU clock */
+        return ENOTSUP;
+    if (clock == CLOCK_REALTIME_ALARM)
+        clock = CLOCK_REALTIME;
+    else if (clock == CLOCK_BOOTTIME_ALARM)
+        clock = CLOCK_BOOTTIME;
+    if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME && clock != CLOCK_BOOTTIME &&
+        clock != CLOCK_TAI)
         return CAP__REAL(clock_nanosleep)(clock, flags, req, rem);
     if (!cap__user_readable(req, sizeof *req))
         return EFAULT;

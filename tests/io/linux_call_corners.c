@@ -10,7 +10,11 @@
  *    later try reaches a listener that appeared meanwhile;
  *  - select takes nfds above FD_SETSIZE when the sets are bigger than an
  *    fd_set (it was EINVAL) and sees a descriptor numbered above 1024;
- *  - epoll_pwait2 with a malformed timeout is EINVAL (it waited). */
+ *  - epoll_pwait2 with a malformed timeout is EINVAL (it waited);
+ *  - clock_nanosleep on a CPU-time clock: the process's is ENOTSUP (the
+ *    kernel's sleep would block the worker until the process used that
+ *    much CPU: with one worker, for ever), the thread's EINVAL as in
+ *    Linux; an alarm clock sleeps like its base clock. */
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -124,11 +128,23 @@ static void epoll_pwait2_bad_timeout(void)
     CHECK_EQ(close(ep), 0);
 }
 
+static void cpu_clock_sleeps(void)
+{
+    struct timespec tiny = { 0, 1000 };
+    CHECK_EQ(clock_nanosleep(CLOCK_PROCESS_CPUTIME_ID, 0, &tiny, NULL), ENOTSUP);
+    CHECK_EQ(clock_nanosleep(CLOCK_THREAD_CPUTIME_ID, 0, &tiny, NULL), EINVAL);
+    clockid_t self_clock;
+    CHECK_EQ(clock_getcpuclockid(getpid(), &self_clock), 0);
+    CHECK_EQ(clock_nanosleep(self_clock, 0, &tiny, NULL), ENOTSUP);
+    CHECK_EQ(clock_nanosleep(CLOCK_BOOTTIME_ALARM, 0, &tiny, NULL), 0);
+}
+
 int main(void)
 {
     zero_length_reads();
     connect_retried_after_refusal();
     select_above_fd_setsize();
     epoll_pwait2_bad_timeout();
+    cpu_clock_sleeps();
     return 0;
 }
