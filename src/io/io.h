@@ -55,14 +55,14 @@ typedef struct cap__io_call {
     cap__io_waiter w;    /* [f->lock] the record of the current wait */
     cap__sig_waiter sw;
     bool entered;        /* sw is linked (from the first wait on) */
-    bool parked_only;    /* no sw: signals reach it only while parked, through
-                            w (sigintr.h, "Parked-only calls") */
+    bool parked_only;    /* sw is linked only while the call parks
+                            (sigintr.h, parked-only calls) */
 } cap__io_call;
 
 /* in: what may interrupt the call (NULL: nothing; its waits are then not
  * interruptible, nor cancellable). The call registers for signals at its
- * first wait; parked_only: it never does, and signals reach it only while
- * it is parked (sigintr.h). */
+ * first wait until the end; parked_only: only for each park, so signals
+ * reach it only while it is parked (sigintr.h). */
 void cap__io_call_begin(cap__io_call *c, const cap__intr *in, bool parked_only);
 /* Returns the signal that interrupted the call, or 0. */
 int cap__io_call_end(cap__io_call *c);

@@ -235,14 +235,15 @@ int cap__offload(void (*fn)(void *arg), void *arg)
     return 0;
 }
 
-/* Dispatch's interrupt (the waiter's sig_lock held): wakes the waiter, which then
- * sees the signal and stops the job. */
-static void interrupt_job(void *arg)
+/* Dispatch's interrupt (under the registry's locks): wakes the waiter,
+ * which then sees the signal and stops the job. */
+static bool interrupt_job(void *arg)
 {
     struct job *j = arg;
     cap__spin_lock(&j->lock);
     wake_locked(j);
     cap__spin_unlock(&j->lock);
+    return true;
 }
 
 /* Ends j early: takes it off the queue if no pool thread has it (true:
@@ -282,7 +283,7 @@ long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap
         fn(arg); /* a signal interrupts it as it would any call */
         return *result;
     }
-    /* Entered first: dispatch takes the sig_lock, then j.lock. */
+    /* Entered first: dispatch takes the registry's locks, then j.lock. */
     cap__sig_waiter sw;
     cap__sig_enter(&sw, in, interrupt_job, &j);
     cap__spin_lock(&j.lock);

@@ -13,16 +13,15 @@
  * means the ring was lapped and that delivery is dropped (more than RING
  * signals between two dispatches).
  *
- * Registry. Each thread links its interruptible calls to its own TCB
- * (sig_call, under the TCB's sig_lock): entering and leaving touch only
- * the thread's own TCB and the waiter on its own stack, one uncontended
- * lock each, where a shared list also wrote the neighbouring entries
- * (other threads' stacks, cache misses on another CPU's lines). Dispatch,
- * which is rare, walks every TCB under the dispatch lock, taking each
- * sig_lock in turn, and the descriptor table for parked-only calls
- * (sigintr.h; io/wait.c), and then delivers to the call it chose under
- * the lock it found it under, after checking that the call is still there
- * and still eligible (else it chooses again).
+ * Registry: shards of waiting calls (sigintr.h), each a lock and two
+ * lists in entry order (restartable calls, others). A call enters the
+ * shard of the worker it runs on (the main thread its own), so entering
+ * and leaving take a lock that only that worker's kernel thread takes
+ * but for a dispatch or a call that leaves after migrating. Dispatch,
+ * which is rare, holds every shard lock (in a fixed order; waiters never
+ * hold two) while it chooses, so the calls it looks at cannot leave, and
+ * runs the chosen call's callback under them; a callback that refuses
+ * marks the call passed for this delivery and the choice starts again.
  */
 #include "io/sigintr.h"
 
@@ -88,6 +87,16 @@ void cap__sig_caught(int sig, int sa_flags)
 
 /* ---- registry ------------------------------------------------------------ */
 
+enum { SHARDS = 64 };
+
+struct cap__sig_list {
+    cap__spin lock;
+    cap__sig_waiter *head[2], *tail[2]; /* [lock] by kind: restartable, not */
+} __attribute__((aligned(64)));
+
+static struct cap__sig_list main_list;
+static struct cap__sig_list shards[SHARDS];
+
 /* The entry order of a call, for "the longest waiter first". With several
  * workers on x86-64, the time stamp counter (synchronised between CPUs,
  * and read without a bus lock): a shared counter took a locked add on a
@@ -110,105 +119,123 @@ static inline uint64_t entry_ticket(void)
     return t;
 }
 
-void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, void (*interrupt)(void *),
+void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(void *),
                     void *arg)
 {
-    cap__thread *self = cap__current();
-    sw->thread = self;
+    cap__worker *w = cap__worker_self();
+    sw->is_main = w->current->is_main;
+    struct cap__sig_list *l = sw->is_main ? &main_list : &shards[w->id % SHARDS];
+    sw->list = l;
     sw->in = *in;
     sw->interrupt = interrupt;
     sw->arg = arg;
+    sw->passed = 0;
     atomic_init(&sw->sig, 0);
     sw->ticket = entry_ticket();
-    cap__spin_lock(&self->sig_lock);
+    int k = !in->restart;
+    sw->next = NULL;
+    cap__spin_lock(&l->lock);
     /* Read under the lock: a dispatch that holds it either runs before we
      * are linked (and the delivery it handles was numbered before this
-     * load, so it is not ours) or sees us. */
+     * load, so it is not ours) or sees us. In entry order along the list:
+     * appended under the lock that the load is made under. */
     sw->epoch = atomic_load(&deliveries);
-    sw->outer = self->sig_call;
-    self->sig_call = sw;
-    cap__spin_unlock(&self->sig_lock);
+    sw->prev = l->tail[k];
+    if (sw->prev != NULL)
+        sw->prev->next = sw;
+    else
+        l->head[k] = sw;
+    l->tail[k] = sw;
+    cap__spin_unlock(&l->lock);
 }
 
 int cap__sig_leave(cap__sig_waiter *sw)
 {
-    cap__thread *t = sw->thread;
-    cap__spin_lock(&t->sig_lock);
-    cap__sig_waiter **pp = &t->sig_call;
-    while (*pp != sw) /* the innermost but for a call left out of order */
-        pp = &(*pp)->outer;
-    *pp = sw->outer;
-    cap__spin_unlock(&t->sig_lock);
-    return atomic_load(&sw->sig);
-}
-
-void cap__sig_stamp(uint64_t *epoch, uint64_t *ticket)
-{
-    /* Under the descriptor's lock, which dispatch takes to look at the
-     * waiter: as for cap__sig_enter, a delivery that dispatch handles
-     * before seeing the waiter was numbered before this load. */
-    *epoch = atomic_load(&deliveries);
-    *ticket = entry_ticket();
+    struct cap__sig_list *l = sw->list;
+    int k = !sw->in.restart;
+    cap__spin_lock(&l->lock);
+    if (sw->prev != NULL)
+        sw->prev->next = sw->next;
+    else
+        l->head[k] = sw->next;
+    if (sw->next != NULL)
+        sw->next->prev = sw->prev;
+    else
+        l->tail[k] = sw->prev;
+    int sig = atomic_load_explicit(&sw->sig, memory_order_relaxed);
+    cap__spin_unlock(&l->lock);
+    return sig;
 }
 
 /* ---- dispatch (ordinary context, dispatch_lock held) ---------------------- */
 
-static bool eligible(const cap__sig_waiter *sw, const cap__sig_pick *p)
-{
-    return atomic_load_explicit(&sw->sig, memory_order_relaxed) == 0 &&
-           cap__sig_eligible(&sw->in, sw->epoch, p);
-}
+struct pick {
+    int sig;
+    bool restart;
+    uint64_t seq;
+    cap__sig_waiter *best;
+};
 
-static void consider(cap__thread *t, void *arg)
+/* The first call of list k of l that may take p's delivery: the longest
+ * waiter of the list, as the list is in entry order. */
+static cap__sig_waiter *first_eligible(struct cap__sig_list *l, int k, const struct pick *p)
 {
-    cap__sig_pick *p = arg;
-    cap__spin_lock(&t->sig_lock);
-    for (const cap__sig_waiter *sw = t->sig_call; sw != NULL; sw = sw->outer)
-        if (eligible(sw, p) && cap__sig_better(p, t->is_main, sw->ticket)) {
-            p->found = true;
-            p->is_main = t->is_main;
-            p->ticket = sw->ticket;
-            p->rec = sw;
-            p->t = t;
-            p->f = NULL;
-        }
-    cap__spin_unlock(&t->sig_lock);
-}
-
-/* Interrupts p's registered call if it is still linked and eligible;
- * false if it left meanwhile. A call entered since at the same address is
- * not eligible: its epoch is past seq. */
-static bool interrupt_registered(const cap__sig_pick *p)
-{
-    bool done = false;
-    cap__spin_lock(&p->t->sig_lock);
-    for (cap__sig_waiter *sw = p->t->sig_call; sw != NULL; sw = sw->outer)
-        if (sw == p->rec) {
-            if (eligible(sw, p)) {
-                /* Before the callback takes the wait structure's lock: the
-                 * waiter checks sig under that lock before it parks
-                 * (sigintr.h). */
-                atomic_store(&sw->sig, p->sig);
-                sw->interrupt(sw->arg);
-                done = true;
-            }
-            break;
-        }
-    cap__spin_unlock(&p->t->sig_lock);
-    return done;
-}
-
-static void deliver(int sig, bool restart, uint64_t seq)
-{
-    for (;;) {
-        cap__sig_pick p = { .sig = sig, .restart = restart, .seq = seq };
-        cap__thread_foreach(consider, &p);
-        cap__io_sig_scan(&p);
-        if (!p.found)
-            return;
-        if (p.f != NULL ? cap__io_sig_interrupt(&p) : interrupt_registered(&p))
-            return;
+    for (cap__sig_waiter *sw = l->head[k]; sw != NULL; sw = sw->next) {
+        if (sw->epoch > p->seq)
+            return NULL; /* entered after the delivery, and so did the rest */
+        if (atomic_load_explicit(&sw->sig, memory_order_relaxed) == 0 &&
+            !(sw->in.blocked & (1ull << (p->sig - 1))) && sw->passed != p->seq + 1)
+            return sw;
     }
+    return NULL;
+}
+
+/* The main thread's call if one is eligible, else the longest waiter. */
+static cap__sig_waiter *choose(const struct pick *p, int nshards)
+{
+    int kinds = p->restart ? 1 : 2; /* restartable lists (k 0) are restarted */
+    for (int k = 2 - kinds; k < 2; k++) {
+        cap__sig_waiter *sw = first_eligible(&main_list, k, p);
+        if (sw != NULL)
+            return sw;
+    }
+    cap__sig_waiter *best = NULL;
+    for (int i = 0; i < nshards; i++)
+        for (int k = 2 - kinds; k < 2; k++) {
+            cap__sig_waiter *sw = first_eligible(&shards[i], k, p);
+            if (sw != NULL && (best == NULL || sw->ticket < best->ticket))
+                best = sw;
+        }
+    return best;
+}
+
+static void deliver(int sig, bool restart, uint64_t seq, int nshards)
+{
+    struct pick p = { .sig = sig, .restart = restart, .seq = seq };
+    cap__sig_waiter *sw;
+    while ((sw = choose(&p, nshards)) != NULL) {
+        /* Before the callback takes the wait structure's lock: the waiter
+         * checks sig under that lock before it parks (sigintr.h). */
+        atomic_store(&sw->sig, sig);
+        if (sw->interrupt(sw->arg))
+            return;
+        atomic_store(&sw->sig, 0);
+        sw->passed = seq + 1;
+    }
+}
+
+static void lock_all(int nshards)
+{
+    cap__spin_lock(&main_list.lock);
+    for (int i = 0; i < nshards; i++)
+        cap__spin_lock(&shards[i].lock);
+}
+
+static void unlock_all(int nshards)
+{
+    for (int i = nshards; i-- > 0;)
+        cap__spin_unlock(&shards[i].lock);
+    cap__spin_unlock(&main_list.lock);
 }
 
 static void dispatch(void *arg)
@@ -221,6 +248,8 @@ static void dispatch(void *arg)
     cap__spin_lock(&dispatch_lock);
     uint64_t head = atomic_load(&deliveries);
     uint64_t seq = dispatched;
+    int nshards = cap__rt.nworkers < SHARDS ? cap__rt.nworkers : SHARDS;
+    bool locked = false;
     if (head - seq > RING)
         seq = head - RING; /* lapped: the oldest are lost */
     for (; seq < head; seq++) {
@@ -235,8 +264,14 @@ static void dispatch(void *arg)
         atomic_thread_fence(memory_order_acquire); /* the data before the re-check */
         if (atomic_load_explicit(&s->stamp, memory_order_relaxed) != seq + 1)
             continue;
-        deliver(sig, restart, seq);
+        if (!locked) {
+            lock_all(nshards);
+            locked = true;
+        }
+        deliver(sig, restart, seq, nshards);
     }
+    if (locked)
+        unlock_all(nshards);
     dispatched = seq;
     cap__spin_unlock(&dispatch_lock);
 }

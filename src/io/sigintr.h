@@ -37,19 +37,45 @@
  * instead would hand EINTR to threads that the kernel would never have
  * chosen and that may not expect it.
  *
- * Waiter side. A call that parks interruptibly links a cap__sig_waiter
- * (on its stack) to its own thread's TCB for the whole call
- * (cap__sig_enter ... cap__sig_leave, under the TCB's sig_lock), with an
- * interrupt callback for its wait structure; a dispatch walks the TCBs. Dispatch sets
- * sw->sig and then runs the callback, which takes the wait structure's
- * lock and wakes the thread if it is parked there. The waiter checks
- * sw->sig under that same lock just before parking, so a delivery that
- * lands between two parks of one call, or before the first, is never
- * lost: either the check sees sig, or the callback finds it parked.
+ * Waiter side. A call that waits interruptibly links a cap__sig_waiter
+ * (on its stack) into a registry of waiting calls (cap__sig_enter ...
+ * cap__sig_leave) with an interrupt callback for its wait structure.
+ * Dispatch sets sw->sig and then runs the callback, which takes the wait
+ * structure's lock and wakes the thread if it is parked there.
  *
- * Lock order: the dispatch lock, a TCB's sig_lock, then a wait
- * structure's lock (descriptor, poll group or offload job). Waiters take
- * their sig_lock only on its own.
+ * Two kinds of calls. Most calls stay in the registry for the whole call:
+ * poll, select, epoll_wait, sleeps, sigsuspend, offloaded calls, connect.
+ * Their callback always takes the delivery, and the waiter checks sw->sig
+ * under that same lock just before parking, so a delivery that lands
+ * between two parks of one call, or before the first, is never lost:
+ * either the check sees sig, or the callback finds it parked. The
+ * blocking transfers (read, write, recv, send, accept... through
+ * cap__io_do) are "parked-only": they enter the registry only when they
+ * are about to park and leave it as soon as they wake, so a transfer that
+ * finds data pays nothing for signals. Between two parks such a call is
+ * running, not waiting: its callback refuses a delivery that finds it
+ * unparked (it returns false and dispatch offers the delivery to the next
+ * call), as a signal passes a running thread by.
+ *
+ * Registry and cost. The registry is sharded: one list per worker (the
+ * one the call entered on) and one for the main thread, each under its
+ * own lock, and in each shard the calls that a SA_RESTART handler
+ * restarts (read-like, cap__intr.restart) apart from the others. A call
+ * is appended when it enters, so every list is in entry order (epoch and
+ * ticket grow along it). Entering and leaving cost one uncontended lock
+ * each (a shard is written by its own worker but for a call that leaves
+ * after migrating). A dispatch takes every shard's lock, looks at the
+ * main thread's list first and then at the head of each other list,
+ * skipping only calls it cannot take (already interrupted, a mask that
+ * blocks the signal, a parked-only call that refused it) and stopping at
+ * the first call that entered after the delivery; restartable lists are
+ * not looked at for a SA_RESTART delivery. So a delivery costs O(shards
+ * + skipped calls), not O(threads) or O(descriptors): a timer signal
+ * every millisecond beside a million parked threads is cheap.
+ *
+ * Lock order: the dispatch lock, every shard lock (main's, then by
+ * worker), then a wait structure's lock (descriptor, poll group or
+ * offload job). Waiters take a shard lock only on its own.
  */
 #ifndef CAP_IO_SIGINTR_H
 #define CAP_IO_SIGINTR_H
@@ -80,22 +106,28 @@ extern __attribute__((visibility("hidden"))) const cap__intr cap__intr_restart;
 uint64_t cap__sig_bits(const sigset_t *set);
 
 typedef struct cap__sig_waiter cap__sig_waiter;
+struct cap__sig_list;
 struct cap__sig_waiter {
-    cap__sig_waiter *outer;        /* [thread->sig_lock] the call it is nested in */
-    struct cap__thread *thread;
+    cap__sig_waiter *next, *prev;  /* [list->lock] the shard list, in entry order */
+    struct cap__sig_list *list;    /* the list it entered */
     cap__intr in;
+    bool is_main;
     uint64_t epoch;                /* deliveries numbered >= epoch may interrupt it */
     uint64_t ticket;               /* entry order: the longest waiter goes first */
+    uint64_t passed;               /* [dispatch] seq + 1 of a delivery it refused */
     _Atomic int sig;               /* the signal that interrupted the call, or 0 */
-    void (*interrupt)(void *arg);  /* wakes it; dispatch calls it under sig_lock */
+    bool (*interrupt)(void *arg);  /* wakes it; dispatch calls it under the list lock */
     void *arg;
 };
 
 /* Makes the calling user thread's current call interruptible as in says
- * until cap__sig_leave. interrupt(arg) must take the wait structure's
- * lock and wake the thread if it is parked there; it may run at any time
- * until cap__sig_leave returns. */
-void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, void (*interrupt)(void *),
+ * until cap__sig_leave. interrupt(arg) runs with sw->sig already set; it
+ * must take the wait structure's lock and wake the thread if it is parked
+ * there, and return true; it may return false only if the call is not
+ * waiting and will not look at sw->sig (a parked-only call between two
+ * parks): dispatch then clears sig and offers the delivery to another
+ * call. It may run at any time until cap__sig_leave returns. */
+void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(void *),
                     void *arg);
 /* Ends it; returns the signal that interrupted the call, or 0. */
 int cap__sig_leave(cap__sig_waiter *sw);
@@ -105,59 +137,6 @@ static inline bool cap__sig_hit(cap__sig_waiter *sw)
 {
     return atomic_load(&sw->sig) != 0;
 }
-
-/*
- * Parked-only calls. The blocking transfers (read, write, recv, send,
- * accept... through cap__io_do) do not register: only while such a call
- * is parked on its descriptor, its exclusive waiter record (wait.h) carries
- * what may interrupt it, stamped under the descriptor's lock as it links
- * itself (cap__sig_stamp), and dispatch finds it by walking the
- * descriptor table (io/wait.c, cap__io_sig_scan) and interrupts it there
- * (cap__io_sig_interrupt, EINTR as the wait's result). Between two parks
- * such a call is running, not waiting, and a signal passes it by as it
- * passes a running thread; the longest waiter is then the one parked
- * longest. What a parking transfer pays is two loads and a store or two
- * under a lock it takes anyway, where registering cost two locked
- * sections per call.
- */
-
-/* Dispatch's choice for one delivery: the best eligible call seen so
- * far, by value (its record may go once the lock it was read under is
- * released). */
-typedef struct cap__sig_pick {
-    int sig;                   /* the delivery */
-    bool restart;
-    uint64_t seq;
-    bool found;                /* the best so far: */
-    bool is_main;
-    uint64_t ticket;
-    const void *rec;           /*   its record, only to find it again */
-    struct cap__thread *t;     /*   a registered call: its thread */
-    struct cap__fd *f;         /*   a parked-only call: its descriptor */
-} cap__sig_pick;
-
-/* Whether a call of what in allows, stamped epoch, may take p's delivery. */
-static inline bool cap__sig_eligible(const cap__intr *in, uint64_t epoch,
-                                     const cap__sig_pick *p)
-{
-    return epoch <= p->seq && !(in->blocked & (1ull << (p->sig - 1))) &&
-           !(in->restart && p->restart);
-}
-
-/* Whether a call is better than p's best: the main thread's first, then
- * the longest waiter. */
-static inline bool cap__sig_better(const cap__sig_pick *p, bool is_main, uint64_t ticket)
-{
-    if (!p->found)
-        return true;
-    if (is_main != p->is_main)
-        return is_main;
-    return ticket < p->ticket;
-}
-
-/* The epoch and ticket of a parked-only call, as it links itself under
- * its descriptor's lock. */
-void cap__sig_stamp(uint64_t *epoch, uint64_t *ticket);
 
 /* Handler side: a handler for sig, installed with sa_flags, has just run
  * on this kernel thread. Async-signal-safe. */

@@ -13,11 +13,13 @@
  *    is still linked (waitaddr.c's pattern).
  *  - an exclusive wake that loses to a timeout (cap__unpark false) moves
  *    on to the next exclusive waiter: a wake-up is never dropped.
- *  - signals (sigintr.h): an interruptible call keeps its waiter record or
- *    group for the whole call, so the interrupt callback always finds it;
- *    the callback unlinks the record (or fires the group) under the same
- *    lock as an event would, and the waiter checks cap__sig_hit under that
- *    lock before every park.
+ *  - signals (sigintr.h): a registered interruptible call keeps its waiter
+ *    record or group for the whole call, so the interrupt callback always
+ *    finds it; the callback unlinks the record (or fires the group) under
+ *    the same lock as an event would, and the waiter checks cap__sig_hit
+ *    under that lock before every park. A parked-only call is registered
+ *    from just before it locks the descriptor to park until it wakes, and
+ *    takes a delivery only if the callback finds its record linked.
  *  - cancellation (in->cancel, src/sync/cancel.h): the park is a
  *    cancellable one; a cancel that claims the thread leaves its record
  *    linked, and the thread unlinks it exactly as after a timeout. An
@@ -262,45 +264,31 @@ int cap__io_call_end(cap__io_call *c)
     return c->entered ? cap__sig_leave(&c->sw) : 0;
 }
 
-/* Dispatch's interrupt of an exclusive waiter (the waiter's sig_lock held). */
-static void interrupt_excl(void *arg)
+/* Dispatch's interrupt of an exclusive waiter (under the registry's
+ * locks). A parked-only call takes the delivery only if this wakes it
+ * (sigintr.h): one that an event woke, or that timed out or was claimed
+ * by a cancel, is running and refuses it. A registered call takes it
+ * anyway and sees it before its next park. */
+static bool interrupt_excl(void *arg)
 {
     cap__io_call *c = arg;
     cap__fd *f = c->f;
+    bool took = !c->parked_only;
     cap__spin_lock(&f->lock);
     if (c->w.linked) {
         unlink_waiter(f, &c->w);
         c->w.result = EINTR;
-        cap__unpark(c->w.thread);
+        if (cap__unpark(c->w.thread))
+            took = true;
     }
     cap__spin_unlock(&f->lock);
+    return took;
 }
 
-int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
+/* cap__io_wait once w is chosen and the call is registered if it is to be. */
+static int park_on_fd(cap__io_ticket *tk, cap__fd *f, cap__io_waiter *w, cap__io_call *c,
+                      uint64_t deadline, bool priv)
 {
-    cap__fd *f = tk->f;
-    /* A private pipe is not armed: a transfer on its other end wakes us
-     * (io/pipe.h). The first park on its end announces itself and tries
-     * once more. */
-    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
-    bool priv = (fl & CAP__FDF_LOCAL) != 0;
-    if (priv && !(fl & CAP__FDF_WAITED)) {
-        atomic_fetch_or(&f->flags, CAP__FDF_WAITED);
-        return 0;
-    }
-    if (!priv && arm(f, tk->fd, tk->gen) != 0)
-        return EPERM;
-    cap__io_waiter local, *w = &local;
-    if (c != NULL) {
-        w = &c->w;
-        if (!c->entered && c->in != NULL && !c->parked_only) {
-            /* first park: one descriptor per call */
-            c->f = f;
-            c->w.linked = false;
-            cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
-            c->entered = true;
-        }
-    }
     cap__spin_lock(&f->lock);
     *w = (cap__io_waiter){ .thread = cap__current(), .dir = tk->dir };
     if (atomic_load(&f->gen) != tk->gen) {
@@ -311,13 +299,11 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
         cap__spin_unlock(&f->lock);
         return 0;
     }
+    /* Not for a parked-only call: dispatch sets sig before its callback
+     * looks for the record, and refuses the delivery if it finds none. */
     if (c != NULL && c->entered && cap__sig_hit(&c->sw)) {
         cap__spin_unlock(&f->lock);
         return EINTR;
-    }
-    if (c != NULL && c->parked_only && c->in != NULL) { /* interruptible while linked */
-        w->in = c->in;
-        cap__sig_stamp(&w->epoch, &w->ticket);
     }
     link_excl(f, w);
     if (priv) {
@@ -346,6 +332,41 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
         return rc == ETIMEDOUT || rc == ECANCELED ? rc : 0;
     }
     return w->result;
+}
+
+int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
+{
+    cap__fd *f = tk->f;
+    /* A private pipe is not armed: a transfer on its other end wakes us
+     * (io/pipe.h). The first park on its end announces itself and tries
+     * once more. */
+    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
+    bool priv = (fl & CAP__FDF_LOCAL) != 0;
+    if (priv && !(fl & CAP__FDF_WAITED)) {
+        atomic_fetch_or(&f->flags, CAP__FDF_WAITED);
+        return 0;
+    }
+    if (!priv && arm(f, tk->fd, tk->gen) != 0)
+        return EPERM;
+    if (c == NULL) {
+        cap__io_waiter local;
+        return park_on_fd(tk, f, &local, NULL, deadline, priv);
+    }
+    if (c->in == NULL || c->entered)
+        return park_on_fd(tk, f, &c->w, c, deadline, priv);
+    c->f = f;
+    c->w.linked = false;
+    if (!c->parked_only) {
+        /* first park: one descriptor per call */
+        cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
+        c->entered = true;
+        return park_on_fd(tk, f, &c->w, c, deadline, priv);
+    }
+    /* Parked-only: registered for this park alone (sigintr.h). */
+    cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
+    int rc = park_on_fd(tk, f, &c->w, c, deadline, priv);
+    cap__sig_leave(&c->sw);
+    return rc;
 }
 
 void cap__io_handoff(cap__fd *f, int fd, int dir)
@@ -424,59 +445,6 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
     return r;
 }
 
-/* ---- signals: parked-only calls (sigintr.h) -------------------------------- */
-
-void cap__io_sig_scan(cap__sig_pick *p)
-{
-    for (size_t c = 0; c < CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT; c++) {
-        cap__fd *chunk = atomic_load_explicit(&cap__fd_chunks[c], memory_order_acquire);
-        if (chunk == NULL)
-            continue;
-        for (size_t i = 0; i < CAP__FD_CHUNK_LEN; i++) {
-            cap__fd *f = &chunk[i];
-            /* Locked even when it looks empty: a waiter that stamped an
-             * epoch before the delivery is linked once its lock is free. */
-            cap__spin_lock(&f->lock);
-            for (int d = 0; d < 2; d++)
-                for (const cap__io_waiter *w = f->head[d]; w != NULL; w = w->next)
-                    if (w->in != NULL && cap__sig_eligible(w->in, w->epoch, p) &&
-                        cap__sig_better(p, w->thread->is_main, w->ticket)) {
-                        p->found = true;
-                        p->is_main = w->thread->is_main;
-                        p->ticket = w->ticket;
-                        p->rec = w;
-                        p->t = NULL;
-                        p->f = f;
-                    }
-            cap__spin_unlock(&f->lock);
-        }
-    }
-}
-
-bool cap__io_sig_interrupt(const cap__sig_pick *p)
-{
-    cap__fd *f = p->f;
-    bool done = false;
-    cap__spin_lock(&f->lock);
-    for (int d = 0; d < 2; d++)
-        for (cap__io_waiter *w = f->head[d]; w != NULL; w = w->next)
-            if (w == p->rec) {
-                /* A record linked since at the same address is not
-                 * eligible: its epoch is past seq. */
-                if (w->in != NULL && cap__sig_eligible(w->in, w->epoch, p)) {
-                    unlink_waiter(f, w);
-                    w->result = EINTR;
-                    /* A waiter that timed out or was claimed by a cancel
-                     * meanwhile does not take the signal. */
-                    done = cap__unpark(w->thread);
-                }
-                goto out;
-            }
-out:
-    cap__spin_unlock(&f->lock);
-    return done;
-}
-
 /* ---- poll(): observer waits ---------------------------------------------- */
 
 static unsigned dirs_of(short events)
@@ -497,10 +465,12 @@ static bool unlock_group(void *arg)
 
 enum { POLL_STACK_RECORDS = 16 };
 
-/* Dispatch's interrupt of a poll group or a sleep (the waiter's sig_lock held). */
-static void interrupt_group(void *arg)
+/* Dispatch's interrupt of a poll group or a sleep (under the registry's
+ * locks). */
+static bool interrupt_group(void *arg)
 {
     group_fire(arg);
+    return true;
 }
 
 int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__intr *in)

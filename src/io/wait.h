@@ -26,8 +26,6 @@
 #include "util/spin.h"
 
 struct cap__thread;
-struct cap__intr;
-struct cap__sig_pick;
 
 typedef struct cap__io_group {
     cap__spin lock;
@@ -41,9 +39,6 @@ typedef struct cap__io_waiter {
     struct cap__thread *thread;  /* exclusive waiters */
     cap__io_group *group;        /* observers */
     int result;                  /* set by the waker: 0, EBADF on close, EINTR */
-    const struct cap__intr *in;  /* exclusive waiter of an interruptible call: what
-                                    may interrupt it (io/sigintr.h); else NULL */
-    uint64_t epoch, ticket;      /*   its stamp (cap__sig_stamp) */
     int dir;
     int fd;                      /* observers: the descriptor it is linked on */
     bool linked;                 /* [fd lock] */
@@ -55,11 +50,5 @@ void cap__io_wake_dir_locked(cap__fd *f, int d, int result, bool all);
 /* Wakes every waiter of f in both directions with result; caller holds
  * f->lock. */
 void cap__io_wake_all_locked(cap__fd *f, int result);
-
-/* Signals (io/sigintr.h, parked-only calls), for dispatch: offers every
- * parked interruptible exclusive waiter to p; interrupts p's choice if it
- * is still parked there and eligible, false if not (choose again). */
-void cap__io_sig_scan(struct cap__sig_pick *p);
-bool cap__io_sig_interrupt(const struct cap__sig_pick *p);
 
 #endif /* CAP_IO_WAIT_H */

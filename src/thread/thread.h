@@ -25,7 +25,6 @@
 #include "util/spin.h"
 
 struct cap__worker;
-struct cap__sig_waiter;
 
 enum cap__thread_state {
     CAP__T_FREE = 0,  /* slot unused */
@@ -90,12 +89,6 @@ typedef struct cap__thread {
     bool cancelling;               /* [owner] acting on a cancel or exiting: no more points */
     bool park_cancellable;         /* [owner] the current park is a cancellation point */
     struct cap_cleanup_frame *cleanup; /* [owner] innermost cleanup handler */
-
-    /* Signals (io/sigintr.c): the thread's interruptible calls, innermost
-     * first, linked through cap__sig_waiter.outer. The lock is taken by the
-     * thread at every interruptible park and by a dispatch (rare). */
-    cap__spin sig_lock;
-    struct cap__sig_waiter *sig_call; /* [sig_lock] */
 } cap__thread;
 
 /* Whether the calling thread t must act on a cancel now (t is current). */
