@@ -45,11 +45,17 @@
 
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "io/sigintr.h"
 
+/* The sigaction table's lock is held across the fork (src/stack/signal.c). */
 pid_t fork(void)
 {
     cap__fd_disown_pipes();
-    return CAP__REAL(fork)();
+    sigset_t saved;
+    cap__sig_fork_prepare(&saved);
+    pid_t pid = CAP__REAL(fork)();
+    cap__sig_fork_done(&saved);
+    return pid;
 }
 
 int posix_spawn(pid_t *restrict pid, const char *restrict path,

@@ -159,6 +159,14 @@ void cap__sig_kick_reserve(void);
 /* Queues a kick to kernel thread tid of this process. */
 void cap__sig_kick(pid_t tid);
 
+/* fork (intercept/handover.c), src/stack/signal.c: blocks every signal
+ * of the calling kernel thread (the old mask in *saved) and takes the
+ * sigaction table's lock, so the child never inherits it held by a
+ * kernel thread it does not have; cap__sig_fork_done, in the parent and
+ * in the child, releases it and restores the mask. errno preserved. */
+void cap__sig_fork_prepare(sigset_t *saved);
+void cap__sig_fork_done(const sigset_t *saved);
+
 /* Creates and watches the eventfd that brings deliveries to a worker.
  * Called once by cap__io_start. */
 void cap__sig_start(void);

@@ -35,7 +35,11 @@
  *
  * State: one table entry per signal, written by sigaction under a lock
  * and read by the trampoline (a handler is published before the kernel
- * can call the trampoline for it).
+ * can call the trampoline for it). fork (intercept/handover.c) holds the
+ * lock across the fork: a child made while another kernel thread was
+ * inside sigaction would inherit the lock held by a thread it does not
+ * have, and its own sigaction (resetting handlers before exec is the
+ * idiom) or its trampoline for the kick signal would spin forever.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -258,6 +262,22 @@ void cap__sig_kick_reserve(void)
     }
     cap__spin_unlock(&table_lock);
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+}
+
+void cap__sig_fork_prepare(sigset_t *saved)
+{
+    sigset_t all;
+    sigfillset(&all);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, saved, _NSIG / 8);
+    cap__spin_lock(&table_lock);
+}
+
+void cap__sig_fork_done(const sigset_t *saved)
+{
+    cap__spin_unlock(&table_lock);
+    int saved_errno = errno;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, saved, NULL, _NSIG / 8);
+    errno = saved_errno;
 }
 
 void cap__sig_kick(pid_t tid)
