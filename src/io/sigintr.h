@@ -64,14 +64,16 @@
  * is appended when it enters, so every list is in entry order (epoch and
  * ticket grow along it). Entering and leaving cost one uncontended lock
  * each (a shard is written by its own worker but for a call that leaves
- * after migrating). A dispatch takes every shard's lock, looks at the
+ * after migrating), and leaving writes the list neighbours' records (on
+ * other threads' stacks, perhaps out of cache with thousands parked). A dispatch takes every shard's lock, looks at the
  * main thread's list first and then at the head of each other list,
  * skipping only calls it cannot take (already interrupted, a mask that
  * blocks the signal, a parked-only call that refused it) and stopping at
  * the first call that entered after the delivery; restartable lists are
  * not looked at for a SA_RESTART delivery. So a delivery costs O(shards
  * + skipped calls), not O(threads) or O(descriptors): a timer signal
- * every millisecond beside a million parked threads is cheap.
+ * every millisecond beside many parked threads stays cheap
+ * (bench/micro/sigdeliver.c).
  *
  * Lock order: the dispatch lock, every shard lock (main's, then by
  * worker), then a wait structure's lock (descriptor, poll group or
