@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Per-request cost of each web server: CPU time, system calls by name and
 context switches per request, counted by `perf stat` on the server (its
-threads and child processes) while wrk drives the SPECweb99-like mix.
+threads and child processes) while wrk drives the SPECweb99-like mix
+(or, with --pattern paper, run.py's Go load generator: connect, 5
+requests 20 ms apart, close).
 
 Wall-clock requests/s on a shared machine swings with whatever else runs;
 what one request costs the server does not, much. So this is the tool for
@@ -15,6 +17,9 @@ round and the medians over rounds.
 
 usage: bench/knot/cost.py [--servers knot,knot-pthreads,nginx] [--conns 100]
                           [--duration 5] [--rounds 3] [--build DIR]
+                          [--pattern keepalive|paper] [--alt-build DIR]
+--alt-build adds knot+alt (the knot of another build) after knot, for an
+A/B of a change in the same run.
 Needs perf with the syscalls tracepoints (perf_event_paranoid <= 1 or root).
 """
 
@@ -106,9 +111,9 @@ def measure(name, a, fileset, tmp, gobin, nofile):
     try:
         if not srv.start():
             return None
-        run.run_load("keepalive", srv.port, 50, argparse.Namespace(duration=1, dirs=a.dirs), gobin)
+        run.run_load(a.pattern, srv.port, 50, argparse.Namespace(duration=1, dirs=a.dirs), gobin)
         srv.control("enable")
-        r = run.run_load("keepalive", srv.port, a.conns, a, gobin)
+        r = run.run_load(a.pattern, srv.port, a.conns, a, gobin)
         srv.control("disable")
     finally:
         srv.stop()
@@ -138,8 +143,15 @@ def main():
     ap.add_argument("--duration", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dirs", type=int, default=20)
+    ap.add_argument("--pattern", choices=run.PATTERNS, default="keepalive")
+    ap.add_argument("--alt-build", help="another build dir: adds knot+alt, its knot")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
+    servers = a.servers.split(",")
+    if a.alt_build:
+        a.alt_build = os.path.abspath(a.alt_build)
+        if "knot" in servers and "knot+alt" not in servers:
+            servers.insert(servers.index("knot") + 1, "knot+alt")
     nofile = run.raise_nofile(a.conns * 2 + 1000)
     fileset = os.path.join(HERE, "results", f"fileset-{a.dirs}")
     marker = os.path.join(fileset, "FILESET")
@@ -147,20 +159,25 @@ def main():
         subprocess.run([sys.executable, os.path.join(HERE, "gen_fileset.py"), fileset, "--dirs",
                         str(a.dirs)], check=True)
     tmp = tempfile.mkdtemp(prefix="knot-cost-")
-    gobin = os.path.join(tmp, "bin")  # run_load wants it; only wrk is used here
+    gobin = os.path.join(tmp, "bin")  # the paper pattern's load generator
+    if a.pattern == "paper":
+        subprocess.run([run.which("go"), "build", "-o", gobin + "/", "./..."],
+                       cwd=os.path.join(HERE, "go"), check=True,
+                       env=dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local"))
     with open("/proc/loadavg") as f:
         print("load average:", " ".join(f.read().split()[:3]), flush=True)
     results = {}
     for rnd in range(a.rounds):
         print(f"-- round {rnd + 1}", flush=True)
-        for name in a.servers.split(","):
+        for name in servers:
             per = measure(name, a, fileset, tmp, gobin, nofile)
             if per is None:
                 print(f"{name}: not available", flush=True)
                 continue
             results.setdefault(name, []).append(per)
             show(name, per, CALLS)
-    print(f"-- medians over {a.rounds} rounds, {a.conns} connections, {a.duration} s each")
+    print(f"-- medians over {a.rounds} rounds, {a.pattern}, {a.conns} connections, "
+          f"{a.duration} s each")
     for name, rows in results.items():
         keys = set().union(*rows)
         show(name, {k: statistics.median(r.get(k, 0) for r in rows) for k in keys}, CALLS)

@@ -12,7 +12,8 @@
  * on. All pipes, not only the ones named: a child inherits every
  * descriptor without FD_CLOEXEC, its file actions may dup2 any of them,
  * and dups share the non-blocking flag. Sockets keep their existing
- * rule (disowned when dup'ed onto 0, 1 or 2).
+ * rule (disowned when dup'ed onto 0, 1 or 2), and none stays sole: the
+ * child holds a reference to each (cap__fd_forking, io/fd.h).
  *
  * dprintf/vdprintf (and their _FORTIFY_SOURCE names) write through
  * glibc's internal write too: they format into memory here and write
@@ -50,7 +51,7 @@
 /* The sigaction table's lock is held across the fork (src/stack/signal.c). */
 pid_t fork(void)
 {
-    cap__fd_disown_pipes();
+    cap__fd_forking();
     sigset_t saved;
     cap__sig_fork_prepare(&saved);
     pid_t pid = CAP__REAL(fork)();
@@ -62,7 +63,7 @@ int posix_spawn(pid_t *restrict pid, const char *restrict path,
                 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
                 char *const argv[restrict], char *const envp[restrict])
 {
-    cap__fd_disown_pipes();
+    cap__fd_forking();
     return CAP__REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
 }
 
@@ -70,7 +71,7 @@ int posix_spawnp(pid_t *restrict pid, const char *restrict file,
                  const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
                  char *const argv[restrict], char *const envp[restrict])
 {
-    cap__fd_disown_pipes();
+    cap__fd_forking();
     return CAP__REAL(posix_spawnp)(pid, file, fa, attr, argv, envp);
 }
 

@@ -44,7 +44,7 @@
 
 static uint32_t socket_flags(int domain, int type, int proto, bool app_nonblock)
 {
-    uint32_t fl = CAP__FDF_OWNED;
+    uint32_t fl = CAP__FDF_OWNED | CAP__FDF_SOLE;
     if (app_nonblock)
         fl |= CAP__FDF_APP_NONBLOCK;
     if ((type & 0xf) == SOCK_STREAM) {
@@ -99,7 +99,7 @@ static ssize_t accept_attempt(int fd, void *arg)
 static void accepted(int listener, int fd, int flags)
 {
     cap__fd *l = cap__fd_peek(listener);
-    uint32_t fl = CAP__FDF_OWNED;
+    uint32_t fl = CAP__FDF_OWNED | CAP__FDF_SOLE;
     if (flags & SOCK_NONBLOCK)
         fl |= CAP__FDF_APP_NONBLOCK;
     if (l == NULL || cap__fd_has(l, CAP__FDF_STREAM_SOCK))

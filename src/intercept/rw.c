@@ -359,10 +359,11 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_AR
 }
 
 /* Descriptors sent to another process: a private pipe among them stops
- * being private (io/pipe.h). Called after the kernel took the message, so
- * the control buffer is known to be readable; a parked thread of the
- * pipe that the receiver's transfers would not wake is woken by the
- * escape to try again, and then parks armed. */
+ * being private (io/pipe.h), a sole socket sole (io/fd.h). Called after
+ * the kernel took the message, so the control buffer is known to be
+ * readable; a parked thread of the pipe that the receiver's transfers
+ * would not wake is woken by the escape to try again, and then parks
+ * armed. */
 static void rights_escape(const struct msghdr *msg)
 {
     if (msg->msg_control == NULL)
@@ -376,7 +377,7 @@ static void rights_escape(const struct msghdr *msg)
         for (size_t i = 0; i < n; i++) {
             int fd;
             memcpy(&fd, data + i * sizeof fd, sizeof fd);
-            cap__pipe_escape_fd(fd);
+            cap__fd_shared(fd);
         }
     }
 }

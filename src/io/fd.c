@@ -127,8 +127,11 @@ void cap__fd_closing(int fd)
     uint32_t flags = atomic_load(&f->flags);
     if (flags & CAP__FDF_LOCAL) /* the other end's waiters park armed, for the hang-up */
         cap__pipe_escape(f, true);
-    if (flags & CAP__FDF_REGISTERED)
-        cap__netio_active->disarm(f, fd); /* while fd still names the file */
+    /* While fd still names the file. A sole socket's close ends its epoll
+     * registration by itself (fd.h). */
+    if ((flags & CAP__FDF_REGISTERED) &&
+        !((flags & CAP__FDF_SOLE) && cap__netio_active->close_releases))
+        cap__netio_active->disarm(f, fd);
     end_life(f);
 }
 
@@ -180,7 +183,9 @@ void cap__fd_disown(int fd)
         cap__pipe_escape(f, false);
 }
 
-void cap__fd_disown_pipes(void)
+/* The walk of cap__fd_disown_pipes; forking: also ends every socket's
+ * soleness. */
+static void disown_pipes(bool forking)
 {
     for (unsigned fd = 0; fd < CAP__FD_MAX; fd++) {
         cap__fd *f = cap__fd_peek((int)fd);
@@ -188,9 +193,32 @@ void cap__fd_disown_pipes(void)
             fd |= CAP__FD_CHUNK_LEN - 1;
             continue;
         }
+        if (forking && cap__fd_has(f, CAP__FDF_SOLE))
+            cap__fd_clear(f, CAP__FDF_SOLE);
         if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED))
             cap__fd_disown((int)fd);
     }
+}
+
+void cap__fd_disown_pipes(void)
+{
+    disown_pipes(false);
+}
+
+void cap__fd_forking(void)
+{
+    disown_pipes(true);
+}
+
+void cap__fd_shared(int fd)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL)
+        return;
+    if (cap__fd_has(f, CAP__FDF_SOLE))
+        cap__fd_clear(f, CAP__FDF_SOLE);
+    if (cap__fd_has(f, CAP__FDF_LOCAL))
+        cap__pipe_escape(f, false);
 }
 
 void cap__fd_created(int fd, int kind, uint32_t flags)
@@ -212,6 +240,8 @@ void cap__fd_dup_of(int newfd, int oldfd)
     uint32_t flags = 0;
     uint64_t timeo[2] = { 0, 0 };
     if (o != NULL) {
+        if (cap__fd_has(o, CAP__FDF_SOLE)) /* a second name: no longer sole */
+            cap__fd_clear(o, CAP__FDF_SOLE);
         if (cap__fd_has(o, CAP__FDF_LOCAL)) /* a second name: no longer private */
             cap__pipe_escape(o, false);
         kind = atomic_load(&o->kind);

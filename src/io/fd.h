@@ -40,6 +40,23 @@
  * descriptors or other credentials, kTLS (TCP_ULP) at a record of
  * another type.
  *
+ * Sole sockets (CAP__FDF_SOLE): a socket the runtime made (socket,
+ * socketpair, accept, accept4) whose open file description this number
+ * is still the only reference to: never duplicated (dup, dup2, dup3,
+ * F_DUPFD, F_DUPFD_CLOEXEC), sent (SCM_RIGHTS) or inherited (fork,
+ * posix_spawn) since. Its close releases the file, and with it the
+ * file's epoll registration, so a backend whose registrations end that
+ * way (cap__netio.close_releases) is not asked to disarm it: one
+ * epoll_ctl less per connection. The flag is cleared by every such
+ * witness through the wrappers (cap__fd_shared) and never set again in
+ * that life. What the wrappers do not see (vfork, raw clone, glibc's own
+ * spawns in system and popen, pidfd_getfd from another process, an
+ * io_uring of the application holding the file) may leave a
+ * registration behind the close; it then reports the old gen, so its
+ * events are dropped as stale like any other (above), and it lives until
+ * the last other reference closes. The same holds for a close racing a
+ * fork on another worker.
+ *
  * Locking: `lock` guards the waiter lists and is taken by wakers (backend
  * event processing, close) and by waiters linking themselves (park.h's
  * protocol). `gen`, `flags`, `kind`, `seq` are atomics readable without it.
@@ -78,6 +95,7 @@ enum {
     CAP__FDF_PIPE = 1u << 11,        /* an end of a pipe we made: seq bumps are locked adds */
     CAP__FDF_LOCAL = 1u << 12,       /*   and the pipe is private, never armed (io/pipe.h) */
     CAP__FDF_WAITED = 1u << 13,      /*   a thread parked on this end while private */
+    CAP__FDF_SOLE = 1u << 14,        /* a socket we made, its file's only reference: below */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
@@ -183,6 +201,13 @@ void cap__fd_disown_pipes(void);
 /* Calls fn for every record of the table that exists (chunks not yet
  * allocated are skipped), in descriptor order. */
 void cap__fd_foreach(void (*fn)(int fd, cap__fd *f, void *arg), void *arg);
+/* Before a child process is made: cap__fd_disown_pipes, and no socket is
+ * sole any longer (the child inherits a reference to each). */
+void cap__fd_forking(void);
+/* fd's file gains a reference the runtime does not track (sent by
+ * SCM_RIGHTS): a private pipe falls back (io/pipe.h), a sole socket stops
+ * being sole. */
+void cap__fd_shared(int fd);
 
 static inline bool cap__fd_has(const cap__fd *f, uint32_t flag)
 {

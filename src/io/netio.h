@@ -16,6 +16,11 @@
  *    not anyone waits on it (epoll, uring), so an unchanged seq proves
  *    that nothing arrived (fd.h, drained sockets); false where only
  *    descriptors with waiters are watched (poll).
+ *  - close_releases: closing the last reference to a file ends its
+ *    registration (epoll), so disarm() may be skipped for a descriptor
+ *    known to be that last reference (fd.h, sole sockets); false where a
+ *    registration holds a reference of its own (a uring poll) or lives
+ *    in the backend's own table (poll).
  *  - start(): create the instance. 0 or -errno (the caller reports it).
  *  - arm(f, fd, gen): make readiness of fd in both directions reach
  *    cap__io_ready, edge-style, from now on, stamped with gen. Called once
@@ -47,6 +52,7 @@
 typedef struct cap__netio {
     const char *name;
     bool edge;
+    bool close_releases;
     int (*start)(void);
     int (*arm)(cap__fd *f, int fd, uint32_t gen);
     void (*disarm)(cap__fd *f, int fd);

@@ -65,7 +65,8 @@ static void epoll_disarm(cap__fd *f, int fd)
 {
     (void)f;
     /* Needed even though close removes registrations: a dup of the file
-     * would keep this one alive and reporting. */
+     * would keep this one alive and reporting (stale gens, dropped). Not
+     * called for a sole socket (io/fd.h), whose close is the file's last. */
     struct epoll_event ev = { 0 };
     syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_DEL, fd, &ev);
 }
@@ -118,6 +119,7 @@ static int wait_fd(void)
 const cap__netio cap__netio_epoll = {
     .name = "epoll",
     .edge = true,
+    .close_releases = true,
     .start = epoll_start,
     .arm = epoll_arm,
     .disarm = epoll_disarm,
