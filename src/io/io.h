@@ -145,14 +145,16 @@ cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64_t 
     cap__io_prepare(&tk, f, fd, dir);
     /* A drained socket parks without the attempt: while (gen, seq[READ])
      * still equals the snapshot of the read that emptied it, an attempt
-     * could only say EAGAIN (fd.h). Only for a registered descriptor, whose
-     * events bump seq (an unregistered one gets its first event only from
-     * the registration). */
+     * could only say EAGAIN (fd.h). A descriptor not registered yet is
+     * registered by that park, after the snapshot, and the registration
+     * reports what is there already (every edge backend: netio.h), which
+     * then bumps seq: nothing that came after the read that emptied it is
+     * missed. */
     uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
     bool skipped = drain != 0 &&
                    atomic_load_explicit(&f->drained, memory_order_relaxed) ==
                        cap__io_drained_key(&tk) &&
-                   (fl & (CAP__FDF_REGISTERED | CAP__FDF_NODRAIN)) == CAP__FDF_REGISTERED;
+                   !(fl & CAP__FDF_NODRAIN);
     if (!skipped) {
         ssize_t r = cap__io_attempt_once(&tk, op, arg, drain);
         if (r != -EAGAIN)

@@ -23,7 +23,9 @@
  *    in the backend's own table (poll).
  *  - start(): create the instance. 0 or -errno (the caller reports it).
  *  - arm(f, fd, gen): make readiness of fd in both directions reach
- *    cap__io_ready, edge-style, from now on, stamped with gen. Called once
+ *    cap__io_ready, edge-style, from now on, stamped with gen, starting
+ *    with the readiness it has already (an edge backend: io.h's drained
+ *    sockets park before they are registered, on this). Called once
  *    per life of a descriptor, the first time a thread must wait on it.
  *    0, or -EPERM when the kernel cannot poll this kind of file.
  *  - disarm(f, fd): fd is about to be closed or reused; stop watching it.

@@ -2,7 +2,10 @@
 /* Description: blocking reads on TCP after a short read, the case where
  * the runtime parks without trying the call (io/fd.h, drained sockets),
  * lose nothing: data sent right after a short read wakes the reader (a
- * plain pthread client races the reader 20,000 times); a FIN, an urgent
+ * plain pthread client races the reader 20,000 times, and 2,000 times on
+ * a fresh connection, whose short first read comes before the runtime
+ * has registered the socket: the park registers it, and the registration
+ * must report what came meanwhile); a FIN, an urgent
  * mark or a reset that stops a read short, with its event harvested
  * before the read, does not leave the next read parked; a short MSG_PEEK
  * is no drain; a dup of the socket reads what arrives; a non-blocking
@@ -15,7 +18,7 @@
 
 #include "io/io_util.h"
 
-enum { ROUNDS = 20000, SETTLE_NS = 20000000 };
+enum { ROUNDS = 20000, FRESH_ROUNDS = 2000, SETTLE_NS = 20000000 };
 
 static int port;
 
@@ -82,6 +85,46 @@ static void race(int l)
     CHECK_EQ(read(c, &x, 1), 0);
     CHECK_EQ(pthread_join(kt, NULL), 0);
     close(c);
+}
+
+/* ---- the same race on a socket not yet registered ----------------------- */
+
+static void *fresh_client(void *arg)
+{
+    (void)arg;
+    unsigned spin = 7;
+    for (int i = 0; i < FRESH_ROUNDS; i++) {
+        int s = tcp_connect(port);
+        CHECK_GE(s, 0);
+        int one = 1;
+        CHECK_EQ(setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
+        CHECK_EQ(write(s, "q", 1), 1);
+        char c;
+        CHECK_EQ(read(s, &c, 1), 1); /* the reader has read "q" (short) */
+        spin = spin * 1103515245u + 12345u;
+        for (volatile unsigned k = 0; k < (spin >> 16) % 2000; k++)
+            ;
+        CHECK_EQ(write(s, "r", 1), 1);
+        CHECK_EQ(read(s, &c, 1), 0); /* the reader closed */
+        close(s);
+    }
+    return NULL;
+}
+
+static void race_fresh(int l)
+{
+    pthread_t kt;
+    CHECK_EQ(pthread_create(&kt, NULL, fresh_client, NULL), 0);
+    for (int i = 0; i < FRESH_ROUNDS; i++) {
+        int c = accept(l, NULL, NULL);
+        CHECK_GE(c, 0);
+        kernel_sees_data(c); /* the first read is short, not EAGAIN: no park, no registration */
+        read_exactly(c, "q", 1);
+        CHECK_EQ(write(c, "a", 1), 1);
+        read_exactly(c, "r", 1); /* parks at once, registering the socket */
+        close(c);
+    }
+    CHECK_EQ(pthread_join(kt, NULL), 0);
 }
 
 /* ---- what stops a read short: FIN, urgent mark, reset ---------------------- */
@@ -202,6 +245,7 @@ int main(void)
 {
     int l = tcp_listener(SOCK_STREAM, 8, &port);
     race(l);
+    race_fresh(l);
     for (enum ending e = FIN; e <= TIMEOUT; e++)
         ends(l, e);
     close(l);
