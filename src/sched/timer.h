@@ -1,13 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-worker timer heap: a binary min-heap of deadlines, O(log n) insert
- * and cancel, O(1) peek. A timer belongs to one parked thread (each thread
- * embeds one), which is all sleeps and timed waits need.
+ * Per-worker timers: a binary min-heap of deadlines, O(log n) insert and
+ * cancel, O(1) peek, plus a few FIFO lanes for the common case of many
+ * waits of one duration. A timer belongs to one parked thread (each
+ * thread embeds one), which is all sleeps and timed waits need.
  *
- * Each heap has a spinlock. Under the default placement a thread only
- * arms and cancels timers on its own worker, so the lock is uncontended;
- * it exists for full migration, where a thread may cancel from another
- * worker.
+ * Lanes: a socket timeout (SO_RCVTIMEO, SO_SNDTIMEO) gives every parked
+ * read of a server the same duration, so its deadlines arrive in arming
+ * order. A timer whose deadline is no earlier than the last one of some
+ * lane joins the end of the lane with the latest such last deadline (an
+ * empty lane if none), else the heap: each lane stays sorted, arm and
+ * cancel are O(1) (a doubly linked list through the timers), and with
+ * two or three durations in use each settles in a lane of its own.
+ * Expiry merges the lane heads and the heap top in deadline order;
+ * deadlines are kept exactly (no rounding to a wheel's slots).
+ *
+ * Each timer set has a spinlock. Under the default placement a thread
+ * only arms and cancels timers on its own worker, so the lock is
+ * uncontended; it exists for full migration, where a thread may cancel
+ * from another worker.
  */
 #ifndef CAP_SCHED_TIMER_H
 #define CAP_SCHED_TIMER_H
@@ -22,9 +33,17 @@ struct cap__timer_heap;
 
 typedef struct cap__timer {
     uint64_t deadline;
-    uint32_t index;                /* position in heap->items, when armed */
+    uint32_t index;                /* position in heap->items, or CAP__TIMER_LANE | lane */
     struct cap__timer_heap *heap;  /* NULL when not armed */
+    struct cap__timer *prev, *next; /* in a lane */
 } cap__timer;
+
+enum { CAP__TIMER_LANES = 4 };
+#define CAP__TIMER_LANE 0x80000000u
+
+typedef struct cap__timer_lane {
+    cap__timer *head, *tail; /* deadlines non-decreasing from head */
+} cap__timer_lane;
 
 typedef struct cap__timer_slot {
     uint64_t deadline; /* a copy of timer->deadline, read by the sifts */
@@ -33,11 +52,13 @@ typedef struct cap__timer_slot {
 
 typedef struct cap__timer_heap {
     cap__spin lock;
+    uint32_t len;           /* armed timers, heap and lanes (racy peeks read it) */
+    uint32_t hlen, cap;     /* the heap's length and room */
     cap__timer_slot *items;
-    uint32_t len, cap;
+    cap__timer_lane lanes[CAP__TIMER_LANES];
 } cap__timer_heap;
 
-/* Grows h to hold at least n timers; 0 or -ENOMEM. */
+/* Grows h's heap to hold at least n timers; 0 or -ENOMEM. */
 int cap__timer_reserve(cap__timer_heap *h, uint32_t n);
 /* 0, or -ENOMEM when the heap is full and cannot grow (never, once room
  * for every live thread is reserved: park.h). */
