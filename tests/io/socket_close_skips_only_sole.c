@@ -99,10 +99,13 @@ static void *read_x(void *arg)
     return NULL;
 }
 
-/* A thread parked reading fd (so fd is armed) is woken by a byte from
- * the peer. */
+/* fd is armed (a poll that waits and times out registers it), and a
+ * thread reading it, parked if it got there first, gets a byte from the
+ * peer. */
 static void wake_parked_reader(int fd, int peer)
 {
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    CHECK_EQ(poll(&p, 1, 1), 0);
     int arg = fd;
     cap_thread_t t = spawn(read_x, &arg);
     for (int i = 0; i < 20; i++)
