@@ -217,6 +217,10 @@ void cap__fd_shared(int fd)
         return;
     if (cap__fd_has(f, CAP__FDF_SOLE))
         cap__fd_clear(f, CAP__FDF_SOLE);
+    /* The receiver gets the file with its flags: give it back the blocking
+     * mode the application believes it has, as for a child process (a
+     * private pipe falls back in the same step). */
+    cap__fd_disown(fd);
     if (cap__fd_has(f, CAP__FDF_LOCAL))
         cap__pipe_escape(f, false);
 }

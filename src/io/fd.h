@@ -206,7 +206,8 @@ void cap__fd_foreach(void (*fn)(int fd, cap__fd *f, void *arg), void *arg);
 void cap__fd_forking(void);
 /* fd's file gains a reference the runtime does not track (sent by
  * SCM_RIGHTS): a private pipe falls back (io/pipe.h), a sole socket stops
- * being sole. */
+ * being sole, and an owned socket or pipe is given back its blocking mode
+ * (cap__fd_disown), since the receiver sees the file's real flags. */
 void cap__fd_shared(int fd);
 
 static inline bool cap__fd_has(const cap__fd *f, uint32_t flag)

@@ -8,8 +8,8 @@
  * through the dup; poll() on the read end by a second thread, then a raw
  * write (the poller and the reader both return); a forked child's raw
  * write; a child made by posix_spawn writing to its inherited end;
- * the write end sent with SCM_RIGHTS and a raw write through the received
- * descriptor; splice from another pipe. Without the fall back the reader
+ * the write end sent with SCM_RIGHTS (and received blocking) and a raw
+ * write through the received descriptor; splice from another pipe. Without the fall back the reader
  * would sleep through the byte and the test would hang. */
 #include <poll.h>
 #include <spawn.h>
@@ -136,6 +136,9 @@ int main(void)
     CHECK(c != NULL && c->cmsg_type == SCM_RIGHTS);
     int got;
     memcpy(&got, CMSG_DATA(c), sizeof got);
+    /* The receiver sees the blocking pipe the sender's application made,
+     * not the runtime's O_NONBLOCK underneath. */
+    CHECK_EQ(syscall(SYS_fcntl, got, F_GETFL) & O_NONBLOCK, 0);
     raw_write(got, 'e');
     CHECK_EQ(syscall(SYS_close, got), 0);
     CHECK_EQ(close(sv[0]), 0);

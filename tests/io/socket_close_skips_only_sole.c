@@ -175,9 +175,9 @@ static void sent(void)
     CHECK(cm != NULL && cm->cmsg_type == SCM_RIGHTS);
     int r;
     memcpy(&r, CMSG_DATA(cm), sizeof r);
-    /* The file arrives with the O_NONBLOCK the runtime set underneath
-     * (a received descriptor is not the runtime's): make it blocking. */
-    CHECK_EQ(fcntl(r, F_SETFL, fcntl(r, F_GETFL) & ~O_NONBLOCK), 0);
+    /* The file arrives blocking, as the sender's application sees it (the
+     * runtime gave back the mode it had set underneath when it was sent). */
+    CHECK_EQ(fcntl(r, F_GETFL) & O_NONBLOCK, 0);
     wake_parked_reader(r, c.client);
     CHECK_EQ(close(r), 0);
     peer_sees_eof(c.client);
