@@ -13,6 +13,17 @@
 
 enum { STACK = 2 << 20, DEEP = 1 << 20 };
 
+/* What RSS may keep after the deep pages went back: the trim threshold's
+ * pages and the process's own noise; under ASan also the shadow of the
+ * deep frames (an eighth of them, not given back), whose resident part
+ * moves by ~50 KiB with the layout (196 or 244 KiB measured). Either way
+ * far below the 1 MiB a missing trim would keep. */
+#ifdef __SANITIZE_ADDRESS__
+enum { RSS_SLACK_KIB = 512 };
+#else
+enum { RSS_SLACK_KIB = 256 };
+#endif
+
 static long rss_kib(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -87,7 +98,7 @@ int main(void)
     CHECK_EQ(trims(), t0 + 1);
     fprintf(stderr, "RSS before %ld KiB, after the deep thread exited %ld KiB\n", before,
             after);
-    CHECK_LT(after, before + 256); /* the 1 MiB it touched went back */
+    CHECK_LT(after, before + RSS_SLACK_KIB); /* the 1 MiB it touched went back */
 
     /* Deep frames of zeros: the probe word reads zero; the sampled
      * mincore check (1 free or keep in 256) finds the pages within one
@@ -96,6 +107,6 @@ int main(void)
     for (int i = 0; i < 600 && trims() == t0 + 1; i++)
         run(shallow, NULL, &attr);
     CHECK_EQ(trims(), t0 + 2);
-    CHECK_LT(rss_kib(), before + 256);
+    CHECK_LT(rss_kib(), before + RSS_SLACK_KIB);
     return 0;
 }
