@@ -169,7 +169,9 @@ def main():
     results = {}
     for rnd in range(a.rounds):
         print(f"-- round {rnd + 1}", flush=True)
-        for name in servers:
+        # Reverse order every other round: no server always goes first
+        # (run.py explains why).
+        for name in (servers if rnd % 2 == 0 else servers[::-1]):
             per = measure(name, a, fileset, tmp, gobin, nofile)
             if per is None:
                 print(f"{name}: not available", flush=True)
