@@ -14,7 +14,9 @@
  *  - sem_post raises the value at once but leaves the wake-up of a waiter
  *    to the signal dispatch that follows the handler (sched/park.h,
  *    cap__wake_on_deferred): waking takes the locks the interrupted code
- *    may hold.
+ *    may hold; so does a write to a pipe the runtime made (io/pipe.h).
+ * Not covered yet: the descriptor table's bookkeeping (close, dup*,
+ * shutdown, socket creation) still takes its locks inside a handler.
  */
 #ifndef CAP_UTIL_SIGCTX_H
 #define CAP_UTIL_SIGCTX_H
