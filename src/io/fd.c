@@ -135,32 +135,30 @@ void cap__fd_closing(int fd)
     end_life(f);
 }
 
+static void close_record(int fd, cap__fd *f, void *arg)
+{
+    (void)f;
+    (void)arg;
+    cap__fd_closing(fd);
+}
+
 void cap__fd_closing_range(unsigned first, unsigned last)
 {
-    if (last >= CAP__FD_MAX)
-        last = CAP__FD_MAX - 1;
-    for (unsigned fd = first; fd <= last; fd++) {
-        if (cap__fd_peek((int)fd) == NULL) {
-            fd |= CAP__FD_CHUNK_LEN - 1; /* the whole chunk is unknown */
-            continue;
-        }
-        cap__fd_closing((int)fd);
-    }
+    cap__fd_foreach_range(first, last, close_record, NULL);
+}
+
+static void forget_if_closed(int fd, cap__fd *f, void *arg)
+{
+    (void)arg;
+    if (atomic_load(&f->kind) == CAP__FD_UNKNOWN && atomic_load(&f->flags) == 0)
+        return; /* nothing known that could go stale */
+    if (syscall(SYS_fcntl, fd, F_GETFD) < 0 && errno == EBADF)
+        cap__fd_closing(fd);
 }
 
 void cap__fd_forget_closed(void)
 {
-    for (unsigned fd = 0; fd < CAP__FD_MAX; fd++) {
-        cap__fd *f = cap__fd_peek((int)fd);
-        if (f == NULL) {
-            fd |= CAP__FD_CHUNK_LEN - 1;
-            continue;
-        }
-        if (atomic_load(&f->kind) == CAP__FD_UNKNOWN && atomic_load(&f->flags) == 0)
-            continue; /* nothing known that could go stale */
-        if (syscall(SYS_fcntl, (int)fd, F_GETFD) < 0 && errno == EBADF)
-            cap__fd_closing((int)fd);
-    }
+    cap__fd_foreach(forget_if_closed, NULL);
 }
 
 void cap__fd_disown(int fd)
@@ -183,31 +181,26 @@ void cap__fd_disown(int fd)
         cap__pipe_escape(f, false);
 }
 
-/* The walk of cap__fd_disown_pipes; forking: also ends every socket's
- * soleness. */
-static void disown_pipes(bool forking)
+/* The record visitor of cap__fd_disown_pipes; *forking: also ends every
+ * socket's soleness. */
+static void disown_pipe(int fd, cap__fd *f, void *forking)
 {
-    for (unsigned fd = 0; fd < CAP__FD_MAX; fd++) {
-        cap__fd *f = cap__fd_peek((int)fd);
-        if (f == NULL) {
-            fd |= CAP__FD_CHUNK_LEN - 1;
-            continue;
-        }
-        if (forking && cap__fd_has(f, CAP__FDF_SOLE))
-            cap__fd_clear(f, CAP__FDF_SOLE);
-        if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED))
-            cap__fd_disown((int)fd);
-    }
+    if (*(bool *)forking && cap__fd_has(f, CAP__FDF_SOLE))
+        cap__fd_clear(f, CAP__FDF_SOLE);
+    if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED))
+        cap__fd_disown(fd);
 }
 
 void cap__fd_disown_pipes(void)
 {
-    disown_pipes(false);
+    bool forking = false;
+    cap__fd_foreach(disown_pipe, &forking);
 }
 
 void cap__fd_forking(void)
 {
-    disown_pipes(true);
+    bool forking = true;
+    cap__fd_foreach(disown_pipe, &forking);
 }
 
 void cap__fd_shared(int fd)
@@ -264,13 +257,23 @@ void cap__fd_dup_of(int newfd, int oldfd)
     }
 }
 
+void cap__fd_foreach_range(unsigned first, unsigned last,
+                           void (*fn)(int fd, cap__fd *f, void *arg), void *arg)
+{
+    if (last >= CAP__FD_MAX)
+        last = CAP__FD_MAX - 1;
+    for (unsigned fd = first; fd <= last; fd++) {
+        cap__fd *chunk = atomic_load_explicit(&cap__fd_chunks[fd >> CAP__FD_CHUNK_SHIFT],
+                                              memory_order_acquire);
+        if (chunk == NULL) {
+            fd |= CAP__FD_CHUNK_LEN - 1; /* the whole chunk is unknown */
+            continue;
+        }
+        fn((int)fd, &chunk[fd & (CAP__FD_CHUNK_LEN - 1)], arg);
+    }
+}
+
 void cap__fd_foreach(void (*fn)(int fd, cap__fd *f, void *arg), void *arg)
 {
-    for (unsigned c = 0; c < CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT; c++) {
-        cap__fd *chunk = atomic_load_explicit(&cap__fd_chunks[c], memory_order_acquire);
-        if (chunk == NULL)
-            continue;
-        for (unsigned i = 0; i < CAP__FD_CHUNK_LEN; i++)
-            fn((int)(c * CAP__FD_CHUNK_LEN + i), &chunk[i], arg);
-    }
+    cap__fd_foreach_range(0, CAP__FD_MAX - 1, fn, arg);
 }

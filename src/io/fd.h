@@ -199,8 +199,11 @@ void cap__fd_disown(int fd);
  * it inherits them). */
 void cap__fd_disown_pipes(void);
 /* Calls fn for every record of the table that exists (chunks not yet
- * allocated are skipped), in descriptor order. */
+ * allocated are skipped), in descriptor order; _range: only descriptors
+ * first..last (last may exceed the table). */
 void cap__fd_foreach(void (*fn)(int fd, cap__fd *f, void *arg), void *arg);
+void cap__fd_foreach_range(unsigned first, unsigned last,
+                           void (*fn)(int fd, cap__fd *f, void *arg), void *arg);
 /* Before a child process is made: cap__fd_disown_pipes, and no socket is
  * sole any longer (the child inherits a reference to each). */
 void cap__fd_forking(void);
