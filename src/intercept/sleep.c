@@ -21,9 +21,12 @@
  * returns at once) and while parked (cap__io_sleep).
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
@@ -94,17 +97,26 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
         return EINVAL;
     if (clock == CLOCK_PROCESS_CPUTIME_ID || clock < 0) /* < 0: a pid's or thread's CPU clock */
         return ENOTSUP;
-    if (clock == CLOCK_REALTIME_ALARM)
-        clock = CLOCK_REALTIME;
-    else if (clock == CLOCK_BOOTTIME_ALARM)
-        clock = CLOCK_BOOTTIME;
-    if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME && clock != CLOCK_BOOTTIME &&
-        clock != CLOCK_TAI)
+    bool alarm = clock == CLOCK_REALTIME_ALARM || clock == CLOCK_BOOTTIME_ALARM;
+    if (!alarm && clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME &&
+        clock != CLOCK_BOOTTIME && clock != CLOCK_TAI)
         return CAP__REAL(clock_nanosleep)(clock, flags, req, rem);
     if (!cap__user_readable(req, sizeof *req))
         return EFAULT;
     if (!valid(req))
         return EINVAL; /* returns the error, does not set errno */
+    if (alarm) {
+        /* The kernel refuses an alarm clock without an RTC (EOPNOTSUPP),
+         * flags other than TIMER_ABSTIME (EINVAL) or CAP_WAKE_ALARM
+         * (EPERM): ask it with a sleep that ends at once, then sleep on
+         * the base clock (the worker does not suspend the machine). */
+        static const struct timespec now_ts = { 0, 0 };
+        long r = cap__sys6(SYS_clock_nanosleep, clock, flags & ~TIMER_ABSTIME,
+                           (long)&now_ts, 0, 0, 0);
+        if (r < 0 && r != -EINTR)
+            return (int)-r;
+        clock = clock == CLOCK_REALTIME_ALARM ? CLOCK_REALTIME : CLOCK_BOOTTIME;
+    }
     uint64_t ns = ts_ns(req), deadline;
     if (!(flags & TIMER_ABSTIME)) {
         deadline = cap__deadline_after(ns);
