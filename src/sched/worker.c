@@ -13,7 +13,8 @@
  *   4. run it until it switches back, then finish what it asked for
  *      (release a wait-structure lock, requeue a yielder, reap an exited
  *      thread);
- *   5. with nothing to run: spin briefly (an adaptive budget) watching for
+ *   5. with nothing to run: spin briefly (an adaptive budget, yielding the
+ *      CPU to other processes between checks) watching for
  *      work handed to this worker, look once for work to steal, then sleep
  *      in the poller.
  *
@@ -86,10 +87,10 @@
 enum {
     STEAL_QUEUE_EVERY = 61, /* rounds between steal-queue-first picks */
     IDLE_SPIN_ROUNDS = 64,  /* most checks for work before sleeping */
-    IDLE_SPIN_PAUSES = 32,  /* pause instructions between two checks */
     SPIN_WORTH_NS = 50000,  /* a sleep this short: a full spin would have
-                               caught the wake-up (64 x 32 pauses take
-                               about 40 us on the EPYC this was tuned on) */
+                               caught the wake-up (64 rounds take ~35 us
+                               on the EPYC this was tuned on when no other
+                               task wants the CPU: sched_yield ~0.5 us) */
     RECHECK_NS = 1000000,   /* longest sleep while another worker is awake:
                                it may hold a lone new thread (see
                                cap__schedule_new) it is not running */
@@ -848,8 +849,12 @@ static void idle(cap__worker *w)
             found = true;
             break;
         }
-        for (int j = 0; j < IDLE_SPIN_PAUSES; j++)
-            cap__cpu_relax();
+        /* Between two checks the CPU goes to whatever else the kernel
+         * has runnable here (a load generator, another process): it
+         * returns at once when there is nothing, so an idle machine
+         * spins as with pause instructions, and a shared one does not
+         * lose the CPU to our wait. */
+        sched_yield();
     }
     /* Whatever the spin silenced is switched back on before we run
      * threads or sleep (poller.h). */
