@@ -37,12 +37,16 @@ size_t http_head_length(const char *buf, size_t len, size_t *scanned);
  * other than HTTP/1.x. */
 int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_request *req);
 
-/* A Range header against a representation of `size` bytes. */
+/* A Range header against a representation of `size` bytes. Numbers too
+ * large for int64 count as INT64_MAX. A suffix range of an empty
+ * representation is RANGE_NONE (there are no bytes to put in a 206). */
 enum http_range_kind {
-    RANGE_NONE,          /* absent, unparsable or multiple: send it all */
+    RANGE_NONE,          /* absent, invalid, or several ranges of which
+                            one is satisfiable: send it all (200) */
     RANGE_SATISFIABLE,   /* send bytes first..last inclusive (206) */
     RANGE_UNSATISFIABLE, /* 416 */
 };
+/* *first and *last are written only for RANGE_SATISFIABLE. */
 enum http_range_kind http_parse_range(const char *value, int64_t size, int64_t *first, int64_t *last);
 
 #endif /* KNOT_HTTP_H */

@@ -4,8 +4,8 @@
  * splitting the request line, and the few header fields Knot acts on.
  * Strict where leniency enables request smuggling (whitespace before the
  * colon, obsolete line folding, conflicting Content-Length, Content-Length
- * with Transfer-Encoding, duplicate Host): those are 400. Pure functions of
- * the bytes; no I/O, no allocation.
+ * with Transfer-Encoding, duplicate Host, a NUL anywhere): those are 400.
+ * Pure functions of the bytes; no I/O, no allocation.
  */
 #include "http.h"
 
@@ -144,6 +144,11 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
     char *p = buf, *end = buf + len;
     memset(req, 0, sizeof *req);
     req->content_length = -1;
+    /* A NUL would cut a line short where the string functions below look:
+     * a line starting with one would even end the head early, hiding the
+     * fields after it (RFC 9110 5.5: reject, or replace it with SP). */
+    if (memchr(buf, '\0', len))
+        return 400;
 
     int status = parse_request_line(take_line(&p, end), max_uri, req);
     if (status)
@@ -206,22 +211,58 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
     return 0;
 }
 
+/* A decimal number, saturating at INT64_MAX: a position that large is past
+ * the end of any file, which is what it means. */
 static bool parse_pos(const char **s, int64_t *out)
 {
     const char *p = *s;
     int64_t v = 0;
     if (*p < '0' || *p > '9')
         return false;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (v > (INT64_MAX - 9) / 10)
-            return false;
-        v = v * 10 + (*p - '0');
-    }
+    for (; *p >= '0' && *p <= '9'; p++)
+        v = v > (INT64_MAX - (*p - '0')) / 10 ? INT64_MAX : v * 10 + (*p - '0');
     *s = p;
     *out = v;
     return true;
 }
 
+/* One range-spec, [p, end) without surrounding whitespace (RFC 9110
+ * 14.1.2). RANGE_NONE: invalid. */
+static enum http_range_kind one_range(const char *p, const char *end, int64_t size, int64_t *first,
+                                      int64_t *last)
+{
+    int64_t a, b;
+    if (*p == '-') { /* suffix-range */
+        p++;
+        if (!parse_pos(&p, &b) || p != end)
+            return RANGE_NONE;
+        if (b == 0)
+            return RANGE_UNSATISFIABLE;
+        if (size == 0)
+            return RANGE_NONE; /* satisfiable, but nothing to send: all of it (200) */
+        *first = b >= size ? 0 : size - b;
+        *last = size - 1;
+        return RANGE_SATISFIABLE;
+    }
+    if (!parse_pos(&p, &a) || p == end || *p++ != '-')
+        return RANGE_NONE;
+    if (p != end) {
+        if (!parse_pos(&p, &b) || p != end || b < a)
+            return RANGE_NONE;
+    } else {
+        b = INT64_MAX;
+    }
+    if (a >= size)
+        return RANGE_UNSATISFIABLE;
+    *first = a;
+    *last = b >= size ? size - 1 : b;
+    return RANGE_SATISFIABLE;
+}
+
+/* One range is served as asked (206 or 416). Several are not served as
+ * multipart/byteranges: the whole representation is sent instead (200, as
+ * RFC 9110 14.2 allows), unless none of them is satisfiable (416). Any
+ * invalid range-spec makes the header ignored. */
 enum http_range_kind http_parse_range(const char *value, int64_t size, int64_t *first, int64_t *last)
 {
     const char *p = value;
@@ -232,33 +273,39 @@ enum http_range_kind http_parse_range(const char *value, int64_t size, int64_t *
         p++;
     if (*p++ != '=')
         return RANGE_NONE;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (strchr(p, ','))
-        return RANGE_NONE; /* several ranges: serve the whole representation */
-
-    int64_t a, b;
-    if (*p == '-') {
-        p++;
-        if (!parse_pos(&p, &b) || *p)
-            return RANGE_NONE;
-        if (b == 0 || size == 0)
-            return RANGE_UNSATISFIABLE;
-        *first = b >= size ? 0 : size - b;
-        *last = size - 1;
-        return RANGE_SATISFIABLE;
+    int specs = 0;
+    bool any_satisfiable = false;
+    int64_t sat_first = 0, sat_last = 0; /* *first, *last: only on a 206 */
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *end = p + strcspn(p, ",");
+        const char *stop = end;
+        while (stop > p && (stop[-1] == ' ' || stop[-1] == '\t'))
+            stop--;
+        if (stop > p) { /* empty list elements are allowed (RFC 9110 5.6.1) */
+            int64_t f, l;
+            enum http_range_kind k = one_range(p, stop, size, &f, &l);
+            if (k == RANGE_NONE)
+                return RANGE_NONE;
+            if (k == RANGE_SATISFIABLE && !any_satisfiable) {
+                any_satisfiable = true;
+                sat_first = f;
+                sat_last = l;
+            }
+            specs++;
+        }
+        if (!*end)
+            break;
+        p = end + 1;
     }
-    if (!parse_pos(&p, &a) || *p++ != '-')
+    if (specs == 0)
         return RANGE_NONE;
-    if (*p) {
-        if (!parse_pos(&p, &b) || *p || b < a)
-            return RANGE_NONE;
-    } else {
-        b = INT64_MAX;
-    }
-    if (a >= size)
+    if (!any_satisfiable)
         return RANGE_UNSATISFIABLE;
-    *first = a;
-    *last = b >= size ? size - 1 : b;
+    if (specs > 1)
+        return RANGE_NONE;
+    *first = sat_first;
+    *last = sat_last;
     return RANGE_SATISFIABLE;
 }

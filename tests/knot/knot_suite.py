@@ -462,16 +462,21 @@ def ranges(top):
         for name in ("a.txt", "big.bin"):  # cached and sendfile paths
             data, n = files[name], len(files[name])
             for spec, lo, hi in [("0-0", 0, 0), ("2-5", 2, 5), ("-3", n - 3, n - 1), ("5-", 5, n - 1),
-                                 ("3-100000000", 3, n - 1), ("-100000000", 0, n - 1)]:
+                                 ("3-100000000", 3, n - 1), ("-100000000", 0, n - 1),
+                                 # numbers past int64: as large as they are
+                                 ("0-99999999999999999999", 0, n - 1), ("-99999999999999999999", 0, n - 1),
+                                 (" 1-2 , ", 1, 2)]:
                 st, h, body = srv.get("/" + name, headers={"Range": "bytes=" + spec})
                 check_eq(st, 206, f"Range {spec} on {name}")
                 check_eq(h["content-range"], f"bytes {lo}-{hi}/{n}", f"Content-Range {spec}")
                 check(body == data[lo:hi + 1], f"range body {spec} on {name}")
                 check_eq(h["content-length"], str(hi - lo + 1), f"range length {spec}")
-            for spec in (f"{n}-", f"{n + 10}-{n + 20}", "-0"):
+            for spec in (f"{n}-", f"{n + 10}-{n + 20}", "-0", "99999999999999999999-",
+                         f"{n}-, -0, {n + 5}-"):  # several, none satisfiable (RFC 9110 14.2)
                 st, h, body = srv.get("/" + name, headers={"Range": "bytes=" + spec})
                 check_eq((st, h.get("content-range")), (416, f"bytes */{n}"), f"416 for {spec}")
-            for value in ("bytes=0-1,3-4", "bytes=5-2", "items=0-1", "bytes=x-y"):
+            for value in ("bytes=0-1,3-4", f"bytes={n}-,0-1", "bytes=5-2", "items=0-1", "bytes=x-y",
+                          "bytes=0-1,5-2", "bytes=", "bytes=,"):
                 st, _, body = srv.get("/" + name, headers={"Range": value})
                 check_eq((st, len(body)), (200, n), f"ignored Range {value!r}")
             lm = srv.get("/" + name)[1]["last-modified"]
@@ -485,6 +490,10 @@ def ranges(top):
             check_eq((st, h["content-length"], body), (206, "2", b""), "HEAD with Range")
         st, h, _ = srv.get("/empty.txt", headers={"Range": "bytes=0-"})
         check_eq((st, h.get("content-range")), (416, "bytes */0"), "range of an empty file")
+        # A suffix range of an empty file is satisfiable (RFC 9110 14.1.1) but has no
+        # bytes to put in a 206: the whole (empty) file, not 416.
+        st, h, body = srv.get("/empty.txt", headers={"Range": "bytes=-5"})
+        check_eq((st, h.get("content-length"), body), (200, "0", b""), "suffix range of an empty file")
         r = curl("-r", "100-199", f"http://127.0.0.1:{srv.port}/big.bin")
         check(r.stdout == files["big.bin"][100:200], "curl -r")
 
@@ -743,6 +752,11 @@ def errors(top):
                400, "Content-Length with chunked")
         expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "unknown coding")
         expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400, "bad chunk size")
+        # A NUL in the head is refused (RFC 9110 5.5); a line that starts with
+        # one once ended the head early, hiding the fields after it.
+        expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n", 400, "NUL in a field value")
+        expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\n\x00\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+               400, "a line starting with NUL")
         expect(b"GET /a%zz.txt HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad percent escape")
         expect(b"GET /a%00.txt HTTP/1.1\r\nHost: x\r\n\r\n", 400, "encoded NUL")
         # 413: declared too big, and chunked growing too big.

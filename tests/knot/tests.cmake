@@ -50,3 +50,26 @@ function(knot_register_tests)
 endfunction()
 
 cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL knot_register_tests)
+
+# The parser fuzzer (fuzz/knot_fuzz.c): Knot's pure parsing sources linked
+# into a mutation fuzzer, always with ASan and UBSan so that a read past an
+# input is an error. ctest runs a fixed seed and count, a few seconds; run it
+# longer by hand with --seconds (see the file's header comment).
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_FLAGS -fsanitize=address,undefined)
+set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=address,undefined)
+check_c_source_compiles("int main(void) { return 0; }" KNOT_FUZZ_HAVE_SANITIZERS)
+unset(CMAKE_REQUIRED_FLAGS)
+unset(CMAKE_REQUIRED_LINK_OPTIONS)
+set(KNOT_DIR ${PROJECT_SOURCE_DIR}/apps/knot)
+add_executable(knot_fuzz ${CMAKE_CURRENT_LIST_DIR}/fuzz/knot_fuzz.c ${KNOT_DIR}/http_parse.c
+               ${KNOT_DIR}/path.c ${KNOT_DIR}/httpdate.c)
+target_include_directories(knot_fuzz PRIVATE ${KNOT_DIR})
+set_target_properties(knot_fuzz PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/knot)
+if(KNOT_FUZZ_HAVE_SANITIZERS AND NOT CAP_SANITIZE)
+  target_compile_options(knot_fuzz PRIVATE -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+  target_link_options(knot_fuzz PRIVATE -fsanitize=address,undefined)
+endif()
+add_test(NAME knot/fuzz COMMAND knot_fuzz --seed 1 --iters 150000)
+set_tests_properties(knot/fuzz PROPERTIES TIMEOUT 120
+                     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1")
