@@ -90,9 +90,9 @@ static int discard_chunked(struct conn *c, size_t head, long long deadline, size
         }
         if (i == 0 || (i < n && line[i] != ';' && line[i] != ' ' && line[i] != '\t'))
             return 400;
-        total += size;
-        if (total > knot_config.max_body_bytes)
+        if (size > knot_config.max_body_bytes - total) /* total <= the limit: no wrap */
             return 413;
+        total += size;
         if (size == 0)
             break;
         /* Skip the chunk's data, refilling the window as it drains. */

@@ -765,6 +765,10 @@ def errors(top):
                413, "413 absurd length")
         chunks = b"".join(b"100\r\n" + b"y" * 256 + b"\r\n" for _ in range(5)) + b"0\r\n\r\n"
         expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks, 413, "413 chunked")
+        # A chunk size near 2^64 once wrapped the running total below the limit,
+        # and the server waited for 2^64 bytes.
+        expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\nFFFFFFFFFFFFFFFF\r\n",
+               413, "413 chunk size that wraps the total")
         # 414: a long target; 431: too much header.
         expect(req("/" + "a" * 600), 414, "414 long URI")
         expect(req("/" + "a" * 5000), 414, "414 URI longer than the header buffer")
