@@ -33,7 +33,8 @@ size_t http_head_length(const char *buf, size_t len, size_t *scanned);
 
 /* Parses the head buf[0..len) (len from http_head_length). Returns 0, or the
  * status to answer with: 400 malformed, 414 target longer than max_uri, 431
- * too many header fields, 501 an unsupported transfer coding, 505 a version
+ * too many header fields, 501 a transfer coding other than chunked before a
+ * final chunked, 505 a version
  * other than HTTP/1.x. */
 int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_request *req);
 

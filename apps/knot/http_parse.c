@@ -110,14 +110,45 @@ static bool list_has(const char *value, const char *want)
     return false;
 }
 
-/* The last coding of a Transfer-Encoding list. */
-static bool last_coding_is_chunked(const char *value)
+/* What the Transfer-Encoding field lines say, all lines together: the
+ * codings form one list (RFC 9110 5.3). */
+struct codings {
+    int chunked;        /* how many times "chunked" appears */
+    bool last_chunked;  /* the list ends with it */
+    bool other;         /* a coding Knot does not know */
+};
+
+static void add_codings(const char *value, struct codings *tc)
 {
-    const char *last = strrchr(value, ',');
-    last = last ? last + 1 : value;
-    while (*last == ' ' || *last == '\t')
-        last++;
-    return !strcasecmp(last, "chunked");
+    const char *p = value;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        const char *start = p;
+        while (*p && *p != ',')
+            p++;
+        const char *stop = p;
+        while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t'))
+            stop--;
+        tc->last_chunked = stop - start == 7 && !strncasecmp(start, "chunked", 7);
+        if (tc->last_chunked)
+            tc->chunked++;
+        else
+            tc->other = true;
+    }
+}
+
+/* RFC 9112 6.1 and 6.3: the body's length is known only if chunked is the
+ * final coding (400 otherwise, and always in HTTP/1.0, which has no
+ * transfer codings), applied once (7); other codings are not implemented
+ * (501). */
+static int check_codings(const struct codings *tc, int minor)
+{
+    if (minor == 0 || !tc->last_chunked || tc->chunked > 1)
+        return 400;
+    return tc->other ? 501 : 0;
 }
 
 static int parse_content_length(const char *v, int64_t *out)
@@ -155,6 +186,7 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
         return status;
 
     bool have_host = false, have_te = false, conn_close = false, conn_keep = false;
+    struct codings tc = { 0, false, false };
     int nfields = 0;
     for (;;) {
         char *line = take_line(&p, end);
@@ -191,8 +223,7 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
             if (parse_content_length(value, &req->content_length))
                 return 400;
         } else if (!strcasecmp(name, "transfer-encoding")) {
-            if (!last_coding_is_chunked(value))
-                return 501;
+            add_codings(value, &tc);
             have_te = true;
         } else if (!strcasecmp(name, "if-modified-since")) {
             req->if_modified_since = value;
@@ -204,6 +235,8 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
     }
     if (have_te && req->content_length >= 0)
         return 400;
+    if (have_te && (status = check_codings(&tc, req->minor)) != 0)
+        return status;
     if (req->minor >= 1 && !have_host)
         return 400;
     req->chunked = have_te;

@@ -750,7 +750,24 @@ def errors(top):
                400, "conflicting Content-Length")
         expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
                400, "Content-Length with chunked")
-        expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "unknown coding")
+        # Transfer-Encoding: the body's length is known only if chunked is the
+        # final coding (RFC 9112 6.3: 400 and close), applied once (7); other
+        # codings before it are not implemented (6.1: 501); HTTP/1.0 has none
+        # (6.1: faulty framing). The field's lines form one list.
+        te = b"GET /a.txt HTTP/1.1\r\nHost: x\r\n"
+        expect(te + b"Transfer-Encoding: gzip\r\n\r\n", 400, "chunked not final")
+        expect(te + b"Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", 400, "chunked then gzip")
+        expect(te + b"Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n0\r\n\r\n", 400,
+               "chunked then gzip, two lines")
+        expect(te + b"Transfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n", 400, "chunked twice")
+        expect(te + b"Transfer-Encoding:\r\n\r\n", 400, "empty Transfer-Encoding")
+        expect(te + b"Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501, "unknown coding")
+        expect(te + b"Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501,
+               "unknown coding, two lines")
+        expect(b"GET /a.txt HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+               400, "Transfer-Encoding in HTTP/1.0")
+        raw = srv.raw(te + b"Transfer-Encoding: Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" + req("/a.txt"))
+        check_eq(raw.count(b"HTTP/1.1 200"), 2, "chunked (any case) body skipped, next request served")
         expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400, "bad chunk size")
         # A NUL in the head is refused (RFC 9110 5.5); a line that starts with
         # one once ended the head early, hiding the fields after it.

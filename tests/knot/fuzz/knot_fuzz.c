@@ -562,8 +562,7 @@ static void check_head(const char *orig, size_t len)
         CHECK(req.minor >= 0 && req.minor <= 9, "minor version");
         CHECK(req.content_length >= -1, "negative Content-Length");
         CHECK(!(req.chunked && req.content_length >= 0), "Content-Length with chunked accepted");
-        if (req.minor == 0 && req.chunked)
-            CHECK(!req.keep_alive, "HTTP/1.0 with Transfer-Encoding kept alive");
+        CHECK(!(req.minor == 0 && req.chunked), "HTTP/1.0 with Transfer-Encoding accepted");
         if (req.range) {
             CHECK(in_block(req.range, h, want), "Range outside the head");
             check_range(req.range);
