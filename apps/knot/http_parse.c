@@ -4,7 +4,8 @@
  * splitting the request line, and the few header fields Knot acts on.
  * Strict where leniency enables request smuggling (whitespace before the
  * colon, obsolete line folding, conflicting Content-Length, Content-Length
- * with Transfer-Encoding, duplicate Host, a NUL anywhere): those are 400.
+ * with Transfer-Encoding, duplicate or malformed Host, a NUL anywhere): those
+ * are 400.
  * Pure functions of the bytes; no I/O, no allocation.
  */
 #include "http.h"
@@ -88,6 +89,18 @@ static int parse_request_line(char *line, size_t max_uri, struct http_request *r
     req->target = target;
     req->minor = v[7] - '0';
     return 0;
+}
+
+/* Whether a Host value can be uri-host [ ":" port ] (RFC 9112 3.2, RFC
+ * 3986 3.2.2): only the characters of reg-name, IP literals and ports;
+ * empty is allowed. */
+static bool host_ok(const char *v)
+{
+    for (; *v; v++)
+        if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') || (*v >= '0' && *v <= '9') ||
+              strchr("-._~%!$&'()*+,;=:[]", *v)))
+            return false;
+    return true;
 }
 
 /* Whether the comma-separated list `value` has the token `want`. */
@@ -213,7 +226,7 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
 
         const char *name = line;
         if (!strcasecmp(name, "host")) {
-            if (have_host)
+            if (have_host || !host_ok(value))
                 return 400;
             have_host = true;
         } else if (!strcasecmp(name, "connection")) {

@@ -742,6 +742,12 @@ def errors(top):
         expect(b"GET /a\x01.txt HTTP/1.1\r\nHost: x\r\n\r\n", 400, "control byte in target")
         expect(b"GET /a.txt HTTP/1.1\r\n\r\n", 400, "HTTP/1.1 without Host")
         expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400, "two Hosts")
+        # RFC 9112 3.2: a Host with an invalid value is 400 too; an empty one is valid.
+        for bad in (b"a b", b"a/b", b"a@b", b"x\x7f", b"\xc3\xa9.example", b"a\tb", b'"x"'):
+            expect(b"GET /a.txt HTTP/1.1\r\nHost: " + bad + b"\r\n\r\n", 400, "invalid Host " + repr(bad))
+        for good in (b"", b"example.com:8080", b"[::1]:80", b"127.0.0.1", b"xn--bcher-kva.example", b"a%41"):
+            expect(b"GET /a.txt HTTP/1.1\r\nHost: " + good + b"\r\nConnection: close\r\n\r\n", 200,
+                   "valid Host " + repr(good))
         expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nBadHeader\r\n\r\n", 400, "header without colon")
         expect(b"GET /a.txt HTTP/1.1\r\nHost : x\r\n\r\n", 400, "space before colon")
         expect(b"GET /a.txt HTTP/1.1\r\nHost: x\r\nX: a\r\n  folded\r\n\r\n", 400, "obsolete folding")
