@@ -173,9 +173,9 @@ enum conn_end conn_serve(struct conn *c)
 
         bool keep = req.keep_alive && !server_stopping();
         struct served res = { 0 };
-        if (req.method == HTTP_OTHER) {
-            res.status = 405;
-            res.failed = response_error(c->fd, 405, req.minor, keep, false, &res.bytes) != 0;
+        if (req.method == HTTP_OTHER || req.method == HTTP_UNKNOWN) {
+            res.status = req.method == HTTP_OTHER ? 405 : 501;
+            res.failed = response_error(c->fd, res.status, req.minor, keep, false, &res.bytes) != 0;
         } else {
             serve_request(c->fd, &req, keep, &res);
         }

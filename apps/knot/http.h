@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum http_method { HTTP_GET, HTTP_HEAD, HTTP_OTHER };
+/* HTTP_OTHER: a method Knot knows but does not allow (405); HTTP_UNKNOWN:
+ * one it does not recognise (501, RFC 9110 9.1). Methods are
+ * case-sensitive: "get" is unknown. */
+enum http_method { HTTP_GET, HTTP_HEAD, HTTP_OTHER, HTTP_UNKNOWN };
 
 /* A parsed request head. The strings point into the connection's buffer,
  * which the parser has NUL-terminated in place; they live until the request

@@ -59,6 +59,20 @@ static char *take_line(char **p, char *end)
     return line;
 }
 
+static enum http_method method_of(const char *m)
+{
+    /* RFC 9110 section 9 and PATCH (RFC 5789): known, not allowed here. */
+    static const char *const others[] = { "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH" };
+    if (!strcmp(m, "GET"))
+        return HTTP_GET;
+    if (!strcmp(m, "HEAD"))
+        return HTTP_HEAD;
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++)
+        if (!strcmp(m, others[i]))
+            return HTTP_OTHER;
+    return HTTP_UNKNOWN;
+}
+
 static int parse_request_line(char *line, size_t max_uri, struct http_request *req)
 {
     char *sp1 = strchr(line, ' ');
@@ -85,7 +99,7 @@ static int parse_request_line(char *line, size_t max_uri, struct http_request *r
     if (v[5] != '1')
         return 505;
     req->method_name = line;
-    req->method = !strcmp(line, "GET") ? HTTP_GET : !strcmp(line, "HEAD") ? HTTP_HEAD : HTTP_OTHER;
+    req->method = method_of(line);
     req->target = target;
     req->minor = v[7] - '0';
     return 0;

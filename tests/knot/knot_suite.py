@@ -720,10 +720,15 @@ def errors(top):
         # 405 keeps the connection; Allow lists GET and HEAD.
         s = srv.sock()
         rd = Reader(s)
-        for m in ("POST", "PUT", "DELETE", "OPTIONS", "PATCH", "BREW"):
+        for m in ("POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"):
             s.sendall(req("/a.txt", method=m, headers=(("Host", "x"), ("Content-Length", "3")), body=b"abc"))
             st, h, _ = rd.response()
             check_eq((st, h.get("allow")), (405, "GET, HEAD"), "405 for " + m)
+        # Methods it does not recognise are 501 (RFC 9110 9.1); methods are
+        # case-sensitive, so "get" is one of them. The connection stays usable.
+        for m in ("BREW", "get", "Head", "PROPFIND"):
+            s.sendall(req("/a.txt", method=m, headers=(("Host", "x"), ("Content-Length", "3")), body=b"abc"))
+            check_eq(rd.response()[0], 501, "501 for " + m)
         s.sendall(req("/a.txt"))
         check_eq(rd.response()[2], files["a.txt"], "connection usable after 405s")
         s.close()
