@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "knot.h"
+#include "response.h"
 
 static int discard_length(struct conn *c, size_t head, int64_t length, long long deadline,
                           size_t *next)
@@ -129,9 +130,16 @@ int body_discard(struct conn *c, size_t head, const struct http_request *req, si
         return 0;
     }
     long long deadline = knot_now_ms() + knot_config.header_timeout_ms;
+    if (!req->chunked && (uint64_t)req->content_length > knot_config.max_body_bytes)
+        return 413; /* before any 100 Continue: the client need not send it */
+    /* A client that asked to be told before sending the body waits for a
+     * 100 (RFC 9110 10.1.1: the server MUST send it or a final status);
+     * not to HTTP/1.0 (MUST NOT), nor once body bytes are here. */
+    static const char go_on[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    if (req->expect_continue && req->minor >= 1 && c->len == head &&
+        send_full(c->fd, go_on, sizeof go_on - 1, 0))
+        return -1;
     if (req->chunked)
         return discard_chunked(c, head, deadline, next);
-    if ((uint64_t)req->content_length > knot_config.max_body_bytes)
-        return 413;
     return discard_length(c, head, req->content_length, deadline, next);
 }

@@ -26,6 +26,7 @@ struct http_request {
     const char *if_modified_since;
     const char *range;
     const char *if_range;
+    bool expect_continue;      /* Expect: 100-continue */
 };
 
 /* Length of the head at the start of buf (request line, headers and the

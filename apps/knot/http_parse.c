@@ -258,6 +258,8 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
             req->range = value;
         } else if (!strcasecmp(name, "if-range")) {
             req->if_range = value;
+        } else if (!strcasecmp(name, "expect")) {
+            req->expect_continue |= list_has(value, "100-continue");
         }
     }
     if (have_te && req->content_length >= 0)

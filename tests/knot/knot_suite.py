@@ -810,6 +810,24 @@ def errors(top):
         check_eq((st, h.get("connection")), (413, "close"), "413 with the body still arriving")
         check(rd.closed(), "closed after 413")
         s.close()
+        # Expect: 100-continue (RFC 9110 10.1.1): a 100 before the body is read,
+        # then the final answer; none for HTTP/1.0; a 413 at once, without 100.
+        s = srv.sock()
+        s.sendall(req("/a.txt", method="POST", headers=(("Host", "x"), ("Expect", "100-Continue"),
+                                                        ("Content-Length", "4"))))
+        rd = Reader(s)
+        while b"\r\n\r\n" not in rd.buf:
+            rd._fill()
+        check(rd.buf.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"), "100 Continue before the body", rd.buf[:40])
+        rd.buf = rd.buf[len(b"HTTP/1.1 100 Continue\r\n\r\n"):]
+        s.sendall(b"abcd" + req("/a.txt"))
+        check_eq(rd.response()[0], 405, "final answer after 100")
+        check_eq(rd.response()[2], files["a.txt"], "next request after the body")
+        s.close()
+        raw = srv.raw(req("/a.txt", version="1.0", headers=(("Expect", "100-continue"), ("Content-Length", "2"))) + b"ab")
+        check(raw.startswith(b"HTTP/1.1 200") and b" 100 " not in raw, "no 100 for HTTP/1.0", raw[:40])
+        raw = srv.raw(req("/a.txt", headers=(("Host", "x"), ("Expect", "100-continue"), ("Content-Length", "5000"))))
+        check(raw.startswith(b"HTTP/1.1 413"), "413 without 100", raw[:40])
         # A body within the limit is read and skipped.
         raw = srv.raw(req("/a.txt", headers=(("Host", "x"), ("Content-Length", "10"))) + b"0123456789")
         check(status_of(raw) == 200 and raw.endswith(files["a.txt"]), "body within the limit skipped")
