@@ -454,6 +454,26 @@ def pipelining(top):
             check_eq((st, body), (200, files[n]), "dribbled pipeline " + n)
         s.close()
 
+        # A pipeline with a chunked body and an Expect, split into two TCP
+        # segments at every byte boundary (TCP_NODELAY and a pause between,
+        # so the server mostly reads the halves separately).
+        data = (req("/a.txt", method="POST", headers=(("Host", "x"), ("Transfer-Encoding", "chunked"))) +
+                b"3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nT: 1\r\n\r\n" +
+                req("/a.txt", headers=(("Host", "x"), ("Content-Length", "3"), ("Range", "bytes=1-3"))) + b"xyz" +
+                b"\r\n" + req("/style.css", method="HEAD"))
+        for k in range(1, len(data)):
+            s = srv.sock()
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            s.sendall(data[:k])
+            time.sleep(0.001)
+            s.sendall(data[k:])
+            rd = Reader(s)
+            check_eq(rd.response()[0], 405, f"split at {k}: POST")
+            check_eq(rd.response()[:3:2], (206, files["a.txt"][1:4]), f"split at {k}: range")
+            st, h, body = rd.response(head_request=True)
+            check_eq((st, h["content-length"]), (200, str(len(files["style.css"]))), f"split at {k}: HEAD")
+            s.close()
+
 
 @group
 def ranges(top):
