@@ -25,6 +25,7 @@ import selectors
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -1093,6 +1094,110 @@ def slow_reader(top):
             time.sleep(0.05)  # poll, not hammer: each write that stalls waits a full timeout
         check(seen_503, "the stalled reader held the slot for a while")
         stalled.close()
+
+    # Many clients that never read, on both send paths (sendfile for the huge
+    # file, writev from the cache for a 40 KiB one pipelined 300 times): while
+    # their writers are blocked, others are served; at the send timeout each
+    # stalled connection is closed, which its client sees as the end of the
+    # data once it drains what the kernel holds.
+    with open(os.path.join(root, "small.bin"), "wb") as f:
+        f.write(bytes(40 * 1024))
+    with Server(root, "--send-timeout", "2") as srv:
+        stalled = [stalled_reader(srv, "/huge.bin") for _ in range(10)]
+        for _ in range(10):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+            s.connect(("127.0.0.1", srv.port))
+            s.sendall(req("/small.bin") * 300)
+            stalled.append(s)
+        for i in range(20):
+            st, _, body = srv.get("/a.txt" if i % 2 else "/mid.bin")
+            check_eq(st, 200, "served while 20 clients do not read")
+        for s in stalled:
+            s.settimeout(LONG)
+            try:
+                while s.recv(1 << 20):
+                    pass
+            except ConnectionResetError:
+                pass
+            s.close()
+        srv.alive_and_serving()
+
+
+def read_head(s):
+    """Reads a response head off s; returns (status, headers, bytes after it)."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        b = s.recv(65536)
+        check(b, "connection closed before the head")
+        buf += b
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    hdrs = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+    return int(lines[0].split()[1]), hdrs, rest
+
+
+@group
+def file_changes(top):
+    """A file truncated while sendfile sends it, and clients that reset the
+    connection mid-sendfile: the response ends (the connection closes)
+    without hanging, never sends more than its Content-Length promised nor
+    bytes that were not the file's, and the server goes on serving."""
+    root, _ = make_site(top)
+    data = huge_response_bytes()
+    path = os.path.join(root, "huge.bin")
+    with Server(root, "--send-timeout", "10") as srv:
+        for cut in (0, 1 << 20, len(data) // 2):
+            with open(path, "wb") as f:
+                f.write(data)
+            s = stalled_reader(srv, "/huge.bin")
+            s.settimeout(LONG)
+            st, h, body = read_head(s)
+            check_eq((st, h["content-length"]), (200, str(len(data))), "huge file head")
+            while len(body) < 65536:  # the transfer is under way
+                b = s.recv(65536)
+                check(b, "closed early")
+                body += b
+            os.truncate(path, cut)  # the server is blocked in sendfile, the client not reading
+            while True:
+                try:
+                    b = s.recv(1 << 20)
+                except ConnectionResetError:
+                    break
+                if not b:
+                    break
+                body += b
+            s.close()
+            check(len(body) < len(data), f"truncated to {cut}: the response ended short (closed)", len(body))
+            # Bytes before the cut are the file's. Bytes past it were already
+            # queued when the file shrank: sendfile queues the file's pages, not
+            # copies, and the kernel zeroes them on truncation; they are within
+            # Content-Length and the response ends short, so a client sees an
+            # incomplete message (RFC 9112 8), never bytes beyond its length.
+            n = min(len(body), cut)
+            check(body[:n] == data[:n], f"truncated to {cut}: the file's bytes before the cut")
+            for off in range(cut, len(body), 4096):
+                got, want = body[off:off + 4096], data[off:off + 4096][:len(body) - off]
+                if got != want and got != bytes(len(got)):
+                    check(all(g == w or g == 0 for g, w in zip(got, want)),
+                          f"truncated to {cut}: past the cut, only the file's bytes or zeros", off)
+            # The next request sees the file as it is now.
+            st, h, now = srv.get("/huge.bin")
+            check_eq((st, len(now), h["content-length"]), (200, cut, str(cut)), f"after truncation to {cut}")
+            srv.alive_and_serving()
+
+        # Clients that reset the connection while sendfile sends to them.
+        with open(path, "wb") as f:
+            f.write(data)
+        for i in range(20):
+            s = stalled_reader(srv, "/huge.bin" if i % 2 else "/big.bin")
+            s.settimeout(LONG)
+            read_head(s)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()  # RST, with the server blocked in sendfile or about to be
+        srv.alive_and_serving()
+        st, _, body = srv.get("/huge.bin")
+        check(st == 200 and body == data, "the huge file after resets")
 
 
 @group
