@@ -49,7 +49,7 @@ struct slot {
 static struct slot ring[RING];
 static _Atomic uint64_t deliveries;  /* handler side: deliveries numbered so far */
 static cap__spin dispatch_lock = CAP__SPIN_INIT; /* serialises dispatchers */
-static uint64_t dispatched;          /* [dispatch_lock] deliveries handled */
+static _Atomic uint64_t dispatched; /* [dispatch_lock] deliveries handled; read racily */
 static _Atomic uint64_t tickets;
 static atomic_int evfd = -1;
 
@@ -247,7 +247,7 @@ static void dispatch(void *arg)
     cap__pipe_run_deferred();  /* and wrote to our pipes (io/pipe.h) */
     cap__spin_lock(&dispatch_lock);
     uint64_t head = atomic_load(&deliveries);
-    uint64_t seq = dispatched;
+    uint64_t seq = atomic_load_explicit(&dispatched, memory_order_relaxed);
     int nshards = cap__rt.nworkers < SHARDS ? cap__rt.nworkers : SHARDS;
     bool locked = false;
     if (head - seq > RING)
@@ -272,8 +272,14 @@ static void dispatch(void *arg)
     }
     if (locked)
         unlock_all(nshards);
-    dispatched = seq;
+    atomic_store_explicit(&dispatched, seq, memory_order_relaxed);
     cap__spin_unlock(&dispatch_lock);
+}
+
+bool cap__sig_undispatched(void)
+{
+    return atomic_load_explicit(&deliveries, memory_order_relaxed) !=
+           atomic_load_explicit(&dispatched, memory_order_relaxed);
 }
 
 void cap__sig_start(void)
@@ -285,4 +291,10 @@ void cap__sig_start(void)
     if (cap__io_watch(fd, dispatch, NULL) != 0)
         return; /* recorded as ours: kept open, unused */
     atomic_store_explicit(&evfd, fd, memory_order_release);
+    if (atomic_load(&deliveries) != 0) {
+        /* Handlers ran before: a dispatch catches up, so that
+         * cap__sig_undispatched does not stay true. */
+        uint64_t one = 1;
+        syscall(SYS_write, fd, &one, sizeof one);
+    }
 }

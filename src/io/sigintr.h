@@ -169,6 +169,14 @@ void cap__sig_kick(pid_t tid);
 void cap__sig_fork_prepare(sigset_t *saved);
 void cap__sig_fork_done(const sigset_t *saved);
 
+/* Whether a handler ran whose delivery no dispatch has handled yet: a
+ * hint (racy, relaxed) for cap__io_pending, so that a worker kept busy by
+ * runnable threads still harvests the eventfd when the interrupted calls
+ * or the deferred wake-ups are ones that no I/O wait counts (semaphore
+ * waits). A delivery the ring dropped keeps it true until the next
+ * dispatch, which catches up. */
+bool cap__sig_undispatched(void);
+
 /* Creates and watches the eventfd that brings deliveries to a worker.
  * Called once by cap__io_start. */
 void cap__sig_start(void);

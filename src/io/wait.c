@@ -73,7 +73,7 @@ bool cap__io_pending(void)
     long n = 0;
     for (int i = 0; i < cap__rt.nworkers; i++)
         n += atomic_load_explicit(&cap__rt.workers[i].io_waits, memory_order_relaxed);
-    return n > 0;
+    return n > 0 || cap__sig_undispatched();
 }
 
 /* ---- lists (caller holds f->lock) ------------------------------------- */

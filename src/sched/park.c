@@ -150,16 +150,26 @@ int cap__park_cancellable(enum cap__park_reason reason, const void *obj, uint64_
     return rc;
 }
 
+/* The address wait itself: through w if given (cap__wait_on_intr). */
+static int wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
+                   enum cap__park_reason reason, cap__addr_waiter *w)
+{
+    if (w != NULL)
+        return cap__wait_on_intr(w, expected, deadline, reason);
+    return cap__wait_on(addr, expected, deadline, reason);
+}
+
 int cap__wait_on_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
-                             uint64_t deadline, enum cap__park_reason reason)
+                             uint64_t deadline, enum cap__park_reason reason,
+                             cap__addr_waiter *w)
 {
     cap__thread *self = cap__current();
     if (self == NULL)
-        return cap__wait_on(addr, expected, deadline, reason);
+        return wait_on(addr, expected, deadline, reason, w);
     if (cap__cancel_requested(self))
         return ECANCELED;
     self->park_cancellable = !self->cancel_disabled && !self->cancelling;
-    int rc = cap__wait_on(addr, expected, deadline, reason);
+    int rc = wait_on(addr, expected, deadline, reason, w);
     self->park_cancellable = false;
     return rc;
 }

@@ -120,8 +120,11 @@ bool cap__wait_claim(struct cap__thread *t);
  */
 int cap__park_cancellable(enum cap__park_reason reason, const void *obj, uint64_t deadline,
                           cap__unlock_fn unlock, void *arg);
+struct cap__addr_waiter;
+/* w non-NULL: through cap__wait_on_intr(w, ...) (addr is then w->addr). */
 int cap__wait_on_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
-                             uint64_t deadline, enum cap__park_reason reason);
+                             uint64_t deadline, enum cap__park_reason reason,
+                             struct cap__addr_waiter *w);
 /* Scheduler side of the Dekker pair: called by finish_switch after it
  * published WAITING_CANCELLABLE and released the wait structure's lock.
  * True if it claimed t for a pending cancel (t must then be requeued). */
@@ -146,6 +149,25 @@ bool cap__cancel_claim(struct cap__thread *t);
  * the CPU and returns 0. */
 int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
                  enum cap__park_reason reason);
+/* The record of one address wait. cap__wait_on keeps it on its own
+ * stack; an interruptible wait (below) keeps it in the caller's frame. */
+typedef struct cap__addr_waiter {
+    struct cap__addr_waiter *next, *prev; /* [bucket lock] */
+    const _Atomic uint32_t *addr;
+    struct cap__thread *thread;
+    bool linked;                          /* [bucket lock] */
+    const _Atomic int *intr;              /* interruptible: nonzero = interrupted */
+} cap__addr_waiter;
+/* As cap__wait_on(w->addr, ...), through the caller's record w (addr and
+ * intr set, linked false; reused across calls of one wait), and EINTR
+ * without parking once *w->intr is nonzero: checked under the bucket lock
+ * before each park. cap__wait_interrupt(w) is the matching interrupt
+ * callback for io/sigintr.h (w->intr is then the waiter's sig): it wakes
+ * the thread if it is parked on w, under the bucket lock, and always
+ * takes the delivery. The caller checks *w->intr itself after a wake-up. */
+int cap__wait_on_intr(cap__addr_waiter *w, uint32_t expected, uint64_t deadline,
+                      enum cap__park_reason reason);
+bool cap__wait_interrupt(void *w);
 /* Wakes up to n threads waiting on addr; returns how many it woke. */
 int cap__wake_on(const _Atomic uint32_t *addr, int n);
 

@@ -9,6 +9,13 @@
  * "check *addr, then sleep" atomic with respect to wakers on other
  * workers.
  *
+ * A wait that a signal may interrupt (cap__wait_on_intr) keeps its record
+ * in the caller's frame for its whole call, so that the interrupt callback
+ * can look at it under the bucket lock at any time: it unlinks and wakes
+ * the thread if the record is linked, and the waiter checks the signal
+ * under the same lock before it links the record, so a delivery is either
+ * seen by that check or finds the record linked.
+ *
  * Wake-ups asked for inside a signal handler (sem_post) cannot take a
  * bucket lock, which the interrupted code may hold: they set the bucket's
  * `deferred` mark and a global one, and the signal dispatch, in ordinary
@@ -27,17 +34,12 @@
 
 enum { NBUCKETS = 1024 }; /* power of two */
 
-struct waiter {
-    struct waiter *next, *prev;
-    const void *addr;
-    cap__thread *thread;
-    bool linked;
-};
+typedef cap__addr_waiter waiter_t; /* park.h: on the waiting thread's stack */
 
 struct bucket {
     cap__spin lock;
     atomic_bool deferred; /* a handler asked for a wake-up here */
-    struct waiter *head, *tail;
+    waiter_t *head, *tail;
 } __attribute__((aligned(64)));
 
 static struct bucket buckets[NBUCKETS];
@@ -51,7 +53,7 @@ static struct bucket *bucket_of(const void *addr)
     return &buckets[(a >> 32) & (NBUCKETS - 1)];
 }
 
-static void link_tail(struct bucket *b, struct waiter *w)
+static void link_tail(struct bucket *b, waiter_t *w)
 {
     w->next = NULL;
     w->prev = b->tail;
@@ -63,7 +65,7 @@ static void link_tail(struct bucket *b, struct waiter *w)
     w->linked = true;
 }
 
-static void unlink_waiter(struct bucket *b, struct waiter *w)
+static void unlink_waiter(struct bucket *b, waiter_t *w)
 {
     if (w->prev != NULL)
         w->prev->next = w->next;
@@ -82,36 +84,75 @@ static bool unlock_bucket(void *arg)
     return true;
 }
 
-int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
-                 enum cap__park_reason reason)
+/* The wait proper for the user thread w->thread, its record w. */
+static int wait_rec(waiter_t *w, uint32_t expected, uint64_t deadline,
+                    enum cap__park_reason reason)
 {
-    cap__thread *self = cap__current();
-    if (self == NULL) {
-        /* A kernel thread we do not run cannot park: let the caller retry. */
-        if (atomic_load(addr) != expected)
-            return EAGAIN;
-        if (deadline != CAP__FOREVER && cap__now() >= deadline)
-            return ETIMEDOUT;
-        sched_yield();
-        return 0;
-    }
+    const _Atomic uint32_t *addr = w->addr;
     struct bucket *b = bucket_of(addr);
     cap__spin_lock(&b->lock);
     if (atomic_load(addr) != expected) {
         cap__spin_unlock(&b->lock);
         return EAGAIN;
     }
-    struct waiter w = { .addr = addr, .thread = self };
-    link_tail(b, &w);
+    if (w->intr != NULL && atomic_load(w->intr) != 0) {
+        cap__spin_unlock(&b->lock);
+        return EINTR;
+    }
+    link_tail(b, w);
     int rc = cap__park(reason, addr, deadline, unlock_bucket, b);
     if (rc != 0) {
         /* Timed out: unlink under the lock, unless a waker got there. */
         cap__spin_lock(&b->lock);
-        if (w.linked)
-            unlink_waiter(b, &w);
+        if (w->linked)
+            unlink_waiter(b, w);
         cap__spin_unlock(&b->lock);
     }
     return rc;
+}
+
+/* A kernel thread we do not run cannot park: let the caller retry. */
+static int wait_foreign(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline)
+{
+    if (atomic_load(addr) != expected)
+        return EAGAIN;
+    if (deadline != CAP__FOREVER && cap__now() >= deadline)
+        return ETIMEDOUT;
+    sched_yield();
+    return 0;
+}
+
+int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
+                 enum cap__park_reason reason)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL)
+        return wait_foreign(addr, expected, deadline);
+    waiter_t w = { .addr = addr, .thread = self };
+    return wait_rec(&w, expected, deadline, reason);
+}
+
+int cap__wait_on_intr(cap__addr_waiter *w, uint32_t expected, uint64_t deadline,
+                      enum cap__park_reason reason)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL)
+        return wait_foreign(w->addr, expected, deadline);
+    w->thread = self; /* the same thread at every call: the bucket lock orders it */
+    return wait_rec(w, expected, deadline, reason);
+}
+
+bool cap__wait_interrupt(void *arg)
+{
+    waiter_t *w = arg;
+    struct bucket *b = bucket_of(w->addr);
+    cap__spin_lock(&b->lock);
+    if (w->linked) {
+        unlink_waiter(b, w);
+        cap__unpark(w->thread); /* false: the timer or a cancel won, it unlinks nothing */
+    }
+    cap__spin_unlock(&b->lock);
+    return true;
 }
 
 int cap__wake_on(const _Atomic uint32_t *addr, int n)
@@ -119,9 +160,9 @@ int cap__wake_on(const _Atomic uint32_t *addr, int n)
     struct bucket *b = bucket_of(addr);
     int woken = 0;
     cap__spin_lock(&b->lock);
-    struct waiter *w = b->head;
+    waiter_t *w = b->head;
     while (w != NULL && woken < n) {
-        struct waiter *next = w->next; /* w may vanish once unparked */
+        waiter_t *next = w->next; /* w may vanish once unparked */
         if (w->addr == addr) {
             unlink_waiter(b, w);
             if (cap__unpark(w->thread))
@@ -150,7 +191,7 @@ void cap__run_deferred_wakes(void)
             continue;
         cap__spin_lock(&b->lock);
         while (b->head != NULL) {
-            struct waiter *w = b->head;
+            waiter_t *w = b->head;
             unlink_waiter(b, w);
             cap__unpark(w->thread);
         }

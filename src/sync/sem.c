@@ -16,12 +16,25 @@
  * already claimed by the cancel moves on to the next waiter, so no post is
  * lost to a cancelled thread.
  *
+ * A caught signal interrupts a wait that parked, with EINTR, as it does
+ * glibc's on Linux (the kernel's futex wait): sem_timedwait and
+ * sem_clockwait whatever the handler's flags, sem_wait only without
+ * SA_RESTART (signal(7) lists sem_wait as never restarted, but the
+ * kernel restarts the untimed futex wait that glibc's sem_wait makes).
+ * Only a wait that is about to park enters the signal registry
+ * (io/sigintr.h), so a sem_wait that finds a unit pays nothing. A woken
+ * waiter tries to take a unit before it looks at the signal: a post and a
+ * signal together never lose the post (the post's wake-up may have gone
+ * to this waiter), and a waiter that leaves with EINTR took nothing.
+ *
  * sem_post is async-signal-safe (POSIX): inside a signal handler the
  * value is raised at once and the wake-up is left to the dispatch after
  * the handler (util/sigctx.h).
  */
 #include <errno.h>
 
+#include "io/sigintr.h"
+#include "sched/worker.h"
 #include "sync/cancel.h"
 #include "sync/sync.h"
 #include "util/sigctx.h"
@@ -84,6 +97,32 @@ int cap_sem_trywait(cap_sem_t *s)
     return take(s, 0) ? 0 : EAGAIN;
 }
 
+/* The waiting part of wait_common, once the caller counts as a waiter;
+ * the signal registry entry sw (NULL: not interruptible) is the caller's. */
+static int wait_slow(cap_sem_t *s, cap__timeout *to, cap__addr_waiter *aw, cap__sig_waiter *sw)
+{
+    for (;;) {
+        if (take(s, ONE_WAITER))
+            return 0; /* before the signal: a post that woke us is never lost */
+        if (sw != NULL && cap__sig_hit(sw)) {
+            atomic_fetch_sub(word(s), ONE_WAITER);
+            return EINTR;
+        }
+        int rc = sw != NULL ? cap__sync_wait_intr(aw, 0, to, CAP__PARK_SEM, true)
+                            : cap__sync_wait(value_word(s), 0, to, CAP__PARK_SEM, true);
+        if (rc == ECANCELED) {
+            atomic_fetch_sub(word(s), ONE_WAITER); /* without taking a unit */
+            return ECANCELED;
+        }
+        if (rc == ETIMEDOUT) {
+            if (take(s, ONE_WAITER))
+                return 0; /* a post came with the timeout: take it after all */
+            atomic_fetch_sub(word(s), ONE_WAITER);
+            return ETIMEDOUT;
+        }
+    }
+}
+
 static int wait_common(cap_sem_t *s, clockid_t clock, const struct timespec *abs)
 {
     cap__cancel_point();
@@ -96,21 +135,22 @@ static int wait_common(cap_sem_t *s, clockid_t clock, const struct timespec *abs
             return rc;
     }
     atomic_fetch_add(word(s), ONE_WAITER);
-    for (;;) {
-        if (take(s, ONE_WAITER))
-            return 0;
-        int rc = cap__sync_wait(value_word(s), 0, abs != NULL ? &to : NULL, CAP__PARK_SEM, true);
-        if (rc == ECANCELED) {
-            atomic_fetch_sub(word(s), ONE_WAITER); /* without taking a unit */
-            cap__cancel_act();
-        }
-        if (rc == ETIMEDOUT) {
-            if (take(s, ONE_WAITER))
-                return 0; /* a post came with the timeout: take it after all */
-            atomic_fetch_sub(word(s), ONE_WAITER);
-            return ETIMEDOUT;
-        }
+    int rc;
+    if (cap__current() != NULL && !cap__in_signal_handler()) {
+        /* A signal handler interrupts the wait as it does glibc's (the
+         * kernel's futex wait): the untimed one only without SA_RESTART. */
+        cap__sig_waiter sw;
+        cap__addr_waiter aw = { .addr = value_word(s), .intr = &sw.sig };
+        cap__sig_enter(&sw, abs != NULL ? &cap__intr_always : &cap__intr_restart,
+                       cap__wait_interrupt, &aw);
+        rc = wait_slow(s, abs != NULL ? &to : NULL, &aw, &sw);
+        cap__sig_leave(&sw);
+    } else {
+        rc = wait_slow(s, abs != NULL ? &to : NULL, NULL, NULL);
     }
+    if (rc == ECANCELED)
+        cap__cancel_act();
+    return rc;
 }
 
 int cap_sem_wait(cap_sem_t *s)

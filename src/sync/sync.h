@@ -58,6 +58,10 @@ int cap__timeout_init(cap__timeout *t, clockid_t clock, const struct timespec *a
  * spurious), EAGAIN, ETIMEDOUT or ECANCELED. */
 int cap__sync_wait(const _Atomic uint32_t *addr, uint32_t expected, cap__timeout *t,
                    enum cap__park_reason reason, bool cancellable);
+/* The same through an interruptible record (park.h, cap__wait_on_intr):
+ * also EINTR, without parking, once *w->intr is nonzero. */
+int cap__sync_wait_intr(cap__addr_waiter *w, uint32_t expected, cap__timeout *t,
+                        enum cap__park_reason reason, bool cancellable);
 
 /* For condition waits (mutex.c): release m completely, whatever its depth,
  * and take it back at that depth. EPERM if m tracks its owner and the
