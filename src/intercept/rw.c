@@ -34,6 +34,7 @@
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,34 @@ static ssize_t raw_blocking(int fd, bool write, struct msghdr *msg, int flags, b
                                msg->msg_iovlen));
 }
 
+/* Whether fd, a socket, is a TCP one: asked of the kernel, but only for
+ * the rare receive of nothing (below). */
+static bool is_tcp(cap__fd *f, int fd)
+{
+    if (!cap__fd_has(f, CAP__FDF_STREAM_SOCK))
+        return false;
+    int proto = 0;
+    socklen_t len = sizeof proto;
+    return cap__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_PROTOCOL, (long)&proto, (long)&len,
+                     0) == 0 &&
+           proto == IPPROTO_TCP;
+}
+
+/* A blocking recv, recvfrom or recvmsg of nothing on a TCP socket. Linux
+ * (tcp_recvmsg) waits once, until data, the end of the stream, an error,
+ * the socket's receive timeout or a caught signal, and then returns 0
+ * whichever came: never EINTR, never EAGAIN at the timeout, and a signal
+ * ends it even with SA_RESTART (nothing is restarted, the call succeeded).
+ * Reading nothing with MSG_DONTWAIT when data waits returns 0 too, so the
+ * transfer's own attempt tells data from none. */
+static ssize_t tcp_recv_nothing(cap__fd *f, int fd, struct op *o, uint64_t deadline,
+                                cap__intr in)
+{
+    in.restart = false;
+    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, attempt, o, deadline, false, &in, 0);
+    return r == -EINTR || r == -ETIMEDOUT ? 0 : r;
+}
+
 /* One read-like or write-like call on a user thread; >= 0 or -errno.
  * user_msg: msg is the application's recvmsg header (see op). */
 static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool sockapi,
@@ -190,6 +219,8 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
             want += msg->msg_iov[i].iov_len;
     if (consumes && want == 0 && !sockapi)
         return 0; /* read/readv of nothing from a socket: at once (sock_read_iter) */
+    if (consumes && want == 0 && !nonblock && is_tcp(f, fd))
+        return tcp_recv_nothing(f, fd, &o, deadline, in);
     if (!all) {
         ssize_t r = cap__io_do(f, fd, dir, attempt, &o, deadline, nonblock, &in,
                                consumes ? want : 0);

@@ -10,9 +10,13 @@
 #                           move between workers: a cached errno address
 #                           (glibc's const __errno_location) would fail
 #                           errno_per_thread here.
+#   compat/<name>/cap/<netio>/w<N>  for the programs in COMPAT_NETIO_PROGRAMS,
+#                           which touch sockets: under the other network
+#                           backends too (epoll is the default).
 # They live in a subfolder so the per-area glob does not build them a
 # third time as ordinary capriccio tests.
 find_package(Threads REQUIRED)
+set(COMPAT_NETIO_PROGRAMS tcp_recv_of_nothing)
 file(GLOB compat_programs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/compat/programs/*.c)
 foreach(src ${compat_programs})
   get_filename_component(name ${src} NAME_WE)
@@ -34,6 +38,16 @@ foreach(src ${compat_programs})
     set_tests_properties(compat/${name}/cap/w${n} PROPERTIES
       ENVIRONMENT "CAP_WORKERS=${n}" TIMEOUT 60 SKIP_RETURN_CODE 77)
   endforeach()
+  if(name IN_LIST COMPAT_NETIO_PROGRAMS)
+    foreach(net poll uring)
+      foreach(n ${CAP_TEST_WORKERS})
+        add_test(NAME compat/${name}/cap/${net}/w${n} COMMAND compat_cap_${name})
+        set_tests_properties(compat/${name}/cap/${net}/w${n} PROPERTIES
+          ENVIRONMENT "CAP_WORKERS=${n};CAP_NETIO=${net}" TIMEOUT 60 SKIP_RETURN_CODE 77
+          SKIP_REGULAR_EXPRESSION "is not available here")
+      endforeach()
+    endforeach()
+  endif()
   add_test(NAME compat/${name}/cap/w2-migrate COMMAND compat_cap_${name})
   set_tests_properties(compat/${name}/cap/w2-migrate PROPERTIES
     ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1" TIMEOUT 60 SKIP_RETURN_CODE 77)
