@@ -158,6 +158,15 @@ int __openat64_2(int dirfd, const char *path, int flags) __attribute__((alias("_
 
 int pipe2(int fds[2], int flags)
 {
+    if (cap__in_signal_handler()) { /* as asked, not ours (io/fd.h) */
+        int rc = (int)syscall(SYS_pipe2, fds, flags);
+        if (rc == 0) {
+            uint32_t fl = (flags & O_NONBLOCK) ? CAP__FDF_APP_NONBLOCK : 0;
+            cap__fd_created(fds[0], CAP__FD_STREAM, fl);
+            cap__fd_created(fds[1], CAP__FD_STREAM, fl);
+        }
+        return rc;
+    }
     int rc = (int)syscall(SYS_pipe2, fds, flags | O_NONBLOCK);
     if (rc == 0) {
         uint32_t fl = CAP__FDF_OWNED | ((flags & O_NONBLOCK) ? CAP__FDF_APP_NONBLOCK : 0);
@@ -201,9 +210,6 @@ static void disown_for_stdio(int oldfd, int newfd)
             syscall(SYS_fcntl, oldfd, F_SETFL, fl & ~O_NONBLOCK);
     }
     cap__fd_clear(o, CAP__FDF_OWNED);
-    cap__fd *n = cap__fd_peek(newfd);
-    if (n != NULL)
-        cap__fd_clear(n, CAP__FDF_OWNED);
 }
 
 int dup3(int oldfd, int newfd, int flags)
@@ -215,11 +221,12 @@ int dup3(int oldfd, int newfd, int flags)
         return (int)cap__ic_ret(-EBADF);
     if (syscall(SYS_fcntl, oldfd, F_GETFD) < 0)
         return -1; /* EBADF */
-    cap__fd_closing(newfd);
+    if (!cap__in_signal_handler()) /* there, the dup's own queued life ends it */
+        cap__fd_closing(newfd);
     int r = (int)syscall(SYS_dup3, oldfd, newfd, flags);
     if (r >= 0) {
+        disown_for_stdio(oldfd, newfd); /* first: newfd inherits the give-back */
         cap__fd_dup_of(newfd, oldfd);
-        disown_for_stdio(oldfd, newfd);
     }
     return r;
 }
@@ -232,11 +239,12 @@ int dup2(int oldfd, int newfd)
         return -1; /* EBADF */
     if (cap__ownfd_is(newfd)) /* the runtime's: as if out of range */
         return (int)cap__ic_ret(-EBADF);
-    cap__fd_closing(newfd);
+    if (!cap__in_signal_handler()) /* there, the dup's own queued life ends it */
+        cap__fd_closing(newfd);
     int r = (int)syscall(SYS_dup2, oldfd, newfd);
     if (r >= 0) {
+        disown_for_stdio(oldfd, newfd); /* first: newfd inherits the give-back */
         cap__fd_dup_of(newfd, oldfd);
-        disown_for_stdio(oldfd, newfd);
     }
     return r;
 }

@@ -55,20 +55,35 @@ static uint32_t socket_flags(int domain, int type, int proto, bool app_nonblock)
     return fl;
 }
 
+/* The type a socket is created with: non-blocking, ours, except inside a
+ * signal handler, where it is created as asked and the table learns of it
+ * after the handler (io/fd.h) without CAP__FDF_OWNED and _SOLE. */
+static int our_type(int type)
+{
+    return cap__in_signal_handler() ? type : type | SOCK_NONBLOCK;
+}
+
+static uint32_t created_flags(int domain, int type, int proto)
+{
+    uint32_t fl = socket_flags(domain, type, proto, type & SOCK_NONBLOCK);
+    if (cap__in_signal_handler())
+        fl &= ~(uint32_t)(CAP__FDF_OWNED | CAP__FDF_SOLE);
+    return fl;
+}
+
 int socket(int domain, int type, int proto)
 {
-    int fd = (int)syscall(SYS_socket, domain, type | SOCK_NONBLOCK, proto);
+    int fd = (int)syscall(SYS_socket, domain, our_type(type), proto);
     if (fd >= 0)
-        cap__fd_created(fd, CAP__FD_SOCKET,
-                        socket_flags(domain, type, proto, type & SOCK_NONBLOCK));
+        cap__fd_created(fd, CAP__FD_SOCKET, created_flags(domain, type, proto));
     return fd;
 }
 
 int socketpair(int domain, int type, int proto, int sv[2])
 {
-    int rc = (int)syscall(SYS_socketpair, domain, type | SOCK_NONBLOCK, proto, sv);
+    int rc = (int)syscall(SYS_socketpair, domain, our_type(type), proto, sv);
     if (rc == 0) {
-        uint32_t fl = socket_flags(domain, type, proto, type & SOCK_NONBLOCK);
+        uint32_t fl = created_flags(domain, type, proto);
         cap__fd_created(sv[0], CAP__FD_SOCKET, fl);
         cap__fd_created(sv[1], CAP__FD_SOCKET, fl);
     }
@@ -99,18 +114,28 @@ static ssize_t accept_attempt(int fd, void *arg)
 static void accepted(int listener, int fd, int flags)
 {
     cap__fd *l = cap__fd_peek(listener);
-    uint32_t fl = CAP__FDF_OWNED | CAP__FDF_SOLE;
+    uint32_t fl = cap__in_signal_handler() ? 0 : CAP__FDF_OWNED | CAP__FDF_SOLE;
     if (flags & SOCK_NONBLOCK)
         fl |= CAP__FDF_APP_NONBLOCK;
     if (l == NULL || cap__fd_has(l, CAP__FDF_STREAM_SOCK))
         fl |= CAP__FDF_STREAM_SOCK;
     if (l != NULL && cap__fd_has(l, CAP__FDF_DRAINS))
         fl |= CAP__FDF_DRAINS;
+    /* The kernel copies the listener's timeouts. */
+    uint64_t timeo[2] = { 0, 0 };
+    if (l != NULL) {
+        timeo[0] = atomic_load(&l->timeo[0]);
+        timeo[1] = atomic_load(&l->timeo[1]);
+    }
+    if (cap__in_signal_handler()) {
+        cap__fd_defer(CAP__FDD_LIFE, fd, CAP__FD_SOCKET, fl, timeo); /* io/fd.h */
+        return;
+    }
     cap__fd_created(fd, CAP__FD_SOCKET, fl);
     cap__fd *f = cap__fd_peek(fd);
-    if (l != NULL && f != NULL) { /* the kernel copies the listener's timeouts */
-        atomic_store(&f->timeo[0], atomic_load(&l->timeo[0]));
-        atomic_store(&f->timeo[1], atomic_load(&l->timeo[1]));
+    if (f != NULL) {
+        atomic_store(&f->timeo[0], timeo[0]);
+        atomic_store(&f->timeo[1], timeo[1]);
     }
 }
 
@@ -119,7 +144,7 @@ int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen, int flags)
     if (!cap__ic_enter()) {
         int r;
         for (;;) {
-            r = (int)syscall(SYS_accept4, fd, addr.__sockaddr__, alen, flags | SOCK_NONBLOCK);
+            r = (int)syscall(SYS_accept4, fd, addr.__sockaddr__, alen, our_type(flags));
             if (r >= 0 || errno != EAGAIN || !cap__ic_emulated(fd))
                 break;
             if (cap__ic_foreign_wait(fd, CAP__IO_READ) != 0) {
@@ -277,38 +302,12 @@ int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 
 /* ---- shutdown ----------------------------------------------------------------- */
 
-/* Threads parked writing to a socket try again. */
-static void retry_writers(int fd, cap__fd *f, void *arg)
-{
-    (void)arg;
-    if (__atomic_load_n(&f->head[CAP__IO_WRITE], __ATOMIC_ACQUIRE) != NULL)
-        cap__io_ready(fd, atomic_load(&f->gen), CAP__IO_WBIT);
-}
-
 int shutdown(int fd, int how)
 {
     int rc = (int)syscall(SYS_shutdown, fd, how);
     if (rc != 0)
         return rc;
-    cap__fd *f = cap__fd_peek(fd);
-    if (f != NULL) {
-        /* Reads return 0 from now on with no event to say so: as after a
-         * FIN, the read side stops skipping attempts (CAP__IO_NODRAIN). */
-        unsigned dirs = how == SHUT_RD   ? CAP__IO_RBIT | CAP__IO_NODRAIN
-                        : how == SHUT_WR ? CAP__IO_WBIT
-                                         : CAP__IO_RBIT | CAP__IO_WBIT | CAP__IO_NODRAIN;
-        cap__io_ready(fd, atomic_load(&f->gen), dirs);
-    }
-    /* A Unix socket shut for reading also ends its peer's writes (EPIPE),
-     * and the peer, perhaps another of our descriptors (a socketpair), is
-     * not known: every thread parked writing tries again. Rare enough for
-     * a walk of the table. */
-    int domain = 0;
-    socklen_t len = sizeof domain;
-    if (how != SHUT_WR &&
-        syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
-        domain == AF_UNIX)
-        cap__fd_foreach(retry_writers, NULL);
+    cap__fd_shut_wakes(fd, how); /* io/fdsig.c */
     return 0;
 }
 

@@ -2,7 +2,9 @@
 /*
  * The descriptor table (see fd.h): two-level, chunks of 1024 records
  * allocated on first touch and never freed; classification of unknown
- * descriptors; the life transitions (created, dup, closing).
+ * descriptors; the life transitions (created, dup, closing). Inside a
+ * signal handler the transitions are queued for the dispatch after it
+ * (fdsig.c), which applies them through cap__fd_relife.
  *
  * Only raw system calls here: the libc names are interposed by this very
  * library and must not be re-entered.
@@ -23,6 +25,7 @@
 #include "io/netio.h"
 #include "io/pipe.h"
 #include "io/wait.h"
+#include "util/sigctx.h"
 
 _Atomic(cap__fd *) cap__fd_chunks[CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT];
 
@@ -100,14 +103,18 @@ int cap__fd_classify_slow(cap__fd *f, int fd)
     return kind;
 }
 
-/* Ends the current life of f: new gen, no kind, no flags, waiters woken
- * with EBADF. Returns the flags the old life had. */
-static uint32_t end_life(cap__fd *f)
+/* Ends the current life of f (its lock held) and begins the next: new
+ * gen, the given kind and flags, no timeouts, waiters woken with EBADF.
+ * The kind and flags go in with the gen, never through "unknown", so a
+ * thread looking at the record meanwhile never classifies it from the
+ * kernel and mixes what it learnt into the new flags. Returns the flags
+ * the old life had. */
+static uint32_t end_life_locked(cap__fd *f, int kind, uint32_t flags)
 {
-    cap__spin_lock(&f->lock);
     atomic_fetch_add(&f->gen, 1);
-    uint32_t old = atomic_exchange(&f->flags, 0);
-    atomic_store(&f->kind, CAP__FD_UNKNOWN);
+    atomic_store_explicit(&f->deferred, 0, memory_order_relaxed);
+    uint32_t old = atomic_exchange(&f->flags, flags);
+    atomic_store(&f->kind, (uint8_t)kind);
     atomic_store(&f->timeo[0], 0);
     atomic_store(&f->timeo[1], 0);
     atomic_store_explicit(&f->disk_streak, 0, memory_order_relaxed);
@@ -115,12 +122,60 @@ static uint32_t end_life(cap__fd *f)
     atomic_store_explicit(&f->drained, 0, memory_order_relaxed);
     f->internal = NULL;
     cap__io_wake_all_locked(f, EBADF);
+    return old;
+}
+
+static uint32_t end_life(cap__fd *f, int kind, uint32_t flags)
+{
+    cap__spin_lock(&f->lock);
+    uint32_t old = end_life_locked(f, kind, flags);
     cap__spin_unlock(&f->lock);
     return old;
 }
 
+/* What a signal handler may do to the table (util/sigctx.h): nothing that
+ * takes a lock. The changes go to the dispatch after it (fdsig.c). */
+static void defer_life(int fd, int kind, uint32_t flags, const uint64_t timeo[2])
+{
+    cap__fd_defer(CAP__FDD_LIFE, fd, kind, flags, timeo);
+}
+
+/* Whether f's life is gen or one that a queued change began from gen. */
+static bool relife_due(cap__fd *f, uint32_t gen)
+{
+    uint32_t now = atomic_load(&f->gen);
+    return now == gen || (now == gen + 1 && atomic_load(&f->deferred));
+}
+
+void cap__fd_relife(int fd, uint32_t gen, int kind, uint32_t flags, const uint64_t timeo[2])
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL || !relife_due(f, gen))
+        return; /* a new life began since, which ended the one the handler saw */
+    uint32_t old = atomic_load(&f->flags);
+    /* The number may name another file by now: a disarm then finds
+     * nothing of the new one (epoll: no such registration; poll and
+     * io_uring: keyed by the record and its gen). */
+    if (old & CAP__FDF_LOCAL)
+        cap__pipe_escape(f, true);
+    if (old & CAP__FDF_REGISTERED)
+        cap__netio_active->disarm(f, fd);
+    cap__spin_lock(&f->lock);
+    if (relife_due(f, gen)) {
+        end_life_locked(f, kind, flags);
+        atomic_store_explicit(&f->deferred, 1, memory_order_relaxed);
+        atomic_store(&f->timeo[0], timeo[0]);
+        atomic_store(&f->timeo[1], timeo[1]);
+    }
+    cap__spin_unlock(&f->lock);
+}
+
 void cap__fd_closing(int fd)
 {
+    if (cap__in_signal_handler()) {
+        defer_life(fd, CAP__FD_UNKNOWN, 0, (const uint64_t[2]){ 0, 0 });
+        return;
+    }
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL)
         return;
@@ -132,7 +187,7 @@ void cap__fd_closing(int fd)
     if ((flags & CAP__FDF_REGISTERED) &&
         !((flags & CAP__FDF_SOLE) && cap__netio_active->close_releases))
         cap__netio_active->disarm(f, fd);
-    end_life(f);
+    end_life(f, CAP__FD_UNKNOWN, 0);
 }
 
 static void close_record(int fd, cap__fd *f, void *arg)
@@ -193,6 +248,10 @@ static void disown_pipe(int fd, cap__fd *f, void *forking)
 
 void cap__fd_disown_pipes(void)
 {
+    if (cap__in_signal_handler()) {
+        cap__fd_defer(CAP__FDD_DISOWN_PIPES, -1, 0, 0, NULL);
+        return;
+    }
     bool forking = false;
     cap__fd_foreach(disown_pipe, &forking);
 }
@@ -205,6 +264,10 @@ void cap__fd_forking(void)
 
 void cap__fd_shared(int fd)
 {
+    if (cap__in_signal_handler()) {
+        cap__fd_defer(CAP__FDD_SHARED, fd, 0, 0, NULL);
+        return;
+    }
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL)
         return;
@@ -220,14 +283,16 @@ void cap__fd_shared(int fd)
 
 void cap__fd_created(int fd, int kind, uint32_t flags)
 {
+    if (cap__in_signal_handler()) {
+        defer_life(fd, kind, flags, (const uint64_t[2]){ 0, 0 });
+        return;
+    }
     cap__fd *f = cap__fd_get(fd);
     if (f == NULL)
         return;
     /* A previous life closed behind our back may still have waiters and a
      * registration of the old file; the new gen orphans both. */
-    end_life(f);
-    atomic_store(&f->flags, flags);
-    atomic_store_explicit(&f->kind, (uint8_t)kind, memory_order_release);
+    end_life(f, kind, flags);
 }
 
 void cap__fd_dup_of(int newfd, int oldfd)
@@ -239,8 +304,12 @@ void cap__fd_dup_of(int newfd, int oldfd)
     if (o != NULL) {
         if (cap__fd_has(o, CAP__FDF_SOLE)) /* a second name: no longer sole */
             cap__fd_clear(o, CAP__FDF_SOLE);
-        if (cap__fd_has(o, CAP__FDF_LOCAL)) /* a second name: no longer private */
-            cap__pipe_escape(o, false);
+        if (cap__fd_has(o, CAP__FDF_LOCAL)) { /* a second name: no longer private */
+            if (cap__in_signal_handler())
+                cap__fd_defer(CAP__FDD_ESCAPE, oldfd, 0, 0, NULL);
+            else
+                cap__pipe_escape(o, false);
+        }
         kind = atomic_load(&o->kind);
         flags = atomic_load(&o->flags) &
                 (CAP__FDF_OWNED | CAP__FDF_APP_NONBLOCK | CAP__FDF_NOWAIT_BAD |
@@ -248,6 +317,10 @@ void cap__fd_dup_of(int newfd, int oldfd)
                  CAP__FDF_NODRAIN);
         timeo[0] = atomic_load(&o->timeo[0]);
         timeo[1] = atomic_load(&o->timeo[1]);
+    }
+    if (cap__in_signal_handler()) {
+        defer_life(newfd, kind, flags, timeo);
+        return;
     }
     cap__fd_created(newfd, kind, flags);
     cap__fd *n = cap__fd_peek(newfd);

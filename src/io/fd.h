@@ -111,6 +111,8 @@ typedef struct cap__fd {
     _Atomic uint32_t gen;                /* life of this number, see above */
     _Atomic uint32_t flags;              /* CAP__FDF_* */
     _Atomic uint8_t kind;                /* enum cap__fd_kind */
+    _Atomic uint8_t deferred;            /* [lock] this life was begun by a signal
+                                          * handler's queued change (fdsig.c), from gen - 1 */
     _Atomic uint32_t seq[2];             /* events seen, per direction */
     _Atomic uint64_t drained;            /* (gen << 32 | seq[READ]) + 1 of a read that found
                                           * it empty (see above); 0: none */
@@ -212,6 +214,39 @@ void cap__fd_forking(void);
  * being sole, and an owned socket or pipe is given back its blocking mode
  * (cap__fd_disown), since the receiver sees the file's real flags. */
 void cap__fd_shared(int fd);
+
+/*
+ * Inside a signal handler (util/sigctx.h) the interrupted code may hold a
+ * record's lock, a backend's or a run queue's, so the transitions above
+ * (and shutdown's wake-ups, the pipe fall-backs) take none there: the
+ * system call itself is made at once by the wrapper, and what the table
+ * must learn from it is queued (cap__fd_defer, async-signal-safe, with the
+ * gen of the record's life the handler saw) and applied by the signal
+ * dispatch that follows the handler (cap__fd_run_deferred, io/sigintr.c).
+ * A queued change applies only if that life is still current: a life
+ * begun meanwhile by a wrapper outside the handler already ended it. Until
+ * the dispatch, the record still describes the old life.
+ */
+enum cap__fd_deferred_op {
+    CAP__FDD_LIFE = 1,     /* a new life: kind, flags, timeouts (close: unknown, 0) */
+    CAP__FDD_ESCAPE,       /* a private pipe falls back (io/pipe.h) */
+    CAP__FDD_RESIZED,      /* cap__pipe_resized */
+    CAP__FDD_SHARED,       /* cap__fd_shared */
+    CAP__FDD_DISOWN_PIPES, /* cap__fd_disown_pipes (fd unused) */
+    CAP__FDD_SHUT_RD,      /* cap__fd_shut_wakes, SHUT_RD + the op's offset */
+    CAP__FDD_SHUT_WR,
+    CAP__FDD_SHUT_RDWR,
+};
+void cap__fd_defer(int op, int fd, int kind, uint32_t flags, const uint64_t *timeo);
+void cap__fd_run_deferred(void);
+/* CAP__FDD_LIFE applied: if fd's life is still gen, or one that another
+ * queued change begun from gen (a later change of the same life wins), end
+ * it as a close would (pipe fall-back, disarm, waiters woken with EBADF)
+ * and begin one with kind, flags and timeo. */
+void cap__fd_relife(int fd, uint32_t gen, int kind, uint32_t flags, const uint64_t timeo[2]);
+/* After shutdown(fd, how) succeeded: wakes the threads it concerns
+ * (intercept/net.c). Deferred inside a handler. */
+void cap__fd_shut_wakes(int fd, int how);
 
 static inline bool cap__fd_has(const cap__fd *f, uint32_t flag)
 {

@@ -160,6 +160,10 @@ static void retry_all(cap__fd *o, uint32_t gen)
 
 void cap__pipe_resized(int fd)
 {
+    if (cap__in_signal_handler()) {
+        cap__fd_defer(CAP__FDD_RESIZED, fd, 0, 0, NULL);
+        return;
+    }
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL || !cap__fd_has(f, CAP__FDF_LOCAL))
         return;

@@ -60,6 +60,7 @@
 #include <stdbool.h>
 
 #include "io/fd.h"
+#include "util/sigctx.h"
 
 /* A pipe the runtime just made (both records created): links the ends;
  * private unless the application asked for O_NONBLOCK. */
@@ -97,10 +98,16 @@ void cap__pipe_resized(int fd);
  * waiters are woken (end_life wakes f's own with EBADF). */
 void cap__pipe_escape(cap__fd *f, bool closing);
 
+/* cap__pipe_escape by number; inside a signal handler, queued for the
+ * dispatch after it (io/fd.h). */
 static inline void cap__pipe_escape_fd(int fd)
 {
     cap__fd *f = cap__fd_peek(fd);
-    if (f != NULL && cap__fd_has(f, CAP__FDF_LOCAL))
+    if (f == NULL || !cap__fd_has(f, CAP__FDF_LOCAL))
+        return;
+    if (cap__in_signal_handler())
+        cap__fd_defer(CAP__FDD_ESCAPE, fd, 0, 0, NULL);
+    else
         cap__pipe_escape(f, false);
 }
 

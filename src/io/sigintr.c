@@ -245,6 +245,7 @@ static void dispatch(void *arg)
     syscall(SYS_read, atomic_load(&evfd), &v, sizeof v); /* drain: the next write is a new edge */
     cap__run_deferred_wakes(); /* what the handlers posted (sched/park.h) */
     cap__pipe_run_deferred();  /* and wrote to our pipes (io/pipe.h) */
+    cap__fd_run_deferred();    /* and did to the descriptor table (io/fd.h) */
     cap__spin_lock(&dispatch_lock);
     uint64_t head = atomic_load(&deliveries);
     uint64_t seq = atomic_load_explicit(&dispatched, memory_order_relaxed);

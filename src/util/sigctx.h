@@ -14,9 +14,14 @@
  *  - sem_post raises the value at once but leaves the wake-up of a waiter
  *    to the signal dispatch that follows the handler (sched/park.h,
  *    cap__wake_on_deferred): waking takes the locks the interrupted code
- *    may hold; so does a write to a pipe the runtime made (io/pipe.h).
- * Not covered yet: the descriptor table's bookkeeping (close, dup*,
- * shutdown, socket creation) still takes its locks inside a handler.
+ *    may hold; so does a write to a pipe the runtime made (io/pipe.h);
+ *  - the descriptor calls (close, close_range, dup*, fcntl F_DUPFD,
+ *    shutdown, socket, socketpair, accept, pipe, open) make their system
+ *    call at once and queue the descriptor table's bookkeeping for that
+ *    same dispatch (io/fd.h, io/fdsig.c); descriptors created there are
+ *    made as asked, not non-blocking underneath.
+ * Not covered: fork inside a handler (the pre-fork give-back of pipes,
+ * intercept/handover.c, takes locks).
  */
 #ifndef CAP_UTIL_SIGCTX_H
 #define CAP_UTIL_SIGCTX_H
