@@ -117,23 +117,35 @@ static bool host_ok(const char *v)
     return true;
 }
 
+/* The next element of a comma-separated list at *p, without the spaces
+ * and tabs around it: false at the end of the list. */
+static bool next_list_item(const char **p, const char **item, size_t *len)
+{
+    const char *q = *p;
+    while (*q == ' ' || *q == '\t' || *q == ',')
+        q++;
+    if (!*q)
+        return false;
+    const char *start = q;
+    while (*q && *q != ',')
+        q++;
+    const char *stop = q;
+    while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t'))
+        stop--;
+    *p = q;
+    *item = start;
+    *len = (size_t)(stop - start);
+    return true;
+}
+
 /* Whether the comma-separated list `value` has the token `want`. */
 static bool list_has(const char *value, const char *want)
 {
-    size_t n = strlen(want);
-    const char *p = value;
-    while (*p) {
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        const char *start = p;
-        while (*p && *p != ',')
-            p++;
-        const char *stop = p;
-        while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t'))
-            stop--;
-        if ((size_t)(stop - start) == n && !strncasecmp(start, want, n))
+    size_t n = strlen(want), len;
+    const char *p = value, *item;
+    while (next_list_item(&p, &item, &len))
+        if (len == n && !strncasecmp(item, want, n))
             return true;
-    }
     return false;
 }
 
@@ -147,19 +159,10 @@ struct codings {
 
 static void add_codings(const char *value, struct codings *tc)
 {
-    const char *p = value;
-    while (*p) {
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        if (!*p)
-            break;
-        const char *start = p;
-        while (*p && *p != ',')
-            p++;
-        const char *stop = p;
-        while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t'))
-            stop--;
-        tc->last_chunked = stop - start == 7 && !strncasecmp(start, "chunked", 7);
+    size_t len;
+    const char *p = value, *item;
+    while (next_list_item(&p, &item, &len)) {
+        tc->last_chunked = len == 7 && !strncasecmp(item, "chunked", 7);
         if (tc->last_chunked)
             tc->chunked++;
         else
