@@ -87,6 +87,9 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c);
  * on the same direction and the descriptor is still ready, wake the next
  * one (one wake per connection for accept pools, and none lost). */
 void cap__io_handoff(cap__fd *f, int fd, int dir);
+/* Wakes every thread parked exclusively on a descriptor, result 0 (try
+ * again): cap__sig_handler_coming's sweep (sigintr.h). */
+void cap__io_rewake_exclusive(void);
 
 /* A non-blocking attempt: >= 0 or -errno, never blocks. */
 typedef ssize_t (*cap__io_attempt)(int fd, void *arg);

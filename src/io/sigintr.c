@@ -26,6 +26,7 @@
 #include "io/sigintr.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -83,6 +84,25 @@ void cap__sig_caught(int sig, int sa_flags)
         syscall(SYS_write, fd, &one, sizeof one);
     }
     errno = saved;
+}
+
+/* ---- before the first handler (sigintr.h) ------------------------------- */
+
+enum { HANDLED_NONE, HANDLED_SWEEPING, HANDLED_YES };
+
+_Atomic int cap__sig_handled;
+
+void cap__sig_handler_coming(void)
+{
+    int expect = HANDLED_NONE;
+    if (atomic_compare_exchange_strong(&cap__sig_handled, &expect, HANDLED_SWEEPING)) {
+        cap__io_rewake_exclusive();
+        atomic_store(&cap__sig_handled, HANDLED_YES);
+        return;
+    }
+    /* Another thread's sweep: our handler must not come before it ends. */
+    while (atomic_load(&cap__sig_handled) != HANDLED_YES)
+        sched_yield();
 }
 
 /* ---- registry ------------------------------------------------------------ */

@@ -145,6 +145,26 @@ static inline bool cap__sig_hit(cap__sig_waiter *sw)
 void cap__sig_caught(int sig, int sa_flags);
 
 /*
+ * Before the program's first handler. Only a handler of the program's
+ * reaches cap__sig_caught (src/stack/signal.c), so until it installs one
+ * nothing can interrupt a parked call, and a parked-only call (the
+ * blocking transfers) parks without entering the registry: for a server
+ * that installs no handler this saves the registry's two locks and list
+ * edits on every park. cap__sig_handled is 0 until then, and stays
+ * non-zero from cap__sig_handler_coming on, which sigaction calls before
+ * it gives the kernel a handler function: it sets the flag, then wakes
+ * every thread parked on a descriptor exclusively (a spurious wake-up: the
+ * call tries again and parks anew, now registered). A call that decided
+ * to skip the registry looks at the flag again under the descriptor's
+ * lock before it links its record (io/wait.c), so either it sees the flag
+ * and registers, or the sweep, which takes every descriptor's lock after
+ * setting it, finds it parked. The first handler's deliveries come only
+ * after all this.
+ */
+extern __attribute__((visibility("hidden"))) _Atomic int cap__sig_handled;
+void cap__sig_handler_coming(void);
+
+/*
  * Kicks (src/stack/signal.c): CAP__SIG_KICK sent to one kernel thread of
  * ours to interrupt the system call it is blocked in (the offload pool,
  * io/offload.c). From the first cap__sig_kick_reserve on, the handler

@@ -287,7 +287,7 @@ static bool interrupt_excl(void *arg)
 
 /* cap__io_wait once w is chosen and the call is registered if it is to be. */
 static int park_on_fd(cap__io_ticket *tk, cap__fd *f, cap__io_waiter *w, cap__io_call *c,
-                      uint64_t deadline, bool priv)
+                      uint64_t deadline, bool priv, bool unregistered)
 {
     cap__spin_lock(&f->lock);
     *w = (cap__io_waiter){ .thread = cap__current(), .dir = tk->dir };
@@ -304,6 +304,13 @@ static int park_on_fd(cap__io_ticket *tk, cap__fd *f, cap__io_waiter *w, cap__io
     if (c != NULL && c->entered && cap__sig_hit(&c->sw)) {
         cap__spin_unlock(&f->lock);
         return EINTR;
+    }
+    /* A parked-only call that skipped the registry: the program's first
+     * handler is coming (sigintr.h), so try again and register. Relaxed:
+     * the sweep set the flag before it took this lock. */
+    if (unregistered && atomic_load_explicit(&cap__sig_handled, memory_order_relaxed) != 0) {
+        cap__spin_unlock(&f->lock);
+        return 0;
     }
     link_excl(f, w);
     if (priv) {
@@ -350,21 +357,24 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
         return EPERM;
     if (c == NULL) {
         cap__io_waiter local;
-        return park_on_fd(tk, f, &local, NULL, deadline, priv);
+        return park_on_fd(tk, f, &local, NULL, deadline, priv, false);
     }
     if (c->in == NULL || c->entered)
-        return park_on_fd(tk, f, &c->w, c, deadline, priv);
+        return park_on_fd(tk, f, &c->w, c, deadline, priv, false);
     c->f = f;
     c->w.linked = false;
     if (!c->parked_only) {
         /* first park: one descriptor per call */
         cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
         c->entered = true;
-        return park_on_fd(tk, f, &c->w, c, deadline, priv);
+        return park_on_fd(tk, f, &c->w, c, deadline, priv, false);
     }
-    /* Parked-only: registered for this park alone (sigintr.h). */
+    /* Parked-only: registered for this park alone (sigintr.h), and not at
+     * all before the program's first signal handler (cap__sig_handled). */
+    if (atomic_load_explicit(&cap__sig_handled, memory_order_relaxed) == 0)
+        return park_on_fd(tk, f, &c->w, c, deadline, priv, true);
     cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
-    int rc = park_on_fd(tk, f, &c->w, c, deadline, priv);
+    int rc = park_on_fd(tk, f, &c->w, c, deadline, priv, false);
     cap__sig_leave(&c->sw);
     return rc;
 }
@@ -387,6 +397,27 @@ void cap__io_handoff(cap__fd *f, int fd, int dir)
             break;
     }
     cap__spin_unlock(&f->lock);
+}
+
+static void rewake_exclusive(int fd, cap__fd *f, void *arg)
+{
+    (void)fd;
+    (void)arg;
+    cap__spin_lock(&f->lock); /* every record, even without waiters: sigintr.h */
+    for (int d = 0; d < 2; d++) {
+        cap__io_waiter *w;
+        while ((w = f->head[d]) != NULL) {
+            unlink_waiter(f, w);
+            w->result = 0;
+            cap__unpark(w->thread);
+        }
+    }
+    cap__spin_unlock(&f->lock);
+}
+
+void cap__io_rewake_exclusive(void)
+{
+    cap__fd_foreach(rewake_exclusive, NULL);
 }
 
 /* Blocks the worker's kernel thread in poll(2): the fallback for

@@ -41,6 +41,7 @@
 #include "stack/linked.h"
 #include "thread/thread.h"
 #include "util/die.h"
+#include "util/sigctx.h"
 
 enum { ALTSTACK_BYTES = 64 * 1024 };
 #define MAIN_GAP ((size_t)1 << 20) /* the kernel's stack_guard_gap */
@@ -132,7 +133,7 @@ static bool guard_of_running_stack(const void *addr)
     return cap__stack_guard_hit(addr, &w->sched_stack);
 }
 
-static void on_fault(int sig, siginfo_t *info, void *uctx)
+void cap__stack_on_fault(int sig, siginfo_t *info, void *uctx)
 {
     if (cap__usercheck_fixup(uctx))
         return;
@@ -164,7 +165,7 @@ static void install_handler(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fault;
+    sa.sa_sigaction = cap__stack_on_fault;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, &previous_segv);

@@ -187,6 +187,13 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     if (sig <= 0 || sig >= NSIG)
         return fn(sig, act, old);
 
+    /* Before the kernel can run a handler function of the program's, the
+     * I/O layer's parked calls must be reachable by its deliveries
+     * (io/sigintr.h). Once per process; not under the table lock. */
+    if (act != NULL && is_function(act) &&
+        !((act->sa_flags & SA_SIGINFO) && act->sa_sigaction == cap__stack_on_fault))
+        cap__sig_handler_coming();
+
     /* A handler may call sigaction itself (re-arming with signal() is an
      * old idiom): with signals blocked while this kernel thread holds the
      * table lock, it cannot interrupt the holder and spin on the lock. */

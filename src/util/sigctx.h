@@ -26,6 +26,7 @@
 #ifndef CAP_UTIL_SIGCTX_H
 #define CAP_UTIL_SIGCTX_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 extern __thread unsigned cap__handler_depth
@@ -42,5 +43,12 @@ static inline bool cap__in_signal_handler(void)
  * handler may still wake a thread (sem_post, a write to a pipe), so the
  * deadlock report (sched/deadlock.c) holds back. */
 bool cap__sig_program_handlers(void);
+
+/* The runtime's own SIGSEGV and SIGBUS handler (src/stack/overflow.c). It
+ * is installed through the interposed sigaction like a program's, but it
+ * is no handler of the program's for io/sigintr.h's cap__sig_handled: a
+ * fault it does not fix up ends the process or goes to the handler the
+ * program had installed before it, which set the flag then. */
+void cap__stack_on_fault(int sig, siginfo_t *info, void *uctx);
 
 #endif
