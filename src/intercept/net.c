@@ -134,8 +134,8 @@ static void accepted(int listener, int fd, int flags)
     cap__fd_created(fd, CAP__FD_SOCKET, fl);
     cap__fd *f = cap__fd_peek(fd);
     if (f != NULL) {
-        atomic_store(&f->timeo[0], timeo[0]);
-        atomic_store(&f->timeo[1], timeo[1]);
+        cap__fd_set_timeo(f, 0, timeo[0]);
+        cap__fd_set_timeo(f, 1, timeo[1]);
     }
 }
 
@@ -329,7 +329,7 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
         if (f != NULL) {
             const struct timeval *tv = val;
             uint64_t ns = (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
-            atomic_store(&f->timeo[name == SO_RCVTIMEO ? CAP__IO_READ : CAP__IO_WRITE], ns);
+            cap__fd_set_timeo(f, name == SO_RCVTIMEO ? CAP__IO_READ : CAP__IO_WRITE, ns);
         }
     }
     return rc;

@@ -66,6 +66,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/spin.h"
@@ -96,6 +97,7 @@ enum {
     CAP__FDF_LOCAL = 1u << 12,       /*   and the pipe is private, never armed (io/pipe.h) */
     CAP__FDF_WAITED = 1u << 13,      /*   a thread parked on this end while private */
     CAP__FDF_SOLE = 1u << 14,        /* a socket we made, its file's only reference: below */
+    CAP__FDF_TIMEO = 1u << 15,       /* timeo[] may be non-zero (cap__fd_set_timeo) */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
@@ -106,6 +108,9 @@ enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
  * life (above). */
 #define CAP__IO_NODRAIN (1u << 2)
 
+/* The record is 128 bytes, two cache lines: what a transfer, a park and
+ * a wake-up on a socket touch is on the first (up to tail[]); `observed`
+ * and CAP__FDF_TIMEO say when the second (obs[], timeo[]) must be read. */
 typedef struct cap__fd {
     cap__spin lock;
     _Atomic uint32_t gen;                /* life of this number, see above */
@@ -113,6 +118,7 @@ typedef struct cap__fd {
     _Atomic uint8_t kind;                /* enum cap__fd_kind */
     _Atomic uint8_t deferred;            /* [lock] this life was begun by a signal
                                           * handler's queued change (fdsig.c), from gen - 1 */
+    uint8_t observed;                    /* [lock] bit d: obs[d] is not empty */
     _Atomic uint32_t seq[2];             /* events seen, per direction */
     _Atomic uint64_t drained;            /* (gen << 32 | seq[READ]) + 1 of a read that found
                                           * it empty (see above); 0: none */
@@ -127,6 +133,9 @@ typedef struct cap__fd {
     _Atomic uint32_t peer;               /* an end of a pipe we made: the other end's fd + 1 */
     _Atomic uint32_t peer_gen;           /*   and its life; 0: none (io/pipe.h) */
 } cap__fd;
+_Static_assert(sizeof(cap__fd) == 128, "a descriptor record is two cache lines");
+_Static_assert(offsetof(cap__fd, tail) + sizeof(((cap__fd *)0)->tail) <= 64,
+               "the fields of the request path share the record's first line");
 
 /* Largest descriptor number the table covers (+1). Beyond it calls pass
  * straight through (blocking the worker). */
@@ -259,6 +268,16 @@ static inline void cap__fd_set(cap__fd *f, uint32_t flag)
 static inline void cap__fd_clear(cap__fd *f, uint32_t flag)
 {
     atomic_fetch_and_explicit(&f->flags, ~flag, memory_order_relaxed);
+}
+/* Sets f's SO_RCVTIMEO (dir CAP__IO_READ) or SO_SNDTIMEO in ns (0: none).
+ * A non-zero one also sets CAP__FDF_TIMEO, which the transfers look at
+ * first, so that one without timeouts never reads timeo[] (the record's
+ * second cache line). The flag goes with the life (end_life). */
+static inline void cap__fd_set_timeo(cap__fd *f, int dir, uint64_t ns)
+{
+    atomic_store(&f->timeo[dir], ns);
+    if (ns != 0)
+        cap__fd_set(f, CAP__FDF_TIMEO);
 }
 
 #endif /* CAP_IO_FD_H */

@@ -181,6 +181,8 @@ int cap__io_sleep(uint64_t deadline, const cap__intr *in);
  * SO_SNDTIMEO. */
 static inline uint64_t cap__io_deadline(const cap__fd *f, int dir)
 {
+    if (!(atomic_load_explicit(&((cap__fd *)f)->flags, memory_order_relaxed) & CAP__FDF_TIMEO))
+        return CAP__FOREVER;
     uint64_t t = atomic_load_explicit(&((cap__fd *)f)->timeo[dir], memory_order_relaxed);
     return t == 0 ? CAP__FOREVER : cap__deadline_after(t);
 }

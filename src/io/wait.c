@@ -99,6 +99,7 @@ static void link_obs(cap__fd *f, cap__io_waiter *w)
     if (w->next != NULL)
         w->next->prev = w;
     f->obs[d] = w;
+    f->observed |= (uint8_t)(1u << d);
     w->linked = true;
 }
 
@@ -121,6 +122,8 @@ static void unlink_waiter(cap__fd *f, cap__io_waiter *w)
             f->obs[d] = w->next;
         if (w->next != NULL)
             w->next->prev = w->prev;
+        if (f->obs[d] == NULL)
+            f->observed &= (uint8_t)~(1u << d);
     }
     w->linked = false;
 }
@@ -141,7 +144,8 @@ static void group_fire(cap__io_group *g)
 static void wake_dir(cap__fd *f, int d, int result, bool all)
 {
     cap__io_waiter *w;
-    while ((w = f->obs[d]) != NULL) {
+    /* `observed` first: obs[] is on the record's second line (fd.h). */
+    while ((f->observed & (1u << d)) && (w = f->obs[d]) != NULL) {
         unlink_waiter(f, w);
         w->result = result;
         group_fire(w->group);
@@ -198,7 +202,7 @@ void cap__io_ready(int fd, uint32_t gen, unsigned dirs)
                                       memory_order_release);
             /* The write direction of a read event has nobody to wake,
              * nearly always: not even the call (its register saves). */
-            if (f->head[d] != NULL || f->obs[d] != NULL)
+            if (f->head[d] != NULL || (f->observed & (1u << d)))
                 wake_dir(f, d, 0, false);
         }
     }
