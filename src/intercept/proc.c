@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Calls that wait for another process, or for a lock another process or
+ * another user thread of this one holds: waitpid, wait, wait3, wait4,
+ * waitid, flock, lockf(F_LOCK) and system(). Left to libc, each would
+ * block its worker, and with it every user thread queued or parked on that
+ * worker (including the thread the wait depends on: a flock held by a
+ * thread sleeping on the same worker, a child reading a pipe another user
+ * thread feeds, was a hang at any worker count). On a user thread:
+ *  - the wait family and flock first try without waiting (WNOHANG,
+ *    LOCK_NB); only a call that would wait runs on the offload pool
+ *    (io/offload.c), so the common cases cost one system call;
+ *  - the waits end early on a signal (EINTR, except a handler with
+ *    SA_RESTART, which restarts them as the kernel would) and, for the
+ *    cancellation points (wait, waitpid, waitid, wait4, lockf), on a
+ *    cancel; flock is not a point (POSIX does not name it, nor glibc);
+ *  - lockf(F_LOCK) is an fcntl(F_SETLKW), which fd.c offloads;
+ *  - system() runs whole on the pool (it waits for its child through
+ *    glibc's internal waitpid, which nothing interposes), after the
+ *    runtime's pipes are given back blocking (as for posix_spawn,
+ *    handover.c): its child inherits them. It is a cancellation point
+ *    on entry only.
+ * From any other thread (or inside a handler) they are libc's calls.
+ */
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "intercept/intercept.h"
+#include "io/io.h"
+#include "io/sigintr.h"
+
+/* ---- the wait family ------------------------------------------------------- */
+
+struct wait4_call {
+    pid_t pid;
+    int *status;
+    int options;
+    struct rusage *ru;
+    long result;
+};
+
+static void run_wait4(void *arg)
+{
+    struct wait4_call *c = arg;
+    c->result = cap__ic_sys(syscall(SYS_wait4, c->pid, c->status, c->options, c->ru));
+}
+
+pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+    if (!cap__ic_enter())
+        return (pid_t)syscall(SYS_wait4, pid, status, options, ru);
+    long r = syscall(SYS_wait4, pid, status, options | WNOHANG, ru);
+    if (r != 0 || (options & WNOHANG))
+        return (pid_t)r;
+    struct wait4_call c = { pid, status, options, ru, 0 };
+    cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
+    return (pid_t)cap__ic_ret_cancel(cap__offload_call(run_wait4, &c, &c.result, &in));
+}
+
+pid_t waitpid(pid_t pid, int *status, int options)
+{
+    return wait4(pid, status, options, NULL);
+}
+
+pid_t wait(int *status)
+{
+    return wait4(-1, status, 0, NULL);
+}
+
+pid_t wait3(int *status, int options, struct rusage *ru)
+{
+    return wait4(-1, status, options, ru);
+}
+
+struct waitid_call {
+    idtype_t type;
+    id_t id;
+    siginfo_t *info;
+    int options;
+    long result;
+};
+
+static void run_waitid(void *arg)
+{
+    struct waitid_call *c = arg;
+    c->result = cap__ic_sys(syscall(SYS_waitid, c->type, c->id, c->info, c->options, NULL));
+}
+
+int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+{
+    if (!cap__ic_enter())
+        return (int)syscall(SYS_waitid, type, id, info, options, NULL);
+    if (options & WNOHANG)
+        return (int)syscall(SYS_waitid, type, id, info, options, NULL);
+    /* si_pid tells whether the try found a child: cleared first, since
+     * POSIX leaves the siginfo unspecified when there is none. */
+    siginfo_t local;
+    siginfo_t *probe = info != NULL ? info : &local;
+    probe->si_pid = 0;
+    long r = syscall(SYS_waitid, type, id, probe, options | WNOHANG, NULL);
+    if (r != 0 || probe->si_pid != 0)
+        return (int)r;
+    struct waitid_call c = { type, id, info, options, 0 };
+    cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
+    return (int)cap__ic_ret_cancel(cap__offload_call(run_waitid, &c, &c.result, &in));
+}
+
+/* ---- locks ------------------------------------------------------------------- */
+
+struct flock_call {
+    int fd, op;
+    long result;
+};
+
+static void run_flock(void *arg)
+{
+    struct flock_call *c = arg;
+    c->result = cap__ic_sys(syscall(SYS_flock, c->fd, c->op));
+}
+
+int flock(int fd, int op)
+{
+    if (!cap__ic_user() || (op & LOCK_NB) || (op & (LOCK_SH | LOCK_EX)) == 0)
+        return (int)syscall(SYS_flock, fd, op);
+    long r = syscall(SYS_flock, fd, op | LOCK_NB);
+    if (r == 0 || errno != EWOULDBLOCK)
+        return (int)r;
+    struct flock_call c = { fd, op, 0 };
+    return (int)cap__ic_ret(cap__offload_call(run_flock, &c, &c.result, &cap__intr_restart));
+}
+
+int lockf(int fd, int cmd, off_t len)
+{
+    if (cmd != F_LOCK)
+        return CAP__REAL(lockf)(fd, cmd, len);
+    /* glibc's F_LOCK: an exclusive record lock from the current offset. */
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_CUR, .l_start = 0, .l_len = len };
+    return fcntl(fd, F_SETLKW, &fl); /* our wrapper (fd.c): a point, offloaded */
+}
+
+int lockf64(int fd, int cmd, off_t len) __attribute__((alias("lockf")));
+
+/* ---- system ------------------------------------------------------------------ */
+
+struct system_call {
+    const char *command;
+    sigset_t mask; /* the caller's (its worker's) */
+    int result, err;
+};
+
+/* glibc's system() gives its child the calling thread's signal mask: the
+ * caller's, not the pool thread's (every signal blocked), for the length
+ * of the call. The kick stays blocked (offload.c). */
+static void run_system(void *arg)
+{
+    struct system_call *c = arg;
+    sigset_t saved;
+    sigaddset(&c->mask, CAP__SIG_KICK);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &c->mask, &saved, _NSIG / 8);
+    c->result = CAP__REAL(system)(c->command);
+    c->err = errno;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+}
+
+int system(const char *command)
+{
+    if (!cap__ic_enter())
+        return CAP__REAL(system)(command);
+    cap__fd_forking();
+    struct system_call c = { .command = command };
+    sigemptyset(&c.mask);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &c.mask, _NSIG / 8);
+    if (cap__offload(run_system, &c) != 0)
+        return CAP__REAL(system)(command);
+    if (c.result < 0)
+        errno = c.err;
+    return c.result;
+}
