@@ -47,6 +47,7 @@
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "io/sigintr.h"
+#include "sched/worker.h"
 
 /* The sigaction table's lock is held across the fork (src/stack/signal.c). */
 pid_t fork(void)
@@ -55,6 +56,10 @@ pid_t fork(void)
     sigset_t saved;
     cap__sig_fork_prepare(&saved);
     pid_t pid = CAP__REAL(fork)();
+    if (pid == 0) { /* before any signal is let in */
+        cap__sched_forked(cap__current());
+        cap__io_forked();
+    }
     cap__sig_fork_done(&saved);
     return pid;
 }

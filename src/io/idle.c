@@ -51,6 +51,18 @@ bool cap__idle_acquire(cap__worker *w)
     return true;
 }
 
+void cap__idle_forked(void)
+{
+    instance_lock = (cap__spin)CAP__SPIN_INIT;
+    atomic_store(&holder, NULL);
+    atomic_store(&futex_sleepers, 0);
+    atomic_store(&ring_sleepers, 0);
+    for (int i = 0; i < MAX_WORKERS; i++) {
+        atomic_store(&in_futex[i], 0);
+        atomic_store(&in_ring[i], 0);
+    }
+}
+
 bool cap__idle_should_block(cap__worker *w)
 {
     return w != NULL && atomic_load(&w->sleeping) == 1;

@@ -35,6 +35,9 @@
  * the poller. Called once by the runtime's start-up, before the workers
  * start. Exits(2) with a message on an invalid or unavailable setting. */
 void cap__io_start(void);
+/* In a fork's child, right after the fork: the child's own backend
+ * instances, no registrations or waiters of the parent's (start.c). */
+void cap__io_forked(void);
 
 /* ---- waiting on descriptors (io/wait.c) -------------------------------- */
 
@@ -232,5 +235,8 @@ int cap__offload(void (*fn)(void *arg), void *arg);
 long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap__intr *in);
 /* True while jobs of user threads are queued or running in the pool. */
 bool cap__offload_busy(void);
+/* In a fork's child: an empty pool with no threads (the parent's are not
+ * in the child); jobs in flight were the parent's threads'. */
+void cap__offload_forked(void);
 
 #endif /* CAP_IO_IO_H */

@@ -82,6 +82,8 @@ void cap__io_ready(int fd, uint32_t gen, unsigned dirs);
 struct cap__worker;
 /* Try to become the one worker that waits in the shared instance. */
 bool cap__idle_acquire(struct cap__worker *w);
+/* In a fork's child: no worker holds or sleeps in an instance. */
+void cap__idle_forked(void);
 /* Stop being it; hands the instance to a futex-sleeping worker if this
  * one is about to run threads. */
 void cap__idle_release(struct cap__worker *w);

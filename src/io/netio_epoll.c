@@ -33,6 +33,7 @@ static struct epoll_event events[MAX_EVENTS]; /* owned by the holder */
 
 static int epoll_start(void)
 {
+    atomic_store(&kicked, 0); /* again in a fork's child (start.c) */
     epfd = cap__ownfd_adopt((int)syscall(SYS_epoll_create1, EPOLL_CLOEXEC));
     if (epfd < 0)
         return -errno;

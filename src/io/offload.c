@@ -67,6 +67,15 @@ static struct job *head, *tail; /* [pool_mu] */
 static int nthreads, nidle;     /* [pool_mu] */
 static atomic_int jobs;         /* queued or running for user threads */
 
+void cap__offload_forked(void)
+{
+    pthread_mutex_init(&pool_mu, NULL);
+    pthread_cond_init(&pool_cv, NULL);
+    head = tail = NULL;
+    nthreads = nidle = 0;
+    atomic_store(&jobs, 0);
+}
+
 bool cap__offload_busy(void)
 {
     return atomic_load_explicit(&jobs, memory_order_relaxed) != 0;

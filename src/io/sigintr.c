@@ -303,6 +303,21 @@ bool cap__sig_undispatched(void)
            atomic_load_explicit(&dispatched, memory_order_relaxed);
 }
 
+void cap__sig_forked_begin(void)
+{
+    dispatch_lock = (cap__spin)CAP__SPIN_INIT;
+    memset(&main_list, 0, sizeof main_list);
+    memset(shards, 0, sizeof shards);
+    /* The parent's deliveries not yet dispatched were the parent's. */
+    atomic_store(&dispatched, atomic_load(&deliveries));
+}
+
+void cap__sig_forked_end(void)
+{
+    atomic_store(&evfd, -1);
+    cap__sig_start();
+}
+
 void cap__sig_start(void)
 {
     int fd = (int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -187,6 +187,11 @@ void cap__sig_kick(pid_t tid);
  * kernel thread it does not have; cap__sig_fork_done, in the parent and
  * in the child, releases it and restores the mask. errno preserved. */
 void cap__sig_fork_prepare(sigset_t *saved);
+/* In a fork's child (io/start.c): _begin forgets every parked call (the
+ * parent's threads'), before the descriptor table is walked; _end, once
+ * the child's own descriptor backend runs, gives it its own eventfd. */
+void cap__sig_forked_begin(void);
+void cap__sig_forked_end(void);
 void cap__sig_fork_done(const sigset_t *saved);
 
 /* Whether a handler ran whose delivery no dispatch has handled yet: a

@@ -90,6 +90,39 @@ static void start_diskio(void)
     cap__diskio_active = chosen;
 }
 
+/* A fork's child (handover.c). The parent's backend instances are kernel
+ * objects the child shares (an epoll set, io_uring rings, eventfds): a
+ * registration the child removed (closing an inherited socket), or an
+ * event or completion it harvested, would be the parent's lost. So the
+ * child forgets every registration and waiter (the waiters are the
+ * parent's threads, which never run here: sched/worker.h) and starts its
+ * own epoll instance (whatever backend the parent has: the child's I/O
+ * is usually brief) and signal eventfd; its disk calls are plain
+ * blocking system calls. */
+static void forget_waiters(int fd, cap__fd *f, void *arg)
+{
+    (void)fd;
+    (void)arg;
+    f->lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */
+    cap__fd_clear(f, CAP__FDF_REGISTERED);
+    cap__spin_lock(&f->lock);
+    cap__io_wake_all_locked(f, EBADF); /* only lost threads wait: dropped */
+    cap__spin_unlock(&f->lock);
+}
+
+void cap__io_forked(void)
+{
+    cap__idle_forked();
+    cap__offload_forked();
+    atomic_store(&cap__io_inflight, 0); /* the lost threads' disk and pool calls */
+    cap__sig_forked_begin();
+    cap__fd_foreach(forget_waiters, NULL);
+    if (cap__netio_epoll.start() == 0)
+        cap__netio_active = &cap__netio_epoll;
+    cap__diskio_active = &cap__diskio_blocking;
+    cap__sig_forked_end();
+}
+
 void cap__io_start(void)
 {
     start_netio();

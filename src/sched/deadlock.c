@@ -74,6 +74,12 @@ static bool nothing_in_flight(void)
     return true;
 }
 
+void cap__deadlock_forked(void)
+{
+    deadlock_lock = (cap__spin)CAP__SPIN_INIT;
+    idle_forever = 0;
+}
+
 void cap__deadlock_check_enter(cap__worker *w)
 {
     (void)w;

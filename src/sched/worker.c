@@ -235,8 +235,45 @@ static bool sync_reason(enum cap__park_reason r)
     return (r >= CAP__PARK_JOIN && r <= CAP__PARK_BARRIER) || r == CAP__PARK_WAIT;
 }
 
+uint32_t cap__fork_gen;
+
+void cap__sched_forked(cap__thread *self)
+{
+    cap__fork_gen++;
+    if (self != NULL)
+        self->fork_gen = cap__fork_gen;
+    for (int i = 0; i < cap__rt.nworkers; i++) {
+        cap__worker *w = &cap__rt.workers[i];
+        w->local = (cap__tqueue){ 0 };
+        w->fifo_front = 0;
+        w->fifo_front_end = NULL;
+        w->fifo_wake_streak = 0;
+        atomic_store(&w->inbox, NULL);
+        w->steal_lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */
+        w->steal = (cap__tqueue){ 0 };
+        atomic_store(&w->steal_len, 0);
+        atomic_store(&w->lone, NULL);
+    }
+    /* The forking kernel thread's worker is the child's only one: its new
+     * threads are placed there, not on workers no kernel thread runs. */
+    cap__worker *here = cap__self_worker;
+    if (here != NULL) {
+        here->id = 0;
+        atomic_store(&here->io_waits, 0); /* the lost threads' (and counts kept
+                                             per worker: migrated waits) */
+        cap__rt.workers = here;
+        cap__rt.nworkers = 1;
+        atomic_store(&cap__rt.nsleeping, 0);
+        atomic_store(&cap__rt.nsleeping_forever, 0);
+    }
+    cap__deadlock_forked();
+}
+
 void cap__make_runnable(cap__thread *t)
 {
+    /* A thread of the parent, in a fork's child: never runs (worker.h). */
+    if (__builtin_expect(cap__fork_gen != 0, 0) && t->fork_gen != cap__fork_gen)
+        return;
     cap__worker *here = cap__self_worker;
     atomic_store_explicit(&t->state, CAP__T_RUNNABLE, memory_order_relaxed);
     if (cap__cfg.migrate) {

@@ -138,6 +138,19 @@ typedef struct cap__runtime {
 
 extern __attribute__((visibility("hidden"))) cap__runtime cap__rt;
 
+/* Forks the process has been through (0 in a process that is no fork's
+ * child). A fork's child has only the kernel thread that forked; it keeps
+ * the forking user thread (if any) and the threads it creates itself. The
+ * parent's other threads are copies of threads that live on in the
+ * parent: in the child they never run again (as NPTL's child has only the
+ * forking thread), so a wake-up of a thread whose fork_gen is older is
+ * dropped (cap__make_runnable). */
+extern __attribute__((visibility("hidden"))) uint32_t cap__fork_gen;
+/* In a fork's child, right after the fork: forgets every queued thread
+ * and makes self (NULL: the fork was made outside the library's threads)
+ * the only one left. */
+void cap__sched_forked(struct cap__thread *self);
+
 /* The worker whose kernel thread runs the caller, or NULL. initial-exec
  * TLS: one %fs-relative load instead of a __tls_get_addr call on every
  * switch. The library is loaded at start-up (linked or LD_PRELOADed), so
@@ -193,6 +206,8 @@ void cap__worker_entered(void);
 /* Direct thread-to-thread yield; see cap_yield. */
 void cap__yield(struct cap__thread *self);
 
+/* In a fork's child: no worker counted idle (sched_forked). */
+void cap__deadlock_forked(void);
 /* Deadlock detection: called when a worker is about to sleep with no
  * timer; see deadlock.c. */
 void cap__deadlock_check_enter(cap__worker *w);
