@@ -52,6 +52,8 @@
 #include <errno.h>
 #include <liburing.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
@@ -422,14 +424,37 @@ static int uring_fsync(int fd, bool datasync)
     return wait_req(r, &q);
 }
 
-static int uring_start(void)
+/* Whether io_uring works here: a ring made and torn down. On a kernel
+ * thread of its own: the teardown's deferred work is queued to the ring's
+ * task as a signal-like notification (TIF_NOTIFY_SIGNAL), which made the
+ * next blocking system call of the thread that probed (main, at start-up)
+ * fail with a spurious EINTR where it cannot restart (sigtimedwait,
+ * semop...; probe: a sigtimedwait with a 300 ms timeout in main returned
+ * EINTR at once instead of EAGAIN). An exited thread gets none. */
+static void *probe_ring(void *arg)
 {
     struct io_uring probe;
     int rc = io_uring_queue_init(2, &probe, 0);
-    if (rc != 0)
-        return rc < 0 ? rc : -ENOSYS;
-    io_uring_queue_exit(&probe);
-    return 0;
+    if (rc == 0)
+        io_uring_queue_exit(&probe);
+    *(int *)arg = rc < 0 ? rc : rc > 0 ? -ENOSYS : 0;
+    return NULL;
+}
+
+static int uring_start(void)
+{
+    int rc = -ENOSYS;
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved); /* no handler runs on it */
+    pthread_t t;
+    int err = pthread_create(&t, NULL, probe_ring, &rc);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (err != 0)
+        probe_ring(&rc); /* here after all */
+    else
+        pthread_join(t, NULL);
+    return rc;
 }
 
 const cap__diskio cap__diskio_uring = {
