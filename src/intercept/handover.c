@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Descriptors handed to code that does not go through our wrappers: a
- * child process (fork, posix_spawn, posix_spawnp) and a stdio stream
+ * child process (fork, vfork, posix_spawn, posix_spawnp, popen) and a stdio stream
  * (fdopen: glibc's stdio reads and writes through its internal calls).
  *
  * The runtime creates pipes non-blocking and serves them with plain
@@ -27,8 +27,8 @@
  * its privacy (io/pipe.h). The same for sendfile into a private pipe
  * (file.c), which parks through the wrappers but moves data unseen.
  *
- * Not covered: vfork (a wrapper cannot return into a vfork child) and
- * raw clone, whose children inherit non-blocking pipes; and
+ * vfork is fork (below); popen gives pipes back like posix_spawn.
+ * Not covered: raw clone, whose children inherit non-blocking pipes; and
  * a fork on one worker while a thread of another worker is already past
  * the ownership test in a plain read of an owned pipe: that read blocks
  * its worker until data comes (io/fd.h, cap__fd_disown).
@@ -62,6 +62,26 @@ pid_t fork(void)
     }
     cap__sig_fork_done(&saved);
     return pid;
+}
+
+/* vfork: a wrapper cannot return into a vfork child (it would unwind the
+ * frame the suspended parent returns through), and the real vfork's
+ * child would inherit the runtime's non-blocking pipes (an exec'd shell
+ * read failed with EAGAIN). POSIX allows vfork to be fork, so it is:
+ * the same for a child that only execs or exits, at the cost of copying
+ * the page tables. */
+pid_t vfork(void)
+{
+    return fork();
+}
+
+/* glibc's popen spawns its child internally (no posix_spawn call we see):
+ * the child inherits every pipe without FD_CLOEXEC, given back blocking
+ * first as for posix_spawn. */
+FILE *popen(const char *command, const char *mode)
+{
+    cap__fd_forking();
+    return CAP__REAL(popen)(command, mode);
 }
 
 int posix_spawn(pid_t *restrict pid, const char *restrict path,
