@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waits on kernel objects the descriptor backends cannot watch: System V
+ * message queues and semaphores (msgrcv, msgsnd, semop, semtimedop), POSIX
+ * message queues (mq_receive, mq_send and their timed forms) and signals
+ * (sigwait, sigwaitinfo, sigtimedwait). Left to libc each blocked its
+ * worker, so a wait for another user thread of that worker (the sender,
+ * the poster, the thread that raises the signal) never ended: a hang with
+ * one worker.
+ *
+ * On a user thread each first tries without waiting (IPC_NOWAIT, an
+ * already-past deadline, a zero timeout) and only a call that would wait
+ * runs on the offload pool (io/offload.c). Interruption follows signal(7):
+ * the System V calls are never restarted (any handler interrupts them),
+ * the message-queue calls only by handlers without SA_RESTART. The POSIX
+ * cancellation points among them (all but semop and semtimedop) end on a
+ * cancel too.
+ *
+ * Not here: sigwait, sigwaitinfo and sigtimedwait still block the worker.
+ * On the pool they would not hang one worker, but the kernel gives a
+ * process-directed signal to a thread that does not block it, and the
+ * program can block it only on its own worker (docs/pthread-compat.md,
+ * Signals): with two workers a wait in the pool lost the signal to the
+ * other worker every time (its default action killed the process), where
+ * a wait on the main thread's worker gets it (the kernel tries the
+ * thread-group leader first).
+ */
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <mqueue.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arch/usercheck.h"
+#include "intercept/intercept.h"
+#include "io/io.h"
+
+/* A system call with up to five arguments, run on the pool. */
+struct sys_call {
+    long nr;
+    long a[5];
+    long result;
+};
+
+static void run_sys(void *arg)
+{
+    struct sys_call *c = arg;
+    c->result = cap__ic_sys(syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4]));
+}
+
+/* Runs c on the pool; a cancellation point if point. */
+static long offload(struct sys_call *c, const cap__intr *base, bool point)
+{
+    cap__intr in = *base;
+    in.cancel = point;
+    long r = cap__offload_call(run_sys, c, &c->result, &in);
+    return point ? cap__ic_ret_cancel(r) : cap__ic_ret(r);
+}
+
+/* ---- System V ---------------------------------------------------------------- */
+
+ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
+{
+    if (!cap__ic_enter() || (flags & IPC_NOWAIT))
+        return syscall(SYS_msgrcv, id, msg, size, type, flags);
+    long r = syscall(SYS_msgrcv, id, msg, size, type, flags | IPC_NOWAIT);
+    if (r >= 0 || errno != ENOMSG)
+        return r;
+    struct sys_call c = { SYS_msgrcv, { id, (long)msg, (long)size, type, flags }, 0 };
+    return offload(&c, &cap__intr_always, true);
+}
+
+int msgsnd(int id, const void *msg, size_t size, int flags)
+{
+    if (!cap__ic_enter() || (flags & IPC_NOWAIT))
+        return (int)syscall(SYS_msgsnd, id, msg, size, flags);
+    long r = syscall(SYS_msgsnd, id, msg, size, flags | IPC_NOWAIT);
+    if (r >= 0 || errno != EAGAIN)
+        return (int)r;
+    struct sys_call c = { SYS_msgsnd, { id, (long)msg, (long)size, flags, 0 }, 0 };
+    return (int)offload(&c, &cap__intr_always, true);
+}
+
+enum { SEMOPS_TRY = 32 }; /* longer op lists go to the pool untried */
+
+int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *timeout)
+{
+    if (!cap__ic_user())
+        return (int)syscall(SYS_semtimedop, id, ops, n, timeout);
+    if (n > 0 && n <= SEMOPS_TRY) {
+        struct sembuf nowait[SEMOPS_TRY];
+        bool waits = false;
+        for (size_t i = 0; i < n; i++) {
+            if (!cap__user_readable(&ops[i], sizeof ops[i]))
+                return (int)syscall(SYS_semtimedop, id, ops, n, timeout); /* EFAULT */
+            nowait[i] = ops[i];
+            waits |= !(ops[i].sem_flg & IPC_NOWAIT);
+            nowait[i].sem_flg |= IPC_NOWAIT;
+        }
+        long r = syscall(SYS_semtimedop, id, nowait, n, NULL);
+        if (!waits || r >= 0 || errno != EAGAIN)
+            return (int)r;
+    }
+    struct sys_call c = { SYS_semtimedop, { id, (long)ops, (long)n, (long)timeout, 0 }, 0 };
+    return (int)offload(&c, &cap__intr_always, false);
+}
+
+int semop(int id, struct sembuf *ops, size_t n)
+{
+    return semtimedop(id, ops, n, NULL);
+}
+
+/* ---- POSIX message queues -------------------------------------------------- */
+
+static const struct timespec past = { 0, 0 }; /* an absolute deadline long gone */
+
+/* deadline NULL: no limit (mq_receive; glibc declares mq_timedreceive's
+ * argument non-null). */
+static ssize_t receive(mqd_t q, char *msg, size_t len, unsigned *prio,
+                       const struct timespec *deadline)
+{
+    if (!cap__ic_enter())
+        return syscall(SYS_mq_timedreceive, q, msg, len, prio, deadline);
+    long r = syscall(SYS_mq_timedreceive, q, msg, len, prio, &past);
+    if (r >= 0 || errno != ETIMEDOUT)
+        return r;
+    struct sys_call c = { SYS_mq_timedreceive, { q, (long)msg, (long)len, (long)prio,
+                                                 (long)deadline }, 0 };
+    return offload(&c, &cap__intr_restart, true);
+}
+
+ssize_t mq_timedreceive(mqd_t q, char *msg, size_t len, unsigned *prio,
+                        const struct timespec *deadline)
+{
+    return receive(q, msg, len, prio, deadline);
+}
+
+ssize_t mq_receive(mqd_t q, char *msg, size_t len, unsigned *prio)
+{
+    return receive(q, msg, len, prio, NULL);
+}
+
+static int send_msg(mqd_t q, const char *msg, size_t len, unsigned prio,
+                    const struct timespec *deadline)
+{
+    if (!cap__ic_enter())
+        return (int)syscall(SYS_mq_timedsend, q, msg, len, prio, deadline);
+    long r = syscall(SYS_mq_timedsend, q, msg, len, prio, &past);
+    if (r >= 0 || errno != ETIMEDOUT)
+        return (int)r;
+    struct sys_call c = { SYS_mq_timedsend, { q, (long)msg, (long)len, (long)prio,
+                                              (long)deadline }, 0 };
+    return (int)offload(&c, &cap__intr_restart, true);
+}
+
+int mq_timedsend(mqd_t q, const char *msg, size_t len, unsigned prio,
+                 const struct timespec *deadline)
+{
+    return send_msg(q, msg, len, prio, deadline);
+}
+
+int mq_send(mqd_t q, const char *msg, size_t len, unsigned prio)
+{
+    return send_msg(q, msg, len, prio, NULL);
+}
