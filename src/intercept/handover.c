@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Descriptors handed to code that does not go through our wrappers: a
- * child process (fork, vfork, posix_spawn, posix_spawnp, popen) and a stdio stream
+ * child process (fork, vfork, daemon, posix_spawn, posix_spawnp, popen) and a stdio stream
  * (fdopen: glibc's stdio reads and writes through its internal calls).
  *
  * The runtime creates pipes non-blocking and serves them with plain
@@ -27,7 +27,8 @@
  * its privacy (io/pipe.h). The same for sendfile into a private pipe
  * (file.c), which parks through the wrappers but moves data unseen.
  *
- * vfork is fork (below); popen gives pipes back like posix_spawn.
+ * vfork is fork (below); daemon forks with our fork; popen gives pipes
+ * back like posix_spawn.
  * Not covered: raw clone, whose children inherit non-blocking pipes; and
  * a fork on one worker while a thread of another worker is already past
  * the ownership test in a plain read of an owned pipe: that read blocks
@@ -73,6 +74,37 @@ pid_t fork(void)
 pid_t vfork(void)
 {
     return fork();
+}
+
+/* glibc's daemon forks through its internal fork, which no wrapper sees:
+ * its child ran the parent's other threads (and kept the runtime's pipes
+ * non-blocking and the parent's I/O instances). The same steps, with our
+ * fork. */
+int daemon(int nochdir, int noclose)
+{
+    switch (fork()) {
+    case -1:
+        return -1;
+    case 0:
+        break;
+    default:
+        _exit(0);
+    }
+    if (setsid() < 0)
+        return -1;
+    if (!nochdir && chdir("/") != 0)
+        return -1;
+    if (!noclose) {
+        int fd = open("/dev/null", O_RDWR);
+        if (fd < 0)
+            return -1;
+        for (int i = 0; i < 3; i++)
+            if (fd != i && dup2(fd, i) < 0)
+                return -1;
+        if (fd > 2)
+            close(fd);
+    }
+    return 0;
 }
 
 /* glibc's popen spawns its child internally (no posix_spawn call we see):
