@@ -42,8 +42,6 @@ typedef struct cap__thread {
     _Atomic uint8_t state;         /* [atomic] enum cap__thread_state */
     bool started;                  /* [owner] has run at least once */
     bool is_main;                  /* runs main() on the process stack */
-    uint32_t fork_gen;             /* cap__fork_gen when created (the child of a
-                                      fork runs only its own threads, worker.h) */
     bool wake_front;               /* [inbox] woken from a sync object by a running
                                       thread of another worker: to the front */
     uint32_t queued_at;            /* [owner of the queue it is in] the worker's
@@ -91,6 +89,10 @@ typedef struct cap__thread {
     bool cancelling;               /* [owner] acting on a cancel or exiting: no more points */
     bool park_cancellable;         /* [owner] the current park is a cancellation point */
     struct cap_cleanup_frame *cleanup; /* [owner] innermost cleanup handler */
+
+    /* Last, out of the hot lines: read only in a fork's child. */
+    uint32_t fork_gen;             /* cap__fork_gen when created (the child of a
+                                      fork runs only its own threads, worker.h) */
 } cap__thread;
 
 /* Whether the calling thread t must act on a cancel now (t is current). */
