@@ -4,8 +4,10 @@
 #ifndef COMPAT_CHECK_H
 #define COMPAT_CHECK_H
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define EXPECT_EQ(a, b)                                                          \
     do {                                                                         \
@@ -18,5 +20,16 @@
     } while (0)
 
 #define EXPECT(cond) EXPECT_EQ(!!(cond), 1)
+
+/* Installs fn as sig's handler with sa_flags flags and an empty mask. */
+static inline void install_handler(int sig, void (*fn)(int), int flags)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = flags;
+    EXPECT_EQ(sigaction(sig, &sa, NULL), 0);
+}
 
 #endif

@@ -42,12 +42,7 @@ static void timer_every(long usec)
 
 static void handle(int flags)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = flags;
-    EXPECT_EQ(sigaction(SIGALRM, &sa, NULL), 0);
+    install_handler(SIGALRM, on_alarm, flags);
 }
 
 static struct timespec in_10s(clockid_t clock)

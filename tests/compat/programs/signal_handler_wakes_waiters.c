@@ -94,12 +94,7 @@ int main(void)
 {
     EXPECT_EQ(sem_init(&sem, 0, 0), 0);
     EXPECT_EQ(pipe(pipe_fd), 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    EXPECT_EQ(sigaction(SIGALRM, &sa, NULL), 0);
+    install_handler(SIGALRM, on_alarm, SA_RESTART);
 
     timer_every(1000);
     pthread_t t[TAKERS];
@@ -124,8 +119,7 @@ int main(void)
     timer_every(0);
     EXPECT_EQ(sem_destroy(&sem), 0);
 
-    sa.sa_handler = on_usr1;
-    EXPECT_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+    install_handler(SIGUSR1, on_usr1, SA_RESTART);
     static pthread_t readers[FANOUT];
     for (int i = 0; i < FANOUT; i++) {
         EXPECT_EQ(pipe(fan[i]), 0);

@@ -32,12 +32,7 @@ static void timer_every(long usec)
 
 int main(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0; /* no SA_RESTART: sleeps return EINTR in any case */
-    EXPECT_EQ(sigaction(SIGALRM, &sa, NULL), 0);
+    install_handler(SIGALRM, on_alarm, 0); /* no SA_RESTART: sleeps return EINTR in any case */
     timer_every(20000);
 
     unsigned left = sleep(30);
