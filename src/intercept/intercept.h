@@ -127,6 +127,16 @@ static inline ssize_t cap__ic_ret_cancel(ssize_t r)
     return cap__ic_ret(r);
 }
 
+/* A system call with up to five arguments for the offload pool
+ * (offsys.c). */
+typedef struct cap__sys_call {
+    long nr;
+    long a[5];
+    long result;
+} cap__sys_call;
+/* Runs c on the pool, interruptible as in says; >= 0 or -errno. */
+long cap__ic_offload_sys(cap__sys_call *c, const cap__intr *in);
+
 /* The application's O_NONBLOCK view of a classified descriptor. */
 static inline bool cap__ic_nonblock(const cap__fd *f)
 {

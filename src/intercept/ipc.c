@@ -2,8 +2,8 @@
 /*
  * Waits on kernel objects the descriptor backends cannot watch: System V
  * message queues and semaphores (msgrcv, msgsnd, semop, semtimedop), POSIX
- * message queues (mq_receive, mq_send and their timed forms) and signals
- * (sigwait, sigwaitinfo, sigtimedwait). Left to libc each blocked its
+ * message queues (mq_receive, mq_send and their timed forms). Left to
+ * libc each blocked its
  * worker, so a wait for another user thread of that worker (the sender,
  * the poster, the thread that raises the signal) never ended: a hang with
  * one worker.
@@ -40,25 +40,12 @@
 #include "intercept/intercept.h"
 #include "io/io.h"
 
-/* A system call with up to five arguments, run on the pool. */
-struct sys_call {
-    long nr;
-    long a[5];
-    long result;
-};
-
-static void run_sys(void *arg)
-{
-    struct sys_call *c = arg;
-    c->result = cap__ic_sys(syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4]));
-}
-
 /* Runs c on the pool; a cancellation point if point. */
-static long offload(struct sys_call *c, const cap__intr *base, bool point)
+static long offload(cap__sys_call *c, const cap__intr *base, bool point)
 {
     cap__intr in = *base;
     in.cancel = point;
-    long r = cap__offload_call(run_sys, c, &c->result, &in);
+    long r = cap__ic_offload_sys(c, &in);
     return point ? cap__ic_ret_cancel(r) : cap__ic_ret(r);
 }
 
@@ -71,7 +58,7 @@ ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
     long r = syscall(SYS_msgrcv, id, msg, size, type, flags | IPC_NOWAIT);
     if (r >= 0 || errno != ENOMSG)
         return r;
-    struct sys_call c = { SYS_msgrcv, { id, (long)msg, (long)size, type, flags }, 0 };
+    cap__sys_call c = { SYS_msgrcv, { id, (long)msg, (long)size, type, flags }, 0 };
     return offload(&c, &cap__intr_always, true);
 }
 
@@ -82,7 +69,7 @@ int msgsnd(int id, const void *msg, size_t size, int flags)
     long r = syscall(SYS_msgsnd, id, msg, size, flags | IPC_NOWAIT);
     if (r >= 0 || errno != EAGAIN)
         return (int)r;
-    struct sys_call c = { SYS_msgsnd, { id, (long)msg, (long)size, flags, 0 }, 0 };
+    cap__sys_call c = { SYS_msgsnd, { id, (long)msg, (long)size, flags, 0 }, 0 };
     return (int)offload(&c, &cap__intr_always, true);
 }
 
@@ -106,7 +93,7 @@ int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *time
         if (!waits || r >= 0 || errno != EAGAIN)
             return (int)r;
     }
-    struct sys_call c = { SYS_semtimedop, { id, (long)ops, (long)n, (long)timeout, 0 }, 0 };
+    cap__sys_call c = { SYS_semtimedop, { id, (long)ops, (long)n, (long)timeout, 0 }, 0 };
     return (int)offload(&c, &cap__intr_always, false);
 }
 
@@ -129,7 +116,7 @@ static ssize_t receive(mqd_t q, char *msg, size_t len, unsigned *prio,
     long r = syscall(SYS_mq_timedreceive, q, msg, len, prio, &past);
     if (r >= 0 || errno != ETIMEDOUT)
         return r;
-    struct sys_call c = { SYS_mq_timedreceive, { q, (long)msg, (long)len, (long)prio,
+    cap__sys_call c = { SYS_mq_timedreceive, { q, (long)msg, (long)len, (long)prio,
                                                  (long)deadline }, 0 };
     return offload(&c, &cap__intr_restart, true);
 }
@@ -153,7 +140,7 @@ static int send_msg(mqd_t q, const char *msg, size_t len, unsigned prio,
     long r = syscall(SYS_mq_timedsend, q, msg, len, prio, &past);
     if (r >= 0 || errno != ETIMEDOUT)
         return (int)r;
-    struct sys_call c = { SYS_mq_timedsend, { q, (long)msg, (long)len, (long)prio,
+    cap__sys_call c = { SYS_mq_timedsend, { q, (long)msg, (long)len, (long)prio,
                                               (long)deadline }, 0 };
     return (int)offload(&c, &cap__intr_restart, true);
 }

@@ -40,20 +40,6 @@
 
 /* ---- the wait family ------------------------------------------------------- */
 
-struct wait4_call {
-    pid_t pid;
-    int *status;
-    int options;
-    struct rusage *ru;
-    long result;
-};
-
-static void run_wait4(void *arg)
-{
-    struct wait4_call *c = arg;
-    c->result = cap__ic_sys(syscall(SYS_wait4, c->pid, c->status, c->options, c->ru));
-}
-
 pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 {
     if (!cap__ic_enter())
@@ -61,9 +47,9 @@ pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
     long r = syscall(SYS_wait4, pid, status, options | WNOHANG, ru);
     if (r != 0 || (options & WNOHANG))
         return (pid_t)r;
-    struct wait4_call c = { pid, status, options, ru, 0 };
+    cap__sys_call c = { SYS_wait4, { pid, (long)status, options, (long)ru }, 0 };
     cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
-    return (pid_t)cap__ic_ret_cancel(cap__offload_call(run_wait4, &c, &c.result, &in));
+    return (pid_t)cap__ic_ret_cancel(cap__ic_offload_sys(&c, &in));
 }
 
 pid_t waitpid(pid_t pid, int *status, int options)
@@ -81,20 +67,6 @@ pid_t wait3(int *status, int options, struct rusage *ru)
     return wait4(-1, status, options, ru);
 }
 
-struct waitid_call {
-    idtype_t type;
-    id_t id;
-    siginfo_t *info;
-    int options;
-    long result;
-};
-
-static void run_waitid(void *arg)
-{
-    struct waitid_call *c = arg;
-    c->result = cap__ic_sys(syscall(SYS_waitid, c->type, c->id, c->info, c->options, NULL));
-}
-
 int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 {
     if (!cap__ic_enter())
@@ -109,23 +81,12 @@ int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
     long r = syscall(SYS_waitid, type, id, probe, options | WNOHANG, NULL);
     if (r != 0 || probe->si_pid != 0)
         return (int)r;
-    struct waitid_call c = { type, id, info, options, 0 };
+    cap__sys_call c = { SYS_waitid, { type, id, (long)info, options, 0 }, 0 };
     cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
-    return (int)cap__ic_ret_cancel(cap__offload_call(run_waitid, &c, &c.result, &in));
+    return (int)cap__ic_ret_cancel(cap__ic_offload_sys(&c, &in));
 }
 
 /* ---- locks ------------------------------------------------------------------- */
-
-struct flock_call {
-    int fd, op;
-    long result;
-};
-
-static void run_flock(void *arg)
-{
-    struct flock_call *c = arg;
-    c->result = cap__ic_sys(syscall(SYS_flock, c->fd, c->op));
-}
 
 int flock(int fd, int op)
 {
@@ -134,8 +95,8 @@ int flock(int fd, int op)
     long r = syscall(SYS_flock, fd, op | LOCK_NB);
     if (r == 0 || errno != EWOULDBLOCK)
         return (int)r;
-    struct flock_call c = { fd, op, 0 };
-    return (int)cap__ic_ret(cap__offload_call(run_flock, &c, &c.result, &cap__intr_restart));
+    cap__sys_call c = { SYS_flock, { fd, op }, 0 };
+    return (int)cap__ic_ret(cap__ic_offload_sys(&c, &cap__intr_restart));
 }
 
 int lockf(int fd, int cmd, off_t len)
