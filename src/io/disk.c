@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "io/diskio.h"
 #include "io/io.h"
 #include "sched/park.h"
@@ -109,26 +110,6 @@ static bool read_plain(const cap__fd *f, enum cap__disk_op op, int rwf)
            ++tick % PROBE_EVERY != 0;
 }
 
-/* pread() of a hot file between probes: one descriptor lookup, the plain
- * system call, the yield count. HOT is set only on a non-O_DIRECT regular
- * file and forgotten when the number is closed (fd.c), so it also says
- * the descriptor is a file; the blocking backend never sets it. A plain
- * pread64 of a regular file is short only at end of file, as the blocking
- * call the application made would be. */
-bool cap__disk_pread_hot(int fd, void *buf, size_t n, off_t off, ssize_t *res)
-{
-    cap__fd *f = cap__fd_peek(fd);
-    if (f == NULL ||
-        (atomic_load_explicit(&f->flags, memory_order_relaxed) &
-         (CAP__FDF_DISK_HOT | CAP__FDF_DIRECT)) != CAP__FDF_DISK_HOT ||
-        ++tick % PROBE_EVERY == 0)
-        return false;
-    long r = syscall(SYS_pread64, fd, buf, n, off);
-    *res = r < 0 ? -errno : r;
-    yield_after_hit();
-    return true;
-}
-
 static void note_hit(cap__fd *f)
 {
     if (f == NULL || cap__fd_has(f, CAP__FDF_DISK_HOT))
@@ -147,6 +128,43 @@ static void note_miss(cap__fd *f)
         atomic_store_explicit(&f->disk_streak, 0, memory_order_relaxed);
     if (cap__fd_has(f, CAP__FDF_DISK_HOT))
         cap__fd_clear(f, CAP__FDF_DISK_HOT);
+}
+
+/* pread() of a hot file: one descriptor lookup, then the plain system
+ * call, or on the probe turn (every PROBE_EVERY-th read of a worker) the
+ * RWF_NOWAIT probe itself, here: the general path counts the cadence too,
+ * so handing it the probe turn would make its read the next, plain one
+ * and a file read only with pread() would never be probed. A probe that
+ * would block (EAGAIN) marks the file cold and goes the general way (its
+ * RWF_NOWAIT try, then the backend); so does a short or refused one, which
+ * the general path redoes and continues (a positioned read has no effect
+ * to undo). HOT is set only on a non-O_DIRECT regular file and forgotten
+ * when the number is closed (fd.c), so it also says the descriptor is a
+ * file; the blocking backend never sets it. A plain pread64 of a regular
+ * file is short only at end of file, as the blocking call the application
+ * made would be. Raw system calls (cap__sys6): no libc wrapper, no errno
+ * round trip. */
+bool cap__disk_pread_hot(int fd, void *buf, size_t n, off_t off, ssize_t *res)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL || (atomic_load_explicit(&f->flags, memory_order_relaxed) &
+                      (CAP__FDF_DISK_HOT | CAP__FDF_DIRECT)) != CAP__FDF_DISK_HOT)
+        return false;
+    long r;
+    if (__builtin_expect(++tick % PROBE_EVERY != 0, 1)) {
+        r = cap__sys6(SYS_pread64, fd, (long)buf, (long)n, off, 0, 0);
+    } else {
+        struct iovec v = { buf, n };
+        r = cap__sys6(SYS_preadv2, fd, (long)&v, 1, (long)off,
+                      (long)((unsigned long long)off >> 32), RWF_NOWAIT);
+        if (r == -EAGAIN)
+            note_miss(f);
+        if (r == -EAGAIN || r == -EOPNOTSUPP || (r >= 0 && (size_t)r < n))
+            return false;
+    }
+    *res = r;
+    yield_after_hit();
+    return true;
 }
 
 /* One transfer: cache first, then the backend. O_DIRECT skips the cache
