@@ -46,6 +46,7 @@
 #include "arch/syscall.h"
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
+#include "io/disk_hot.h"
 #include "io/io.h"
 #include "io/pipe.h"
 #include "util/clock.h"

@@ -10,8 +10,9 @@
  * named as the fix for losing half of NPTL's throughput on cached reads.
  * Reads of a file that keeps hitting use the cheaper plain call (see
  * "Hot files" below); pread() of such a file goes there straight from its
- * wrapper (cap__disk_pread_hot), skipping the general path's second
- * descriptor lookup, classification and vector bookkeeping.
+ * wrapper (cap__disk_pread_hot, inlined there from disk_hot.h), skipping
+ * the general path's second descriptor lookup, classification and vector
+ * bookkeeping.
  * A kernel or file system that does not support RWF_NOWAIT (EOPNOTSUPP)
  * goes straight to the backend.
  *
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "arch/syscall.h"
+#include "io/disk_hot.h"
 #include "io/diskio.h"
 #include "io/io.h"
 #include "sched/park.h"
@@ -60,8 +62,8 @@ ssize_t cap__disk_blocking_rw(enum cap__disk_op op, int fd, const struct iovec *
 /* A transfer that completed without parking is no scheduling point by
  * itself: so a thread whose reads all hit the cache (or that uses
  * CAP_DISKIO=blocking) would keep the other threads of its worker, and its
- * timers, from ever running. Yield every HITS_PER_YIELD such transfers of
- * a worker: a yield per hit costs about 12% of cached-read throughput with
+ * timers, from ever running. Yield every CAP__DISK_HITS_PER_YIELD (16,
+ * disk_hot.h) such transfers of a worker: a yield per hit costs about 12% of cached-read throughput with
  * 100 threads per worker (each yield switches to a cold stack), one per 16
  * about 3%, and the threads' shares stay within a few percent. Fewer
  * yields did not pay: one per 64 hits, or once a thread has run for a
@@ -73,17 +75,19 @@ ssize_t cap__disk_blocking_rw(enum cap__disk_op op, int fd, const struct iovec *
  * yields; at one yield per 64 hits (or a 40 us slice) that outlasted the
  * benchmark's warm-up and the last-created threads made 0.6 of the mean
  * share (at 256, 0.09). */
-enum { HITS_PER_YIELD = 16 };
+__thread unsigned cap__disk_hits;
 
-static __thread unsigned hits __attribute__((tls_model("initial-exec")));
+void cap__disk_hit_yield(void)
+{
+    cap__thread *self = cap__current();
+    if (self != NULL)
+        cap__yield(self);
+}
 
 static void yield_after_hit(void)
 {
-    if (++hits % HITS_PER_YIELD == 0) {
-        cap__thread *self = cap__current();
-        if (self != NULL)
-            cap__yield(self);
-    }
+    if (++cap__disk_hits % CAP__DISK_HITS_PER_YIELD == 0)
+        cap__disk_hit_yield();
 }
 
 /* Hot files. preadv2(RWF_NOWAIT) costs ~130 ns more than pread64 for a
@@ -100,14 +104,14 @@ static void yield_after_hit(void)
  * flags (shared, read-mostly); the streak is written only while cold; the
  * probe cadence is per kernel thread, so the hot path writes no shared
  * line. Reads only: writes keep RWF_NOWAIT. */
-enum { HOT_AFTER = 64, PROBE_EVERY = 16 };
+enum { HOT_AFTER = 64, PROBE_EVERY = CAP__DISK_PROBE_EVERY };
 
-static __thread unsigned tick __attribute__((tls_model("initial-exec")));
+__thread unsigned cap__disk_tick;
 
 static bool read_plain(const cap__fd *f, enum cap__disk_op op, int rwf)
 {
     return f != NULL && op == CAP__DISK_READ && rwf == 0 && cap__fd_has(f, CAP__FDF_DISK_HOT) &&
-           ++tick % PROBE_EVERY != 0;
+           ++cap__disk_tick % PROBE_EVERY != 0;
 }
 
 static void note_hit(cap__fd *f)
@@ -130,38 +134,23 @@ static void note_miss(cap__fd *f)
         cap__fd_clear(f, CAP__FDF_DISK_HOT);
 }
 
-/* pread() of a hot file: one descriptor lookup, then the plain system
- * call, or on the probe turn (every PROBE_EVERY-th read of a worker) the
- * RWF_NOWAIT probe itself, here: the general path counts the cadence too,
- * so handing it the probe turn would make its read the next, plain one
- * and a file read only with pread() would never be probed. A probe that
- * would block (EAGAIN) marks the file cold and goes the general way (its
- * RWF_NOWAIT try, then the backend); so does a short or refused one, which
- * the general path redoes and continues (a positioned read has no effect
- * to undo). HOT is set only on a non-O_DIRECT regular file and forgotten
- * when the number is closed (fd.c), so it also says the descriptor is a
- * file; the blocking backend never sets it. A plain pread64 of a regular
- * file is short only at end of file, as the blocking call the application
- * made would be. Raw system calls (cap__sys6): no libc wrapper, no errno
- * round trip. */
-bool cap__disk_pread_hot(int fd, void *buf, size_t n, off_t off, ssize_t *res)
+/* The probe turn of cap__disk_pread_hot (disk_hot.h), here rather than
+ * in the general path: that counts the cadence too, so handing it the
+ * probe turn would make its read the next, plain one, and a file read
+ * only with pread() would never be probed. A probe that would block
+ * (EAGAIN) marks the file cold and goes the general way (its RWF_NOWAIT
+ * try, then the backend); so does a short or refused one, which the
+ * general path redoes and continues (a positioned read has no effect to
+ * undo). */
+bool cap__disk_pread_probe(cap__fd *f, int fd, void *buf, size_t n, off_t off, ssize_t *res)
 {
-    cap__fd *f = cap__fd_peek(fd);
-    if (f == NULL || (atomic_load_explicit(&f->flags, memory_order_relaxed) &
-                      (CAP__FDF_DISK_HOT | CAP__FDF_DIRECT)) != CAP__FDF_DISK_HOT)
+    struct iovec v = { buf, n };
+    long r = cap__sys6(SYS_preadv2, fd, (long)&v, 1, (long)off,
+                       (long)((unsigned long long)off >> 32), RWF_NOWAIT);
+    if (r == -EAGAIN)
+        note_miss(f);
+    if (r == -EAGAIN || r == -EOPNOTSUPP || (r >= 0 && (size_t)r < n))
         return false;
-    long r;
-    if (__builtin_expect(++tick % PROBE_EVERY != 0, 1)) {
-        r = cap__sys6(SYS_pread64, fd, (long)buf, (long)n, off, 0, 0);
-    } else {
-        struct iovec v = { buf, n };
-        r = cap__sys6(SYS_preadv2, fd, (long)&v, 1, (long)off,
-                      (long)((unsigned long long)off >> 32), RWF_NOWAIT);
-        if (r == -EAGAIN)
-            note_miss(f);
-        if (r == -EAGAIN || r == -EOPNOTSUPP || (r >= 0 && (size_t)r < n))
-            return false;
-    }
     *res = r;
     yield_after_hit();
     return true;

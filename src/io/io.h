@@ -208,11 +208,7 @@ enum cap__disk_op { CAP__DISK_READ, CAP__DISK_WRITE };
  * >= 0 or -errno. */
 ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                      off_t off, int rwf);
-/* The fast path of pread() on a user thread: if fd is a hot file (disk.c)
- * and this read is not a probe, reads it with the plain call, stores the
- * result (>= 0 or -errno) in *res and returns true; otherwise returns
- * false and does nothing (the caller takes the general path). */
-bool cap__disk_pread_hot(int fd, void *buf, size_t n, off_t off, ssize_t *res);
+/* The fast path of pread(): cap__disk_pread_hot in io/disk_hot.h. */
 /* fsync or fdatasync. 0 or -errno. */
 int cap__disk_fsync(int fd, bool datasync);
 
