@@ -63,9 +63,10 @@ ssize_t cap__disk_blocking_rw(enum cap__disk_op op, int fd, const struct iovec *
  * itself: so a thread whose reads all hit the cache (or that uses
  * CAP_DISKIO=blocking) would keep the other threads of its worker, and its
  * timers, from ever running. Yield every CAP__DISK_HITS_PER_YIELD (16,
- * disk_hot.h) such transfers of a worker: a yield per hit costs about 12% of cached-read throughput with
- * 100 threads per worker (each yield switches to a cold stack), one per 16
- * about 3%, and the threads' shares stay within a few percent. Fewer
+ * disk_hot.h) such transfers of a worker: a yield per hit costs about 12%
+ * of cached-read throughput with 100 threads per worker (each yield
+ * switches to a cold stack), one per 16 about 3%, and the threads' shares
+ * stay within a few percent. Fewer
  * yields did not pay: one per 64 hits, or once a thread has run for a
  * slice (~40 us by the time stamp counter, checked every 16th hit), read
  * no faster than this in same-run A/Bs (bench/io diskread, 200 threads, 2
