@@ -32,6 +32,7 @@ struct knot_config knot_config = {
     .header_timeout_ms = 10000,
     .keepalive_timeout_ms = 15000,
     .send_timeout_ms = 30000,
+    .min_send_rate = 256,
     .index_name = "index.html",
 };
 
@@ -60,12 +61,14 @@ static const struct option options[] = {
     { "cache-mb", K_SIZE, &C->cache_bytes, 0, 1 << 20, 1 << 20, "N", "file cache size in MiB, 0 disables (default 64)" },
     { "cache-check", K_SECONDS, &C->cache_check_ms, 0, 3600000, 0, "SEC", "serve a cached file for SEC after its last check without a stat; edits show after at most SEC (default 0: check every request)" },
     { "sendfile-kb", K_SIZE, &C->sendfile_min, 1, 1 << 20, 1024, "N", "files of N KiB or more go by sendfile, their descriptors cached (default 64)" },
+    { "no-sendfile", K_FLAG, &C->no_sendfile, 0, 0, 0, NULL, "send those files by read and write (a copy) instead: slower, but a file truncated while sent never puts zeros on the wire" },
     { "max-conn", K_INT, &C->max_conn, 1, 1 << 20, 1, "N", "connections served at once; more get 503 (default 10000)" },
     { "backlog", K_INT, &C->backlog, 1, 1 << 20, 1, "N", "listen backlog (default 4096)" },
     { "stack-kb", K_SIZE, &C->stack_bytes, 16, 1 << 20, 1024, "N", "stack of each connection thread in KiB (default 64)" },
     { "header-timeout", K_SECONDS, &C->header_timeout_ms, 1, 3600000, 0, "SEC", "a request head must arrive within SEC (default 10)" },
     { "keepalive-timeout", K_SECONDS, &C->keepalive_timeout_ms, 1, 3600000, 0, "SEC", "idle keep-alive connections close after SEC (default 15)" },
     { "send-timeout", K_SECONDS, &C->send_timeout_ms, 1, 3600000, 0, "SEC", "a response write blocked for SEC closes the connection (default 30)" },
+    { "min-send-rate", K_INT, &C->min_send_rate, 0, 1 << 30, 1, "N", "a response sending under N bytes/s over a --send-timeout period closes the connection; 0 disables (default 256)" },
     { "max-header-bytes", K_SIZE, &C->max_header_bytes, 256, 1 << 20, 1, "N", "request line + headers limit, else 431 (default 8192)" },
     { "max-uri-bytes", K_SIZE, &C->max_uri_bytes, 16, 1 << 20, 1, "N", "request target limit, else 414 (default 4096)" },
     { "max-body-bytes", K_SIZE, &C->max_body_bytes, 0, 1LL << 40, 1, "N", "request body limit, else 413 (default 1048576)" },

@@ -309,3 +309,11 @@ void cache_release(struct cache_entry *e)
     if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1)
         entry_free(e);
 }
+
+void cache_forget(struct cache_entry *e)
+{
+    pthread_rwlock_wrlock(&lock);
+    if (e->linked)
+        unlink_entry(e);
+    pthread_rwlock_unlock(&lock);
+}

@@ -36,6 +36,9 @@ struct knot_config {
     int header_timeout_ms;     /* whole request head must arrive in this */
     int keepalive_timeout_ms;  /* idle wait for the next request */
     int send_timeout_ms;       /* a blocked response write gives up after */
+    int min_send_rate;         /* bytes/s a response must make over each
+                                  send_timeout_ms; 0: no minimum */
+    bool no_sendfile;          /* copy large files (pread, send) instead */
     const char *index_name;    /* served for a directory URL */
     bool listing;              /* list directories that have no index */
     bool follow_symlinks;      /* allow symlinks that leave the root */

@@ -34,12 +34,24 @@ size_t response_format(char *buf, size_t cap, const struct response_head *h);
 const char *response_reason(int status);
 
 /* Whole-buffer writes on a blocking socket. Return 0, or -1 when the peer is
- * gone or the send timeout (SO_SNDTIMEO) expired. send_full passes flags to
- * send(): MSG_MORE holds a head back to leave in one packet with the start
- * of the body that follows (TCP_NODELAY would otherwise push it alone). */
+ * gone, the send timeout (SO_SNDTIMEO) expired or the response fell below
+ * --min-send-rate over a --send-timeout period; after those two the socket
+ * is reset when closed (SO_LINGER 0). send_full passes flags to send():
+ * MSG_MORE holds a head back to leave in one packet with the start of the
+ * body that follows (TCP_NODELAY would otherwise push it alone). */
 int send_full(int fd, const void *buf, size_t len, int flags);
 int writev_full(int fd, struct iovec *iov, int iovcnt);
+
+/* len bytes of file from offset, by sendfile, or by copy_full through a
+ * buffer (pread and send): 0, -1 as above, or RESPONSE_SHORT when the file
+ * ends first (truncated meanwhile), having sent only the file's bytes.
+ * sendfile hands the kernel the file's pages, not copies: a truncation
+ * zeroes the part of the page (folio) holding the cut even where a socket
+ * still holds it, so bytes queued but not yet delivered can reach the
+ * client as zeros. A copy cannot change once queued. */
+enum { RESPONSE_SHORT = -2 };
 int sendfile_full(int sock, int file, off_t offset, size_t len);
+int copy_full(int sock, int file, off_t offset, size_t len);
 
 /* Sends a small HTML page for an error status (with Allow on 405 and
  * Retry-After on 503). Adds the body length to *bytes. Returns 0 or -1. */

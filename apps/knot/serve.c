@@ -81,8 +81,10 @@ static bool not_modified(const struct http_request *req, time_t mtime)
            mtime <= since && since <= time(NULL);
 }
 
-static void send_representation(int fd, const struct http_request *req, bool keep,
-                                const struct representation *r, struct served *out)
+/* Returns RESPONSE_SHORT if the file ended before the promised length (the
+ * connection must close: out->failed is set), else 0. */
+static int send_representation(int fd, const struct http_request *req, bool keep,
+                               const struct representation *r, struct served *out)
 {
     struct response_head h;
     response_head_init(&h, 200, req->minor, keep);
@@ -128,17 +130,30 @@ static void send_representation(int fd, const struct http_request *req, bool kee
     out->status = h.status;
     if (!hlen) { /* cannot happen; never send a body without its head */
         out->failed = true;
-        return;
+        return 0;
     }
+    int rc;
     if (r->data) {
         struct iovec iov[2] = { { head, hlen }, { (char *)r->data + first, len } };
-        out->failed = writev_full(fd, iov, len ? 2 : 1) != 0;
+        rc = writev_full(fd, iov, len ? 2 : 1);
     } else {
-        out->failed = send_full(fd, head, hlen, len ? MSG_MORE : 0) != 0 ||
-                      (len && sendfile_full(fd, r->file, (off_t)first, len) != 0);
+        rc = send_full(fd, head, hlen, len ? MSG_MORE : 0);
+        if (!rc && len)
+            rc = knot_config.no_sendfile ? copy_full(fd, r->file, (off_t)first, len)
+                                         : sendfile_full(fd, r->file, (off_t)first, len);
     }
+    out->failed = rc != 0;
     if (!out->failed)
         out->bytes += (long long)len;
+    return rc == RESPONSE_SHORT ? RESPONSE_SHORT : 0;
+}
+
+/* A file that ended before the length its response promised: said once
+ * here, as nginx's "file was truncated"; the connection then closes, so
+ * the client sees a body shorter than its Content-Length. */
+static void report_short(const char *rel)
+{
+    fprintf(stderr, "knot: /%s: file was truncated while being sent\n", rel);
 }
 
 /* Sends a cached entry (bytes or descriptor) and releases it. */
@@ -146,7 +161,10 @@ static void send_entry(int fd, const struct http_request *req, bool keep, struct
                        struct served *out)
 {
     struct representation r = { e->data, e->file, (int64_t)e->size, e->mtime, e->last_modified, e->mime };
-    send_representation(fd, req, keep, &r, out);
+    if (send_representation(fd, req, keep, &r, out) == RESPONSE_SHORT) {
+        report_short(e->key);
+        cache_forget(e); /* else served short again until --cache-check expires */
+    }
     cache_release(e);
 }
 
@@ -218,7 +236,8 @@ static int serve_file(int fd, const char *rel, const struct stat *pre, const str
         return 0;
     }
     struct representation r = { NULL, file, (int64_t)st.st_size, st.st_mtim.tv_sec, NULL, mime_type(rel) };
-    send_representation(fd, req, keep, &r, out);
+    if (send_representation(fd, req, keep, &r, out) == RESPONSE_SHORT)
+        report_short(rel);
     close(file);
     return 0;
 }

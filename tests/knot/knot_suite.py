@@ -295,6 +295,9 @@ def cli(top):
         (["--root", os.path.join(top, "nope")], "nope"),
         (["--root", root, "--cache-mb", "-1"], "-1"),
         (["--root", root, "--header-timeout", "soon"], "soon"),
+        (["--root", root, "--min-send-rate", "-1"], "-1"),
+        (["--root", root, "--min-send-rate", "fast"], "fast"),
+        (["--root", root, "--no-sendfile=1"], "--no-sendfile"),
         (["--root", root, "--listing=yes"], "--listing"),
         (["--root", root, "stray"], "stray"),
         (["--root", root, "--addr", "not-an-ip", "--port", "0"], "not-an-ip"),
@@ -1098,8 +1101,7 @@ def slow_reader(top):
     # Many clients that never read, on both send paths (sendfile for the huge
     # file, writev from the cache for a 40 KiB one pipelined 300 times): while
     # their writers are blocked, others are served; at the send timeout each
-    # stalled connection is closed, which its client sees as the end of the
-    # data once it drains what the kernel holds.
+    # stalled connection is reset (the kernel drops what it held queued).
     with open(os.path.join(root, "small.bin"), "wb") as f:
         f.write(bytes(40 * 1024))
     with Server(root, "--send-timeout", "2") as srv:
@@ -1124,6 +1126,52 @@ def slow_reader(top):
         srv.alive_and_serving()
 
 
+@group
+def slow_rate(top):
+    """--min-send-rate: a client that keeps reading, but slowly (a slow-read
+    attack: each write makes progress, so the send timeout never fires), is
+    closed once a --send-timeout period passes below the rate; a slow client
+    above the rate gets its whole response."""
+    root, files = make_site(top)
+    data = huge_response_bytes()
+    with open(os.path.join(root, "huge.bin"), "wb") as f:
+        f.write(data)
+
+    def trickle(srv, path, args):
+        """Reads path 4 KiB at a time, 50 ms apart (at most 80 KiB/s),
+        until the body is complete or the server closes; returns
+        (Content-Length, body length)."""
+        s = stalled_reader(srv, path)
+        s.settimeout(LONG)
+        st, h, body = read_head(s)
+        check_eq(st, 200, "trickled response")
+        n = len(body)
+        deadline = time.monotonic() + LONG
+        while n < int(h["content-length"]):
+            try:
+                b = s.recv(4096)
+            except ConnectionResetError:
+                break
+            if not b:
+                break
+            n += len(b)
+            check(time.monotonic() < deadline, "slow reader closed", path, args, n)
+            time.sleep(0.05)
+        s.close()
+        return int(h["content-length"]), n
+
+    for args in ((), ("--no-sendfile",), ("--sendfile-kb", "1048576")):  # sendfile, copy, cache
+        with Server(root, "--send-timeout", "1", "--min-send-rate", "1000000", *args) as srv:
+            length, got = trickle(srv, "/huge.bin", args)
+            check(got < length, "below the rate: closed before the end", args, got, length)
+            st, _, body = srv.get("/huge.bin")  # a client reading at full speed
+            check(st == 200 and body == data, "a fast reader gets it all", args)
+        with Server(root, "--send-timeout", "1", "--min-send-rate", "1000", *args) as srv:
+            length, got = trickle(srv, "/mid.bin", args)
+            check_eq((length, got), (len(files["mid.bin"]), len(files["mid.bin"])),
+                     f"above the rate: all of it {args}")
+
+
 def read_head(s):
     """Reads a response head off s; returns (status, headers, bytes after it)."""
     buf = b""
@@ -1137,55 +1185,105 @@ def read_head(s):
     return int(lines[0].split()[1]), hdrs, rest
 
 
+def truncate_during_send(srv, path, data, cut, how):
+    """Starts a response of path (holding data) to a client that does not
+    read, truncates the file to cut in place, then reads the rest. how:
+    "sendfile" (the default path), "copy" (--no-sendfile) or "cached" (the
+    whole file in the cache, a copy taken before the head went out)."""
+    what = f"{how}, truncated to {cut}"
+    with open(path, "wb") as f:
+        f.write(data)
+    s = stalled_reader(srv, "/huge.bin")
+    s.settimeout(LONG)
+    st, h, body = read_head(s)
+    check_eq((st, h["content-length"]), (200, str(len(data))), f"{what}: huge file head")
+    while len(body) < 65536:  # the transfer is under way
+        b = s.recv(65536)
+        check(b, f"{what}: closed early")
+        body += b
+    os.truncate(path, cut)  # the server is blocked in its send, the client not reading
+    while True:
+        try:
+            b = s.recv(1 << 20)
+        except ConnectionResetError:
+            break
+        if not b:
+            break
+        body += b
+    s.close()
+    if how == "cached":
+        check(body == data, f"{what}: the cached copy is sent whole", len(body))
+        return
+    check(len(body) < len(data), f"{what}: the response ended short (closed)", len(body))
+    if how == "copy":
+        bad = None if body == data[:len(body)] else next(i for i in range(len(body)) if body[i] != data[i])
+        check(bad is None, f"{what}: the body is a prefix of the file", len(body), bad)
+        return
+    # sendfile: bytes before the cut are the file's. Bytes past it may have
+    # been queued before the file shrank: sendfile queues the file's pages,
+    # not copies, and the kernel zeroes the part of the page (folio, up to
+    # megabytes) past the cut, in place; they are within Content-Length and
+    # the response ends short, so a client sees an incomplete message (RFC
+    # 9112 8), never bytes beyond its length. --no-sendfile avoids them.
+    n = min(len(body), cut)
+    check(body[:n] == data[:n], f"{what}: the file's bytes before the cut")
+    for off in range(cut, len(body), 4096):
+        got, want = body[off:off + 4096], data[off:off + 4096][:len(body) - off]
+        if got != want and got != bytes(len(got)):
+            check(all(g == w or g == 0 for g, w in zip(got, want)),
+                  f"{what}: past the cut, only the file's bytes or zeros", off)
+
+
 @group
 def file_changes(top):
-    """A file truncated while sendfile sends it, and clients that reset the
-    connection mid-sendfile: the response ends (the connection closes)
-    without hanging, never sends more than its Content-Length promised nor
+    """A file truncated while it is sent (by sendfile, by copy, from the
+    cache), and clients that reset the connection mid-sendfile: the
+    response ends (the connection closes) without hanging, never sends more
+    than its Content-Length promised nor, but for sendfile's zeroed pages,
     bytes that were not the file's, and the server goes on serving."""
     root, _ = make_site(top)
     data = huge_response_bytes()
     path = os.path.join(root, "huge.bin")
-    with Server(root, "--send-timeout", "10") as srv:
-        for cut in (0, 1 << 20, len(data) // 2):
+    for how, args in (("copy", ("--no-sendfile",)), ("cached", ("--sendfile-kb", "1048576")),
+                      ("sendfile", ())):
+        with Server(root, "--send-timeout", "10", *args) as srv:
+            for cut in (0, 1 << 20, len(data) // 2):
+                truncate_during_send(srv, path, data, cut, how)
+                # The next request sees the file as it is now.
+                st, h, now = srv.get("/huge.bin")
+                check_eq((st, len(now), h["content-length"]), (200, cut, str(cut)),
+                         f"{how}: after truncation to {cut}")
+                check(now == data[:cut], f"{how}: after truncation to {cut}, the file's bytes")
+                srv.alive_and_serving()
+            if how != "cached":
+                check("huge.bin: file was truncated while being sent" in srv.stderr(),
+                      f"{how}: truncation reported", srv.stderr())
+
+    # --cache-check: a cached descriptor is served without a stat. One
+    # response finds the file shorter than the entry says and ends short;
+    # the entry must then go, not be served short until the check is due.
+    for args in ((), ("--no-sendfile",)):
+        with Server(root, "--cache-check", "3600", *args) as srv:
             with open(path, "wb") as f:
                 f.write(data)
-            s = stalled_reader(srv, "/huge.bin")
-            s.settimeout(LONG)
+            st, _, body = srv.get("/huge.bin")
+            check(st == 200 and body == data, "huge file, cached descriptor", args)
+            cut = 1 << 20
+            os.truncate(path, cut)
+            s = srv.sock()
+            s.sendall(req("/huge.bin"))
             st, h, body = read_head(s)
-            check_eq((st, h["content-length"]), (200, str(len(data))), "huge file head")
-            while len(body) < 65536:  # the transfer is under way
-                b = s.recv(65536)
-                check(b, "closed early")
-                body += b
-            os.truncate(path, cut)  # the server is blocked in sendfile, the client not reading
-            while True:
-                try:
-                    b = s.recv(1 << 20)
-                except ConnectionResetError:
-                    break
-                if not b:
-                    break
-                body += b
+            body += recv_all(s)
             s.close()
-            check(len(body) < len(data), f"truncated to {cut}: the response ended short (closed)", len(body))
-            # Bytes before the cut are the file's. Bytes past it were already
-            # queued when the file shrank: sendfile queues the file's pages, not
-            # copies, and the kernel zeroes them on truncation; they are within
-            # Content-Length and the response ends short, so a client sees an
-            # incomplete message (RFC 9112 8), never bytes beyond its length.
-            n = min(len(body), cut)
-            check(body[:n] == data[:n], f"truncated to {cut}: the file's bytes before the cut")
-            for off in range(cut, len(body), 4096):
-                got, want = body[off:off + 4096], data[off:off + 4096][:len(body) - off]
-                if got != want and got != bytes(len(got)):
-                    check(all(g == w or g == 0 for g, w in zip(got, want)),
-                          f"truncated to {cut}: past the cut, only the file's bytes or zeros", off)
-            # The next request sees the file as it is now.
+            check_eq((st, h["content-length"], len(body)), (200, str(len(data)), cut),
+                     f"served from the entry, short {args}")
+            check(body == data[:cut], "the file's bytes", args)
             st, h, now = srv.get("/huge.bin")
-            check_eq((st, len(now), h["content-length"]), (200, cut, str(cut)), f"after truncation to {cut}")
-            srv.alive_and_serving()
+            check_eq((st, len(now), h["content-length"]), (200, cut, str(cut)),
+                     f"the stale entry dropped {args}")
+            check(now == data[:cut], "after the drop, the file's bytes", args)
 
+    with Server(root, "--send-timeout", "10") as srv:
         # Clients that reset the connection while sendfile sends to them.
         with open(path, "wb") as f:
             f.write(data)
