@@ -174,14 +174,6 @@ size_t response_format(char *buf, size_t cap, const struct response_head *h)
     return o.overflow ? 0 : (size_t)(o.p - buf);
 }
 
-/* --min-send-rate, measured over windows of --send-timeout: a loop starts
- * one with pace_start, adds what each call sent to bytes and, after each
- * call that left more to send, asks pace_ok, which fails when a window
- * that has just closed saw fewer bytes than the rate asks. A response that
- * goes out in one call reads the clock once (the coarse clock, from
- * memory) and checks nothing. The send timeout alone counts progress, as
- * nginx's send_timeout does: a reader that takes a little now and then
- * would hold its connection and thread for as long as it likes. */
 /* A response given up for lack of progress (the send timeout, or below
  * --min-send-rate) cannot be completed: its connection is reset when
  * closed (SO_LINGER 0), as with nginx's reset_timedout_connection. A
@@ -205,6 +197,14 @@ static int send_failed(int fd)
     return -1;
 }
 
+/* --min-send-rate, measured over windows of --send-timeout: a loop starts
+ * one with pace_start, adds what each call sent to bytes and, after each
+ * call that left more to send, asks pace_ok, which fails when a window
+ * that has just closed saw fewer bytes than the rate asks. A response that
+ * goes out in one call reads the clock once (the coarse clock, from
+ * memory) and checks nothing. The send timeout alone counts progress, as
+ * nginx's send_timeout does: a reader that takes a little now and then
+ * would hold its connection and thread for as long as it likes. */
 struct pace {
     int fd;
     long long start;
