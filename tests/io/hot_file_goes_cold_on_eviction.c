@@ -24,8 +24,7 @@
 enum { BLOCK = 4096, BLOCKS = 256, HOT_ROUNDS = 3 };
 
 static int fd;
-static atomic_long ticks;
-static atomic_int done;
+static struct ticker tk;
 
 static void fill(unsigned char *b, int k)
 {
@@ -55,31 +54,21 @@ static int cached_pages(void)
     return n;
 }
 
-static void *ticker(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&done)) {
-        atomic_fetch_add(&ticks, 1);
-        cap_yield();
-    }
-    return NULL;
-}
-
 static void *reader(void *arg)
 {
     (void)arg;
     unsigned char b[BLOCK];
     int ran = 0;
     for (int i = 0; i < BLOCKS; i++) {
-        long before = atomic_load(&ticks);
+        long before = atomic_load(&tk.ticks);
         read_block(i * 37 % BLOCKS, b);
-        ran += atomic_load(&ticks) > before;
+        ran += atomic_load(&tk.ticks) > before;
     }
     if (cap_worker_count() == 1 && ran < BLOCKS / 2) {
         fprintf(stderr, "the ticker ran during %d of %d reads of evicted blocks\n", ran, BLOCKS);
         CHECK(ran >= BLOCKS / 2);
     }
-    atomic_store(&done, 1);
+    atomic_store(&tk.stop, 1);
     return NULL;
 }
 
@@ -112,7 +101,7 @@ int main(void)
         fprintf(stderr, "the file's pages stay cached here: skipped\n");
         return 77;
     }
-    cap_thread_t t = spawn(ticker, NULL);
+    cap_thread_t t = spawn(ticker_run, &tk);
     cap_thread_t r = spawn(reader, NULL);
     join(r);
     join(t);

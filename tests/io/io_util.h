@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <capriccio.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -31,6 +32,24 @@ static inline void *join(cap_thread_t t)
     void *r = NULL;
     CHECK_EQ(cap_thread_join(t, &r), 0);
     return r;
+}
+
+/* A thread that counts its turns, yielding between them, until `stop`:
+ * a test reads `ticks` around a call to see whether other threads ran
+ * while it waited. Run it with spawn(ticker_run, &some_ticker). */
+struct ticker {
+    atomic_long ticks;
+    atomic_int stop;
+};
+
+static inline void *ticker_run(void *arg)
+{
+    struct ticker *t = arg;
+    while (!atomic_load(&t->stop)) {
+        atomic_fetch_add(&t->ticks, 1);
+        cap_yield();
+    }
+    return NULL;
 }
 
 /* A thread that reads one byte from the descriptor *arg and returns it. */

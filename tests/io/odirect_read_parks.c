@@ -20,18 +20,7 @@
 enum { BLOCK = 4096, BLOCKS = 64, READS = 64 };
 
 static int fd;
-static atomic_long ticks;
-static atomic_int done;
-
-static void *ticker(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&done)) {
-        atomic_fetch_add(&ticks, 1);
-        cap_yield();
-    }
-    return NULL;
-}
+static struct ticker tk;
 
 static void *reader(void *arg)
 {
@@ -40,13 +29,13 @@ static void *reader(void *arg)
     void *buf;
     CHECK_EQ(posix_memalign(&buf, BLOCK, BLOCK), 0);
     for (int i = 0; i < READS; i++) {
-        long before = atomic_load(&ticks);
+        long before = atomic_load(&tk.ticks);
         CHECK_EQ(pread(fd, buf, BLOCK, (off_t)(i * 37 % BLOCKS) * BLOCK), BLOCK);
         if (same_worker)
-            CHECK_GT(atomic_load(&ticks), before); /* the ticker ran during the read */
+            CHECK_GT(atomic_load(&tk.ticks), before); /* the ticker ran during the read */
     }
     free(buf);
-    atomic_store(&done, 1);
+    atomic_store(&tk.stop, 1);
     return NULL;
 }
 
@@ -59,7 +48,7 @@ static void fill_sevens(unsigned char *b, int k)
 int main(void)
 {
     fd = odirect_file(BLOCKS, BLOCK, fill_sevens);
-    cap_thread_t t = spawn(ticker, NULL);
+    cap_thread_t t = spawn(ticker_run, &tk);
     cap_thread_t r = spawn(reader, NULL);
     join(r);
     join(t);
