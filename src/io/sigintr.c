@@ -97,6 +97,7 @@ void cap__sig_handler_coming(void)
     int expect = HANDLED_NONE;
     if (atomic_compare_exchange_strong(&cap__sig_handled, &expect, HANDLED_SWEEPING)) {
         cap__io_rewake_exclusive();
+        cap__wait_rewake_unregistered(); /* semaphore waits (sched/park.h) */
         atomic_store(&cap__sig_handled, HANDLED_YES);
         return;
     }

@@ -158,8 +158,11 @@ void cap__sig_caught(int sig, int sa_flags);
  * to skip the registry looks at the flag again under the descriptor's
  * lock before it links its record (io/wait.c), so either it sees the flag
  * and registers, or the sweep, which takes every descriptor's lock after
- * setting it, finds it parked. The first handler's deliveries come only
- * after all this.
+ * setting it, finds it parked. Semaphore waits, which stay registered from
+ * their first park to their return, skip the registry the same way until
+ * the flag is set (sync/sem.c); the sweep wakes those parked on an address
+ * too (sched/park.h, cap__wait_rewake_unregistered), under each address
+ * bucket's lock. The first handler's deliveries come only after all this.
  */
 extern __attribute__((visibility("hidden"))) _Atomic int cap__sig_handled;
 void cap__sig_handler_coming(void);

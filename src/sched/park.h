@@ -156,7 +156,8 @@ typedef struct cap__addr_waiter {
     const _Atomic uint32_t *addr;
     struct cap__thread *thread;
     bool linked;                          /* [bucket lock] */
-    const _Atomic int *intr;              /* interruptible: nonzero = interrupted */
+    const _Atomic int *intr;              /* interruptible: nonzero = interrupted,
+                                             or &cap__addr_unregistered (below) */
 } cap__addr_waiter;
 /* As cap__wait_on(w->addr, ...), through the caller's record w (addr and
  * intr set, linked false; reused across calls of one wait), and EINTR
@@ -168,6 +169,18 @@ typedef struct cap__addr_waiter {
 int cap__wait_on_intr(cap__addr_waiter *w, uint32_t expected, uint64_t deadline,
                       enum cap__park_reason reason);
 bool cap__wait_interrupt(void *w);
+/* Before the program's first signal handler (io/sigintr.h,
+ * cap__sig_handled) an interruptible wait need not enter the signal
+ * registry, as nothing can interrupt it: it parks through its record with
+ * w->intr = &cap__addr_unregistered (one test on the wait's path for
+ * both kinds of record). Such a wait returns 0 at once,
+ * without parking, once it finds cap__sig_handled set under the bucket
+ * lock, and cap__wait_rewake_unregistered, the first handler's sweep
+ * (called after setting the flag), wakes every one that is parked
+ * (spuriously: it returns 0). Either way its caller re-decides and
+ * enters the registry before its next park. */
+extern __attribute__((visibility("hidden"))) const _Atomic int cap__addr_unregistered;
+void cap__wait_rewake_unregistered(void);
 /* Wakes up to n threads waiting on addr; returns how many it woke. */
 int cap__wake_on(const _Atomic uint32_t *addr, int n);
 

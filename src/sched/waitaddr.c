@@ -16,6 +16,14 @@
  * under the same lock before it links the record, so a delivery is either
  * seen by that check or finds the record linked.
  *
+ * Before the program's first signal handler an interruptible wait parks
+ * unregistered (park.h, cap__addr_unregistered): nothing could interrupt
+ * it. It
+ * looks at cap__sig_handled under the bucket lock before it links its
+ * record, and the first handler's sweep takes every bucket's lock after
+ * setting the flag, so either the wait sees the flag and returns to let
+ * its caller register, or the sweep finds it linked and wakes it.
+ *
  * Wake-ups asked for inside a signal handler (sem_post) cannot take a
  * bucket lock, which the interrupted code may hold: they set the bucket's
  * `deferred` mark and a global one, and the signal dispatch, in ordinary
@@ -27,6 +35,7 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include "io/sigintr.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/clock.h"
@@ -43,6 +52,8 @@ struct bucket {
 } __attribute__((aligned(64)));
 
 static struct bucket buckets[NBUCKETS];
+
+const _Atomic int cap__addr_unregistered; /* only its address is used */
 static atomic_bool any_deferred;
 
 static struct bucket *bucket_of(const void *addr)
@@ -95,9 +106,17 @@ static int wait_rec(waiter_t *w, uint32_t expected, uint64_t deadline,
         cap__spin_unlock(&b->lock);
         return EAGAIN;
     }
-    if (w->intr != NULL && atomic_load(w->intr) != 0) {
-        cap__spin_unlock(&b->lock);
-        return EINTR;
+    if (w->intr != NULL) {
+        int rc = -1;
+        if (w->intr != &cap__addr_unregistered)
+            rc = atomic_load(w->intr) != 0 ? EINTR : -1;
+        else if (atomic_load_explicit(&cap__sig_handled, memory_order_relaxed) != 0)
+            rc = 0; /* spurious: the caller registers and waits again; relaxed:
+                       the sweep set the flag before it took this lock */
+        if (rc >= 0) {
+            cap__spin_unlock(&b->lock);
+            return rc;
+        }
     }
     link_tail(b, w);
     int rc = cap__park(reason, addr, deadline, unlock_bucket, b);
@@ -172,6 +191,24 @@ int cap__wake_on(const _Atomic uint32_t *addr, int n)
     }
     cap__spin_unlock(&b->lock);
     return woken;
+}
+
+void cap__wait_rewake_unregistered(void)
+{
+    for (int i = 0; i < NBUCKETS; i++) {
+        struct bucket *b = &buckets[i];
+        cap__spin_lock(&b->lock); /* every bucket, even empty: see above */
+        waiter_t *w = b->head;
+        while (w != NULL) {
+            waiter_t *next = w->next; /* w may vanish once unparked */
+            if (w->intr == &cap__addr_unregistered) {
+                unlink_waiter(b, w);
+                cap__unpark(w->thread); /* false: the timer or a cancel won */
+            }
+            w = next;
+        }
+        cap__spin_unlock(&b->lock);
+    }
 }
 
 void cap__wake_on_deferred(const _Atomic uint32_t *addr)

@@ -22,7 +22,11 @@
  * SA_RESTART (signal(7) lists sem_wait as never restarted, but the
  * kernel restarts the untimed futex wait that glibc's sem_wait makes).
  * Only a wait that is about to park enters the signal registry
- * (io/sigintr.h), so a sem_wait that finds a unit pays nothing. A woken
+ * (io/sigintr.h), so a sem_wait that finds a unit pays nothing, and not
+ * before the program installs its first handler (cap__sig_handled), so a
+ * program without handlers pays nothing either: a wait that parked
+ * unregistered is woken by that handler's sweep (sched/park.h) and
+ * registers before it parks again. A woken
  * waiter tries to take a unit before it looks at the signal: a post and a
  * signal together never lose the post (the post's wake-up may have gone
  * to this waiter), and a waiter that leaves with EINTR took nothing.
@@ -97,18 +101,48 @@ int cap_sem_trywait(cap_sem_t *s)
     return take(s, 0) ? 0 : EAGAIN;
 }
 
+/* The signal side of an interruptible wait: sw enters the registry at
+ * the first park after the program's first handler exists, and stays
+ * until the call returns (a delivery between two parks is not lost: the
+ * address wait checks sw.sig under the bucket lock before each park). */
+struct intr_wait {
+    cap__sig_waiter sw;
+    const cap__intr *in;
+    bool entered;
+};
+
+/* Whether a signal interrupted the wait; before a park, also registers
+ * the wait if a handler may now interrupt it (or marks its record aw
+ * unregistered if none can yet). */
+static bool interrupted(struct intr_wait *iw, cap__addr_waiter *aw)
+{
+    if (iw->entered)
+        return cap__sig_hit(&iw->sw);
+    /* Relaxed: a wait that reads 0 here and parks reads the flag again
+     * under the bucket lock (sched/waitaddr.c). */
+    if (atomic_load_explicit(&cap__sig_handled, memory_order_relaxed) == 0) {
+        aw->intr = &cap__addr_unregistered;
+        return false;
+    }
+    cap__sig_enter(&iw->sw, iw->in, cap__wait_interrupt, aw);
+    aw->intr = &iw->sw.sig;
+    iw->entered = true;
+    return false; /* a fresh entry: no delivery yet */
+}
+
 /* The waiting part of wait_common, once the caller counts as a waiter;
- * the signal registry entry sw (NULL: not interruptible) is the caller's. */
-static int wait_slow(cap_sem_t *s, cap__timeout *to, cap__addr_waiter *aw, cap__sig_waiter *sw)
+ * iw (NULL: not interruptible) is the signal side, with its record aw. */
+static int wait_slow(cap_sem_t *s, cap__timeout *to, cap__addr_waiter *aw,
+                     struct intr_wait *iw)
 {
     for (;;) {
         if (take(s, ONE_WAITER))
             return 0; /* before the signal: a post that woke us is never lost */
-        if (sw != NULL && cap__sig_hit(sw)) {
+        if (iw != NULL && interrupted(iw, aw)) {
             atomic_fetch_sub(word(s), ONE_WAITER);
             return EINTR;
         }
-        int rc = sw != NULL ? cap__sync_wait_intr(aw, 0, to, CAP__PARK_SEM, true)
+        int rc = iw != NULL ? cap__sync_wait_intr(aw, 0, to, CAP__PARK_SEM, true)
                             : cap__sync_wait(value_word(s), 0, to, CAP__PARK_SEM, true);
         if (rc == ECANCELED) {
             atomic_fetch_sub(word(s), ONE_WAITER); /* without taking a unit */
@@ -139,12 +173,14 @@ static int wait_common(cap_sem_t *s, clockid_t clock, const struct timespec *abs
     if (cap__current() != NULL && !cap__in_signal_handler()) {
         /* A signal handler interrupts the wait as it does glibc's (the
          * kernel's futex wait): the untimed one only without SA_RESTART. */
-        cap__sig_waiter sw;
-        cap__addr_waiter aw = { .addr = value_word(s), .intr = &sw.sig };
-        cap__sig_enter(&sw, abs != NULL ? &cap__intr_always : &cap__intr_restart,
-                       cap__wait_interrupt, &aw);
-        rc = wait_slow(s, abs != NULL ? &to : NULL, &aw, &sw);
-        cap__sig_leave(&sw);
+        struct intr_wait iw = {
+            .in = abs != NULL ? &cap__intr_always : &cap__intr_restart,
+            .entered = false,
+        };
+        cap__addr_waiter aw = { .addr = value_word(s) };
+        rc = wait_slow(s, abs != NULL ? &to : NULL, &aw, &iw);
+        if (iw.entered)
+            cap__sig_leave(&iw.sw);
     } else {
         rc = wait_slow(s, abs != NULL ? &to : NULL, NULL, NULL);
     }
