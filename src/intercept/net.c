@@ -136,6 +136,8 @@ static void accepted(int listener, int fd, int flags)
     if (f != NULL) {
         cap__fd_set_timeo(f, 0, timeo[0]);
         cap__fd_set_timeo(f, 1, timeo[1]);
+        if (fl & CAP__FDF_DRAINS)
+            cap__io_fresh_drained(f); /* its first read parks at once (io.h) */
     }
 }
 

@@ -30,6 +30,9 @@
  * that bumps seq[READ]. So while (gen, seq[READ]) still equals what a
  * thread snapshotted before such a read, the next blocking read may park
  * at once instead of making a call that would say EAGAIN (io/wait.c).
+ * A socket fresh from accept starts so, from its first snapshot
+ * (cap__io_fresh_drained, io.h): the registration its first park makes
+ * reports what was queued before.
  * TCP reads also stop short at an urgent mark and at a FIN, and before a
  * pending error: each of these is set before the wake-up that announces
  * it and shows in the readiness the backend then reports (POLLPRI,

@@ -120,6 +120,24 @@ cap__io_attempt_once(const cap__io_ticket *tk, cap__io_attempt op, void *arg, si
     return r;
 }
 
+/* A TCP socket fresh from accept: its first blocking read parks without
+ * the attempt, like a drained socket's (fd.h). Nothing has been harvested
+ * for this life yet, so whatever the kernel queued before or after the
+ * accept is reported by the registration that park makes (netio.h, arm)
+ * or, if the socket was armed meanwhile, by an event not yet harvested:
+ * either bumps seq[READ] and the read is made. In the paper's client
+ * pattern most first reads come before the request and said EAGAIN; the
+ * registration they skip to is made for the connection's later reads
+ * anyway. Only with an edge backend (cap__io_do checks). */
+static inline void cap__io_fresh_drained(cap__fd *f)
+{
+    if (cap__fd_has(f, CAP__FDF_REGISTERED))
+        return; /* another thread already waited on it: no claim to make */
+    cap__io_ticket tk;
+    cap__io_prepare(&tk, f, -1, CAP__IO_READ);
+    atomic_store_explicit(&f->drained, cap__io_drained_key(&tk), memory_order_relaxed);
+}
+
 /* The rest of cap__io_do once its first attempt said EAGAIN (or was
  * skipped: skipped), out of line: park, try again, until done. tk is the
  * first attempt's snapshot. */
