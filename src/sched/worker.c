@@ -90,9 +90,11 @@ enum {
                                gave the load generator of Knot's paper
                                pattern less CPU: 5-13% fewer requests/s) */
     SPIN_WORTH_NS = 50000,  /* a sleep this short: a longer spin would have
-                               caught the wake-up (64 rounds took ~35 us
-                               on the EPYC this was tuned on when no other
-                               task wants the CPU: sched_yield ~0.5 us) */
+                               caught the wake-up, so the next spin gets
+                               the whole budget (set when 64 rounds took
+                               ~35 us on this EPYC with no other task
+                               wanting the CPU, sched_yield ~0.5 us; 16
+                               take ~9 us) */
     RECHECK_NS = 1000000,   /* longest sleep while another worker is awake:
                                it may hold a lone new thread (see
                                cap__schedule_new) it is not running */
