@@ -37,13 +37,7 @@ static int client_sent(int l, int i, size_t n, int *srv, int accept_flags)
 static void read_pattern(int c, int i, size_t n)
 {
     char buf[4096];
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(c, buf + got, sizeof buf - got);
-        CHECK_GT(r, 0);
-        got += (size_t)r;
-    }
-    CHECK_EQ(got, n);
+    read_exactly_n(c, buf, sizeof buf, n);
     for (size_t k = 0; k < n; k++)
         CHECK_EQ(buf[k], (char)(i + (int)k));
 }

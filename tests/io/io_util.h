@@ -52,6 +52,20 @@ static inline void *ticker_run(void *arg)
     return NULL;
 }
 
+/* Blocking reads into buf (cap bytes) until n bytes came, each read asking
+ * for all the room left, so a read that returns more than n fails the
+ * check. */
+static inline void read_exactly_n(int fd, char *buf, size_t cap, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, cap - got);
+        CHECK_GT(r, 0);
+        got += (size_t)r;
+    }
+    CHECK_EQ(got, n);
+}
+
 /* A thread that reads one byte from the descriptor *arg and returns it. */
 static inline void *read_one_byte(void *arg)
 {

@@ -26,13 +26,7 @@ static int port;
 static void read_exactly(int fd, const char *want, size_t n)
 {
     char buf[64];
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, buf + got, sizeof buf - got);
-        CHECK_GT(r, 0);
-        got += (size_t)r;
-    }
-    CHECK_EQ(got, n);
+    read_exactly_n(fd, buf, sizeof buf, n);
     CHECK(memcmp(buf, want, n) == 0);
 }
 

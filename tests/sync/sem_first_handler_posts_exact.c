@@ -10,7 +10,9 @@
  * the posters are done and some wait saw EINTR; one more unit per waiter
  * tells each to stop. Every unit must be taken exactly once and every
  * waiter must stop: a post lost to a wait woken by the sweep or a signal
- * strands a waiter, which the 30 s limit here reports. */
+ * strands a waiter, which the 30 s limit here reports. The last three
+ * quarters are also the test of signals racing posts (it replaced
+ * sem_signals_and_posts_exact, which installed the handler first). */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
