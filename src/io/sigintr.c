@@ -311,6 +311,11 @@ void cap__sig_forked_begin(void)
     memset(shards, 0, sizeof shards);
     /* The parent's deliveries not yet dispatched were the parent's. */
     atomic_store(&dispatched, atomic_load(&deliveries));
+    /* A first-handler sweep another thread was making ended with that
+     * thread: the child's one thread has nothing parked to sweep, and its
+     * own sigaction would wait for the sweep's end for ever. */
+    int sweeping = HANDLED_SWEEPING;
+    atomic_compare_exchange_strong(&cap__sig_handled, &sweeping, HANDLED_YES);
 }
 
 void cap__sig_forked_end(void)

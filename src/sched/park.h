@@ -181,6 +181,9 @@ bool cap__wait_interrupt(void *w);
  * enters the registry before its next park. */
 extern __attribute__((visibility("hidden"))) const _Atomic int cap__addr_unregistered;
 void cap__wait_rewake_unregistered(void);
+/* In a fork's child: every address wait was a lost thread's, and a bucket
+ * lock may have been held by one (e.g. mid-sweep): all reset. */
+void cap__wait_forked(void);
 /* Wakes up to n threads waiting on addr; returns how many it woke. */
 int cap__wake_on(const _Atomic uint32_t *addr, int n);
 

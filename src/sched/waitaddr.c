@@ -193,6 +193,16 @@ int cap__wake_on(const _Atomic uint32_t *addr, int n)
     return woken;
 }
 
+void cap__wait_forked(void)
+{
+    for (int i = 0; i < NBUCKETS; i++) {
+        buckets[i].lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */
+        buckets[i].head = buckets[i].tail = NULL;    /* only lost threads waited */
+        atomic_store_explicit(&buckets[i].deferred, false, memory_order_relaxed);
+    }
+    atomic_store_explicit(&any_deferred, false, memory_order_relaxed);
+}
+
 void cap__wait_rewake_unregistered(void)
 {
     for (int i = 0; i < NBUCKETS; i++) {
