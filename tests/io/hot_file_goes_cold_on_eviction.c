@@ -4,8 +4,8 @@
  * pages are evicted, a probe sees that a read would block and the file
  * goes cold, so its later reads park their thread for the device read
  * instead of blocking the worker. On CAP_WORKERS=1 a yielding thread must
- * run during most of the reads of the evicted file (with the probe lost,
- * it ran only on the every-16th-hit yields). With more workers the two
+ * run during at least an eighth of the reads of the evicted file (with
+ * the probe lost, it ran only on the every-16th-hit yields). With more workers the two
  * threads may run on different ones, where a tick says nothing: there
  * only the data is checked. Readahead is off (POSIX_FADV_RANDOM), so
  * every read of an evicted block misses. Skipped under
@@ -64,9 +64,13 @@ static void *reader(void *arg)
         read_block(i * 37 % BLOCKS, b);
         ran += atomic_load(&tk.ticks) > before;
     }
-    if (cap_worker_count() == 1 && ran < BLOCKS / 2) {
+    /* With the probe lost the ticker runs only on the every-16th-hit
+     * yields: 16 of 256. A read of an evicted block can still find it
+     * cached, brought in with a neighbour's folio (CI under ASan once saw
+     * 50 of 256), so the bound is twice the lost probe's count. */
+    if (cap_worker_count() == 1 && ran < BLOCKS / 8) {
         fprintf(stderr, "the ticker ran during %d of %d reads of evicted blocks\n", ran, BLOCKS);
-        CHECK(ran >= BLOCKS / 2);
+        CHECK(ran >= BLOCKS / 8);
     }
     atomic_store(&tk.stop, 1);
     return NULL;
