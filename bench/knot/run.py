@@ -172,7 +172,29 @@ def parse_result(out):
     return json.loads(m.group(1))
 
 
-def run_load(pattern, port, conns, a, gobin):
+def tree_cpu_s(pid):
+    """CPU seconds (user + system) used so far by pid and its descendants
+    still running (nginx's workers are children of its master)."""
+    parents, cpu = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(d)] = int(fields[1])
+        cpu[int(d)] = int(fields[11]) + int(fields[12])
+    tree, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        tree.add(p)
+        todo += [c for c, pp in parents.items() if pp == p and c not in tree]
+    return sum(cpu.get(p, 0) for p in tree) / os.sysconf("SC_CLK_TCK")
+
+
+def run_load(pattern, port, conns, a, gobin, server_pid=None):
     if pattern == "keepalive":
         threads = min(2, conns)
         argv = [which("wrk"), f"-t{threads}", f"-c{conns}", f"-d{a.duration}s", "--timeout", "10s",
@@ -180,14 +202,27 @@ def run_load(pattern, port, conns, a, gobin):
     else:
         argv = [os.path.join(gobin, "loadgen"), "-addr", f"127.0.0.1:{port}", "-c", str(conns),
                 "-d", f"{a.duration}s", "-dirs", str(a.dirs)]
+    # CPU per request of the server (its process tree, from /proc) and of
+    # the client (the only child reaped during the run, so the growth of
+    # RUSAGE_CHILDREN is its own). Both share the machine's two CPUs, so
+    # requests/s is set by their sum; the server's share is what a
+    # server's efficiency is (Photon's "per core" comparison).
+    server0 = tree_cpu_s(server_pid) if server_pid else None
+    kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(argv, capture_output=True, text=True, timeout=a.duration + 120,
                        env=dict(os.environ, GOMAXPROCS="2"))
+    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server1 = tree_cpu_s(server_pid) if server_pid else None
     res = parse_result(r.stdout)
     secs = res["duration_us"] / 1e6
     errors = sum(res["errors"].values())
+    n = max(res["requests"], 1)
+    client_s = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
     return {"rps": res["requests"] / secs, "mib_s": res["bytes"] / secs / 2**20,
             "p50_ms": res["p50_us"] / 1000, "p99_ms": res["p99_us"] / 1000,
-            "requests": res["requests"], "errors": errors}
+            "requests": res["requests"], "errors": errors,
+            "server_cpu_us": (server1 - server0) * 1e6 / n if server_pid else None,
+            "client_cpu_us": client_s * 1e6 / n}
 
 
 def machine():
@@ -246,6 +281,20 @@ def targets(rows):
     return lines
 
 
+def efficiency(rows):
+    """nginx's server CPU per request over each knot's, at >= 1,000
+    connections: the servers' cost, without the shared client's."""
+    lines = []
+    for pattern in PATTERNS:
+        for c in sorted({r["conns"] for r in rows if r["conns"] >= 1000}):
+            o = get(rows, "nginx", pattern, c)
+            for name in KNOTS:
+                k = get(rows, name, pattern, c)
+                if o and k and o.get("server_cpu_us") and k.get("server_cpu_us"):
+                    lines.append(f"| {pattern} | {c} | {name} | {o['server_cpu_us'] / k['server_cpu_us']:.2f}x |")
+    return lines
+
+
 def medians(samples):
     """One row per (server, pattern, conns): the median of each figure over
     the repetitions (errors: the largest), with the repetition count."""
@@ -255,10 +304,10 @@ def medians(samples):
     rows = []
     for (server, pattern, conns), rs in groups.items():
         row = {"server": server, "pattern": pattern, "conns": conns, "reps": len(rs)}
-        for k in ("rps", "mib_s", "p50_ms", "p99_ms", "requests"):
-            v = sorted(r[k] for r in rs)
+        for k in ("rps", "mib_s", "p50_ms", "p99_ms", "requests", "server_cpu_us", "client_cpu_us"):
+            v = sorted(r[k] for r in rs if r.get(k) is not None)
             n = len(v)
-            row[k] = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+            row[k] = None if not n else v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
         row["errors"] = max(r["errors"] for r in rs)
         rows.append(row)
     order = {s: i for i, s in enumerate(SERVERS)}
@@ -269,17 +318,22 @@ def medians(samples):
 def write_reports(rows, a, out, skipped):
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(rows, f, indent=1)
-    keys = ["server", "pattern", "conns", "rps", "mib_s", "p50_ms", "p99_ms", "requests", "errors", "reps"]
+    keys = ["server", "pattern", "conns", "rps", "mib_s", "p50_ms", "p99_ms", "requests", "errors", "reps",
+            "server_cpu_us", "client_cpu_us"]
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, keys)
         w.writeheader()
         w.writerows(rows)
-    table = ["| server | pattern | connections | requests/s | MiB/s | p50 ms | p99 ms | errors |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    table = ["| server | pattern | connections | requests/s | MiB/s | p50 ms | p99 ms | errors "
+             "| server CPU µs/req | client CPU µs/req |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    us = lambda v: "—" if v is None else f"{v:.1f}"
     for r in rows:
         table.append(f"| {r['server']} | {r['pattern']} | {r['conns']} | {r['rps']:.0f} | {r['mib_s']:.1f} | "
-                     f"{r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['errors']} |")
+                     f"{r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['errors']} | "
+                     f"{us(r.get('server_cpu_us'))} | {us(r.get('client_cpu_us'))} |")
     t = targets(rows)
+    e = efficiency(rows)
     v = versions()
     md = ["# Knot web benchmark", "",
           f"Machine: {machine()}. Client and servers share it; traffic on 127.0.0.1 only.",
@@ -292,10 +346,17 @@ def write_reports(rows, a, out, skipped):
     if t:
         md += ["## Targets (issue 6)", "", "| pattern | connections | measure | value | target | |",
                "|---|---:|---|---|---|---|"] + t + [""]
+    if e:
+        md += ["## Server CPU per request (not a target of the issue)", "",
+               "The client shares the two CPUs, so requests/s follows the sum of server and client",
+               "CPU per request. This is the servers' own cost: nginx's CPU per request over the",
+               "contender's (Photon's \"per core\" comparison), medians over the repetitions.", "",
+               "| pattern | connections | contender | nginx µs / contender µs |",
+               "|---|---:|---|---:|"] + e + [""]
     md += ["![requests/s and p99 latency](plot.png)", ""]
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(md))
-    print("\n".join(table + [""] + t))
+    print("\n".join(table + [""] + t + [""] + e))
 
 
 def plot(rows, out):
@@ -408,7 +469,7 @@ def main():
                      argparse.Namespace(duration=2, dirs=a.dirs), gobin)
             for pattern in patterns:
                 for c in conns:
-                    r = run_load(pattern, srv.port, c, a, gobin)
+                    r = run_load(pattern, srv.port, c, a, gobin, srv.proc.pid)
                     if srv.proc.poll() is not None:
                         raise RuntimeError(f"{name} died (status {srv.proc.returncode})")
                     r.update(server=name, pattern=pattern, conns=c)
