@@ -57,7 +57,7 @@ typedef struct cap_mutex {
                        only with 2: see src/sync/mutex.c */
     int32_t type;
     uint32_t count; /* recursion depth (RECURSIVE) */
-    uint32_t reserved;
+    uint32_t reserved; /* the fork generation of flag 4 (src/sync/mutex.c) */
     uint64_t owner; /* holder (RECURSIVE, ERRORCHECK), 0 if none */
 } cap_mutex_t;
 

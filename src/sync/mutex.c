@@ -36,6 +36,18 @@
  * (runnable, or about to park: the park compares the word, which the
  * hand-off changed, and returns at once).
  *
+ * Forks: in a fork's child the parent's waiters are gone (worker.h), and
+ * a STARVING flag one of them set would make the child's unlock hand the
+ * lock to nobody: the mutex would stay taken for good, and the classic
+ * pthread_atfork use (prepare locks, child unlocks) would leave the child
+ * a dead lock. So a waiter that sets STARVING first records the fork
+ * generation it runs in (the word `gen`, the public struct's fourth),
+ * and an unlock honours STARVING only if it was set in the unlocker's
+ * generation: in the child the parent's flag is dropped and the lock
+ * freed; a child waiter that starves sets the flag again, with the
+ * child's generation. (Misreading gen only costs fairness: the lock is
+ * freed instead of handed off, and the starving waiter flags again.)
+ *
  * Spinning: with more than one worker the holder may be running on another
  * one, and the critical sections this protects are usually far shorter than
  * a park and a cross-worker wake-up, so a locker first spins for a few
@@ -72,6 +84,12 @@ enum { SPIN_ROUNDS = 8, SPIN_PAUSES = 30 };
 static _Atomic uint32_t *word(cap_mutex_t *m)
 {
     return CAP__A32(&m->state);
+}
+
+/* The fork generation in which STARVING was last set (see the top). */
+static _Atomic uint32_t *gen(cap_mutex_t *m)
+{
+    return CAP__A32(&m->reserved);
 }
 
 static _Atomic uint64_t *owner_of(const cap_mutex_t *m)
@@ -153,8 +171,12 @@ static int acquire_slow(cap_mutex_t *m, cap__timeout *to)
             continue;
         } else {
             want = CONTENDED | (s & STARVING);
-            if (queued && !(s & STARVING) && cap__now() - since >= STARVE_NS)
+            if (queued && !(s & STARVING) && cap__now() - since >= STARVE_NS) {
                 want |= STARVING; /* passed over for too long */
+                atomic_store_explicit(gen(m), cap__fork_gen, memory_order_relaxed);
+                /* gen before the flag: pairs with release_slow's fence */
+                atomic_thread_fence(memory_order_release);
+            }
             if (want != s && !cas(w, &s, want))
                 continue;
         }
@@ -180,15 +202,24 @@ static int acquire(cap_mutex_t *m, clockid_t clock, const struct timespec *abs)
     return rc != 0 ? rc : acquire_slow(m, &to);
 }
 
+/* Whether STARVING was set by a waiter of this process's generation (see
+ * the top), s being a state with STARVING. */
+static bool starving_here(cap_mutex_t *m)
+{
+    atomic_thread_fence(memory_order_acquire); /* the flag's gen (acquire_slow) */
+    return atomic_load_explicit(gen(m), memory_order_relaxed) == cap__fork_gen;
+}
+
 /* Unlock with waiters possibly queued (s: the state last seen): free the
  * lock, or hand it off if a waiter starves, then wake one waiter. */
-static int release_slow(_Atomic uint32_t *w, uint32_t s)
+static int release_slow(cap_mutex_t *m, uint32_t s)
 {
+    _Atomic uint32_t *w = word(m);
     uint32_t next;
     do {
         if ((s & HELD) == FREE || (s & HANDOFF))
             return EPERM; /* not locked, or already given to a waiter */
-        next = (s & STARVING) ? (CONTENDED | HANDOFF) : FREE;
+        next = (s & STARVING) && starving_here(m) ? (CONTENDED | HANDOFF) : FREE;
     } while (!atomic_compare_exchange_weak_explicit(w, &s, next, memory_order_release,
                                                     memory_order_relaxed));
     if (s & CONTENDED)
@@ -202,7 +233,7 @@ static int release(cap_mutex_t *m)
     if (atomic_compare_exchange_strong_explicit(word(m), &s, FREE, memory_order_release,
                                                 memory_order_relaxed))
         return 0; /* nobody waits: one CAS */
-    return release_slow(word(m), s);
+    return release_slow(m, s);
 }
 
 static bool tracks_owner(int type)
