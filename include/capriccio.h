@@ -124,6 +124,17 @@ int cap_worker_count(void);
 /* CLOCK_MONOTONIC in nanoseconds: the clock every deadline uses. */
 uint64_t cap_now_ns(void);
 
+/* ---- processes -------------------------------------------------------- */
+
+/* pthread_atfork for the library's fork (fork, vfork, daemon; not
+ * posix_spawn, popen or system): prepare handlers run newest first before
+ * the fork, parent and child handlers oldest first after it, the child's
+ * once the child's runtime is set up (so they may unlock mutexes and
+ * create threads). Any may be NULL. Handlers registered with glibc's
+ * pthread_atfork run inside the fork, after these prepare handlers and
+ * before these parent and child handlers. 0, or ENOMEM. */
+int cap_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+
 #ifdef __cplusplus
 }
 #endif

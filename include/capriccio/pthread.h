@@ -27,6 +27,14 @@
  *    those libc names itself (src/intercept/sleep.c), so they park only
  *    the calling user thread and a caught signal interrupts them, as it
  *    does every blocking call the library intercepts.
+ *  - pthread_atfork is cap_atfork: the handlers run in the library's
+ *    fork (fork, vfork and daemon; not posix_spawn, popen or system, as
+ *    in glibc), prepare handlers before the runtime's own fork steps,
+ *    child handlers after the child's runtime is set up, so they may lock
+ *    and unlock mutexes and create threads. Handlers that code not
+ *    compiled through this header (a library) registers with glibc's
+ *    pthread_atfork run inside glibc's fork: after these prepare handlers,
+ *    before these parent and child handlers.
  *  - Feature-test macros: the system headers above fix the feature set of
  *    the whole translation unit, and a forced include comes before the
  *    program's own "#define _POSIX_C_SOURCE ...". So when no feature-test
@@ -47,8 +55,6 @@
  *    invalid or unsupported signal number"); pthread_kill(t, 0) checks
  *    that t exists; pthread_sigmask that changes the mask: ENOTSUP
  *    (asking for the mask works); pthread_sigqueue: EINVAL;
- *  - fork in a threaded program: pthread_atfork: ENOTSUP (fork itself is
- *    left alone, for fork+exec);
  *  - asynchronous cancellation acts like deferred (<capriccio/cancel.h>);
  *  - GNU extensions with no user-level meaning (affinity, tryjoin/
  *    timedjoin/clockjoin, default attributes, attribute signal masks):
@@ -328,15 +334,6 @@ static inline int cap_compat_sigmask(int how, const sigset_t *set, sigset_t *old
     return ENOTSUP;
 }
 
-static inline int cap_compat_atfork(void (*prepare)(void), void (*parent)(void),
-                                    void (*child)(void))
-{
-    (void)prepare;
-    (void)parent;
-    (void)child;
-    return ENOTSUP;
-}
-
 static inline int cap_compat_enosys(void)
 {
     return ENOSYS;
@@ -527,7 +524,7 @@ _Static_assert(SEM_VALUE_MAX == CAP_SEM_VALUE_MAX, "semaphore limit");
 #define pthread_kill cap_compat_kill
 #define pthread_sigqueue cap_compat_sigqueue
 #define pthread_sigmask cap_compat_sigmask
-#define pthread_atfork cap_compat_atfork
+#define pthread_atfork cap_atfork
 #define pthread_tryjoin_np(...) cap_compat_enosys()
 #define pthread_timedjoin_np(...) cap_compat_enosys()
 #define pthread_clockjoin_np(...) cap_compat_enosys()

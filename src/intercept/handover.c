@@ -28,7 +28,8 @@
  * (file.c), which parks through the wrappers but moves data unseen.
  *
  * vfork is fork (below); daemon forks with our fork; popen gives pipes
- * back like posix_spawn.
+ * back like posix_spawn. Fork handlers (atfork.c) run for fork, vfork
+ * and daemon, not for posix_spawn, popen or system, as in glibc.
  * Not covered: raw clone, whose children inherit non-blocking pipes; and
  * a fork on one worker while a thread of another worker is already past
  * the ownership test in a plain read of an owned pipe: that read blocks
@@ -45,23 +46,37 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "intercept/atfork.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "io/sigintr.h"
 #include "sched/worker.h"
 
-/* The sigaction table's lock is held across the fork (src/stack/signal.c). */
+/* The sigaction table's lock is held across the fork (src/stack/signal.c).
+ * The handlers of cap_atfork (atfork.c) run outside the runtime's own
+ * steps: the prepare handlers before them (they may park), the parent and
+ * child handlers after them (the child's see the child's runtime and may
+ * create threads and call sigaction). glibc's list runs inside the real
+ * fork. */
 pid_t fork(void)
 {
+    cap__atfork_snap snap;
+    cap__atfork_prepare(&snap);
     cap__fd_forking();
     sigset_t saved;
     cap__sig_fork_prepare(&saved);
     pid_t pid = CAP__REAL(fork)();
+    int e = errno; /* a failed fork's, for the caller */
     if (pid == 0) { /* before any signal is let in */
         cap__sched_forked(cap__current());
         cap__io_forked();
     }
     cap__sig_fork_done(&saved);
+    if (pid == 0)
+        cap__atfork_child(&snap);
+    else
+        cap__atfork_parent(&snap);
+    errno = e;
     return pid;
 }
 

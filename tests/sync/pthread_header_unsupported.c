@@ -3,14 +3,13 @@
  * with the documented POSIX error instead of being ignored: process
  * sharing, named semaphores, real-time scheduling and system scope,
  * priority protocols and robust mutexes, signals to threads and mask
- * changes, pthread_atfork, and the GNU extensions without a meaning here;
+ * changes, and the GNU extensions without a meaning here;
  * what is supported in those families works. */
 #include <capriccio/pthread.h>
 #include <fcntl.h>
 
 #include "check.h"
 
-static void handler(void) {}
 
 int main(void)
 {
@@ -81,7 +80,6 @@ int main(void)
     CHECK_EQ(pthread_sigmask(SIG_BLOCK, &set, &old), ENOTSUP);
     CHECK_EQ(pthread_sigmask(SIG_BLOCK, NULL, &old), 0);
     CHECK_EQ(pthread_sigmask(12345, &set, NULL), EINVAL);
-    CHECK_EQ(pthread_atfork(handler, handler, handler), ENOTSUP);
     clockid_t clk;
     CHECK_EQ(pthread_getcpuclockid(self, &clk), ENOENT);
     CHECK_EQ(pthread_tryjoin_np(self, NULL), ENOSYS);
