@@ -107,6 +107,13 @@ static void *forker(void *arg)
 
 int main(void)
 {
+#if defined(__SANITIZE_ADDRESS__) && !defined(CAPRICCIO_PTHREAD_H)
+    /* GCC 12's AddressSanitizer does not hold its allocator's locks across
+     * fork: a child of NPTL threads could find one taken for good (its
+     * threads hung in malloc in 1 of 6 runs here). */
+    fprintf(stderr, "NPTL under AddressSanitizer: skipped\n");
+    return 77;
+#endif
     EXPECT_EQ(pthread_atfork(prepare, parent, child), 0);
     pthread_t h[HAMMERS];
     for (int i = 0; i < HAMMERS; i++)
