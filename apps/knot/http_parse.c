@@ -17,11 +17,16 @@
 
 size_t http_head_length(const char *buf, size_t len, size_t *scanned)
 {
-    /* The head ends at the first LF that is followed by LF or CR LF. */
+    /* The head ends at the first LF that is followed by LF or CR LF. memchr
+     * jumps from one LF to the next: most bytes of a head are not LFs. */
     size_t i = *scanned;
-    for (; i < len; i++) {
-        if (buf[i] != '\n')
-            continue;
+    while (i < len) {
+        const char *lf = memchr(buf + i, '\n', len - i);
+        if (!lf) {
+            i = len;
+            break;
+        }
+        i = (size_t)(lf - buf);
         if (i + 1 >= len)
             break;
         if (buf[i + 1] == '\n')
@@ -32,30 +37,58 @@ size_t http_head_length(const char *buf, size_t len, size_t *scanned)
             if (buf[i + 2] == '\n')
                 return i + 3;
         }
+        i++;
     }
     *scanned = i;
     return 0;
 }
 
+/* Character classes, one table lookup per byte instead of comparisons and
+ * a strchr: the parser looks at every byte of every request. */
+enum {
+    C_TCHAR = 1,  /* token (RFC 9110 5.6.2) */
+    C_HOST = 2,   /* reg-name, IP literal and port characters */
+    C_TARGET = 4, /* visible ASCII, what a request target may hold */
+};
+
+static const unsigned char cclass[256] = {
+    ['0' ... '9'] = C_TCHAR | C_HOST | C_TARGET,
+    ['a' ... 'z'] = C_TCHAR | C_HOST | C_TARGET,
+    ['A' ... 'Z'] = C_TCHAR | C_HOST | C_TARGET,
+    ['!'] = C_TCHAR | C_HOST | C_TARGET, ['#'] = C_TCHAR | C_TARGET,
+    ['$'] = C_TCHAR | C_HOST | C_TARGET, ['%'] = C_TCHAR | C_HOST | C_TARGET,
+    ['&'] = C_TCHAR | C_HOST | C_TARGET, ['\''] = C_TCHAR | C_HOST | C_TARGET,
+    ['*'] = C_TCHAR | C_HOST | C_TARGET, ['+'] = C_TCHAR | C_HOST | C_TARGET,
+    ['-'] = C_TCHAR | C_HOST | C_TARGET, ['.'] = C_TCHAR | C_HOST | C_TARGET,
+    ['^'] = C_TCHAR | C_TARGET, ['_'] = C_TCHAR | C_HOST | C_TARGET,
+    ['`'] = C_TCHAR | C_TARGET, ['|'] = C_TCHAR | C_TARGET,
+    ['~'] = C_TCHAR | C_HOST | C_TARGET,
+    ['('] = C_HOST | C_TARGET, [')'] = C_HOST | C_TARGET, [','] = C_HOST | C_TARGET,
+    [';'] = C_HOST | C_TARGET, ['='] = C_HOST | C_TARGET, [':'] = C_HOST | C_TARGET,
+    ['['] = C_HOST | C_TARGET, [']'] = C_HOST | C_TARGET,
+    ['"'] = C_TARGET, ['/'] = C_TARGET, ['<'] = C_TARGET, ['>'] = C_TARGET,
+    ['?'] = C_TARGET, ['@'] = C_TARGET, ['\\'] = C_TARGET, ['{'] = C_TARGET,
+    ['}'] = C_TARGET,
+};
+
 static bool is_tchar(unsigned char c)
 {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-        return true;
-    return c && strchr("!#$%&'*+-.^_`|~", c);
+    return cclass[c] & C_TCHAR;
 }
 
 /* Cuts the line starting at *p (ending in LF, maybe CR LF) and NUL-terminates
- * it; returns it and advances *p past the LF. A bare CR inside is an error
- * the callers catch through their character checks. */
-static char *take_line(char **p, char *end)
+ * it; returns it, sets *stop to its NUL and advances *p past the LF. A bare
+ * CR inside is an error the callers catch through their character checks. */
+static char *take_line(char **p, char *end, char **stop)
 {
     char *line = *p;
     char *lf = memchr(line, '\n', (size_t)(end - line));
-    char *stop = lf;
-    if (stop > line && stop[-1] == '\r')
-        stop--;
-    *stop = '\0';
+    char *s = lf;
+    if (s > line && s[-1] == '\r')
+        s--;
+    *s = '\0';
     *p = lf + 1;
+    *stop = s;
     return line;
 }
 
@@ -75,26 +108,32 @@ static enum http_method method_of(const char *m)
 
 static int parse_request_line(char *line, size_t max_uri, struct http_request *req)
 {
-    char *sp1 = strchr(line, ' ');
-    if (!sp1 || sp1 == line)
+    /* One pass over each part: the method is tokens up to the first space,
+     * the target visible characters up to the next. */
+    char *sp1 = line;
+    while (is_tchar((unsigned char)*sp1))
+        sp1++;
+    if (*sp1 != ' ' || sp1 == line)
         return 400;
     *sp1 = '\0';
-    for (char *c = line; *c; c++)
-        if (!is_tchar((unsigned char)*c))
-            return 400;
     char *target = sp1 + 1;
-    char *sp2 = strchr(target, ' ');
-    if (!sp2 || sp2 == target)
+    char *sp2 = target;
+    while (cclass[(unsigned char)*sp2] & C_TARGET)
+        sp2++;
+    if (*sp2 != ' ') {
+        /* A bad character or no version: 414 still wins if the target,
+         * up to the next space, is too long; 400 otherwise. */
+        char *sp = strchr(sp2, ' ');
+        return sp && (size_t)(sp - target) > max_uri ? 414 : 400;
+    }
+    if (sp2 == target)
         return 400; /* includes HTTP/0.9's version-less line */
     *sp2 = '\0';
     if ((size_t)(sp2 - target) > max_uri)
         return 414;
-    for (char *c = target; *c; c++)
-        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f)
-            return 400;
-    const char *v = sp2 + 1;
-    if (strncmp(v, "HTTP/", 5) || v[5] < '0' || v[5] > '9' || v[6] != '.' || v[7] < '0' ||
-        v[7] > '9' || v[8])
+    const char *v = sp2 + 1; /* compared a byte at a time: it may end early */
+    if (v[0] != 'H' || v[1] != 'T' || v[2] != 'T' || v[3] != 'P' || v[4] != '/' || v[5] < '0' ||
+        v[5] > '9' || v[6] != '.' || v[7] < '0' || v[7] > '9' || v[8])
         return 400;
     if (v[5] != '1')
         return 505;
@@ -111,8 +150,7 @@ static int parse_request_line(char *line, size_t max_uri, struct http_request *r
 static bool host_ok(const char *v)
 {
     for (; *v; v++)
-        if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') || (*v >= '0' && *v <= '9') ||
-              strchr("-._~%!$&'()*+,;=:[]", *v)))
+        if (!(cclass[(unsigned char)*v] & C_HOST))
             return false;
     return true;
 }
@@ -211,7 +249,8 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
     if (memchr(buf, '\0', len))
         return 400;
 
-    int status = parse_request_line(take_line(&p, end), max_uri, req);
+    char *stop;
+    int status = parse_request_line(take_line(&p, end, &stop), max_uri, req);
     if (status)
         return status;
 
@@ -219,8 +258,8 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
     struct codings tc = { 0, false, false };
     int nfields = 0;
     for (;;) {
-        char *line = take_line(&p, end);
-        if (!*line)
+        char *line = take_line(&p, end, &stop);
+        if (line == stop)
             break;
         if (++nfields > MAX_FIELDS)
             return 431;
@@ -233,36 +272,55 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
         char *value = colon + 1;
         while (*value == ' ' || *value == '\t')
             value++;
-        char *vend = value + strlen(value);
+        char *vend = stop; /* value <= stop: the skip stops at its NUL */
         while (vend > value && (vend[-1] == ' ' || vend[-1] == '\t'))
             vend--;
         *vend = '\0';
+        const char *name = line;
+        size_t name_len = (size_t)(colon - line);
+        if (name_len == 4 && !strcasecmp(name, "host")) {
+            /* Checked apart: host_ok admits no control character. */
+            if (have_host || !host_ok(value))
+                return 400;
+            have_host = true;
+            continue;
+        }
         for (char *c = value; *c; c++)
             if ((unsigned char)*c < 0x20 && *c != '\t')
                 return 400;
 
-        const char *name = line;
-        if (!strcasecmp(name, "host")) {
-            if (have_host || !host_ok(value))
+        /* Only names of the right length are compared. */
+        switch (name_len) {
+        case 10:
+            if (!strcasecmp(name, "connection")) {
+                conn_close |= list_has(value, "close");
+                conn_keep |= list_has(value, "keep-alive");
+            }
+            break;
+        case 14:
+            if (!strcasecmp(name, "content-length") && parse_content_length(value, &req->content_length))
                 return 400;
-            have_host = true;
-        } else if (!strcasecmp(name, "connection")) {
-            conn_close |= list_has(value, "close");
-            conn_keep |= list_has(value, "keep-alive");
-        } else if (!strcasecmp(name, "content-length")) {
-            if (parse_content_length(value, &req->content_length))
-                return 400;
-        } else if (!strcasecmp(name, "transfer-encoding")) {
-            add_codings(value, &tc);
-            have_te = true;
-        } else if (!strcasecmp(name, "if-modified-since")) {
-            req->if_modified_since = value;
-        } else if (!strcasecmp(name, "range")) {
-            req->range = value;
-        } else if (!strcasecmp(name, "if-range")) {
-            req->if_range = value;
-        } else if (!strcasecmp(name, "expect")) {
-            req->expect_continue |= list_has(value, "100-continue");
+            break;
+        case 17:
+            if (!strcasecmp(name, "transfer-encoding")) {
+                add_codings(value, &tc);
+                have_te = true;
+            } else if (!strcasecmp(name, "if-modified-since")) {
+                req->if_modified_since = value;
+            }
+            break;
+        case 5:
+            if (!strcasecmp(name, "range"))
+                req->range = value;
+            break;
+        case 8:
+            if (!strcasecmp(name, "if-range"))
+                req->if_range = value;
+            break;
+        case 6:
+            if (!strcasecmp(name, "expect"))
+                req->expect_continue |= list_has(value, "100-continue");
+            break;
         }
     }
     if (have_te && req->content_length >= 0)

@@ -67,12 +67,22 @@ int path_from_target(const char *target, char *out, size_t outsz, bool *dir_form
     if (*p != '/')
         return 400;
 
-    /* 1. Percent-decode the path (up to the query) into out. An encoded
-     *    slash becomes a separator like a plain one. */
-    size_t n = 0;
-    for (; *p && *p != '?' && *p != '#'; p++) {
+    /* One pass: each byte is percent-decoded, then joins the current
+     * segment; a '/' (plain or encoded) ends the segment, which is then
+     * kept, dropped ("" and ".") or pops the one before (".."). out holds
+     * the kept segments joined by '/' and, tentatively, the current one,
+     * starting at seg. The output never grows beyond the decoded bytes (n,
+     * bounded by outsz), so w < n. A ".." above the root is reported only
+     * at the end, so that a bad escape or an overlong path after it gets
+     * its own status, as when decoding came first. */
+    if (outsz < 2)
+        return 414; /* not even room for "" after the leading '/' */
+    size_t n = 1, w = 0, seg = 0; /* n: decoded bytes, the leading '/' too */
+    bool dir = true, above = false;
+    for (p++;; p++) {
         char c = *p;
-        if (c == '%') {
+        bool end = !c || c == '?' || c == '#';
+        if (!end && c == '%') {
             int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
             if (lo < 0)
                 return 400;
@@ -81,38 +91,37 @@ int path_from_target(const char *target, char *out, size_t outsz, bool *dir_form
                 return 400;
             p += 2;
         }
-        if (n + 1 >= outsz)
+        if (!end && ++n >= outsz)
             return 414;
-        out[n++] = c;
-    }
-
-    /* 2. Normalise in place, segment by segment; the result never grows,
-     *    so the write index w stays behind the read index r. */
-    size_t r = 0, w = 0;
-    bool dir = true;
-    while (r < n) {
-        size_t s = ++r; /* out[r] was a '/' */
-        while (r < n && out[r] != '/')
-            r++;
-        size_t len = r - s;
-        if (len == 0 || (len == 1 && out[s] == '.')) {
+        if (!end && c != '/') {
+            out[w++] = c;
+            continue;
+        }
+        /* The segment out[seg, w) is complete. */
+        size_t len = w - seg, mark = seg ? seg - 1 : 0; /* without its separator */
+        if (len == 0 || (len == 1 && out[seg] == '.')) {
+            w = mark;
             dir = true;
-        } else if (len == 2 && out[s] == '.' && out[s + 1] == '.') {
+        } else if (len == 2 && out[seg] == '.' && out[seg + 1] == '.') {
+            w = mark;
             if (w == 0)
-                return 400; /* would climb above the root */
+                above = true; /* would climb above the root */
             while (w > 0 && out[w - 1] != '/')
                 w--;
             if (w > 0)
                 w--; /* and the separator */
             dir = true;
         } else {
-            if (w > 0)
-                out[w++] = '/';
-            memmove(out + w, out + s, len);
-            w += len;
             dir = false;
         }
+        if (end)
+            break;
+        if (w > 0)
+            out[w++] = '/';
+        seg = w;
     }
+    if (above)
+        return 400;
     out[w] = '\0';
     *dir_form = dir;
     return 0;

@@ -68,17 +68,19 @@ struct out {
     bool overflow;
 };
 
-static void put_bytes(struct out *o, const char *s, size_t n)
+/* Inlined, so that a literal's strlen and memcpy become constants. */
+static inline __attribute__((always_inline)) void put_bytes(struct out *o, const char *s, size_t n)
 {
-    if (o->overflow || n > (size_t)(o->end - o->p)) {
+    if (n > (size_t)(o->end - o->p)) {
         o->overflow = true;
+        o->end = o->p; /* so that nothing fits after an overflow */
         return;
     }
     memcpy(o->p, s, n);
     o->p += n;
 }
 
-static void put(struct out *o, const char *s)
+static inline __attribute__((always_inline)) void put(struct out *o, const char *s)
 {
     put_bytes(o, s, strlen(s));
 }
@@ -96,17 +98,19 @@ static void put_num(struct out *o, long long v)
 }
 
 /* "Name: value\r\n" */
-static void put_field(struct out *o, const char *name, const char *value)
+static inline __attribute__((always_inline)) void put_field(struct out *o, const char *name,
+                                                               const char *value)
 {
     put(o, name);
     put(o, value);
     put(o, "\r\n");
 }
 
-/* The Date field's value, formatted once per second per kernel thread
- * rather than on every response. Nothing here can block, so a user thread
- * cannot move to another kernel thread between the check and the copy. */
-static void format_now(char *out)
+/* Puts the Date field's value, formatted once per second per kernel
+ * thread rather than on every response. Nothing here can block, so a user
+ * thread cannot move to another kernel thread between the check and the
+ * copy. */
+static void put_now(struct out *o)
 {
     static _Thread_local struct {
         time_t sec;
@@ -117,20 +121,26 @@ static void format_now(char *out)
         httpdate_format(now, memo.text);
         memo.sec = now;
     }
-    memcpy(out, memo.text, sizeof memo.text);
+    put_bytes(o, memo.text, HTTPDATE_LEN);
 }
 
 size_t response_format(char *buf, size_t cap, const struct response_head *h)
 {
     struct out o = { buf, buf + cap, false };
     char date[HTTPDATE_LEN + 1];
-    format_now(date);
     put(&o, "HTTP/1.1 ");
-    put_num(&o, h->status);
-    put(&o, " ");
+    if (h->status >= 100 && h->status <= 999) { /* always: three digits by hand */
+        char code[4] = { (char)('0' + h->status / 100), (char)('0' + h->status / 10 % 10),
+                         (char)('0' + h->status % 10), ' ' };
+        put_bytes(&o, code, sizeof code);
+    } else {
+        put_num(&o, h->status);
+        put(&o, " ");
+    }
     put(&o, response_reason(h->status));
-    put(&o, "\r\nServer: knot\r\n");
-    put_field(&o, "Date: ", date);
+    put(&o, "\r\nServer: knot\r\nDate: ");
+    put_now(&o);
+    put(&o, "\r\n");
     if (h->content_type)
         put_field(&o, "Content-Type: ", h->content_type);
     if (h->content_length >= 0) {
