@@ -167,7 +167,8 @@ typedef struct cap_rwlock {
     uint32_t rseq;   /* readers park on it */
     uint32_t wseq;   /* writers park on it */
     int32_t kind;
-    uint32_t reserved;
+    uint32_t reserved; /* [guard] the fork generation of the counts
+                          (src/sync/rwlock.c) */
     uint64_t writer; /* write holder, for EDEADLK and EPERM */
 } cap_rwlock_t;
 

@@ -30,10 +30,22 @@
  * hold, so the lock cannot be destroyed under it: while it holds the
  * guard with SLOW set, nobody can take the lock, so nobody can rightly
  * destroy it.
+ *
+ * Forks: in a fork's child the parent's waiters are gone (worker.h), but
+ * their counts would stay: a counted writer keeps every reader out of a
+ * PREFER_WRITER lock, and a dispatch would wake the counted threads that
+ * do not exist instead of the child's own. So the lock records in `gen`
+ * (the public struct's reserved word) the fork generation its counts
+ * belong to, and whoever takes the guard in another generation zeroes
+ * them first: in the child, no thread of its own can be waiting yet (only
+ * the forking thread runs, and it was not waiting). The parent's holders
+ * are not forgotten: a lock read- or write-held by another thread at the
+ * fork stays held in the child, as POSIX has it.
  */
 #include <errno.h>
 #include <limits.h>
 
+#include "sched/worker.h"
 #include "sync/sync.h"
 #include "util/spin.h"
 
@@ -50,9 +62,16 @@ static _Atomic uint32_t *state_of(cap_rwlock_t *rw)
     return CAP__A32(&rw->state);
 }
 
+/* Takes the guard, after which the waiter counts are this generation's
+ * (see the top). */
 static void guard_lock(cap_rwlock_t *rw)
 {
     cap__spin_lock((cap__spin *)(void *)&rw->guard);
+    if (__builtin_expect(rw->reserved != cap__fork_gen, 0)) {
+        rw->rwait = 0; /* the parent's waiters: gone */
+        rw->wwait = 0;
+        rw->reserved = cap__fork_gen;
+    }
 }
 
 static void guard_unlock(cap_rwlock_t *rw)
