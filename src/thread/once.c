@@ -1,17 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cap_once: state 0 = not run, 1 = running, 2 = done. The first caller to
- * move 0 -> 1 runs init; the others park on the state word until it is 2.
- * Waiters park (cap__wait_on), they never spin a worker.
+ * cap_once: state 0 = not run, 2 = done, and while init runs: 1 plus the
+ * fork generation of its runner shifted by GEN_SHIFT. The first caller to
+ * move 0 -> running runs init; the others park on the state word until it
+ * is done. Waiters park (cap__wait_on), they never spin a worker.
+ *
+ * Forks: in a fork's child only the forking thread runs (sched/worker.h),
+ * so an init that another thread of the parent was running will never
+ * finish there. A caller that finds init running in an older generation
+ * takes it over (state to running in its own generation) and runs init
+ * itself, as glibc's pthread_once does. (If the forking thread was itself
+ * inside that init, its init and the taker's run both in the child: a
+ * fork inside a once routine is not covered.)
  */
 #include <errno.h>
 #include <stdatomic.h>
 
 #include "capriccio.h"
 #include "sched/park.h"
+#include "sched/worker.h"
 #include "util/clock.h"
 
-enum { ONCE_NEW = 0, ONCE_RUNNING = 1, ONCE_DONE = 2 };
+enum { ONCE_NEW = 0, ONCE_RUNNING = 1, ONCE_DONE = 2, GEN_SHIFT = 2 };
 
 int cap_once(cap_once_t *once, void (*init)(void))
 {
@@ -20,14 +30,21 @@ int cap_once(cap_once_t *once, void (*init)(void))
     _Atomic uint32_t *state = (_Atomic uint32_t *)&once->state;
     if (atomic_load_explicit(state, memory_order_acquire) == ONCE_DONE)
         return 0;
-    uint32_t expected = ONCE_NEW;
-    if (atomic_compare_exchange_strong(state, &expected, ONCE_RUNNING)) {
-        init();
-        atomic_store_explicit(state, ONCE_DONE, memory_order_release);
-        cap__wake_on(state, 0x7fffffff);
-        return 0;
+    uint32_t mine = ONCE_RUNNING | cap__fork_gen << GEN_SHIFT;
+    uint32_t s = ONCE_NEW;
+    for (;;) {
+        if (s == ONCE_NEW || (s != ONCE_DONE && s != mine)) {
+            /* not run, or its runner is lost in a fork: ours */
+            if (!atomic_compare_exchange_strong(state, &s, mine))
+                continue;
+            init();
+            atomic_store_explicit(state, ONCE_DONE, memory_order_release);
+            cap__wake_on(state, 0x7fffffff);
+            return 0;
+        }
+        if (s == ONCE_DONE)
+            return 0;
+        cap__wait_on(state, s, CAP__FOREVER, CAP__PARK_ONCE);
+        s = atomic_load_explicit(state, memory_order_acquire);
     }
-    while (atomic_load_explicit(state, memory_order_acquire) != ONCE_DONE)
-        cap__wait_on(state, ONCE_RUNNING, CAP__FOREVER, CAP__PARK_ONCE);
-    return 0;
 }
