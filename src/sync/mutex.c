@@ -47,6 +47,11 @@
  * freed; a child waiter that starves sets the flag again, with the
  * child's generation. (Misreading gen only costs fairness: the lock is
  * freed instead of handed off, and the starving waiter flags again.)
+ * Likewise a HANDOFF made in the parent (an unlock just before the fork,
+ * the starving waiter not yet run) is for a waiter lost in the child: a
+ * HANDOFF is only ever made in the STARVING flag's generation, so one
+ * found with gen from another generation is the parent's, and the
+ * child's lock or trylock takes it as if the lock were free.
  *
  * Spinning: with more than one worker the holder may be running on another
  * one, and the critical sections this protects are usually far shorter than
@@ -111,6 +116,26 @@ static bool cas(_Atomic uint32_t *w, uint32_t *s, uint32_t next)
                                                  memory_order_relaxed);
 }
 
+/* Whether STARVING (or the HANDOFF made for it) was set by a waiter of
+ * this process's generation (see the top), s being a state with one. */
+static bool starving_here(cap_mutex_t *m)
+{
+    atomic_thread_fence(memory_order_acquire); /* the flag's gen (acquire_slow) */
+    return atomic_load_explicit(gen(m), memory_order_relaxed) == cap__fork_gen;
+}
+
+/* In a fork's child: takes a lock that the parent's last unlock handed off
+ * to a waiter lost in the fork (see the top). */
+static bool claim_lost_handoff(cap_mutex_t *m)
+{
+    _Atomic uint32_t *w = word(m);
+    uint32_t s = atomic_load_explicit(w, memory_order_relaxed);
+    while ((s & HANDOFF) && !starving_here(m))
+        if (cas(w, &s, CONTENDED))
+            return true;
+    return false;
+}
+
 /* The spin before the first park (see the top): true if it got the lock. */
 static bool spin(cap_mutex_t *m)
 {
@@ -159,7 +184,7 @@ static int acquire_slow(cap_mutex_t *m, cap__timeout *to)
     for (;;) {
         uint32_t want; /* the value we park on */
         if (s & HANDOFF) {
-            if (queued) {
+            if (queued || !starving_here(m)) { /* a parent's: lost (see the top) */
                 if (cas(w, &s, CONTENDED)) /* ours; others may still wait */
                     return 0;
                 continue;
@@ -200,14 +225,6 @@ static int acquire(cap_mutex_t *m, clockid_t clock, const struct timespec *abs)
     cap__timeout to; /* POSIX: abs is checked only when we would block */
     int rc = cap__timeout_init(&to, clock, abs);
     return rc != 0 ? rc : acquire_slow(m, &to);
-}
-
-/* Whether STARVING was set by a waiter of this process's generation (see
- * the top), s being a state with STARVING. */
-static bool starving_here(cap_mutex_t *m)
-{
-    atomic_thread_fence(memory_order_acquire); /* the flag's gen (acquire_slow) */
-    return atomic_load_explicit(gen(m), memory_order_relaxed) == cap__fork_gen;
 }
 
 /* Unlock with waiters possibly queued (s: the state last seen): free the
@@ -318,7 +335,7 @@ int cap_mutex_trylock(cap_mutex_t *m)
 {
     int type = m->type;
     if (type == CAP_MUTEX_NORMAL)
-        return try_acquire(m) ? 0 : EBUSY;
+        return try_acquire(m) || claim_lost_handoff(m) ? 0 : EBUSY;
     if (!tracks_owner(type))
         return EINVAL;
     uint64_t self = cap__sync_self_id();
@@ -328,7 +345,7 @@ int cap_mutex_trylock(cap_mutex_t *m)
         m->count++;
         return 0;
     }
-    if (!try_acquire(m))
+    if (!try_acquire(m) && !claim_lost_handoff(m))
         return EBUSY;
     set_owner(m, self, 1);
     return 0;

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: a mutex whose unlock, just before fork(), handed it off
+ * (state flag 8) to a starving waiter of the parent that had not yet run:
+ * in the child that waiter does not exist, and the child's trylock, and
+ * lock from a new thread, take the mutex instead of waiting for it for
+ * good. (The forking thread had unlocked it: under glibc the child would
+ * find it free unless the waiter had already returned from its lock.) In
+ * the parent the waiter still gets it. With one worker the waiter cannot
+ * run between the unlock and the fork; with two it may have taken the
+ * lock first (then the child reports it and the test is skipped). The
+ * flag is raised as in mutex_unlock_in_fork_child_frees. */
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+enum { HOLDER_ROUNDS = 20000, HOLD_NS = 100 * 1000, STARVING = 4, HANDOFF = 8 };
+enum { NOT_HANDED_OFF = 10, CHILD_ALARM_S = 20 };
+
+static cap_mutex_t m = CAP_MUTEX_INITIALIZER;
+static atomic_int waiter_in, waiter_ready;
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    atomic_store(&waiter_ready, 1);
+    CHECK_EQ(cap_mutex_lock(&m), 0); /* the holder has it: we park */
+    atomic_store(&waiter_in, 1);
+    CHECK_EQ(cap_mutex_unlock(&m), 0);
+    return NULL;
+}
+
+static void *lock_once(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(cap_mutex_lock(&m), 0);
+    CHECK_EQ(cap_mutex_unlock(&m), 0);
+    return NULL;
+}
+
+/* The child's checks; its exit status says which failed (0: none; 2 is
+ * the deadlock report's). */
+static int child(void)
+{
+    alarm(CHILD_ALARM_S);
+    if (!(atomic_load((_Atomic uint32_t *)&m.state) & HANDOFF))
+        return NOT_HANDED_OFF; /* the waiter took it before the fork */
+    if (cap_mutex_trylock(&m) != 0)
+        return 3; /* still reserved for the parent's waiter */
+    if (cap_mutex_unlock(&m) != 0)
+        return 4;
+    join(spawn(lock_once, NULL));
+    return cap_mutex_destroy(&m) == 0 ? 0 : 5;
+}
+
+/* The same, through a blocking lock (a second child, forked right after
+ * the first). */
+static int child_lock(void)
+{
+    alarm(CHILD_ALARM_S);
+    if (!(atomic_load((_Atomic uint32_t *)&m.state) & HANDOFF))
+        return NOT_HANDED_OFF;
+    join(spawn(lock_once, NULL)); /* parks for good if it waits for the waiter */
+    return cap_mutex_destroy(&m) == 0 ? 0 : 6;
+}
+
+static pid_t start_child(int (*fn)(void))
+{
+    pid_t pid = fork();
+    CHECK_GE(pid, 0);
+    if (pid == 0)
+        _exit(fn());
+    return pid;
+}
+
+static int child_status(pid_t pid)
+{
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "child killed by signal %d (hung)\n", WTERMSIG(status));
+    CHECK(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+int main(void)
+{
+    CHECK_EQ(cap_mutex_lock(&m), 0);
+    cap_thread_t w = spawn(waiter, NULL);
+    while (!atomic_load(&waiter_ready))
+        cap_sleep_ns(HOLD_NS);
+    cap_sleep_ns(HOLD_NS); /* let it reach the lock and park */
+    int rounds = 0;
+    while (!(atomic_load((_Atomic uint32_t *)&m.state) & STARVING)) {
+        CHECK_EQ(cap_mutex_unlock(&m), 0); /* wakes the waiter... */
+        CHECK_EQ(cap_mutex_lock(&m), 0);   /* ...and barges past it */
+        if (atomic_load(&waiter_in) || ++rounds == HOLDER_ROUNDS) {
+            fprintf(stderr, "no starving waiter after %d rounds: skipped\n", rounds);
+            CHECK_EQ(cap_mutex_unlock(&m), 0);
+            join(w);
+            return 77;
+        }
+        cap_sleep_ns(HOLD_NS); /* the waiter runs now and finds the lock taken */
+    }
+    CHECK_EQ(cap_mutex_unlock(&m), 0); /* hands it off to the waiter */
+    pid_t a = start_child(child); /* both before anything parks: the */
+    pid_t b = start_child(child_lock); /* waiter may run once we wait */
+    int rc = child_status(a);
+    int rc_lock = child_status(b);
+    join(w);
+    CHECK_EQ(atomic_load(&waiter_in), 1);
+    CHECK_EQ(cap_mutex_destroy(&m), 0);
+    if ((rc == NOT_HANDED_OFF || rc_lock == NOT_HANDED_OFF) && cap_worker_count() > 1) {
+        fprintf(stderr, "the waiter took the lock before the fork: skipped\n");
+        return 77;
+    }
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(rc_lock, 0);
+    return 0;
+}
