@@ -244,6 +244,7 @@ typedef struct cap_barrier {
     uint32_t arrived; /* in the current round */
     uint32_t round;   /* bumped when a round completes; waiters park on it */
     uint32_t refs;    /* threads inside wait, plus a destroying flag */
+    uint32_t gen;     /* [lock] the fork generation of refs (src/sync/barrier.c) */
 } cap_barrier_t;
 
 typedef struct cap_barrierattr {

@@ -11,10 +11,21 @@
  * if some have not returned yet, so cap_barrier_destroy waits until their
  * last touch (the decrement) and the last one wakes it, using the address
  * only as a key.
+ *
+ * Forks: in a fork's child the parent's threads are gone (sched/worker.h),
+ * and the ones inside cap_barrier_wait would stay counted in refs for
+ * good: the child's destroy would wait for them forever. So refs is
+ * counted under the lock, and the lock's holder, if it finds `gen` (the
+ * fork generation refs belongs to) from another generation, zeroes refs
+ * first: in the child no thread of its own can be inside yet. The arrivals
+ * of the parent's threads are kept: the round they started completes when
+ * the missing threads arrive, in the parent as in the child (the forking
+ * thread's arrival, typically, as it would have in the parent).
  */
 #include <errno.h>
 #include <limits.h>
 
+#include "sched/worker.h"
 #include "sync/sync.h"
 #include "util/spin.h"
 
@@ -36,6 +47,17 @@ int cap_barrier_init(cap_barrier_t *b, const cap_barrierattr_t *attr, unsigned c
     return 0;
 }
 
+/* Takes the lock, after which refs counts this generation's threads only
+ * (see the top). */
+static void lock(cap_barrier_t *b)
+{
+    cap__spin_lock(lock_of(b));
+    if (__builtin_expect(b->gen != cap__fork_gen, 0)) {
+        atomic_store(CAP__A32(&b->refs), 0); /* the parent's threads: lost */
+        b->gen = cap__fork_gen;
+    }
+}
+
 static void leave(cap_barrier_t *b)
 {
     _Atomic uint32_t *refs = CAP__A32(&b->refs);
@@ -46,8 +68,8 @@ static void leave(cap_barrier_t *b)
 int cap_barrier_wait(cap_barrier_t *b)
 {
     _Atomic uint32_t *round = CAP__A32(&b->round);
+    lock(b);
     atomic_fetch_add(CAP__A32(&b->refs), 1);
-    cap__spin_lock(lock_of(b));
     uint32_t r = atomic_load_explicit(round, memory_order_relaxed);
     int rc = 0;
     if (++b->arrived == b->count) {
@@ -70,7 +92,7 @@ int cap_barrier_destroy(cap_barrier_t *b)
     if (b == NULL)
         return EINVAL;
     _Atomic uint32_t *refs = CAP__A32(&b->refs);
-    cap__spin_lock(lock_of(b));
+    lock(b);
     if (b->arrived != 0) {
         cap__spin_unlock(lock_of(b));
         return EBUSY;
