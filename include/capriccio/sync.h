@@ -110,9 +110,10 @@ typedef struct cap_cond {
     uint32_t refs;  /* waiters inside a wait call, plus a destroying flag */
     int32_t clock;  /* clockid_t for timed waits */
     uint32_t sleepers; /* waiters that may be parked on seq and not yet woken */
+    uint32_t gen;   /* the fork generation of refs and sleepers (src/sync/cond.c) */
 } cap_cond_t;
 
-#define CAP_COND_INITIALIZER { 0, 0, CLOCK_REALTIME, 0 }
+#define CAP_COND_INITIALIZER { 0, 0, CLOCK_REALTIME, 0, 0 }
 
 typedef struct cap_condattr {
     int32_t pshared, clock;

@@ -41,10 +41,21 @@
  * handlers run with the mutex held, as POSIX requires. A signal never
  * goes to a cancelled waiter: cancel and signal both claim the waiter's
  * wait token, and a signal that loses moves on to the next waiter.
+ *
+ * Forks: in a fork's child the parent's waiters are gone (sched/worker.h);
+ * a signal there never goes to them (they are in no wait queue of the
+ * child), but they stay counted: refs would make the child's destroy wait
+ * for them forever, and sleepers would send every signal through the
+ * wait queue. So `gen` records the fork generation the counts belong to,
+ * and a waiter about to count itself in (holding the mutex, as every
+ * waiter does) or a destroyer (with no waiter entering, as POSIX
+ * requires) that finds another generation zeroes them first: in the
+ * child no thread of its own can be inside a wait yet.
  */
 #include <errno.h>
 #include <limits.h>
 
+#include "sched/worker.h"
 #include "sync/cancel.h"
 #include "sync/sync.h"
 
@@ -60,10 +71,23 @@ int cap_cond_init(cap_cond_t *c, const cap_condattr_t *attr)
     return 0;
 }
 
+/* Forgets the waiters of the parent in a fork's child (see the top); the
+ * caller holds the mutex of the waits, or no wait may begin. */
+static void adopt(cap_cond_t *c)
+{
+    _Atomic uint32_t *gen = CAP__A32(&c->gen);
+    if (__builtin_expect(atomic_load_explicit(gen, memory_order_relaxed) != cap__fork_gen, 0)) {
+        atomic_store(CAP__A32(&c->refs), 0);
+        atomic_store(CAP__A32(&c->sleepers), 0);
+        atomic_store_explicit(gen, cap__fork_gen, memory_order_relaxed);
+    }
+}
+
 int cap_cond_destroy(cap_cond_t *c)
 {
     if (c == NULL)
         return EINVAL;
+    adopt(c);
     _Atomic uint32_t *refs = CAP__A32(&c->refs);
     uint32_t v = atomic_fetch_or(refs, DESTROYING) | DESTROYING;
     while (v != DESTROYING) {
@@ -119,6 +143,7 @@ static int wait_common(cap_cond_t *c, cap_mutex_t *m, clockid_t clock,
 
     _Atomic uint32_t *seq = CAP__A32(&c->seq);
     _Atomic uint32_t *sleepers = CAP__A32(&c->sleepers);
+    adopt(c);
     atomic_fetch_add(CAP__A32(&c->refs), 1);
     atomic_fetch_add(sleepers, 1);
     uint32_t s = atomic_load(seq);
