@@ -263,6 +263,97 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
     return xfer_msg(fd, write, msg, flags, sockapi, false);
 }
 
+/* ---- the direct path: one buffer on a plain blocking stream socket ------- */
+
+/*
+ * read, write, recv and send of one buffer on a blocking stream socket
+ * without SO_RCVTIMEO/SO_SNDTIMEO (the application's view), with no flag
+ * that changes the call: nearly every call of a thread-per-connection
+ * server. One load of the record's kind and one of its flags decide it;
+ * it then makes the calls xfer_msg would make for it (recvfrom or sendto
+ * with MSG_DONTWAIT, parking through cap__io_do with the same drain and
+ * interrupt settings) without building a message header and without
+ * deriving again what these loads already say. Everything else returns
+ * false and goes the general way, as does a write the kernel took only
+ * part of, or none of: the general path then continues it (one more
+ * sendto when the first found the buffer full, which the general path's
+ * snapshot needs anyway).
+ */
+struct buf1 {
+    void *p;
+    size_t n;
+};
+
+static ssize_t recv1_attempt(int fd, void *arg)
+{
+    struct buf1 *b = arg;
+    return cap__sys6(SYS_recvfrom, fd, (long)b->p, (long)b->n, MSG_DONTWAIT, 0, 0);
+}
+
+/* cap__ic_intr_cancel(CAP__FOREVER): what may interrupt such a call. */
+static const cap__intr intr_restart_cancel = { .blocked = 0, .restart = true, .cancel = true };
+
+/* The record of fd if fd is such a socket, else NULL. */
+static inline cap__fd *plain_stream_sock(int fd)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL ||
+        atomic_load_explicit(&f->kind, memory_order_acquire) != CAP__FD_SOCKET)
+        return NULL;
+    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
+    if ((fl & (CAP__FDF_STREAM_SOCK | CAP__FDF_APP_NONBLOCK | CAP__FDF_TIMEO)) !=
+        CAP__FDF_STREAM_SOCK)
+        return NULL;
+    return f;
+}
+
+/* True if the direct path took the read (result in *r). A read of
+ * nothing goes the general way (it answers at once, or waits once). */
+static inline bool read1(int fd, void *buf, size_t n, ssize_t *r)
+{
+    cap__fd *f = n > 0 ? plain_stream_sock(fd) : NULL;
+    if (f == NULL)
+        return false;
+    struct buf1 b = { buf, n };
+    ssize_t rr = cap__io_do(f, fd, CAP__IO_READ, recv1_attempt, &b, CAP__FOREVER, false,
+                            &intr_restart_cancel, n);
+    *r = rr == -ETIMEDOUT ? -EAGAIN : rr;
+    return true;
+}
+
+/* True if the direct path took the write: all of it, or an error before
+ * any progress. *done: what it wrote before handing over (0 if none). */
+static inline bool write1(int fd, const void *buf, size_t n, int flags, ssize_t *r,
+                          size_t *done)
+{
+    *done = 0;
+    if (plain_stream_sock(fd) == NULL)
+        return false;
+    ssize_t rr = cap__sys6(SYS_sendto, fd, (long)buf, (long)n, flags | MSG_DONTWAIT, 0, 0);
+    if (rr == (ssize_t)n || (rr < 0 && rr != -EAGAIN)) {
+        *r = rr;
+        return true;
+    }
+    *done = rr > 0 ? (size_t)rr : 0;
+    return false;
+}
+
+/* write and send: the direct path, or the general one for the rest. */
+static ssize_t write_one(int fd, const void *buf, size_t n, int flags, bool sockapi)
+{
+    ssize_t r;
+    size_t done;
+    if (write1(fd, buf, n, flags, &r, &done))
+        return r;
+    struct iovec v = { (char *)buf + done, n - done };
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+    r = xfer(fd, true, &m, flags, sockapi);
+    if (done == 0)
+        return r;
+    /* An error or cancel after progress reports the progress (xfer_msg). */
+    return r > 0 ? (ssize_t)done + r : (ssize_t)done;
+}
+
 /* ---- the threads we do not run ------------------------------------------ */
 
 /* Repeats a plain call on an emulated descriptor until it stops saying
@@ -290,6 +381,9 @@ ssize_t read(int fd, void *buf, size_t n)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(read)(fd, buf, n), fd, CAP__IO_READ, false);
+    ssize_t r;
+    if (read1(fd, buf, n, &r))
+        return cap__ic_ret_cancel(r);
     struct iovec v = { buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     return cap__ic_ret_cancel(xfer(fd, false, &m, 0, false));
@@ -299,9 +393,7 @@ ssize_t write(int fd, const void *buf, size_t n)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(write)(fd, buf, n), fd, CAP__IO_WRITE, false);
-    struct iovec v = { (void *)buf, n };
-    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
-    return cap__ic_ret_cancel(xfer(fd, true, &m, 0, false));
+    return cap__ic_ret_cancel(write_one(fd, buf, n, 0, false));
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
@@ -332,6 +424,9 @@ ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(recv)(fd, buf, n, flags), fd, CAP__IO_READ, flags & MSG_DONTWAIT);
+    ssize_t r;
+    if (flags == 0 && read1(fd, buf, n, &r))
+        return cap__ic_ret_cancel(r);
     struct iovec v = { buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     return cap__ic_ret_cancel(xfer(fd, false, &m, flags, true));
@@ -371,6 +466,9 @@ ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(send)(fd, buf, n, flags), fd, CAP__IO_WRITE, flags & MSG_DONTWAIT);
+    /* MSG_NOSIGNAL and MSG_MORE change nothing on the runtime's side. */
+    if ((flags & ~(MSG_NOSIGNAL | MSG_MORE)) == 0)
+        return cap__ic_ret_cancel(write_one(fd, buf, n, flags, true));
     struct iovec v = { (void *)buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     return cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
