@@ -309,7 +309,8 @@ static inline cap__fd *plain_stream_sock(int fd)
 
 /* True if the direct path took the read (result in *r). A read of
  * nothing goes the general way (it answers at once, or waits once). */
-static inline bool read1(int fd, void *buf, size_t n, ssize_t *r)
+__attribute__((always_inline)) static inline bool read1(int fd, void *buf, size_t n,
+                                                        ssize_t *r)
 {
     cap__fd *f = n > 0 ? plain_stream_sock(fd) : NULL;
     if (f == NULL)
@@ -321,37 +322,44 @@ static inline bool read1(int fd, void *buf, size_t n, ssize_t *r)
     return true;
 }
 
-/* True if the direct path took the write: all of it, or an error before
- * any progress. *done: what it wrote before handing over (0 if none). */
-static inline bool write1(int fd, const void *buf, size_t n, int flags, ssize_t *r,
-                          size_t *done)
+/* read and recv past the direct path, out of line so that the direct
+ * path's callers stay small; the wrapper's result (-1 and errno). */
+__attribute__((noinline)) static ssize_t read_general(int fd, void *buf, size_t n, int flags,
+                                                      bool sockapi)
 {
-    *done = 0;
-    if (plain_stream_sock(fd) == NULL)
-        return false;
-    ssize_t rr = cap__sys6(SYS_sendto, fd, (long)buf, (long)n, flags | MSG_DONTWAIT, 0, 0);
-    if (rr == (ssize_t)n || (rr < 0 && rr != -EAGAIN)) {
-        *r = rr;
-        return true;
-    }
-    *done = rr > 0 ? (size_t)rr : 0;
-    return false;
+    struct iovec v = { buf, n };
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+    return cap__ic_ret_cancel(xfer(fd, false, &m, flags, sockapi));
 }
 
-/* write and send: the direct path, or the general one for the rest. */
-static ssize_t write_one(int fd, const void *buf, size_t n, int flags, bool sockapi)
+/* write and send past the direct path, which wrote done bytes of n (0 if
+ * it did not apply): the general path for the rest; the wrapper's result. */
+__attribute__((noinline)) static ssize_t write_rest(int fd, const void *buf, size_t n,
+                                                    int flags, bool sockapi, size_t done)
 {
-    ssize_t r;
-    size_t done;
-    if (write1(fd, buf, n, flags, &r, &done))
-        return r;
     struct iovec v = { (char *)buf + done, n - done };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
-    r = xfer(fd, true, &m, flags, sockapi);
-    if (done == 0)
-        return r;
+    ssize_t r = xfer(fd, true, &m, flags, sockapi);
     /* An error or cancel after progress reports the progress (xfer_msg). */
-    return r > 0 ? (ssize_t)done + r : (ssize_t)done;
+    if (done > 0)
+        r = r > 0 ? (ssize_t)done + r : (ssize_t)done;
+    return cap__ic_ret_cancel(r);
+}
+
+/* write and send: the direct path takes all of it, or an error before any
+ * progress; the rest goes to write_rest. The wrapper's result. */
+__attribute__((always_inline)) static inline ssize_t write_one(int fd, const void *buf,
+                                                               size_t n, int flags,
+                                                               bool sockapi)
+{
+    size_t done = 0;
+    if (plain_stream_sock(fd) != NULL) {
+        ssize_t r = cap__sys6(SYS_sendto, fd, (long)buf, (long)n, flags | MSG_DONTWAIT, 0, 0);
+        if (r == (ssize_t)n || (r < 0 && r != -EAGAIN))
+            return cap__ic_ret_cancel(r);
+        done = r > 0 ? (size_t)r : 0;
+    }
+    return write_rest(fd, buf, n, flags, sockapi, done);
 }
 
 /* ---- the threads we do not run ------------------------------------------ */
@@ -384,16 +392,14 @@ ssize_t read(int fd, void *buf, size_t n)
     ssize_t r;
     if (read1(fd, buf, n, &r))
         return cap__ic_ret_cancel(r);
-    struct iovec v = { buf, n };
-    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
-    return cap__ic_ret_cancel(xfer(fd, false, &m, 0, false));
+    return read_general(fd, buf, n, 0, false);
 }
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(write)(fd, buf, n), fd, CAP__IO_WRITE, false);
-    return cap__ic_ret_cancel(write_one(fd, buf, n, 0, false));
+    return write_one(fd, buf, n, 0, false);
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
@@ -427,9 +433,7 @@ ssize_t recv(int fd, void *buf, size_t n, int flags)
     ssize_t r;
     if (flags == 0 && read1(fd, buf, n, &r))
         return cap__ic_ret_cancel(r);
-    struct iovec v = { buf, n };
-    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
-    return cap__ic_ret_cancel(xfer(fd, false, &m, flags, true));
+    return read_general(fd, buf, n, flags, true);
 }
 
 ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
@@ -468,7 +472,7 @@ ssize_t send(int fd, const void *buf, size_t n, int flags)
         FOREIGN(CAP__REAL(send)(fd, buf, n, flags), fd, CAP__IO_WRITE, flags & MSG_DONTWAIT);
     /* MSG_NOSIGNAL and MSG_MORE change nothing on the runtime's side. */
     if ((flags & ~(MSG_NOSIGNAL | MSG_MORE)) == 0)
-        return cap__ic_ret_cancel(write_one(fd, buf, n, flags, true));
+        return write_one(fd, buf, n, flags, true);
     struct iovec v = { (void *)buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     return cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
