@@ -290,8 +290,9 @@ static bool interrupt_excl(void *arg)
 }
 
 /* cap__io_wait once w is chosen and the call is registered if it is to be. */
-static int park_on_fd(cap__io_ticket *tk, cap__fd *f, cap__io_waiter *w, cap__io_call *c,
-                      uint64_t deadline, bool priv, bool unregistered)
+__attribute__((always_inline)) static inline int
+park_on_fd(cap__io_ticket *tk, cap__fd *f, cap__io_waiter *w, cap__io_call *c, uint64_t deadline,
+           bool priv, bool unregistered)
 {
     cap__spin_lock(&f->lock);
     *w = (cap__io_waiter){ .thread = cap__current(), .dir = tk->dir };
@@ -331,9 +332,10 @@ static int park_on_fd(cap__io_ticket *tk, cap__fd *f, cap__io_waiter *w, cap__io
     }
     count_waits(1);
     bool cancel = c != NULL && c->in != NULL && c->in->cancel;
-    int rc = (cancel ? cap__park_cancellable : cap__park)(
-        tk->dir == CAP__IO_READ ? CAP__PARK_IO_READ : CAP__PARK_IO_WRITE, f, deadline,
-        unlock_fd, f);
+    enum cap__park_reason why = tk->dir == CAP__IO_READ ? CAP__PARK_IO_READ : CAP__PARK_IO_WRITE;
+    /* Two direct calls, not one through a chosen pointer. */
+    int rc = cancel ? cap__park_cancellable(why, f, deadline, unlock_fd, f)
+                    : cap__park(why, f, deadline, unlock_fd, f);
     count_waits(-1);
     if (rc != 0) {
         cap__spin_lock(&f->lock);
@@ -345,7 +347,9 @@ static int park_on_fd(cap__io_ticket *tk, cap__fd *f, cap__io_waiter *w, cap__io
     return w->result;
 }
 
-int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
+/* cap__io_wait, inline into cap__io_do_wait (the request path's one park). */
+__attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uint64_t deadline,
+                                                         cap__io_call *c)
 {
     cap__fd *f = tk->f;
     /* A private pipe is not armed: a transfer on its other end wakes us
@@ -357,30 +361,42 @@ int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
         atomic_fetch_or(&f->flags, CAP__FDF_WAITED);
         return 0;
     }
-    if (!priv && arm(f, tk->fd, tk->gen) != 0)
+    /* Armed already for this life, nearly always: no call to arm. */
+    if (!priv && !(fl & CAP__FDF_REGISTERED) && arm(f, tk->fd, tk->gen) != 0)
         return EPERM;
-    if (c == NULL) {
-        cap__io_waiter local;
-        return park_on_fd(tk, f, &local, NULL, deadline, priv, false);
+    /* Which record, and how the call is registered for signals; then the
+     * one park (inline: the only call site). */
+    cap__io_waiter local, *w = &local;
+    bool unregistered = false, leave = false;
+    if (c != NULL) {
+        w = &c->w;
+        if (c->in != NULL && !c->entered) {
+            c->f = f;
+            c->w.linked = false;
+            if (!c->parked_only) {
+                /* first park: one descriptor per call */
+                cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
+                c->entered = true;
+            } else if (atomic_load_explicit(&cap__sig_handled, memory_order_relaxed) == 0) {
+                /* Parked-only: registered for this park alone (sigintr.h),
+                 * and not at all before the program's first signal
+                 * handler (cap__sig_handled). */
+                unregistered = true;
+            } else {
+                cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
+                leave = true;
+            }
+        }
     }
-    if (c->in == NULL || c->entered)
-        return park_on_fd(tk, f, &c->w, c, deadline, priv, false);
-    c->f = f;
-    c->w.linked = false;
-    if (!c->parked_only) {
-        /* first park: one descriptor per call */
-        cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
-        c->entered = true;
-        return park_on_fd(tk, f, &c->w, c, deadline, priv, false);
-    }
-    /* Parked-only: registered for this park alone (sigintr.h), and not at
-     * all before the program's first signal handler (cap__sig_handled). */
-    if (atomic_load_explicit(&cap__sig_handled, memory_order_relaxed) == 0)
-        return park_on_fd(tk, f, &c->w, c, deadline, priv, true);
-    cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
-    int rc = park_on_fd(tk, f, &c->w, c, deadline, priv, false);
-    cap__sig_leave(&c->sw);
+    int rc = park_on_fd(tk, f, w, c, deadline, priv, unregistered);
+    if (leave)
+        cap__sig_leave(&c->sw);
     return rc;
+}
+
+int cap__io_wait(cap__io_ticket *tk, uint64_t deadline, cap__io_call *c)
+{
+    return io_wait(tk, deadline, c);
 }
 
 void cap__io_handoff(cap__fd *f, int fd, int dir)
@@ -449,7 +465,7 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
     for (;;) {
         int rc = ETIMEDOUT;
         if (deadline == CAP__FOREVER || cap__now() < deadline)
-            rc = cap__io_wait(tk, deadline, &c);
+            rc = io_wait(tk, deadline, &c);
         if (rc == ETIMEDOUT && skipped) {
             /* Data whose event had not been harvested when the time ran
              * out: the call the kernel would have made finds it. */
