@@ -158,6 +158,25 @@ static void wake_dir(cap__fd *f, int d, int result, bool all)
     }
 }
 
+/* wake_dir for an event in d when f has no observers in d (the request
+ * path's wake-up): the first exclusive waiter still waiting, inline; the
+ * head is unlinked without unlink_waiter's general cases. */
+static inline void wake_first_excl(cap__fd *f, int d)
+{
+    cap__io_waiter *w;
+    while ((w = f->head[d]) != NULL) {
+        f->head[d] = w->next;
+        if (w->next != NULL)
+            w->next->prev = NULL;
+        else
+            f->tail[d] = NULL;
+        w->linked = false;
+        w->result = 0;
+        if (cap__unpark(w->thread))
+            break;
+    }
+}
+
 void cap__io_wake_dir_locked(cap__fd *f, int d, int result, bool all)
 {
     wake_dir(f, d, result, all);
@@ -202,8 +221,10 @@ void cap__io_ready(int fd, uint32_t gen, unsigned dirs)
                                       memory_order_release);
             /* The write direction of a read event has nobody to wake,
              * nearly always: not even the call (its register saves). */
-            if (f->head[d] != NULL || (f->observed & (1u << d)))
+            if (f->observed & (1u << d))
                 wake_dir(f, d, 0, false);
+            else if (f->head[d] != NULL)
+                wake_first_excl(f, d);
         }
     }
     cap__spin_unlock(&f->lock);
