@@ -17,6 +17,9 @@
  *    RWF_NOWAIT for a kind of file, wait for readiness and then make the
  *    plain call;
  *  - regular file: the disk layer (io/disk.c).
+ * read, write, recv and send of one buffer on a plain blocking stream
+ * socket take a direct path to the same calls (below, before the
+ * wrappers), without the message header.
  * EAGAIN parks the thread on the descriptor (cap__io_do), unless the
  * application asked for non-blocking behaviour (its O_NONBLOCK view, or
  * MSG_DONTWAIT). A blocking write on a stream, and a read with
