@@ -270,7 +270,8 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
 
 /*
  * read, write, recv and send of one buffer on a blocking stream socket
- * without SO_RCVTIMEO/SO_SNDTIMEO (the application's view), with no flag
+ * (the application's view) without a timeout in the call's direction
+ * (SO_RCVTIMEO for reads, SO_SNDTIMEO for writes), with no flag
  * that changes the call: nearly every call of a thread-per-connection
  * server. One load of the record's kind and one of its flags decide it;
  * it then makes the calls xfer_msg would make for it (recvfrom or sendto
@@ -296,16 +297,20 @@ static ssize_t recv1_attempt(int fd, void *arg)
 /* cap__ic_intr_cancel(CAP__FOREVER): what may interrupt such a call. */
 static const cap__intr intr_restart_cancel = { .blocked = 0, .restart = true, .cancel = true };
 
-/* The record of fd if fd is such a socket, else NULL. */
-static inline cap__fd *plain_stream_sock(int fd)
+/* The record of fd if fd is such a socket for a transfer in dir, else
+ * NULL. A timeout of the other direction does not matter (a server that
+ * reads with SO_RCVTIMEO still writes the direct way); CAP__FDF_TIMEO
+ * says when timeo[] must be read at all (io.h, cap__io_deadline). */
+static inline cap__fd *plain_stream_sock(int fd, int dir)
 {
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL ||
         atomic_load_explicit(&f->kind, memory_order_acquire) != CAP__FD_SOCKET)
         return NULL;
     uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
-    if ((fl & (CAP__FDF_STREAM_SOCK | CAP__FDF_APP_NONBLOCK | CAP__FDF_TIMEO)) !=
-        CAP__FDF_STREAM_SOCK)
+    if ((fl & (CAP__FDF_STREAM_SOCK | CAP__FDF_APP_NONBLOCK)) != CAP__FDF_STREAM_SOCK)
+        return NULL;
+    if ((fl & CAP__FDF_TIMEO) && atomic_load_explicit(&f->timeo[dir], memory_order_relaxed) != 0)
         return NULL;
     return f;
 }
@@ -315,7 +320,7 @@ static inline cap__fd *plain_stream_sock(int fd)
 __attribute__((always_inline)) static inline bool read1(int fd, void *buf, size_t n,
                                                         ssize_t *r)
 {
-    cap__fd *f = n > 0 ? plain_stream_sock(fd) : NULL;
+    cap__fd *f = n > 0 ? plain_stream_sock(fd, CAP__IO_READ) : NULL;
     if (f == NULL)
         return false;
     struct buf1 b = { buf, n };
@@ -356,7 +361,7 @@ __attribute__((always_inline)) static inline ssize_t write_one(int fd, const voi
                                                                bool sockapi)
 {
     size_t done = 0;
-    if (plain_stream_sock(fd) != NULL) {
+    if (plain_stream_sock(fd, CAP__IO_WRITE) != NULL) {
         ssize_t r = cap__sys6(SYS_sendto, fd, (long)buf, (long)n, flags | MSG_DONTWAIT, 0, 0);
         if (r == (ssize_t)n || (r < 0 && r != -EAGAIN))
             return cap__ic_ret_cancel(r);
