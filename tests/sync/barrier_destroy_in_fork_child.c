@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fork_util.h"
 #include "util.h"
 
 enum { POLL_NS = 100 * 1000, CHILD_ALARM_S = 20 };
@@ -46,16 +47,7 @@ int main(void)
     cap_thread_t t = spawn(arrive, NULL);
     while (atomic_load((_Atomic uint32_t *)&b.arrived) != 1)
         cap_sleep_ns(POLL_NS);
-    pid_t pid = fork();
-    CHECK_GE(pid, 0);
-    if (pid == 0)
-        _exit(child());
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status))
-        fprintf(stderr, "child killed by signal %d (hung)\n", WTERMSIG(status));
-    CHECK(WIFEXITED(status));
-    CHECK_EQ(WEXITSTATUS(status), 0);
+    run_in_fork_child(child);
     int rc = cap_barrier_wait(&b);
     CHECK(rc == 0 || rc == CAP_BARRIER_SERIAL_THREAD);
     join(t);

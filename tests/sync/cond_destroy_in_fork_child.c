@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fork_util.h"
 #include "util.h"
 
 enum { POLL_NS = 100 * 1000, CHILD_ALARM_S = 20 };
@@ -61,16 +62,7 @@ int main(void)
         cap_sleep_ns(POLL_NS);
     CHECK_EQ(cap_mutex_lock(&m), 0); /* the waiter has released it: parked */
     CHECK_EQ(cap_mutex_unlock(&m), 0);
-    pid_t pid = fork();
-    CHECK_GE(pid, 0);
-    if (pid == 0)
-        _exit(child());
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status))
-        fprintf(stderr, "child killed by signal %d (hung)\n", WTERMSIG(status));
-    CHECK(WIFEXITED(status));
-    CHECK_EQ(WEXITSTATUS(status), 0);
+    run_in_fork_child(child);
     post();
     join(t);
     CHECK_EQ(cap_cond_destroy(&c), 0);

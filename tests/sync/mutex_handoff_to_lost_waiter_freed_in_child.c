@@ -13,23 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "fork_util.h"
+#include "starving_waiter.h"
 
-enum { HOLDER_ROUNDS = 20000, HOLD_NS = 100 * 1000, STARVING = 4, HANDOFF = 8 };
+enum { HANDOFF = 8 };
 enum { NOT_HANDED_OFF = 10, CHILD_ALARM_S = 20 };
-
-static cap_mutex_t m = CAP_MUTEX_INITIALIZER;
-static atomic_int waiter_in, waiter_ready;
-
-static void *waiter(void *arg)
-{
-    (void)arg;
-    atomic_store(&waiter_ready, 1);
-    CHECK_EQ(cap_mutex_lock(&m), 0); /* the holder has it: we park */
-    atomic_store(&waiter_in, 1);
-    CHECK_EQ(cap_mutex_unlock(&m), 0);
-    return NULL;
-}
 
 static void *lock_once(void *arg)
 {
@@ -65,49 +53,16 @@ static int child_lock(void)
     return cap_mutex_destroy(&m) == 0 ? 0 : 6;
 }
 
-static pid_t start_child(int (*fn)(void))
-{
-    pid_t pid = fork();
-    CHECK_GE(pid, 0);
-    if (pid == 0)
-        _exit(fn());
-    return pid;
-}
-
-static int child_status(pid_t pid)
-{
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status))
-        fprintf(stderr, "child killed by signal %d (hung)\n", WTERMSIG(status));
-    CHECK(WIFEXITED(status));
-    return WEXITSTATUS(status);
-}
-
 int main(void)
 {
-    CHECK_EQ(cap_mutex_lock(&m), 0);
-    cap_thread_t w = spawn(waiter, NULL);
-    while (!atomic_load(&waiter_ready))
-        cap_sleep_ns(HOLD_NS);
-    cap_sleep_ns(HOLD_NS); /* let it reach the lock and park */
-    int rounds = 0;
-    while (!(atomic_load((_Atomic uint32_t *)&m.state) & STARVING)) {
-        CHECK_EQ(cap_mutex_unlock(&m), 0); /* wakes the waiter... */
-        CHECK_EQ(cap_mutex_lock(&m), 0);   /* ...and barges past it */
-        if (atomic_load(&waiter_in) || ++rounds == HOLDER_ROUNDS) {
-            fprintf(stderr, "no starving waiter after %d rounds: skipped\n", rounds);
-            CHECK_EQ(cap_mutex_unlock(&m), 0);
-            join(w);
-            return 77;
-        }
-        cap_sleep_ns(HOLD_NS); /* the waiter runs now and finds the lock taken */
-    }
+    cap_thread_t w = hold_with_parked_waiter();
+    if (!barge_until_starving(w))
+        return 77;
     CHECK_EQ(cap_mutex_unlock(&m), 0); /* hands it off to the waiter */
-    pid_t a = start_child(child); /* both before anything parks: the */
-    pid_t b = start_child(child_lock); /* waiter may run once we wait */
-    int rc = child_status(a);
-    int rc_lock = child_status(b);
+    pid_t a = fork_child(child); /* both before anything parks: the */
+    pid_t b = fork_child(child_lock); /* waiter may run once we wait */
+    int rc = child_exit_status(a);
+    int rc_lock = child_exit_status(b);
     join(w);
     CHECK_EQ(atomic_load(&waiter_in), 1);
     CHECK_EQ(cap_mutex_destroy(&m), 0);

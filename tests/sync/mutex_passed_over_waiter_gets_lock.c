@@ -8,30 +8,11 @@
  * without the waiter ever getting in. */
 #include <stdatomic.h>
 
-#include "util.h"
-
-enum { HOLDER_ROUNDS = 20000, HOLD_NS = 100 * 1000 };
-
-static cap_mutex_t m = CAP_MUTEX_INITIALIZER;
-static atomic_int waiter_in, waiter_ready;
-
-static void *waiter(void *arg)
-{
-    (void)arg;
-    atomic_store(&waiter_ready, 1);
-    CHECK_EQ(cap_mutex_lock(&m), 0); /* the holder has it: we park */
-    atomic_store(&waiter_in, 1);
-    CHECK_EQ(cap_mutex_unlock(&m), 0);
-    return NULL;
-}
+#include "starving_waiter.h"
 
 int main(void)
 {
-    CHECK_EQ(cap_mutex_lock(&m), 0);
-    cap_thread_t w = spawn(waiter, NULL);
-    while (!atomic_load(&waiter_ready))
-        cap_sleep_ns(HOLD_NS);
-    cap_sleep_ns(HOLD_NS); /* let it reach the lock and park */
+    cap_thread_t w = hold_with_parked_waiter();
     int rounds = 0;
     while (!atomic_load(&waiter_in) && rounds < HOLDER_ROUNDS) {
         CHECK_EQ(cap_mutex_unlock(&m), 0); /* wakes the waiter... */

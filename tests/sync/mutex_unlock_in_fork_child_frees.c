@@ -13,22 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util.h"
-
-enum { HOLDER_ROUNDS = 20000, HOLD_NS = 100 * 1000, STARVING = 4 };
-
-static cap_mutex_t m = CAP_MUTEX_INITIALIZER;
-static atomic_int waiter_in, waiter_ready;
-
-static void *waiter(void *arg)
-{
-    (void)arg;
-    atomic_store(&waiter_ready, 1);
-    CHECK_EQ(cap_mutex_lock(&m), 0); /* the holder has it: we park */
-    atomic_store(&waiter_in, 1);
-    CHECK_EQ(cap_mutex_unlock(&m), 0);
-    return NULL;
-}
+#include "fork_util.h"
+#include "starving_waiter.h"
 
 static void *lock_once(void *arg)
 {
@@ -53,32 +39,10 @@ static int child(void)
 
 int main(void)
 {
-    CHECK_EQ(cap_mutex_lock(&m), 0);
-    cap_thread_t w = spawn(waiter, NULL);
-    while (!atomic_load(&waiter_ready))
-        cap_sleep_ns(HOLD_NS);
-    cap_sleep_ns(HOLD_NS); /* let it reach the lock and park */
-    int rounds = 0;
-    while (!(atomic_load((_Atomic uint32_t *)&m.state) & STARVING)) {
-        CHECK_EQ(cap_mutex_unlock(&m), 0); /* wakes the waiter... */
-        CHECK_EQ(cap_mutex_lock(&m), 0);   /* ...and barges past it */
-        if (atomic_load(&waiter_in) || ++rounds == HOLDER_ROUNDS) {
-            /* it got in first (on another worker), or never flagged */
-            fprintf(stderr, "no starving waiter after %d rounds: skipped\n", rounds);
-            CHECK_EQ(cap_mutex_unlock(&m), 0);
-            join(w);
-            return 77;
-        }
-        cap_sleep_ns(HOLD_NS); /* the waiter runs now and finds the lock taken */
-    }
-    pid_t pid = fork();
-    CHECK_GE(pid, 0);
-    if (pid == 0)
-        _exit(child());
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    CHECK(WIFEXITED(status));
-    CHECK_EQ(WEXITSTATUS(status), 0);
+    cap_thread_t w = hold_with_parked_waiter();
+    if (!barge_until_starving(w))
+        return 77;
+    run_in_fork_child(child);
     CHECK_EQ(cap_mutex_unlock(&m), 0); /* hands it to the waiter */
     join(w);
     CHECK_EQ(atomic_load(&waiter_in), 1);

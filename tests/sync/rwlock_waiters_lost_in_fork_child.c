@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fork_util.h"
 #include "util.h"
 
 enum { POLL_NS = 100 * 1000, CHILD_ALARM_S = 20 };
@@ -92,16 +93,7 @@ int main(void)
     t[2] = spawn(reader, &rp);
     wait_count(&rp.rwait, 1);
 
-    pid_t pid = fork();
-    CHECK_GE(pid, 0);
-    if (pid == 0)
-        _exit(child());
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status))
-        fprintf(stderr, "child killed by signal %d (hung)\n", WTERMSIG(status));
-    CHECK(WIFEXITED(status));
-    CHECK_EQ(WEXITSTATUS(status), 0);
+    run_in_fork_child(child);
 
     CHECK_EQ(cap_rwlock_unlock(&wp), 0);
     CHECK_EQ(cap_rwlock_unlock(&rp), 0);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fork_util.h"
 #include "check.h"
 
 enum { POLL_NS = 100 * 1000, CHILD_ALARM_S = 20 };
@@ -59,16 +60,7 @@ int main(void)
     CHECK_EQ(cap_thread_create(&t, NULL, run_once, (void *)parent_init), 0);
     while (!atomic_load(&in_init))
         cap_sleep_ns(POLL_NS);
-    pid_t pid = fork();
-    CHECK_GE(pid, 0);
-    if (pid == 0)
-        _exit(child());
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status))
-        fprintf(stderr, "child killed by signal %d (hung)\n", WTERMSIG(status));
-    CHECK(WIFEXITED(status));
-    CHECK_EQ(WEXITSTATUS(status), 0);
+    run_in_fork_child(child);
     CHECK_EQ(cap_sem_post(&go), 0);
     CHECK_EQ(cap_thread_join(t, NULL), 0);
     CHECK_EQ(cap_once(&once, child_init), 0);
