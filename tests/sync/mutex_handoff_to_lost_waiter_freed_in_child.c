@@ -19,14 +19,6 @@
 enum { HANDOFF = 8 };
 enum { NOT_HANDED_OFF = 10, CHILD_ALARM_S = 20 };
 
-static void *lock_once(void *arg)
-{
-    (void)arg;
-    CHECK_EQ(cap_mutex_lock(&m), 0);
-    CHECK_EQ(cap_mutex_unlock(&m), 0);
-    return NULL;
-}
-
 /* The child's checks; its exit status says which failed (0: none; 2 is
  * the deadlock report's). */
 static int child(void)

@@ -16,14 +16,6 @@
 #include "fork_util.h"
 #include "starving_waiter.h"
 
-static void *lock_once(void *arg)
-{
-    (void)arg;
-    CHECK_EQ(cap_mutex_lock(&m), 0);
-    CHECK_EQ(cap_mutex_unlock(&m), 0);
-    return NULL;
-}
-
 /* The child's checks; its exit status says which failed (0: none). */
 static int child(void)
 {

@@ -29,6 +29,15 @@ static inline void *waiter(void *arg)
     return NULL;
 }
 
+/* A thread that takes m once. */
+static inline void *lock_once(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(cap_mutex_lock(&m), 0);
+    CHECK_EQ(cap_mutex_unlock(&m), 0);
+    return NULL;
+}
+
 /* Takes m and starts the waiter, parked on it (most likely: it is given
  * time to get there) when this returns. */
 static inline cap_thread_t hold_with_parked_waiter(void)
