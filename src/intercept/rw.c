@@ -208,7 +208,8 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     bool sock = kind == CAP__FD_SOCKET;
     int dir = write ? CAP__IO_WRITE : CAP__IO_READ;
     bool nonblock = cap__ic_nonblock(f) || (flags & MSG_DONTWAIT);
-    uint64_t deadline = sock ? cap__io_deadline(f, dir) : CAP__FOREVER;
+    /* Computed at the first park, if any (io.h): most calls never park. */
+    uint64_t deadline = sock ? cap__io_deadline_later(f, dir) : CAP__FOREVER;
     struct op o = { .msg = msg, .flags = flags, .sock = sock, .write = write,
                     .user_msg = user_msg, .f = f };
     bool stream = !sock || cap__fd_has(f, CAP__FDF_STREAM_SOCK);
@@ -237,8 +238,9 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     size_t total = 0;
     ssize_t r;
     for (;;) {
-        r = cap__io_do(f, fd, dir, attempt, &o, deadline, false, &in,
-                       consumes ? want - total : 0);
+        /* One deadline for the whole call, set by its first park. */
+        r = cap__io_do_at(f, fd, dir, attempt, &o, &deadline, false, &in,
+                          consumes ? want - total : 0);
         if (r <= 0) /* error, timeout, cancel, or EOF for a MSG_WAITALL read */
             break;
         total += (size_t)r;
@@ -270,18 +272,19 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
 
 /*
  * read, write, recv and send of one buffer on a blocking stream socket
- * (the application's view) without a timeout in the call's direction
- * (SO_RCVTIMEO for reads, SO_SNDTIMEO for writes), with no flag
- * that changes the call: nearly every call of a thread-per-connection
- * server. One load of the record's kind and one of its flags decide it;
- * it then makes the calls xfer_msg would make for it (recvfrom or sendto
- * with MSG_DONTWAIT, parking through cap__io_do with the same drain and
- * interrupt settings) without building a message header and without
- * deriving again what these loads already say. Everything else returns
- * false and goes the general way, as does a write the kernel took only
- * part of, or none of: the general path then continues it (one more
- * sendto when the first found the buffer full, which the general path's
- * snapshot needs anyway).
+ * (the application's view), with no flag that changes the call: nearly
+ * every call of a thread-per-connection server. One load of the record's
+ * kind and one of its flags decide it; it then makes the calls xfer_msg
+ * would make for it (recvfrom or sendto with MSG_DONTWAIT, parking
+ * through cap__io_do with the same drain, interrupt and timeout settings)
+ * without building a message header and without deriving again what
+ * these loads already say. Everything else returns false and goes the
+ * general way, as does a write the kernel took only part of, or none of:
+ * the general path then continues it (one more sendto when the first
+ * found the buffer full, which the general path's snapshot needs anyway).
+ * A socket timeout (SO_RCVTIMEO, SO_SNDTIMEO) is counted from the first
+ * park, as on the general path (io.h, CAP__IO_TIMEO_LATER): a read that
+ * finds data, and a write the kernel takes whole, never read the clock.
  */
 struct buf1 {
     void *p;
@@ -294,23 +297,20 @@ static ssize_t recv1_attempt(int fd, void *arg)
     return cap__sys6(SYS_recvfrom, fd, (long)b->p, (long)b->n, MSG_DONTWAIT, 0, 0);
 }
 
-/* cap__ic_intr_cancel(CAP__FOREVER): what may interrupt such a call. */
+/* cap__ic_intr_cancel(deadline): what may interrupt such a call, without
+ * a timeout (a handler without SA_RESTART) and with one (any handler). */
 static const cap__intr intr_restart_cancel = { .blocked = 0, .restart = true, .cancel = true };
+static const cap__intr intr_always_cancel = { .blocked = 0, .restart = false, .cancel = true };
 
-/* The record of fd if fd is such a socket for a transfer in dir, else
- * NULL. A timeout of the other direction does not matter (a server that
- * reads with SO_RCVTIMEO still writes the direct way); CAP__FDF_TIMEO
- * says when timeo[] must be read at all (io.h, cap__io_deadline). */
-static inline cap__fd *plain_stream_sock(int fd, int dir)
+/* The record of fd if fd is such a socket, else NULL; *fl its flags. */
+static inline cap__fd *plain_stream_sock(int fd, uint32_t *fl)
 {
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL ||
         atomic_load_explicit(&f->kind, memory_order_acquire) != CAP__FD_SOCKET)
         return NULL;
-    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
-    if ((fl & (CAP__FDF_STREAM_SOCK | CAP__FDF_APP_NONBLOCK)) != CAP__FDF_STREAM_SOCK)
-        return NULL;
-    if ((fl & CAP__FDF_TIMEO) && atomic_load_explicit(&f->timeo[dir], memory_order_relaxed) != 0)
+    *fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
+    if ((*fl & (CAP__FDF_STREAM_SOCK | CAP__FDF_APP_NONBLOCK)) != CAP__FDF_STREAM_SOCK)
         return NULL;
     return f;
 }
@@ -320,12 +320,20 @@ static inline cap__fd *plain_stream_sock(int fd, int dir)
 __attribute__((always_inline)) static inline bool read1(int fd, void *buf, size_t n,
                                                         ssize_t *r)
 {
-    cap__fd *f = n > 0 ? plain_stream_sock(fd, CAP__IO_READ) : NULL;
+    uint32_t fl;
+    cap__fd *f = n > 0 ? plain_stream_sock(fd, &fl) : NULL;
     if (f == NULL)
         return false;
+    /* cap__io_deadline_later with the flags loaded already. */
+    uint64_t deadline = CAP__FOREVER;
+    if ((fl & CAP__FDF_TIMEO) &&
+        atomic_load_explicit(&f->timeo[CAP__IO_READ], memory_order_relaxed) != 0)
+        deadline = CAP__IO_TIMEO_LATER;
     struct buf1 b = { buf, n };
-    ssize_t rr = cap__io_do(f, fd, CAP__IO_READ, recv1_attempt, &b, CAP__FOREVER, false,
-                            &intr_restart_cancel, n);
+    ssize_t rr = cap__io_do(f, fd, CAP__IO_READ, recv1_attempt, &b, deadline, false,
+                            deadline == CAP__FOREVER ? &intr_restart_cancel
+                                                     : &intr_always_cancel,
+                            n);
     *r = rr == -ETIMEDOUT ? -EAGAIN : rr;
     return true;
 }
@@ -361,7 +369,8 @@ __attribute__((always_inline)) static inline ssize_t write_one(int fd, const voi
                                                                bool sockapi)
 {
     size_t done = 0;
-    if (plain_stream_sock(fd, CAP__IO_WRITE) != NULL) {
+    uint32_t fl;
+    if (plain_stream_sock(fd, &fl) != NULL) {
         ssize_t r = cap__sys6(SYS_sendto, fd, (long)buf, (long)n, flags | MSG_DONTWAIT, 0, 0);
         if (r == (ssize_t)n || (r < 0 && r != -EAGAIN))
             return cap__ic_ret_cancel(r);

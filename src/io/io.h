@@ -142,10 +142,21 @@ static inline void cap__io_fresh_drained(cap__fd *f)
  * skipped: skipped), out of line: park, try again, until done. tk is the
  * first attempt's snapshot. */
 ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
-                        uint64_t deadline, const cap__intr *in, size_t drain, bool skipped);
+                        uint64_t *deadline, const cap__intr *in, size_t drain, bool skipped);
+
+/* A deadline not computed yet: the descriptor's SO_RCVTIMEO/SO_SNDTIMEO
+ * for the call's direction, counted from the call's first park
+ * (cap__io_do_at), where it becomes absolute. The kernel counts it from
+ * the call; the first attempt before the park makes it a little late,
+ * never early, which POSIX allows. A call that does not wait never reads
+ * the clock. Not a real deadline (CAP__FOREVER - 1 ns is never reached). */
+#define CAP__IO_TIMEO_LATER (CAP__FOREVER - 1)
 
 /* Runs attempt until it returns anything but -EAGAIN, parking in between;
- * nonblock: a single attempt. Returns the attempt's result, -ETIMEDOUT at
+ * nonblock: a single attempt. *deadline: absolute, CAP__FOREVER, or
+ * CAP__IO_TIMEO_LATER, which the first park replaces with the absolute
+ * one (so that a caller making several calls of one transfer keeps one
+ * deadline). Returns the attempt's result, -ETIMEDOUT at
  * the deadline, -EBADF if closed meanwhile, -EINTR if a signal allowed by
  * in (NULL: none) interrupted the wait, -ECANCELED if in->cancel and a
  * cancel request ended it (the caller acts, after releasing what it holds).
@@ -158,8 +169,8 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
  * inlined into the first try, which is all a call that does not wait
  * runs; the waits are cap__io_do_wait's. */
 __attribute__((always_inline)) static inline ssize_t
-cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64_t deadline,
-           bool nonblock, const cap__intr *in, size_t drain)
+cap__io_do_at(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64_t *deadline,
+              bool nonblock, const cap__intr *in, size_t drain)
 {
     if (nonblock)
         return op(fd, arg);
@@ -187,6 +198,15 @@ cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64_t 
     return cap__io_do_wait(&tk, op, arg, deadline, in, drain, skipped);
 }
 
+/* cap__io_do_at with a deadline of its own (absolute, CAP__FOREVER or
+ * CAP__IO_TIMEO_LATER). */
+__attribute__((always_inline)) static inline ssize_t
+cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64_t deadline,
+           bool nonblock, const cap__intr *in, size_t drain)
+{
+    return cap__io_do_at(f, fd, dir, op, arg, &deadline, nonblock, in, drain);
+}
+
 /* poll(2) for a user thread: same arguments and result, parks instead of
  * blocking; deadline absolute (CAP__FOREVER: none, 0: do not wait). On
  * error returns -errno; -EINTR if a signal allowed by in (NULL: none)
@@ -206,6 +226,16 @@ static inline uint64_t cap__io_deadline(const cap__fd *f, int dir)
         return CAP__FOREVER;
     uint64_t t = atomic_load_explicit(&((cap__fd *)f)->timeo[dir], memory_order_relaxed);
     return t == 0 ? CAP__FOREVER : cap__deadline_after(t);
+}
+
+/* cap__io_deadline without the clock read: CAP__IO_TIMEO_LATER if the
+ * descriptor has a timeout in dir, else CAP__FOREVER. */
+static inline uint64_t cap__io_deadline_later(const cap__fd *f, int dir)
+{
+    if (!(atomic_load_explicit(&((cap__fd *)f)->flags, memory_order_relaxed) & CAP__FDF_TIMEO))
+        return CAP__FOREVER;
+    uint64_t t = atomic_load_explicit(&((cap__fd *)f)->timeo[dir], memory_order_relaxed);
+    return t == 0 ? CAP__FOREVER : CAP__IO_TIMEO_LATER;
 }
 
 /* Registers one of the runtime's own descriptors (a ring's eventfd): cb

@@ -476,17 +476,24 @@ static void block_in_poll(int fd, int dir, uint64_t deadline)
 }
 
 ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
-                        uint64_t deadline, const cap__intr *in, size_t drain, bool skipped)
+                        uint64_t *deadline_p, const cap__intr *in, size_t drain, bool skipped)
 {
     cap__fd *f = tk->f;
     int fd = tk->fd, dir = tk->dir;
+    /* A timeout counted from here (io.h): one clock read, and the first
+     * park need not read it again (the timeout is > 0). */
+    bool fresh = *deadline_p == CAP__IO_TIMEO_LATER;
+    if (fresh)
+        *deadline_p = cap__io_deadline(f, dir);
+    uint64_t deadline = *deadline_p;
     cap__io_call c;
     cap__io_call_begin(&c, in, true);
     ssize_t r;
     for (;;) {
         int rc = ETIMEDOUT;
-        if (deadline == CAP__FOREVER || cap__now() < deadline)
+        if (deadline == CAP__FOREVER || fresh || cap__now() < deadline)
             rc = io_wait(tk, deadline, &c);
+        fresh = false;
         if (rc == ETIMEDOUT && skipped) {
             /* Data whose event had not been harvested when the time ran
              * out: the call the kernel would have made finds it. */
