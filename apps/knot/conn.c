@@ -10,7 +10,9 @@
  * --header-timeout of the accept; later ones may idle for
  * --keepalive-timeout before their first byte and then have
  * --header-timeout to complete. A client that trickles a byte at a time
- * (slowloris) therefore cannot extend its deadline.
+ * (slowloris) therefore cannot extend its deadline. The clock is read only
+ * when a deadline is needed: a later head that arrives whole in the first
+ * read needs none (idle_fill), so a kept-alive request reads no clock here.
  *
  * A read waits with the socket's SO_RCVTIMEO, not with poll() first: one
  * system call per request instead of two on kernel threads, and on a user
@@ -78,13 +80,43 @@ long conn_fill(struct conn *c, size_t max, long long deadline_ms)
     }
 }
 
+/* The first read of an idle wait, before its deadline is known: with the
+ * socket's timeout as it is, which never outlasts the keep-alive timeout
+ * (read_wait_ms <= knot_read_wait_ms(), bound_read_wait), so this read
+ * cannot overrun the idle deadline. Data, end of input or an error need
+ * no clock. A timeout or an interrupt sets *deadline, counted from no
+ * later than the wait began (a timed-out read waited read_wait_ms at
+ * least: a timeout is late, never early; an interrupted one may not have
+ * waited), and goes on as conn_fill. */
+static long idle_fill(struct conn *c, size_t max, long long *deadline)
+{
+    if (max > c->cap - c->len)
+        max = c->cap - c->len;
+    long long waited = c->read_wait_ms;
+    ssize_t n = read(c->fd, c->buf + c->len, max);
+    if (n >= 0) {
+        c->len += (size_t)n;
+        return (long)n;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+        *deadline = knot_now_ms() - waited + knot_config.keepalive_timeout_ms;
+    else if (errno == EINTR)
+        *deadline = knot_now_ms() + knot_config.keepalive_timeout_ms;
+    else
+        return -1;
+    return conn_fill(c, max, *deadline);
+}
+
 enum head_result { HEAD_OK, HEAD_CLOSED, HEAD_TIMEOUT, HEAD_TOO_BIG };
 
 /* Waits until c->buf starts with a complete head; sets *head_len. */
 static enum head_result read_head(struct conn *c, bool first, size_t *head_len)
 {
-    long long now = knot_now_ms();
-    long long deadline = now + (first ? knot_config.header_timeout_ms : knot_config.keepalive_timeout_ms);
+    /* The first head's deadline counts from here (the accept); a later
+     * one's idle deadline is set by idle_fill if its first read finds
+     * nothing, its header deadline once a part of it came. */
+    long long deadline = first ? knot_now_ms() + knot_config.header_timeout_ms : 0;
+    bool have_deadline = first, head_deadline = first;
     bool started = false;
     size_t scanned = 0;
     size_t limit = knot_config.max_header_bytes;
@@ -97,18 +129,31 @@ static enum head_result read_head(struct conn *c, bool first, size_t *head_len)
             memmove(c->buf, c->buf + skip, c->len - skip);
             c->len -= skip;
             scanned = 0;
+            if (c->len == 0 && !have_deadline) {
+                /* Only blank lines: the idle wait goes on from now, late
+                 * by the wait before them at most, and only once. */
+                deadline = knot_now_ms() + knot_config.keepalive_timeout_ms;
+                have_deadline = true;
+            }
         }
         if (c->len > 0) {
-            if (!started && !first)
-                deadline = knot_now_ms() + knot_config.header_timeout_ms;
             started = true;
             *head_len = http_head_length(c->buf, c->len < limit ? c->len : limit, &scanned);
             if (*head_len)
                 return HEAD_OK;
             if (c->len >= limit)
                 return HEAD_TOO_BIG;
+            if (!head_deadline) /* the head's first part came just now */
+                deadline = knot_now_ms() + knot_config.header_timeout_ms;
+            have_deadline = head_deadline = true;
         }
-        long n = conn_fill(c, limit - c->len, deadline);
+        long n;
+        if (have_deadline) {
+            n = conn_fill(c, limit - c->len, deadline);
+        } else {
+            n = idle_fill(c, limit - c->len, &deadline);
+            have_deadline = deadline != 0; /* unless it read at once */
+        }
         if (n == -2)
             return started ? HEAD_TIMEOUT : HEAD_CLOSED;
         if (n <= 0)
