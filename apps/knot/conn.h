@@ -5,6 +5,7 @@
 
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <arpa/inet.h>
@@ -16,12 +17,15 @@ struct conn {
     char *buf;
     size_t len, cap;
     long long read_wait_ms; /* the socket's SO_RCVTIMEO, see conn.c */
-    /* Owned by server.c: the list under its registry lock, busy under
-     * state_lock. */
+    /* Owned by server.c: the list under its registry lock; state, an
+     * enum conn_state, for graceful shutdown (server.c). */
     struct conn *prev, *next;
-    pthread_mutex_t state_lock;
-    bool busy; /* a request is being answered: shutdown must not cut it */
+    _Atomic int state;
 };
+
+/* BUSY: a request is being answered, shutdown must not cut it; IDLE:
+ * waiting for one; CUTTING: shutdown is cutting its input. */
+enum conn_state { CONN_BUSY, CONN_IDLE, CONN_CUTTING };
 
 /* How the connection should end when conn_serve returns. */
 enum conn_end { CONN_CLOSE, CONN_LINGER };

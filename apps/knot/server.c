@@ -15,13 +15,16 @@
  * SHUT_RD) of every connection that is idle between requests, which wakes
  * its thread with end-of-input; and shuts the listening socket, which wakes
  * the acceptor. Busy connections finish their response and then see
- * `stopping`. A connection changes between idle and busy under its own
- * `state_lock` (not the registry's, which every request would otherwise
- * take twice, from every worker), and the watcher looks at each one under
- * it after setting `stopping`, so none can start waiting after the cut
- * without seeing `stopping`. Lock order: `lock`, then a state_lock. A
- * connection's fd is only closed once it is busy, so the watcher never
- * shuts down a closed (or reused) descriptor. The main thread waits on
+ * `stopping`. A connection's `state` (conn.h) is an atomic its own thread
+ * moves between BUSY and IDLE, two atomic operations per request instead
+ * of a lock taken twice: going idle stores IDLE and then loads `stopping`,
+ * while the watcher stores `stopping` and then moves each IDLE connection
+ * to CUTTING (compare-and-swap, all sequentially consistent), so one of
+ * the two sees the other: none can start waiting after the cut without
+ * seeing `stopping`. The watcher cuts under `lock` and puts IDLE back;
+ * a thread that finds CUTTING when it wants BUSY waits for `lock`, so a
+ * connection's fd, only closed once it is busy, is never shut down
+ * closed (or reused). The main thread waits on
  * `all_done` until no connection is left, flushes the log, and returns 0.
  * The watcher also flushes the access log about once a second.
  */
@@ -65,19 +68,20 @@ bool server_stopping(void)
 
 bool server_conn_idle(struct conn *c)
 {
-    pthread_mutex_lock(&c->state_lock);
-    bool stop = atomic_load(&stopping);
-    if (!stop)
-        c->busy = false;
-    pthread_mutex_unlock(&c->state_lock);
-    return !stop;
+    atomic_store(&c->state, CONN_IDLE); /* before the load: header comment */
+    return !atomic_load(&stopping);
 }
 
 void server_conn_busy(struct conn *c)
 {
-    pthread_mutex_lock(&c->state_lock);
-    c->busy = true;
-    pthread_mutex_unlock(&c->state_lock);
+    for (;;) {
+        int s = CONN_IDLE;
+        if (atomic_compare_exchange_strong(&c->state, &s, CONN_BUSY) || s == CONN_BUSY)
+            return;
+        /* CUTTING: begin_shutdown, under lock, puts IDLE back. */
+        pthread_mutex_lock(&lock);
+        pthread_mutex_unlock(&lock);
+    }
 }
 
 /* Caller holds lock. */
@@ -116,7 +120,6 @@ static void *conn_thread(void *arg)
     maybe_all_done();
     pthread_mutex_unlock(&lock);
     free(c->buf);
-    pthread_mutex_destroy(&c->state_lock);
     free(c);
     return NULL;
 }
@@ -131,7 +134,6 @@ static void *reject_thread(void *arg)
     } else {
         close(c->fd);
     }
-    pthread_mutex_destroy(&c->state_lock);
     free(c);
     pthread_mutex_lock(&lock);
     nrejecting--;
@@ -160,7 +162,6 @@ static void reject(struct conn *c)
     long long bytes = 0;
     response_error(c->fd, 503, 1, false, false, &bytes); /* a fresh socket: never blocks */
     close(c->fd);
-    pthread_mutex_destroy(&c->state_lock);
     free(c);
 }
 
@@ -173,8 +174,7 @@ static void accept_one(int fd, const struct sockaddr_storage *ss)
     }
     c->fd = fd;
     c->read_wait_ms = knot_read_wait_ms(); /* inherited from the listener */
-    pthread_mutex_init(&c->state_lock, NULL);
-    c->busy = true; /* until its thread starts waiting for a request */
+    atomic_init(&c->state, CONN_BUSY); /* until its thread waits for a request */
     if (ss->ss_family == AF_INET6)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, c->peer, sizeof c->peer);
     else
@@ -235,10 +235,11 @@ static void begin_shutdown(void)
     pthread_mutex_lock(&lock);
     atomic_store(&stopping, true);
     for (struct conn *c = conns.next; c != &conns; c = c->next) {
-        pthread_mutex_lock(&c->state_lock);
-        if (!c->busy)
+        int s = CONN_IDLE;
+        if (atomic_compare_exchange_strong(&c->state, &s, CONN_CUTTING)) {
             shutdown(c->fd, SHUT_RD);
-        pthread_mutex_unlock(&c->state_lock);
+            atomic_store(&c->state, CONN_IDLE);
+        }
     }
     pthread_mutex_unlock(&lock);
     shutdown(listen_fd, SHUT_RDWR); /* wakes accept() with an error */
