@@ -17,9 +17,9 @@
  *    RWF_NOWAIT for a kind of file, wait for readiness and then make the
  *    plain call;
  *  - regular file: the disk layer (io/disk.c).
- * read, write, recv and send of one buffer on a plain blocking stream
- * socket take a direct path to the same calls (below, before the
- * wrappers), without the message header.
+ * read, write, recv and send of one buffer, and writev, on a plain
+ * blocking stream socket take a direct path to the same calls (below,
+ * before the wrappers), without the general path's bookkeeping.
  * EAGAIN parks the thread on the descriptor (cap__io_do), unless the
  * application asked for non-blocking behaviour (its O_NONBLOCK view, or
  * MSG_DONTWAIT). A blocking write on a stream, and a read with
@@ -271,7 +271,8 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
 /* ---- the direct path: one buffer on a plain blocking stream socket ------- */
 
 /*
- * read, write, recv and send of one buffer on a blocking stream socket
+ * read, write, recv and send of one buffer, and writev (its first
+ * sendmsg; writev_rest below), on a blocking stream socket
  * (the application's view), with no flag that changes the call: nearly
  * every call of a thread-per-connection server. One load of the record's
  * kind and one of its flags decide it; it then makes the calls xfer_msg
@@ -379,6 +380,29 @@ __attribute__((always_inline)) static inline ssize_t write_one(int fd, const voi
     return write_rest(fd, buf, n, flags, sockapi, done);
 }
 
+/* writev past the direct path, which wrote done bytes of the vector (0 if
+ * it did not apply): the general path for the rest, on a copy of the
+ * vector past them; the wrapper's result. */
+__attribute__((noinline)) static ssize_t writev_rest(int fd, const struct iovec *iov, int cnt,
+                                                     size_t done)
+{
+    struct iovec stack_v[STACK_IOVS], *v = stack_v;
+    if (done > 0 && cnt > STACK_IOVS && (v = malloc((size_t)cnt * sizeof *v)) == NULL)
+        return cap__ic_ret((ssize_t)done); /* the progress, as after an error */
+    struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
+    if (done > 0) {
+        memcpy(v, iov, (size_t)cnt * sizeof *v);
+        m.msg_iov = v;
+        advance(&m, done);
+    }
+    ssize_t r = xfer(fd, true, &m, 0, false);
+    if (v != stack_v)
+        free(v);
+    if (done > 0) /* an error or cancel after progress reports the progress */
+        r = r > 0 ? (ssize_t)done + r : (ssize_t)done;
+    return cap__ic_ret_cancel(r);
+}
+
 /* ---- the threads we do not run ------------------------------------------ */
 
 /* Repeats a plain call on an emulated descriptor until it stops saying
@@ -437,8 +461,21 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
     int bad = iov_error(iov, cnt);
     if (bad != 0)
         return cap__ic_ret(bad);
-    struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
-    return cap__ic_ret_cancel(xfer(fd, true, &m, 0, false));
+    /* The direct path, as write's: one sendmsg of the whole vector (a
+     * response's head and body), which the general path would make. */
+    uint32_t fl;
+    size_t done = 0;
+    if (cnt > 0 && plain_stream_sock(fd, &fl) != NULL) {
+        size_t want = 0;
+        for (int i = 0; i < cnt; i++)
+            want += iov[i].iov_len;
+        struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
+        ssize_t r = cap__sys6(SYS_sendmsg, fd, (long)&m, MSG_DONTWAIT, 0, 0, 0);
+        if (r == (ssize_t)want || (r < 0 && r != -EAGAIN))
+            return cap__ic_ret_cancel(r);
+        done = r > 0 ? (size_t)r : 0;
+    }
+    return writev_rest(fd, iov, cnt, done);
 }
 
 /* ---- sockets ---------------------------------------------------------------- */

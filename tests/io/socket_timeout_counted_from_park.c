@@ -7,8 +7,9 @@
  * parked comes, not EAGAIN; a read that emptied the socket, so that the
  * next one parks without trying, still times out with EAGAIN and not
  * early; a timeout changed between calls (longer, shorter, none) is the
- * one the next call uses; a write into a full buffer ends at its send
- * timeout with the part it sent or EAGAIN, not early. A deadline never
+ * one the next call uses; a write, send or writev into a full buffer ends
+ * at its send timeout with the part it sent or EAGAIN, not early; a
+ * writev of many vectors is continued after partial transfers exactly. A deadline never
  * set hangs the test (its timeout), an early one fails a check. */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -149,7 +150,9 @@ static void reads(enum how how)
 
 /* A write larger than both buffers, the reader not reading: it ends at the
  * send timeout with what it sent, or EAGAIN if nothing, never early. */
-static void writes(bool use_send)
+enum wr { WRITE, SEND, WRITEV };
+
+static void writes(enum wr how)
 {
     int sv[2];
     tcp_pair(sv);
@@ -163,7 +166,10 @@ static void writes(bool use_send)
     for (int i = 0; i < 2; i++) { /* the second finds the buffers full at once */
         uint64_t began = now_ns();
         errno = 0;
-        ssize_t r = use_send ? send(sv[1], big, len, 0) : write(sv[1], big, len);
+        struct iovec v[3] = { { big, 100 }, { big + 100, len / 2 }, { big + 100 + len / 2, len / 2 - 100 } };
+        ssize_t r = how == SEND    ? send(sv[1], big, len, 0)
+                    : how == WRITE ? write(sv[1], big, len)
+                                   : writev(sv[1], v, 3);
         CHECK_GE(now_ns() - began, 40 * MS);
         if (r < 0)
             CHECK(errno == EAGAIN || errno == EWOULDBLOCK);
@@ -175,12 +181,56 @@ static void writes(bool use_send)
     close(sv[1]);
 }
 
+enum { NV = 20, VLEN = 100000 };
+
+struct drain {
+    int fd;
+    unsigned char *dst;
+};
+
+static void *drain_all(void *arg)
+{
+    struct drain *d = arg;
+    read_exactly_n(d->fd, (char *)d->dst, NV * VLEN, NV * VLEN);
+    return NULL;
+}
+
+/* A writev of more vectors than the path keeps on its stack, larger than
+ * the buffer, with a send timeout far off: continued after each partial
+ * transfer, byte-exact. */
+static void writev_many(void)
+{
+    int sv[2]; /* not TCP: loopback TCP with buffers this small stalls */
+    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    set_timeo(sv[1], SO_SNDTIMEO, 10000 * MS);
+    int small = 4096;
+    CHECK_EQ(setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
+    unsigned char *src = malloc(NV * VLEN), *dst = malloc(NV * VLEN);
+    CHECK(src != NULL && dst != NULL);
+    for (int i = 0; i < NV * VLEN; i++)
+        src[i] = (unsigned char)(i * 2654435761u >> 24);
+    struct iovec v[NV];
+    for (int i = 0; i < NV; i++)
+        v[i] = (struct iovec){ src + i * VLEN, VLEN };
+    struct drain d = { sv[0], dst };
+    cap_thread_t t = spawn(drain_all, &d);
+    CHECK_EQ(writev(sv[1], v, NV), NV * VLEN);
+    join(t);
+    CHECK_EQ(memcmp(src, dst, NV * VLEN), 0);
+    free(src);
+    free(dst);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     reads(READ);
     reads(RECV);
     reads(READV);
-    writes(false);
-    writes(true);
+    writes(WRITE);
+    writes(SEND);
+    writes(WRITEV);
+    writev_many();
     return 0;
 }
