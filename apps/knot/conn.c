@@ -24,7 +24,8 @@
  * than READ_SLACK_MS (a head that arrives in pieces, an idle wait past its
  * first expiry). A read that times out early just comes round again.
  *
- * Buffer: max_header_bytes for the head plus BODY_WINDOW for body.c.
+ * Buffer: c->data, max_header_bytes for the head plus BODY_WINDOW for
+ * body.c, allocated with the struct (server.c).
  */
 #include "conn.h"
 
@@ -182,13 +183,13 @@ static enum conn_end fail(struct conn *c, int status, const struct http_request 
     return CONN_LINGER;
 }
 
+size_t conn_buffer_bytes(void)
+{
+    return knot_config.max_header_bytes + BODY_WINDOW;
+}
+
 enum conn_end conn_serve(struct conn *c)
 {
-    c->cap = knot_config.max_header_bytes + BODY_WINDOW;
-    c->buf = malloc(c->cap);
-    if (!c->buf)
-        return CONN_CLOSE;
-
     for (bool first = true;; first = false) {
         if (!server_conn_idle(c))
             return CONN_CLOSE; /* shutting down */

@@ -119,7 +119,6 @@ static void *conn_thread(void *arg)
     nconns--;
     maybe_all_done();
     pthread_mutex_unlock(&lock);
-    free(c->buf);
     free(c);
     return NULL;
 }
@@ -165,14 +164,28 @@ static void reject(struct conn *c)
     free(c);
 }
 
+/* A connection with its input buffer behind it (conn.h); only the struct
+ * is zeroed, the buffer is written before it is read. */
+static struct conn *conn_new(int fd)
+{
+    size_t cap = conn_buffer_bytes();
+    struct conn *c = malloc(sizeof *c + cap);
+    if (!c)
+        return NULL;
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->buf = c->data;
+    c->cap = cap;
+    return c;
+}
+
 static void accept_one(int fd, const struct sockaddr_storage *ss)
 {
-    struct conn *c = calloc(1, sizeof *c);
+    struct conn *c = conn_new(fd);
     if (!c) {
         close(fd);
         return;
     }
-    c->fd = fd;
     c->read_wait_ms = knot_read_wait_ms(); /* inherited from the listener */
     atomic_init(&c->state, CONN_BUSY); /* until its thread waits for a request */
     if (ss->ss_family == AF_INET6)
