@@ -104,7 +104,14 @@ static void yield_after_hit(void)
  * the time, at 10% almost never). Hot state lives in the descriptor's
  * flags (shared, read-mostly); the streak is written only while cold; the
  * probe cadence is per kernel thread, so the hot path writes no shared
- * line. Reads only: writes keep RWF_NOWAIT. */
+ * line. Reads only: writes keep RWF_NOWAIT.
+ * CAP_DISKIO=blocking reads every file with the plain call and blocks the
+ * worker on a miss anyway, so there a file is hot after its first read
+ * and its probe turn is a plain read too: pread() of a file then takes
+ * the wrapper's inline path (one descriptor lookup, the raw call, the
+ * yield count) instead of the general one (classification, the vector,
+ * the backend's indirect call and libc's syscall(): six returns after
+ * the system call instead of one). */
 enum { HOT_AFTER = 64, PROBE_EVERY = CAP__DISK_PROBE_EVERY };
 
 __thread unsigned cap__disk_tick;
@@ -145,6 +152,11 @@ static void note_miss(cap__fd *f)
  * undo). */
 bool cap__disk_pread_probe(cap__fd *f, int fd, void *buf, size_t n, off_t off, ssize_t *res)
 {
+    if (cap__diskio_active == &cap__diskio_blocking) { /* nothing to probe for */
+        *res = cap__sys6(SYS_pread64, fd, (long)buf, (long)n, (long)off, 0, 0);
+        yield_after_hit();
+        return true;
+    }
     struct iovec v = { buf, n };
     long r = cap__sys6(SYS_preadv2, fd, (long)&v, 1, (long)off,
                        (long)((unsigned long long)off >> 32), RWF_NOWAIT);
@@ -182,8 +194,12 @@ static ssize_t one(enum cap__disk_op op, int fd, const struct iovec *iov, int cn
             note_miss(f);
     }
     ssize_t r = cap__diskio_active->rw(op, fd, iov, cnt, off, rwf);
-    if (blocking)
+    if (blocking) {
+        if (op == CAP__DISK_READ && rwf == 0 && f != NULL && !direct &&
+            !cap__fd_has(f, CAP__FDF_DISK_HOT))
+            cap__fd_set(f, CAP__FDF_DISK_HOT); /* see "Hot files" */
         yield_after_hit();
+    }
     return r;
 }
 

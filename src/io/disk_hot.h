@@ -45,7 +45,7 @@ void cap__disk_hit_yield(void) __attribute__((visibility("hidden")));
  * does nothing the caller's general path must undo. HOT is set only on a
  * non-O_DIRECT regular file and forgotten when the number is closed
  * (fd.c), so it also says the descriptor is a file; the blocking backend
- * never sets it. A plain pread64 of a regular file is short only at end
+ * sets it on a file's first read (disk.c, "Hot files"). A plain pread64 of a regular file is short only at end
  * of file, as the blocking call the application made would be. */
 static inline bool cap__disk_pread_hot(int fd, void *buf, size_t n, off_t off, ssize_t *res)
 {
