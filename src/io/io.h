@@ -244,6 +244,7 @@ int cap__io_watch(int fd, void (*cb)(void *arg), void *arg);
 
 /* True while some I/O could still wake a thread (deadlock detector). */
 bool cap__io_pending(void);
+bool cap__io_fd_pending(void);
 /* Operations in flight outside the descriptor waiters (disk, offload). */
 extern __attribute__((visibility("hidden"))) atomic_long cap__io_inflight;
 

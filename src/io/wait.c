@@ -68,8 +68,14 @@ static inline void count_waits(long d)
  * sees it. */
 bool cap__io_pending(void)
 {
-    if (atomic_load_explicit(&cap__io_inflight, memory_order_relaxed) > 0)
-        return true;
+    return atomic_load_explicit(&cap__io_inflight, memory_order_relaxed) > 0 ||
+           cap__io_fd_pending();
+}
+
+/* The part of cap__io_pending that only a harvest of the instance sees:
+ * threads parked on descriptors, signals to dispatch (as racy). */
+bool cap__io_fd_pending(void)
+{
     long n = 0;
     for (int i = 0; i < cap__rt.nworkers; i++)
         n += atomic_load_explicit(&cap__rt.workers[i].io_waits, memory_order_relaxed);

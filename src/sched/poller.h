@@ -13,8 +13,10 @@
  *    are allowed. Only w's own kernel thread calls it.
  *  - wake(w): make a current or the next wait(w) return promptly. Any
  *    kernel thread may call it, at any time.
- *  - poll(w): non-blocking check for ready I/O, called by a busy worker
- *    every few scheduling rounds. May be NULL.
+ *  - poll(w, idle): non-blocking check for ready I/O, called by a busy
+ *    worker every few scheduling rounds, and by an idle one before its
+ *    spin (idle true: w is about to spin and wait itself, which may spare
+ *    waking another to watch I/O in its place). May be NULL.
  *  - pending(): true while some I/O wait could still wake a thread (the
  *    deadlock detector must not fire then; busy workers skip poll() when
  *    it is false). Must count submissions not yet flushed. May be NULL.
@@ -44,7 +46,7 @@ typedef struct cap__poller {
     const char *name;
     void (*wait)(struct cap__worker *w, uint64_t deadline);
     void (*wake)(struct cap__worker *w);
-    void (*poll)(struct cap__worker *w);
+    void (*poll)(struct cap__worker *w, bool idle);
     bool (*pending)(void);
     bool (*spin)(struct cap__worker *w);
     bool (*spin_end)(struct cap__worker *w);

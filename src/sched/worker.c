@@ -824,7 +824,7 @@ static cap__thread *find_work(cap__worker *w)
     /* A busy worker looks for ready I/O every so often, but only while some
      * I/O could complete. */
     if (turn && poll_worthwhile())
-        cap__poller_active->poll(w);
+        cap__poller_active->poll(w, false);
 
     cap__thread *t = NULL;
     if (w->steal_first || turn) {
@@ -875,7 +875,7 @@ static void idle(cap__worker *w)
      * already queued in the backend. */
     const cap__poller *p = cap__poller_active;
     if (poll_worthwhile()) {
-        p->poll(w);
+        p->poll(w, true);
         if (has_work(w))
             return;
     }
