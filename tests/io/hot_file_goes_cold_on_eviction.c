@@ -23,7 +23,11 @@
  * worker count, ASan too). With the probe, most reads after the first
  * probe turn: 241 typically, 190 the fewest in 240 runs (uring under
  * ASan). The bound, a quarter of the reads, is four times the lost
- * probe's count and three times below the fewest seen with it.
+ * probe's count and three times below the fewest seen with it on a quiet
+ * machine. On a loaded one the proxy is weaker (the worker may not get
+ * the CPU while a read is in flight: 24-64 seen now and then, on the code
+ * before the probe's fix too), so up to three passes are made and one
+ * must reach the bound; the lost probe gives 16 in every pass.
  * Skipped under CAP_DISKIO=blocking, which blocks the worker by design,
  * and where the file system refuses O_DIRECT. */
 #include <fcntl.h>
@@ -34,7 +38,7 @@
 
 #include "io/io_util.h"
 
-enum { BLOCK = 4096, BLOCKS = 256, HOT_ROUNDS = 3, MAX_WORKERS = 64 };
+enum { BLOCK = 4096, BLOCKS = 256, HOT_ROUNDS = 3, PASSES = 3, MAX_WORKERS = 64 };
 
 static int fd;     /* the file, buffered: the one the disk layer makes hot */
 static int direct; /* the same file, O_DIRECT: the evictions */
@@ -65,12 +69,11 @@ static void *ticker(void *arg)
     return NULL;
 }
 
-static void *reader(void *arg)
+/* One pass over the blocks, each evicted just before its read: the number
+ * of reads during which a ticker ran on the reader's worker. */
+static int evicted_reads(unsigned char *d)
 {
-    (void)arg;
     unsigned char b[BLOCK];
-    unsigned char *d = aligned_alloc(BLOCK, BLOCK);
-    CHECK(d != NULL);
     int ran = 0;
     for (int i = 0; i < BLOCKS; i++) {
         int k = i * 37 % BLOCKS;
@@ -81,9 +84,21 @@ static void *reader(void *arg)
         read_block(k, b);
         ran += atomic_load(&ticks[w]) > before;
     }
+    return ran;
+}
+
+static void *reader(void *arg)
+{
+    (void)arg;
+    unsigned char *d = aligned_alloc(BLOCK, BLOCK);
+    CHECK(d != NULL);
+    int ran = 0;
+    for (int pass = 1; pass <= PASSES && ran < BLOCKS / 4; pass++) {
+        ran = evicted_reads(d);
+        fprintf(stderr, "pass %d: a ticker ran on the reader's worker during %d of %d reads"
+                " of evicted blocks\n", pass, ran, BLOCKS);
+    }
     free(d);
-    fprintf(stderr, "a ticker ran on the reader's worker during %d of %d reads of evicted blocks\n",
-            ran, BLOCKS);
     CHECK_GE(ran, BLOCKS / 4);
     atomic_store(&stop, 1);
     return NULL;
