@@ -252,6 +252,7 @@ void cap__sched_forked(cap__thread *self)
         w->fifo_front = 0;
         w->fifo_front_end = NULL;
         w->fifo_wake_streak = 0;
+        w->fifo_back_run = 0;
         atomic_store(&w->inbox, NULL);
         w->steal_lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */
         w->steal = (cap__tqueue){ 0 };

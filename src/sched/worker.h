@@ -102,6 +102,8 @@ typedef struct cap__worker {
     uint32_t ticks;                     /* switches and scheduling rounds: periodic
                                            work, the fifo queue's stamps */
     bool steal_first;                   /* next round looks at steal queues first */
+    uint8_t fifo_back_run;              /* fifo: overdue back threads picked in a
+                                           row ahead of the front */
     unsigned place_turn;                /* placement turn of new threads (hashed) */
 
     /* Idle protocol: the worker sets sleeping=1, re-checks for work, then
