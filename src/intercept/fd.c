@@ -228,6 +228,7 @@ int dup3(int oldfd, int newfd, int flags)
         disown_for_stdio(oldfd, newfd); /* first: newfd inherits the give-back */
         cap__fd_dup_of(newfd, oldfd);
     }
+    cap__fd_closed(newfd); /* after a failure; after a dup, its life stands */
     return r;
 }
 
@@ -246,6 +247,7 @@ int dup2(int oldfd, int newfd)
         disown_for_stdio(oldfd, newfd); /* first: newfd inherits the give-back */
         cap__fd_dup_of(newfd, oldfd);
     }
+    cap__fd_closed(newfd); /* after a failure; after a dup, its life stands */
     return r;
 }
 
@@ -257,9 +259,9 @@ int close(int fd)
     if (cap__ownfd_is(fd))
         return (int)cap__ic_ret(-EBADF); /* the runtime's: not the application's to close */
     cap__fd_closing(fd);
-    if (!user)
-        return CAP__REAL(close)(fd);
-    return (int)syscall(SYS_close, fd);
+    int r = user ? (int)syscall(SYS_close, fd) : CAP__REAL(close)(fd);
+    cap__fd_closed(fd);
+    return r;
 }
 
 /* CLOSE_RANGE_UNSHARE gives the calling kernel thread a private copy of
@@ -281,10 +283,14 @@ int close_range(unsigned first, unsigned last, int flags)
         int own = cap__ownfd_next(first, last);
         unsigned end = own < 0 ? last : (unsigned)own - 1;
         if (own < 0 || (unsigned)own > first) {
-            if (!(flags & CLOSE_RANGE_CLOEXEC))
+            bool closes = !(flags & CLOSE_RANGE_CLOEXEC);
+            if (closes)
                 cap__fd_closing_range(first, end);
-            if (syscall(SYS_close_range, first, end, flags) != 0)
-                return (int)cap__ic_ret(-errno);
+            long rc = cap__ic_sys(syscall(SYS_close_range, first, end, flags));
+            if (closes)
+                cap__fd_closed_range(first, end);
+            if (rc != 0)
+                return (int)cap__ic_ret(rc);
         }
         if (own < 0 || (unsigned)own == last)
             return 0;
@@ -329,11 +335,22 @@ int fcntl(int fd, int cmd, ...)
     long r;
     switch (cmd) {
     case F_GETFL:
-        r = syscall(SYS_fcntl, fd, cmd);
+        /* The kernel's flags and the record's view of the same life: a
+         * close (or a new life) between the two bumps gen, and the next
+         * look finds the number closed or the record current. */
         f = cap__fd_peek(fd);
-        if (r >= 0 && f != NULL && cap__fd_has(f, CAP__FDF_OWNED))
-            r = (r & ~O_NONBLOCK) | (cap__fd_has(f, CAP__FDF_APP_NONBLOCK) ? O_NONBLOCK : 0);
-        return (int)r;
+        for (;;) {
+            uint32_t gen = f != NULL ? atomic_load(&f->gen) : 0;
+            r = syscall(SYS_fcntl, fd, cmd);
+            if (r < 0 || f == NULL)
+                return (int)r;
+            uint32_t fl = atomic_load(&f->flags);
+            if (atomic_load(&f->gen) != gen)
+                continue;
+            if (fl & CAP__FDF_OWNED)
+                r = (r & ~O_NONBLOCK) | ((fl & CAP__FDF_APP_NONBLOCK) ? O_NONBLOCK : 0);
+            return (int)r;
+        }
     case F_SETFL: {
         long fl = (long)arg;
         if (fl & O_NONBLOCK) /* the application will poll it: not private */

@@ -16,23 +16,35 @@
 #include "intercept/intercept.h"
 #include "io/io.h"
 
-static void stream_closing(FILE *stream)
+/* The first step of a close (io/fd.h); the descriptor, for stream_closed
+ * after the call, or -1. */
+static int stream_closing(FILE *stream)
 {
     int fd = stream != NULL ? fileno(stream) : -1;
     if (fd >= 0)
         cap__fd_closing(fd);
+    return fd;
+}
+
+static void stream_closed(int fd)
+{
+    if (fd >= 0)
+        cap__fd_closed(fd);
 }
 
 int fclose(FILE *stream)
 {
-    stream_closing(stream);
-    return CAP__REAL(fclose)(stream);
+    int fd = stream_closing(stream);
+    int r = CAP__REAL(fclose)(stream);
+    stream_closed(fd);
+    return r;
 }
 
 FILE *freopen(const char *path, const char *mode, FILE *stream)
 {
-    stream_closing(stream);
+    int fd = stream_closing(stream);
     FILE *r = CAP__REAL(freopen)(path, mode, stream);
+    stream_closed(fd);
     if (r != NULL && fileno(r) >= 0) /* a fresh life for whatever it opened */
         cap__fd_created(fileno(r), CAP__FD_UNKNOWN, 0);
     return r;
@@ -62,10 +74,13 @@ static void run_pclose(void *arg)
 
 int pclose(FILE *stream)
 {
-    stream_closing(stream);
+    int fd = stream_closing(stream);
     struct pclose_call c = { .stream = stream };
-    if (!cap__ic_user() || cap__offload(run_pclose, &c) != 0)
-        return CAP__REAL(pclose)(stream);
+    if (!cap__ic_user() || cap__offload(run_pclose, &c) != 0) {
+        c.result = CAP__REAL(pclose)(stream);
+        c.err = errno;
+    }
+    stream_closed(fd);
     if (c.result < 0)
         errno = c.err;
     return c.result;
@@ -76,5 +91,8 @@ int closedir(DIR *d)
     int fd = dirfd(d);
     if (fd >= 0)
         cap__fd_closing(fd);
-    return CAP__REAL(closedir)(d);
+    int r = CAP__REAL(closedir)(d);
+    if (fd >= 0)
+        cap__fd_closed(fd);
+    return r;
 }

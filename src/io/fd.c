@@ -192,19 +192,52 @@ void cap__fd_closing(int fd)
     if ((flags & CAP__FDF_REGISTERED) &&
         !((flags & CAP__FDF_SOLE) && cap__netio_active->close_releases))
         cap__netio_active->disarm(f, fd);
-    end_life(f, CAP__FD_UNKNOWN, 0);
+    /* The first step of fd.h's two: a new gen and the waiters woken, but
+     * kind and flags stay while the number still names the file. */
+    cap__spin_lock(&f->lock);
+    atomic_fetch_add(&f->gen, 1);
+    atomic_store_explicit(&f->deferred, 0, memory_order_relaxed);
+    cap__fd_set(f, CAP__FDF_CLOSING);
+    cap__io_wake_all_locked(f, EBADF);
+    cap__spin_unlock(&f->lock);
 }
 
-static void close_record(int fd, cap__fd *f, void *arg)
+void cap__fd_closed(int fd)
+{
+    if (cap__in_signal_handler())
+        return; /* cap__fd_closing queued the whole change */
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL || !cap__fd_has(f, CAP__FDF_CLOSING))
+        return;
+    cap__spin_lock(&f->lock);
+    /* A life begun since (the number reused) replaced the flags. */
+    if (cap__fd_has(f, CAP__FDF_CLOSING))
+        end_life_locked(f, CAP__FD_UNKNOWN, 0);
+    cap__spin_unlock(&f->lock);
+}
+
+static void closing_record(int fd, cap__fd *f, void *arg)
 {
     (void)f;
     (void)arg;
     cap__fd_closing(fd);
 }
 
+static void closed_record(int fd, cap__fd *f, void *arg)
+{
+    (void)f;
+    (void)arg;
+    cap__fd_closed(fd);
+}
+
 void cap__fd_closing_range(unsigned first, unsigned last)
 {
-    cap__fd_foreach_range(first, last, close_record, NULL);
+    cap__fd_foreach_range(first, last, closing_record, NULL);
+}
+
+void cap__fd_closed_range(unsigned first, unsigned last)
+{
+    cap__fd_foreach_range(first, last, closed_record, NULL);
 }
 
 static void forget_if_closed(int fd, cap__fd *f, void *arg)
@@ -212,8 +245,10 @@ static void forget_if_closed(int fd, cap__fd *f, void *arg)
     (void)arg;
     if (atomic_load(&f->kind) == CAP__FD_UNKNOWN && atomic_load(&f->flags) == 0)
         return; /* nothing known that could go stale */
-    if (syscall(SYS_fcntl, fd, F_GETFD) < 0 && errno == EBADF)
+    if (syscall(SYS_fcntl, fd, F_GETFD) < 0 && errno == EBADF) {
         cap__fd_closing(fd);
+        cap__fd_closed(fd);
+    }
 }
 
 void cap__fd_forget_closed(void)

@@ -12,6 +12,16 @@
  *    closefrom, and the stdio/dirent closes of intercept/stream.c) and
  *    every descriptor the runtime creates bumps gen,
  *    wakes waiters with EBADF and forgets kind, flags and registration;
+ *  - a close does it in two steps around its system call: before it,
+ *    cap__fd_closing bumps gen and wakes the waiters but keeps kind and
+ *    flags (CAP__FDF_CLOSING marks them); after it, cap__fd_closed
+ *    forgets them (bumping gen again, so a thread that parked in between
+ *    wakes with EBADF). A call racing the close on another worker thus
+ *    sees the descriptor as it still is until the number is really
+ *    closed. Forgotten while still open, the record would be classified
+ *    from the kernel, which reports the O_NONBLOCK the runtime set on its
+ *    own sockets as the application's: a blocking accept() racing
+ *    close() returned EAGAIN, and fcntl(F_GETFL) reported O_NONBLOCK;
  *  - a backend stamps each registration with the gen it was made for and
  *    delivers (fd, gen) with every event; an event whose gen is no longer
  *    current is dropped, so a reused descriptor number never receives a
@@ -101,6 +111,7 @@ enum {
     CAP__FDF_WAITED = 1u << 13,      /*   a thread parked on this end while private */
     CAP__FDF_SOLE = 1u << 14,        /* a socket we made, its file's only reference: below */
     CAP__FDF_TIMEO = 1u << 15,       /* timeo[] may be non-zero (cap__fd_set_timeo) */
+    CAP__FDF_CLOSING = 1u << 16,     /* a close is under way: see above */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
@@ -193,12 +204,17 @@ void cap__fd_created(int fd, int kind, uint32_t flags);
 /* Same, inheriting kind, flags and timeouts from another descriptor (dup). */
 void cap__fd_dup_of(int newfd, int oldfd);
 /* The number is about to stop naming its current file (close, dup2 onto
- * it): disarm it in the backend while the number is still valid, end its
- * life and wake its waiters with EBADF. */
+ * it): disarm it in the backend while the number is still valid, begin a
+ * new gen and wake its waiters with EBADF; kind and flags stay (above).
+ * The caller then makes the system call and calls cap__fd_closed. */
 void cap__fd_closing(int fd);
-/* cap__fd_closing for every number from first to last (inclusive) that
- * has a record; skips chunks never touched. */
+/* After that system call, whatever it returned: the record forgets kind
+ * and flags, unless a new life began meanwhile (the number was reused). */
+void cap__fd_closed(int fd);
+/* cap__fd_closing and cap__fd_closed for every number from first to last
+ * (inclusive) that has a record; skip chunks never touched. */
 void cap__fd_closing_range(unsigned first, unsigned last);
+void cap__fd_closed_range(unsigned first, unsigned last);
 /* After a call that closed descriptors we cannot name beforehand
  * (fcloseall): ends the life of every known number that is no longer
  * open. */
