@@ -337,9 +337,12 @@ int fcntl(int fd, int cmd, ...)
     case F_GETFL:
         /* The kernel's flags and the record's view of the same life: a
          * close (or a new life) between the two bumps gen, and the next
-         * look finds the number closed or the record current. */
+         * look, after the close (io/fd.h), finds the number closed or the
+         * record current. */
         f = cap__fd_peek(fd);
         for (;;) {
+            if (f != NULL)
+                cap__fd_wait_closed(f);
             uint32_t gen = f != NULL ? atomic_load(&f->gen) : 0;
             r = syscall(SYS_fcntl, fd, cmd);
             if (r < 0 || f == NULL)

@@ -307,12 +307,14 @@ static const cap__intr intr_always_cancel = { .blocked = 0, .restart = false, .c
 static inline cap__fd *plain_stream_sock(int fd, uint32_t *fl)
 {
     cap__fd *f = cap__fd_peek(fd);
-    if (f == NULL ||
+    if (f == NULL)
+        return NULL;
+    /* Flags before kind, as cap__fd_classify (io/fd.h). */
+    *fl = atomic_load_explicit(&f->flags, memory_order_acquire);
+    if ((*fl & (CAP__FDF_STREAM_SOCK | CAP__FDF_APP_NONBLOCK | CAP__FDF_CLOSING)) !=
+            CAP__FDF_STREAM_SOCK ||
         atomic_load_explicit(&f->kind, memory_order_acquire) != CAP__FD_SOCKET)
-        return NULL;
-    *fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
-    if ((*fl & (CAP__FDF_STREAM_SOCK | CAP__FDF_APP_NONBLOCK)) != CAP__FDF_STREAM_SOCK)
-        return NULL;
+        return NULL; /* a close under way too: classification waits for it */
     return f;
 }
 

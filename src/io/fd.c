@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,6 +27,8 @@
 #include "io/netio.h"
 #include "io/pipe.h"
 #include "io/wait.h"
+#include "sched/worker.h"
+#include "thread/thread.h"
 #include "util/sigctx.h"
 
 _Atomic(cap__fd *) cap__fd_chunks[CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT];
@@ -64,9 +67,23 @@ static uint64_t timeval_ns(const struct timeval *tv)
     return (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
 }
 
+void cap__fd_wait_closed(cap__fd *f)
+{
+    while (cap__fd_has(f, CAP__FDF_CLOSING) && !cap__in_signal_handler()) {
+        cap__thread *self = cap__current();
+        if (self != NULL)
+            cap__yield(self);
+        else
+            sched_yield();
+    }
+}
+
 int cap__fd_classify_slow(cap__fd *f, int fd)
 {
-    int kind;
+    cap__fd_wait_closed(f);
+    int kind = atomic_load_explicit(&f->kind, memory_order_acquire);
+    if (kind != CAP__FD_UNKNOWN)
+        return kind; /* the life that began after the close knows it */
     struct stat st;
     if (syscall(SYS_fstat, fd, &st) != 0)
         return CAP__FD_BAD; /* not remembered: the number may be opened later */
@@ -112,14 +129,16 @@ int cap__fd_classify_slow(cap__fd *f, int fd)
  * gen, the given kind and flags, no timeouts, waiters woken with EBADF.
  * The kind and flags go in with the gen, never through "unknown", so a
  * thread looking at the record meanwhile never classifies it from the
- * kernel and mixes what it learnt into the new flags. Returns the flags
- * the old life had. */
+ * kernel and mixes what it learnt into the new flags. Kind before flags:
+ * a reader loads flags first (cap__fd_classify), so one that finds
+ * CAP__FDF_CLOSING gone finds the kind of the life that cleared it, not
+ * the closed one's. Returns the flags the old life had. */
 static uint32_t end_life_locked(cap__fd *f, int kind, uint32_t flags)
 {
     atomic_fetch_add(&f->gen, 1);
     atomic_store_explicit(&f->deferred, 0, memory_order_relaxed);
-    uint32_t old = atomic_exchange(&f->flags, flags);
     atomic_store(&f->kind, (uint8_t)kind);
+    uint32_t old = atomic_exchange(&f->flags, flags);
     atomic_store(&f->timeo[0], 0);
     atomic_store(&f->timeo[1], 0);
     atomic_store_explicit(&f->disk_streak, 0, memory_order_relaxed);
@@ -342,6 +361,7 @@ void cap__fd_dup_of(int newfd, int oldfd)
     uint32_t flags = 0;
     uint64_t timeo[2] = { 0, 0 };
     if (o != NULL) {
+        cap__fd_wait_closed(o); /* then what it says is of the file dup'd */
         if (cap__fd_has(o, CAP__FDF_SOLE)) /* a second name: no longer sole */
             cap__fd_clear(o, CAP__FDF_SOLE);
         if (cap__fd_has(o, CAP__FDF_LOCAL)) { /* a second name: no longer private */

@@ -21,7 +21,16 @@
  *    closed. Forgotten while still open, the record would be classified
  *    from the kernel, which reports the O_NONBLOCK the runtime set on its
  *    own sockets as the application's: a blocking accept() racing
- *    close() returned EAGAIN, and fcntl(F_GETFL) reported O_NONBLOCK;
+ *    close() returned EAGAIN, and fcntl(F_GETFL) reported O_NONBLOCK.
+ *    Kept after the system call, it would describe the closed file to a
+ *    thread on another worker that got the number at once from an open
+ *    we do not see (a raw openat2, as Knot's): a read of that file went
+ *    to recv and failed with ENOTSOCK. So a call that finds a close under
+ *    way waits for it to end (cap__fd_classify, F_GETFL, dup): the call
+ *    then acts as if it came after the close. The wait is the closing
+ *    thread's system call, or a pclose's wait for its child; a user
+ *    thread yields meanwhile, and a signal handler does not wait (the
+ *    closer may be the thread it interrupted);
  *  - a backend stamps each registration with the gen it was made for and
  *    delivers (fd, gen) with every event; an event whose gen is no longer
  *    current is dropped, so a reused descriptor number never receives a
@@ -167,8 +176,12 @@ extern __attribute__((visibility("hidden"))) _Atomic(cap__fd *)
 
 /* cap__fd_get when fd's chunk does not exist yet: allocates it. */
 cap__fd *cap__fd_get_slow(int fd);
-/* cap__fd_classify of a record whose kind is not known yet. */
+/* cap__fd_classify of a record whose kind is not known yet, or that a
+ * close is under way on. */
 int cap__fd_classify_slow(cap__fd *f, int fd);
+/* Returns once no close is under way on f (CAP__FDF_CLOSING clear),
+ * yielding meanwhile (see above); at once inside a signal handler. */
+void cap__fd_wait_closed(cap__fd *f);
 
 /* The record of fd if its chunk exists, else NULL. Never allocates. */
 static inline cap__fd *cap__fd_peek(int fd)
@@ -191,11 +204,18 @@ static inline cap__fd *cap__fd_get(int fd)
 }
 
 /* Makes sure kind and the application's O_NONBLOCK view are known. Returns
- * the kind (CAP__FD_BAD if the descriptor is not open). */
+ * the kind (CAP__FD_BAD if the descriptor is not open). A record a close
+ * is under way on is first waited for (above). */
 static inline int cap__fd_classify(cap__fd *f, int fd)
 {
+    /* Flags first: a new life stores its kind before its flags (fd.c,
+     * end_life_locked), so without CLOSING the kind loaded next is not a
+     * closed file's. */
+    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_acquire);
     int kind = atomic_load_explicit(&f->kind, memory_order_acquire);
-    return kind != CAP__FD_UNKNOWN ? kind : cap__fd_classify_slow(f, fd);
+    if (__builtin_expect(kind == CAP__FD_UNKNOWN || (fl & CAP__FDF_CLOSING), 0))
+        return cap__fd_classify_slow(f, fd);
+    return kind;
 }
 
 /* A descriptor the runtime just created for the application: a fresh life
