@@ -375,8 +375,11 @@ __attribute__((always_inline)) static inline ssize_t write_one(int fd, const voi
     uint32_t fl;
     if (plain_stream_sock(fd, &fl) != NULL) {
         ssize_t r = cap__sys6(SYS_sendto, fd, (long)buf, (long)n, flags | MSG_DONTWAIT, 0, 0);
-        if (r == (ssize_t)n || (r < 0 && r != -EAGAIN))
+        if (r == (ssize_t)n || (r < 0 && r != -EAGAIN)) {
+            if (r > 0)
+                cap__io_turn_tick(); /* io.h: turns */
             return cap__ic_ret_cancel(r);
+        }
         done = r > 0 ? (size_t)r : 0;
     }
     return write_rest(fd, buf, n, flags, sockapi, done);
@@ -473,8 +476,11 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
             want += iov[i].iov_len;
         struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
         ssize_t r = cap__sys6(SYS_sendmsg, fd, (long)&m, MSG_DONTWAIT, 0, 0, 0);
-        if (r == (ssize_t)want || (r < 0 && r != -EAGAIN))
+        if (r == (ssize_t)want || (r < 0 && r != -EAGAIN)) {
+            if (r > 0)
+                cap__io_turn_tick(); /* io.h: turns */
             return cap__ic_ret_cancel(r);
+        }
         done = r > 0 ? (size_t)r : 0;
     }
     return writev_rest(fd, iov, cnt, done);

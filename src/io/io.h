@@ -29,6 +29,8 @@
 #include "io/netio.h"
 #include "io/sigintr.h"
 #include "io/wait.h"
+#include "sched/worker.h"
+#include "thread/thread.h"
 #include "util/clock.h"
 
 /* Reads CAP_NETIO and CAP_DISKIO, starts the chosen backends and installs
@@ -152,6 +154,51 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
  * the clock. Not a real deadline (CAP__FOREVER - 1 ns is never reached). */
 #define CAP__IO_TIMEO_LATER (CAP__FOREVER - 1)
 
+/* Turns. A transfer that completes without parking is no scheduling point
+ * by itself, so a thread whose descriptor always has data (a pipe that
+ * holds a burst, a client that pipelines) would keep its worker's other
+ * threads from running for as long as the data lasts. A thread that makes
+ * CAP__IO_TURN_MAX such transfers in a row on its worker, with no switch
+ * in between (the worker's ticks did not move), yields. The count is per
+ * kernel thread: it belongs to whichever user thread the worker runs,
+ * and any switch starts it again; a thread that parks on every request
+ * (a server waiting for its next one) never reaches it. Disk transfers
+ * have their own rule (disk.c).
+ *
+ * Pipetest showed why (bench/io): its tokens gather in one pipe, and the
+ * thread reading it passed the whole burst on without a switch, then the
+ * next thread did, so the burst moved through the ring one thread at a
+ * time, and on two workers only one worked (bimodal: ~2.0M tokens/s in
+ * a third to half of the runs at 1,024 pipes, 2.5-2.9M in the rest).
+ * With turns the burst spreads and both work: 2.9-3.3M in every run. The
+ * price is on one worker, where a burst passed on whole costs a switch
+ * per thread it crosses, not per token: 3-6% fewer tokens/s at 256-4,096
+ * pipes with 64; with 16, 7-22% (and 5-9% fewer on two workers at
+ * 4,096-8,192); with 128 and 256 the gain on two workers shrank (2.7-3.1M,
+ * 2.3-2.8M). Same-run comparisons, 5 runs each, status.md (session 13). */
+enum { CAP__IO_TURN_MAX = 64 };
+/* Per kernel thread: the worker's ticks at the count's start, and the
+ * count (wait.c). */
+extern __thread uint32_t cap__io_turn_ticks
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+extern __thread uint32_t cap__io_turn_count
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+/* Yields the calling user thread, if it is one. */
+void cap__io_turn_end(void) __attribute__((visibility("hidden")));
+
+__attribute__((always_inline)) static inline void cap__io_turn_tick(void)
+{
+    cap__worker *w = cap__worker_self();
+    if (w == NULL)
+        return;
+    if (w->ticks != cap__io_turn_ticks) {
+        cap__io_turn_ticks = w->ticks;
+        cap__io_turn_count = 1;
+    } else if (__builtin_expect(++cap__io_turn_count >= CAP__IO_TURN_MAX, 0)) {
+        cap__io_turn_end();
+    }
+}
+
 /* Runs attempt until it returns anything but -EAGAIN, parking in between;
  * nonblock: a single attempt. *deadline: absolute, CAP__FOREVER, or
  * CAP__IO_TIMEO_LATER, which the first park replaces with the absolute
@@ -192,8 +239,10 @@ cap__io_do_at(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64
                    !(fl & CAP__FDF_NODRAIN);
     if (!skipped) {
         ssize_t r = cap__io_attempt_once(&tk, op, arg, drain);
-        if (r != -EAGAIN)
+        if (r != -EAGAIN) {
+            cap__io_turn_tick();
             return r;
+        }
     }
     return cap__io_do_wait(&tk, op, arg, deadline, in, drain, skipped);
 }

@@ -46,6 +46,15 @@
 
 atomic_long cap__io_inflight;
 
+__thread uint32_t cap__io_turn_ticks, cap__io_turn_count;
+
+void cap__io_turn_end(void)
+{
+    cap__thread *self = cap__current();
+    if (self != NULL)
+        cap__yield(self);
+}
+
 /* Threads parked on descriptors, in sleeps and in polls are counted per
  * worker (cap__worker.io_waits), each count written only by its own
  * worker: a park and its resumption cost two plain stores instead of two
