@@ -78,17 +78,10 @@ ssize_t cap__disk_blocking_rw(enum cap__disk_op op, int fd, const struct iovec *
  * share (at 256, 0.09). */
 __thread unsigned cap__disk_hits;
 
-void cap__disk_hit_yield(void)
-{
-    cap__thread *self = cap__current();
-    if (self != NULL)
-        cap__yield(self);
-}
-
 static void yield_after_hit(void)
 {
     if (++cap__disk_hits % CAP__DISK_HITS_PER_YIELD == 0)
-        cap__disk_hit_yield();
+        cap__io_turn_end();
 }
 
 /* Hot files. preadv2(RWF_NOWAIT) costs ~130 ns more than pread64 for a

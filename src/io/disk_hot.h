@@ -20,6 +20,7 @@
 
 #include "arch/syscall.h"
 #include "io/fd.h"
+#include "io/io.h"
 
 /* Every PROBE_EVERY-th read of a hot file on a kernel thread is a
  * RWF_NOWAIT probe; every HITS_PER_YIELD-th transfer that completed
@@ -36,8 +37,6 @@ extern __thread unsigned cap__disk_hits
 /* The probe turn: like cap__disk_pread_hot, on the probe's result. */
 bool cap__disk_pread_probe(cap__fd *f, int fd, void *buf, size_t n, off_t off, ssize_t *res)
     __attribute__((visibility("hidden")));
-/* Yields the calling user thread, if it is one. */
-void cap__disk_hit_yield(void) __attribute__((visibility("hidden")));
 
 /* The fast path of pread() on a user thread: if fd is a hot file and
  * this read is not a probe that would block, reads it, stores the result
@@ -57,7 +56,7 @@ static inline bool cap__disk_pread_hot(int fd, void *buf, size_t n, off_t off, s
         return cap__disk_pread_probe(f, fd, buf, n, off, res);
     *res = cap__sys6(SYS_pread64, fd, (long)buf, (long)n, (long)off, 0, 0);
     if (__builtin_expect(++cap__disk_hits % CAP__DISK_HITS_PER_YIELD == 0, 0))
-        cap__disk_hit_yield();
+        cap__io_turn_end(); /* io.h */
     return true;
 }
 

@@ -360,8 +360,12 @@ void cap__fd_dup_of(int newfd, int oldfd)
     int kind = CAP__FD_UNKNOWN;
     uint32_t flags = 0;
     uint64_t timeo[2] = { 0, 0 };
+    /* A close under way on oldfd is not waited for: dup2(a, b) beside
+     * dup2(b, a) would each wait for the other's close, which ends only
+     * after its own dup_of. The record still describes the file the number
+     * named before that close (fd.h), which is what the dup copied unless
+     * an open we do not see took the number in between. */
     if (o != NULL) {
-        cap__fd_wait_closed(o); /* then what it says is of the file dup'd */
         if (cap__fd_has(o, CAP__FDF_SOLE)) /* a second name: no longer sole */
             cap__fd_clear(o, CAP__FDF_SOLE);
         if (cap__fd_has(o, CAP__FDF_LOCAL)) { /* a second name: no longer private */

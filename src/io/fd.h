@@ -26,8 +26,9 @@
  *    thread on another worker that got the number at once from an open
  *    we do not see (a raw openat2, as Knot's): a read of that file went
  *    to recv and failed with ENOTSOCK. So a call that finds a close under
- *    way waits for it to end (cap__fd_classify, F_GETFL, dup): the call
- *    then acts as if it came after the close. The wait is the closing
+ *    way waits for it to end (cap__fd_classify, F_GETFL): the call then
+ *    acts as if it came after the close (a dup of such a number copies
+ *    what the record says without waiting: fd.c, cap__fd_dup_of). The wait is the closing
  *    thread's system call, or a pclose's wait for its child; a user
  *    thread yields meanwhile, and a signal handler does not wait (the
  *    closer may be the thread it interrupted);

@@ -158,7 +158,8 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
  * by itself, so a thread whose descriptor always has data (a pipe that
  * holds a burst, a client that pipelines) would keep its worker's other
  * threads from running for as long as the data lasts. A thread that makes
- * CAP__IO_TURN_MAX such transfers in a row on its worker, with no switch
+ * CAP__IO_TURN_MAX such transfers in a row on its worker (blocking calls
+ * or not: a successful first attempt), with no switch
  * in between (the worker's ticks did not move), yields. The count is per
  * kernel thread: it belongs to whichever user thread the worker runs,
  * and any switch starts it again; a thread that parks on every request
@@ -170,12 +171,14 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
  * next thread did, so the burst moved through the ring one thread at a
  * time, and on two workers only one worked (bimodal: ~2.0M tokens/s in
  * a third to half of the runs at 1,024 pipes, 2.5-2.9M in the rest).
- * With turns the burst spreads and both work: 2.9-3.3M in every run. The
- * price is on one worker, where a burst passed on whole costs a switch
- * per thread it crosses, not per token: 3-6% fewer tokens/s at 256-4,096
- * pipes with 64; with 16, 7-22% (and 5-9% fewer on two workers at
- * 4,096-8,192); with 128 and 256 the gain on two workers shrank (2.7-3.1M,
- * 2.3-2.8M). Same-run comparisons, 5 runs each, status.md (session 13). */
+ * With turns the burst spreads and both work: 2.7-3.3M in each of 13
+ * direct runs (epoll), 2.6-3.1M in bench/io's medians against 2.0-2.2M
+ * for the old library in the same run. The price is on one worker, where
+ * a burst passed on whole costs a switch per thread it crosses, not per
+ * token: 3-8% fewer tokens/s at 256-8,192 pipes with 64; with 16, 7-22%
+ * (and 5-9% fewer on two workers at 4,096-8,192); with 128 and 256 the
+ * gain on two workers shrank (2.7-3.1M, 2.3-2.8M). Same-run comparisons,
+ * 5 runs each, status.md (session 13). */
 enum { CAP__IO_TURN_MAX = 64 };
 /* Per kernel thread: the worker's ticks at the count's start, and the
  * count (wait.c). */
@@ -183,14 +186,13 @@ extern __thread uint32_t cap__io_turn_ticks
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 extern __thread uint32_t cap__io_turn_count
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
-/* Yields the calling user thread, if it is one. */
+/* Yields the calling user thread, if it is one (this rule's and disk.c's). */
 void cap__io_turn_end(void) __attribute__((visibility("hidden")));
 
+/* Counts one transfer that did not park; user threads only. */
 __attribute__((always_inline)) static inline void cap__io_turn_tick(void)
 {
     cap__worker *w = cap__worker_self();
-    if (w == NULL)
-        return;
     if (w->ticks != cap__io_turn_ticks) {
         cap__io_turn_ticks = w->ticks;
         cap__io_turn_count = 1;
@@ -219,8 +221,12 @@ __attribute__((always_inline)) static inline ssize_t
 cap__io_do_at(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64_t *deadline,
               bool nonblock, const cap__intr *in, size_t drain)
 {
-    if (nonblock)
-        return op(fd, arg);
+    if (nonblock) {
+        ssize_t r = op(fd, arg);
+        if (r >= 0)
+            cap__io_turn_tick();
+        return r;
+    }
     if (!cap__netio_active->edge || !cap__fd_has(f, CAP__FDF_DRAINS))
         drain = 0;
     cap__io_ticket tk;
@@ -240,7 +246,8 @@ cap__io_do_at(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64
     if (!skipped) {
         ssize_t r = cap__io_attempt_once(&tk, op, arg, drain);
         if (r != -EAGAIN) {
-            cap__io_turn_tick();
+            if (r >= 0)
+                cap__io_turn_tick();
             return r;
         }
     }
