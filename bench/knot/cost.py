@@ -26,6 +26,7 @@ Needs perf with the syscalls tracepoints (perf_event_paranoid <= 1 or root).
 import argparse
 import importlib.util
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -159,32 +160,35 @@ def main():
         subprocess.run([sys.executable, os.path.join(HERE, "gen_fileset.py"), fileset, "--dirs",
                         str(a.dirs)], check=True)
     tmp = tempfile.mkdtemp(prefix="knot-cost-")
-    gobin = os.path.join(tmp, "bin")  # the paper pattern's load generator
-    if a.pattern == "paper":
-        subprocess.run([run.which("go"), "build", "-o", gobin + "/", "./..."],
-                       cwd=os.path.join(HERE, "go"), check=True,
-                       env=dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local"))
-    with open("/proc/loadavg") as f:
-        print("load average:", " ".join(f.read().split()[:3]), flush=True)
-    results = {}
-    for rnd in range(a.rounds):
-        print(f"-- round {rnd + 1}", flush=True)
-        # Reverse order every other round: no server always goes first
-        # (run.py explains why).
-        for name in (servers if rnd % 2 == 0 else servers[::-1]):
-            per = measure(name, a, fileset, tmp, gobin, nofile)
-            if per is None:
-                print(f"{name}: not available", flush=True)
-                continue
-            results.setdefault(name, []).append(per)
-            show(name, per, CALLS)
-    print(f"-- medians over {a.rounds} rounds, {a.pattern}, {a.conns} connections, "
-          f"{a.duration} s each")
-    for name, rows in results.items():
-        keys = set().union(*rows)
-        show(name, {k: statistics.median(r.get(k, 0) for r in rows) for k in keys}, CALLS)
-    with open("/proc/loadavg") as f:
-        print("load average:", " ".join(f.read().split()[:3]), flush=True)
+    try:
+        gobin = os.path.join(tmp, "bin")  # the paper pattern's load generator
+        if a.pattern == "paper":
+            subprocess.run([run.which("go"), "build", "-o", gobin + "/", "./..."],
+                           cwd=os.path.join(HERE, "go"), check=True,
+                           env=dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local"))
+        with open("/proc/loadavg") as f:
+            print("load average:", " ".join(f.read().split()[:3]), flush=True)
+        results = {}
+        for rnd in range(a.rounds):
+            print(f"-- round {rnd + 1}", flush=True)
+            # Reverse order every other round: no server always goes first
+            # (run.py explains why).
+            for name in (servers if rnd % 2 == 0 else servers[::-1]):
+                per = measure(name, a, fileset, tmp, gobin, nofile)
+                if per is None:
+                    print(f"{name}: not available", flush=True)
+                    continue
+                results.setdefault(name, []).append(per)
+                show(name, per, CALLS)
+        print(f"-- medians over {a.rounds} rounds, {a.pattern}, {a.conns} connections, "
+              f"{a.duration} s each")
+        for name, rows in results.items():
+            keys = set().union(*rows)
+            show(name, {k: statistics.median(r.get(k, 0) for r in rows) for k in keys}, CALLS)
+        with open("/proc/loadavg") as f:
+            print("load average:", " ".join(f.read().split()[:3]), flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # the load generator's build
     return 0
 
 

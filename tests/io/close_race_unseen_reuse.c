@@ -36,11 +36,15 @@ static void *socket_churn(void *arg)
 
 int main(void)
 {
-    snprintf(path, sizeof path, "/tmp/cap-unseen-reuse-%d", (int)getpid());
-    int w = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    /* The file is unlinked at once and reopened through its /proc link,
+     * so a failing run leaves nothing behind in /tmp. */
+    char name[64];
+    snprintf(name, sizeof name, "/tmp/cap-unseen-reuse-%d", (int)getpid());
+    int w = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
     CHECK_GE(w, 0);
+    CHECK_EQ(unlink(name), 0);
     CHECK_EQ(write(w, content, sizeof content - 1), (ssize_t)(sizeof content - 1));
-    CHECK_EQ(close(w), 0);
+    snprintf(path, sizeof path, "/proc/self/fd/%d", w);
 
     cap_thread_t churn[2] = { spawn(socket_churn, NULL), spawn(socket_churn, NULL) };
     for (int round = 0; round < ROUNDS; round++) {
@@ -59,6 +63,6 @@ int main(void)
     atomic_store(&done, 1);
     join(churn[0]);
     join(churn[1]);
-    CHECK_EQ(unlink(path), 0);
+    CHECK_EQ(close(w), 0);
     return 0;
 }
