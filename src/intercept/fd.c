@@ -49,6 +49,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -212,12 +213,29 @@ static void disown_for_stdio(int oldfd, int newfd)
     cap__fd_clear(o, CAP__FDF_OWNED);
 }
 
+/* Whether the kernel would refuse newfd as out of range (EBADF). A
+ * number at or above a soft RLIMIT_NOFILE lowered since it was opened is
+ * still open: checked before its close begins, or the failed dup would
+ * leave its record forgotten (an owned socket then reads as non-blocking).
+ * Once oldfd is known to be open and this passes, Linux's dup2 and dup3
+ * fail only while newfd is being opened (EBUSY) or when the table cannot
+ * grow to reach it (ENOMEM): newfd was not open then. */
+static bool dup_target_out_of_range(int newfd)
+{
+    struct rlimit rl;
+    if (newfd < 0)
+        return true;
+    return getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+           (rlim_t)newfd >= rl.rlim_cur;
+}
+
 int dup3(int oldfd, int newfd, int flags)
 {
     /* The errors that leave newfd open, checked before we end its life. */
     if (oldfd == newfd || (flags & ~O_CLOEXEC))
         return (int)cap__ic_ret(-EINVAL);
-    if (cap__ownfd_is(newfd)) /* the runtime's: as if out of range */
+    /* The runtime's own descriptors are as if out of range. */
+    if (cap__ownfd_is(newfd) || dup_target_out_of_range(newfd))
         return (int)cap__ic_ret(-EBADF);
     if (syscall(SYS_fcntl, oldfd, F_GETFD) < 0)
         return -1; /* EBADF */
@@ -238,7 +256,8 @@ int dup2(int oldfd, int newfd)
         return (int)syscall(SYS_fcntl, oldfd, F_GETFD) < 0 ? -1 : newfd;
     if (syscall(SYS_fcntl, oldfd, F_GETFD) < 0)
         return -1; /* EBADF */
-    if (cap__ownfd_is(newfd)) /* the runtime's: as if out of range */
+    /* The runtime's own descriptors are as if out of range. */
+    if (cap__ownfd_is(newfd) || dup_target_out_of_range(newfd))
         return (int)cap__ic_ret(-EBADF);
     if (!cap__in_signal_handler()) /* there, the dup's own queued life ends it */
         cap__fd_closing(newfd);
