@@ -233,7 +233,11 @@ static void accept_loop(void)
             accept_one(fd, &ss);
             continue;
         }
-        if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+        /* EAGAIN: the listener's SO_RCVTIMEO (set there for the
+         * connections to inherit) bounds accept() too; a quiet spell,
+         * not an error. */
+        if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO || errno == EAGAIN ||
+            errno == EWOULDBLOCK)
             continue;
         /* Out of descriptors or memory, or stranger: wait a little rather
          * than spin; the condition usually passes as connections close. */
