@@ -15,6 +15,9 @@ function(knot_register_tests)
     message(STATUS "knot: python3 not found; Knot's tests are not registered")
     return()
   endif()
+  # A group added to the suite registers at the next build, not only at
+  # the next fresh configure.
+  set_property(DIRECTORY ${CMAKE_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${KNOT_SUITE})
   execute_process(COMMAND ${KNOT_PYTHON3} ${KNOT_SUITE} --list
                   OUTPUT_VARIABLE groups RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT rc EQUAL 0)
