@@ -263,6 +263,11 @@ bool cap__disk_spin_end(struct cap__worker *w)
     return cap__diskio_active->spin_end != NULL && cap__diskio_active->spin_end(w);
 }
 
+bool cap__disk_spin_awaits(struct cap__worker *w)
+{
+    return cap__diskio_active->spin_awaits != NULL && cap__diskio_active->spin_awaits(w);
+}
+
 bool cap__disk_wait_prepare(struct cap__worker *w, int inst_fd)
 {
     return cap__diskio_active->wait_prepare != NULL &&

@@ -252,6 +252,13 @@ static bool uring_spin_end(cap__worker *w)
     return true;
 }
 
+/* Whether a spin of w waits for completions of its own (uring_spin). */
+static bool uring_spin_awaits(cap__worker *w)
+{
+    struct dring *r = ring_if_any(w);
+    return r != NULL && atomic_load_explicit(&r->inflight, memory_order_relaxed) != 0;
+}
+
 /* One-shot POLL_ADD of fd for POLLIN with tag; false if the SQ is full. */
 static bool arm_poll(struct dring *r, int fd, void *tag)
 {
@@ -465,6 +472,7 @@ const cap__diskio cap__diskio_uring = {
     .flush = uring_flush,
     .spin = uring_spin,
     .spin_end = uring_spin_end,
+    .spin_awaits = uring_spin_awaits,
     .wait_prepare = uring_wait_prepare,
     .wait = uring_wait,
     .wake = uring_wake,

@@ -23,6 +23,9 @@
  *  - spin_end(w): the spin is over (work found, or w goes to sleep):
  *    notifications back on, then reap what completed while they were
  *    off; true if it did. May be NULL (then spin silences nothing).
+ *  - spin_awaits(w): true while w has requests of its own in flight
+ *    whose completions spin(w) would see: a spin then waits for them,
+ *    not only for hand-offs from other workers. May be NULL (never).
  *  - wait_prepare(w, inst_fd), wait(w, deadline), wake(w): sleeping in
  *    the backend (io/idle.c has the protocol). wait_prepare: true if w has
  *    requests of its own in flight and is now set up to wait for them, for
@@ -53,6 +56,7 @@ typedef struct cap__diskio {
     void (*flush)(struct cap__worker *w);
     bool (*spin)(struct cap__worker *w);
     bool (*spin_end)(struct cap__worker *w);
+    bool (*spin_awaits)(struct cap__worker *w);
     bool (*wait_prepare)(struct cap__worker *w, int inst_fd);
     bool (*wait)(struct cap__worker *w, uint64_t deadline, bool block);
     void (*wake)(struct cap__worker *w);

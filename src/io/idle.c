@@ -216,5 +216,6 @@ const cap__poller cap__poller_netio = {
     .pending = cap__io_pending,
     .spin = cap__disk_spin,
     .spin_end = cap__disk_spin_end,
+    .spin_awaits = cap__disk_spin_awaits,
     .spin_ok = netio_spin_ok,
 };

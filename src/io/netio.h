@@ -98,13 +98,15 @@ bool cap__idle_should_block(struct cap__worker *w);
 void cap__disk_flush(struct cap__worker *w);
 /* The disk backend's part of the idle protocol (diskio.h): reap w's own
  * completions while it spins (and, once the spin ends, what completed
- * unannounced during it); wait in w's own queue while it has requests
- * in flight (prepare, then always wait, which blocks only if block and
- * returns whether inst_fd polled readable); wake such a wait.
- * cap__disk_spin, cap__disk_spin_end and cap__disk_wait_prepare return
- * false where the backend has no such thing. */
+ * unannounced during it); say whether it has such completions to wait
+ * for; wait in w's own queue while it has requests in flight (prepare,
+ * then always wait, which blocks only if block and returns whether
+ * inst_fd polled readable); wake such a wait. cap__disk_spin,
+ * cap__disk_spin_end, cap__disk_spin_awaits and cap__disk_wait_prepare
+ * return false where the backend has no such thing. */
 bool cap__disk_spin(struct cap__worker *w);
 bool cap__disk_spin_end(struct cap__worker *w);
+bool cap__disk_spin_awaits(struct cap__worker *w);
 bool cap__disk_wait_prepare(struct cap__worker *w, int inst_fd);
 bool cap__disk_wait(struct cap__worker *w, uint64_t deadline, bool block);
 void cap__disk_wake(struct cap__worker *w);

@@ -30,6 +30,9 @@
  *    what spin silenced, then takes what completed meanwhile (which
  *    nobody was told about); true if that made threads runnable. May be
  *    NULL.
+ *  - spin_awaits(w): true while w has work of its own in flight whose
+ *    end spin(w) sees (its disk requests): a spin that misses it was
+ *    still worth making if a short sleep follows (worker.c). May be NULL.
  *  - spin_ok(): false while the CPU an idle worker would spin on is
  *    better left to kernel threads working for user threads (the offload
  *    pool): the worker then sleeps at once. May be NULL (always spin).
@@ -50,6 +53,7 @@ typedef struct cap__poller {
     bool (*pending)(void);
     bool (*spin)(struct cap__worker *w);
     bool (*spin_end)(struct cap__worker *w);
+    bool (*spin_awaits)(struct cap__worker *w);
     bool (*spin_ok)(void);
 } cap__poller;
 

@@ -26,6 +26,7 @@ const cap__poller cap__poller_futex = {
     .pending = NULL,
     .spin = NULL,
     .spin_end = NULL,
+    .spin_awaits = NULL,
     .spin_ok = NULL,
 };
 

@@ -112,6 +112,8 @@ typedef struct cap__worker {
      * work or the waker sees sleeping=1 (Dekker). */
     _Atomic uint32_t sleeping;
     int spin_rounds;                    /* idle spin budget, adapted (worker.c) */
+    uint32_t own_spin_ns;               /* spin budget for its own disk
+                                           requests, adapted (worker.c) */
     void *poller_state;                 /* owned by the active poller */
 
     /* Balance of started threads (worker.c, may_take_new), last so the
