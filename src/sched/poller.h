@@ -31,8 +31,8 @@
  *    nobody was told about); true if that made threads runnable. May be
  *    NULL.
  *  - spin_awaits(w): true while w has work of its own in flight whose
- *    end spin(w) sees (its disk requests): a spin that misses it was
- *    still worth making if a short sleep follows (worker.c). May be NULL.
+ *    end spin(w) sees (its disk requests): w then spins for it by time,
+ *    even as the only worker (worker.c, OWN_SPIN_NS). May be NULL.
  *  - spin_ok(): false while the CPU an idle worker would spin on is
  *    better left to kernel threads working for user threads (the offload
  *    pool): the worker then sleeps at once. May be NULL (always spin).
