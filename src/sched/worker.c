@@ -907,6 +907,9 @@ static void idle(cap__worker *w)
                       p->spin_awaits(w);
     if (awaits_own && w->own_spin_ns != 0) {
         own_until = cap__now() + w->own_spin_ns;
+        uint64_t timer = cap__timer_next(&w->timers);
+        if (timer < own_until) /* not past a timer due here */
+            own_until = timer;
         if (rounds == 0)
             rounds = 1; /* the loop below runs while the clock allows */
     }
