@@ -49,7 +49,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -222,11 +221,7 @@ static void disown_for_stdio(int oldfd, int newfd)
  * grow to reach it (ENOMEM): newfd was not open then. */
 static bool dup_target_out_of_range(int newfd)
 {
-    struct rlimit rl;
-    if (newfd < 0)
-        return true;
-    return getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-           (rlim_t)newfd >= rl.rlim_cur;
+    return newfd < 0 || (rlim_t)newfd >= cap__ic_nofile_soft();
 }
 
 int dup3(int oldfd, int newfd, int flags)

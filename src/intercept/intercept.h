@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "io/fd.h"
@@ -136,6 +137,15 @@ typedef struct cap__sys_call {
 } cap__sys_call;
 /* Runs c on the pool, interruptible as in says; >= 0 or -errno. */
 long cap__ic_offload_sys(cap__sys_call *c, const cap__intr *in);
+
+/* The soft RLIMIT_NOFILE, where the kernel's checks of descriptor
+ * numbers and counts stop (poll's nfds, select's range, dup2's target);
+ * RLIM_INFINITY when there is none or it cannot be read. */
+static inline rlim_t cap__ic_nofile_soft(void)
+{
+    struct rlimit rl;
+    return getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : RLIM_INFINITY;
+}
 
 /* The application's O_NONBLOCK view of a classified descriptor. */
 static inline bool cap__ic_nonblock(const cap__fd *f)

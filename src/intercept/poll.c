@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
 
@@ -73,12 +72,8 @@ static bool ts_readable(const struct timespec *ts)
  * RLIMIT_NOFILE allows is EINVAL, an array that is not there EFAULT. */
 static int pollfds_error(struct pollfd *fds, nfds_t n)
 {
-    if (n > 1024) {
-        struct rlimit rl;
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-            n > rl.rlim_cur)
-            return -EINVAL;
-    }
+    if (n > 1024 && n > cap__ic_nofile_soft())
+        return -EINVAL;
     if (n > SIZE_MAX / sizeof *fds || !cap__user_writable(fds, n * sizeof *fds))
         return -EFAULT;
     return 0;
@@ -151,9 +146,9 @@ static int select_via_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, uint64_t d
         /* The kernel takes nfds up to its descriptor table's size (sets
          * may be bigger than an fd_set); no descriptor lies beyond
          * RLIMIT_NOFILE. */
-        struct rlimit rl;
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)nfds)
-            nfds = (int)rl.rlim_cur;
+        rlim_t limit = cap__ic_nofile_soft();
+        if (limit < (rlim_t)nfds)
+            nfds = (int)limit;
     }
     /* The bytes of each set the kernel would read and write. */
     size_t set_bytes = ((size_t)nfds + 63) / 64 * 8;

@@ -892,7 +892,8 @@ static void idle(cap__worker *w)
      * (a lightly loaded server) thus stops burning CPU that the rest of
      * the machine (a load generator, other processes) could use, and one
      * handed work at a high rate keeps spinning. */
-    int rounds = cap__rt.nworkers > 1 && (p->spin_ok == NULL || p->spin_ok()) ? w->spin_rounds : 0;
+    bool spin_ok = p->spin_ok == NULL || p->spin_ok();
+    int rounds = cap__rt.nworkers > 1 && spin_ok ? w->spin_rounds : 0;
     /* With disk requests of its own in flight, the worker spins for them
      * (by time: a device's answer takes tens of microseconds, a round
      * under a microsecond when nothing else wants the CPU), on one worker
@@ -901,18 +902,17 @@ static void idle(cap__worker *w)
      * blocked reader pays only the second). The budget adapts as the
      * rounds' does: a spin that catches a completion, or a sleep short
      * enough that a whole budget's spin would have, restores it; a longer
-     * sleep halves it, so a slow device soon stops costing CPU. */
+     * sleep halves it, so a device slower than the budget stops costing
+     * CPU after a few reads (by design: the disk here answers within it). */
     uint64_t own_until = 0;
-    bool awaits_own = (p->spin_ok == NULL || p->spin_ok()) && p->spin_awaits != NULL &&
-                      p->spin_awaits(w);
+    bool awaits_own = spin_ok && p->spin_awaits != NULL && p->spin_awaits(w);
     if (awaits_own && w->own_spin_ns != 0) {
         own_until = cap__now() + w->own_spin_ns;
         uint64_t timer = cap__timer_next(&w->timers);
         if (timer < own_until) /* not past a timer due here */
             own_until = timer;
-        if (rounds == 0)
-            rounds = 1; /* the loop below runs while the clock allows */
     }
+    bool spun = rounds > 0 || own_until != 0;
     bool found = false;
     for (int i = 0; i < rounds || (own_until != 0 && cap__now() < own_until); i++) {
         /* The poller's spin check: completions of our own disk requests
@@ -927,16 +927,16 @@ static void idle(cap__worker *w)
          * spins as with pause instructions, and a shared one does not
          * lose the CPU to our wait. */
         sched_yield();
-        /* A long spin for our disk requests still sees descriptors
-         * become ready about as soon as a sleeping poller would. */
+        /* A long spin for our disk requests still looks at descriptors
+         * every 16 rounds (~8 us when nothing else runs). */
         if (own_until != 0 && i % 16 == 15 && poll_worthwhile())
             p->poll(w, true);
     }
     /* Whatever the spin silenced is switched back on before we run
      * threads or sleep (poller.h). */
-    if (rounds > 0 && p->spin_end != NULL && p->spin_end(w) && has_own_work(w))
+    if (spun && p->spin_end != NULL && p->spin_end(w) && has_own_work(w))
         found = true;
-    if (found || (rounds > 0 && has_work(w))) { /* has_work: a lone new thread elsewhere */
+    if (found || (spun && has_work(w))) { /* has_work: a lone new thread elsewhere */
         w->spin_rounds = IDLE_SPIN_ROUNDS;
         if (own_until != 0)
             w->own_spin_ns = OWN_SPIN_NS;
