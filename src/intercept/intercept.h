@@ -103,6 +103,15 @@ bool cap__ic_emulated(int fd);
  * its SO_RCVTIMEO/SO_SNDTIMEO passes. 0, or -EAGAIN on timeout. */
 int cap__ic_foreign_wait(int fd, int dir);
 
+/* After the kernel took msg (sendmsg, sendmmsg; rw.c): the descriptors it
+ * carried to another process (SCM_RIGHTS) are shared from now on: a
+ * private pipe among them stops being private (io/pipe.h), a sole socket
+ * sole (io/fd.h). The control buffer is known to be readable then; a
+ * parked thread of the pipe that the receiver's transfers would not wake
+ * is woken by the escape to try again, and then parks armed. */
+struct msghdr;
+void cap__ic_rights_sent(const struct msghdr *msg);
+
 /* What may interrupt a read-like call (signal(7)): a handler without
  * SA_RESTART; any handler once the socket has a timeout (deadline). */
 static inline const cap__intr *cap__ic_intr(uint64_t deadline)

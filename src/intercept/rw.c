@@ -554,13 +554,8 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_AR
     return cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
 }
 
-/* Descriptors sent to another process: a private pipe among them stops
- * being private (io/pipe.h), a sole socket sole (io/fd.h). Called after
- * the kernel took the message, so the control buffer is known to be
- * readable; a parked thread of the pipe that the receiver's transfers
- * would not wake is woken by the escape to try again, and then parks
- * armed. */
-static void rights_escape(const struct msghdr *msg)
+/* intercept.h. */
+void cap__ic_rights_sent(const struct msghdr *msg)
 {
     if (msg->msg_control == NULL)
         return;
@@ -596,7 +591,7 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
         r = cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
     }
     if (r >= 0)
-        rights_escape(msg);
+        cap__ic_rights_sent(msg);
     return r;
 }
 

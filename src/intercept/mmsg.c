@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recvmmsg and sendmmsg: several messages in one call.
+ *
+ * Linux's rules (net/socket.c), which these keep:
+ *  - vlen is capped at UIO_MAXIOV;
+ *  - a blocking recvmmsg waits for each message until vlen have come;
+ *    MSG_WAITFORONE makes it non-blocking after the first; its timeout is
+ *    looked at only after a message came (recvmmsg(2), BUGS), what is left
+ *    of it is written back when any came, and a message with urgent data
+ *    (MSG_OOB) ends the call;
+ *  - a blocking sendmmsg sends each message whole and stops after one it
+ *    sent only in part (a signal, SO_SNDTIMEO);
+ *  - an error after some messages: the count (the next call reports it).
+ *
+ * On a socket that is blocking in the application's view, each step is
+ * one real call with MSG_DONTWAIT over the messages left, taking as many
+ * as the socket holds at once (the point of these calls), and the thread
+ * parks on the descriptor between steps (cap__io_do); the timeout goes to
+ * every step as what is left of it, so the kernel applies its rule within
+ * the step. Without this, the socket the runtime made non-blocking answered
+ * a blocking recvmmsg with EAGAIN. On a thread we do not run, the same
+ * steps wait in poll(2) (cap__ic_foreign_wait) on such a socket; on any
+ * other descriptor the call goes straight to the kernel.
+ *
+ * An error met after some messages came: a pending socket error (POLLERR
+ * before the next step) is left for the next call, as Linux keeps it; an
+ * error of the step itself (a bad buffer in a later entry) is dropped and
+ * the count returned.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "arch/syscall.h"
+#include "arch/usercheck.h"
+#include "intercept/intercept.h"
+#include "io/io.h"
+#include "util/clock.h"
+
+enum { STACK_IOVS = 8, NS_PER_S = 1000000000 };
+
+struct step {
+    struct mmsghdr *vec;
+    unsigned vlen;
+    int flags;
+    bool after;         /* messages came in earlier steps of this call */
+    uint64_t end;       /* recvmmsg's timeout, absolute; CAP__FOREVER: none */
+    struct timespec *ts; /* passed as is when end is CAP__FOREVER */
+};
+
+static ssize_t recv_step(int fd, void *arg)
+{
+    struct step *s = arg;
+    if (s->after) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        if (cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 && (p.revents & POLLERR))
+            return 0; /* ends the call: the error stays for the next one */
+    }
+    struct timespec left, *ts = s->ts;
+    if (s->end != CAP__FOREVER) {
+        uint64_t now = cap__now();
+        left = cap__ns_to_timespec(s->end > now ? s->end - now : 0);
+        ts = &left;
+    }
+    return cap__sys6(SYS_recvmmsg, fd, (long)s->vec, s->vlen, s->flags | MSG_DONTWAIT, (long)ts,
+                     0);
+}
+
+static ssize_t send_step(int fd, void *arg)
+{
+    struct step *s = arg;
+    return cap__sys6(SYS_sendmmsg, fd, (long)s->vec, s->vlen, s->flags | MSG_DONTWAIT, 0, 0);
+}
+
+/* One step that waits while it would block: f is the record on a user
+ * thread, NULL on a thread we do not run. >= 0 or -errno; -ETIMEDOUT at
+ * the socket's timeout. */
+static ssize_t wait_step(cap__fd *f, int fd, int dir, cap__io_attempt op, struct step *s,
+                         const cap__intr *in)
+{
+    if (f != NULL)
+        return cap__io_do(f, fd, dir, op, s, cap__io_deadline_later(f, dir), false, in, 0);
+    for (;;) {
+        ssize_t r = op(fd, s);
+        if (r != -EAGAIN)
+            return r;
+        if (cap__ic_foreign_wait(fd, dir) != 0)
+            return -ETIMEDOUT;
+    }
+}
+
+/* What is left of a timeout ending at end. */
+static struct timespec left_of(uint64_t end)
+{
+    uint64_t now = cap__now();
+    return cap__ns_to_timespec(end > now ? end - now : 0);
+}
+
+static int recv_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen, int flags,
+                         struct timespec *timeout)
+{
+    uint64_t end = CAP__FOREVER;
+    if (timeout != NULL) {
+        if (!cap__user_readable(timeout, sizeof *timeout))
+            return -EFAULT;
+        if (timeout->tv_sec < 0 || timeout->tv_nsec < 0 || timeout->tv_nsec >= NS_PER_S)
+            return -EINVAL;
+        if ((uint64_t)timeout->tv_sec < CAP__FOREVER / NS_PER_S) /* else: never ends */
+            end = cap__deadline_after((uint64_t)timeout->tv_sec * NS_PER_S +
+                                      (uint64_t)timeout->tv_nsec);
+    }
+    uint64_t deadline = f != NULL ? cap__io_deadline_later(f, CAP__IO_READ) : CAP__FOREVER;
+    cap__intr in = cap__ic_intr_cancel(deadline);
+    unsigned done = 0;
+    ssize_t r;
+    for (;;) {
+        struct step s = { .vec = vec + done, .vlen = vlen - done,
+                          .flags = flags & ~MSG_WAITFORONE, .after = done > 0, .end = end };
+        r = wait_step(f, fd, CAP__IO_READ, recv_step, &s, &in);
+        if (r <= 0)
+            break;
+        done += (unsigned)r;
+        if (done == vlen || (flags & MSG_WAITFORONE) ||
+            (vec[done - 1].msg_hdr.msg_flags & MSG_OOB))
+            break;
+        if (end != CAP__FOREVER && cap__now() >= end)
+            break;
+    }
+    if (done == 0)
+        return r == -ETIMEDOUT ? -EAGAIN : (int)r;
+    if (timeout != NULL) {
+        if (!cap__user_writable(timeout, sizeof *timeout))
+            return -EFAULT; /* as Linux: the messages came, the count is lost */
+        *timeout = end == CAP__FOREVER ? *timeout : left_of(end);
+    }
+    return (int)done;
+}
+
+int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags, struct timespec *timeout)
+{
+    if (vlen > UIO_MAXIOV)
+        vlen = UIO_MAXIOV;
+    if (!cap__ic_enter()) {
+        if ((flags & MSG_DONTWAIT) || !cap__ic_emulated(fd))
+            return (int)syscall(SYS_recvmmsg, fd, vec, vlen, flags, timeout);
+        return (int)cap__ic_ret(recv_blocking(NULL, fd, vec, vlen, flags, timeout));
+    }
+    cap__fd *f = cap__fd_get(fd);
+    int kind = f != NULL ? cap__fd_classify(f, fd) : CAP__FD_UNKNOWN;
+    if (kind != CAP__FD_SOCKET || vlen == 0) /* EBADF, ENOTSOCK, nothing asked */
+        return (int)cap__ic_ret(cap__sys6(SYS_recvmmsg, fd, (long)vec, vlen, flags,
+                                          (long)timeout, 0));
+    if (cap__ic_nonblock(f) || (flags & MSG_DONTWAIT)) {
+        struct step s = { .vec = vec, .vlen = vlen, .flags = flags, .end = CAP__FOREVER,
+                          .ts = timeout };
+        return (int)cap__ic_ret(cap__io_do(f, fd, CAP__IO_READ, recv_step, &s, CAP__FOREVER,
+                                           true, NULL, 0));
+    }
+    return (int)cap__ic_ret_cancel(recv_blocking(f, fd, vec, vlen, flags, timeout));
+}
+
+static size_t msg_bytes(const struct msghdr *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->msg_iovlen; i++)
+        n += m->msg_iov[i].iov_len;
+    return n;
+}
+
+/* The rest of *m after its first sent bytes, blocking as the application
+ * expects; the bytes it sent (then added to the message's msg_len), or
+ * -errno if none. The ancillary data went with the first part. */
+static ssize_t send_rest(cap__fd *f, int fd, const struct msghdr *m, size_t sent, int flags,
+                         const cap__intr *in)
+{
+    struct iovec stack_v[STACK_IOVS], *v = stack_v;
+    if (m->msg_iovlen > STACK_IOVS && (v = malloc(m->msg_iovlen * sizeof *v)) == NULL)
+        return -ENOMEM;
+    size_t n = 0, skip = sent;
+    for (size_t i = 0; i < m->msg_iovlen; i++) {
+        const struct iovec *x = &m->msg_iov[i];
+        if (skip >= x->iov_len) {
+            skip -= x->iov_len;
+            continue;
+        }
+        v[n].iov_base = (char *)x->iov_base + skip;
+        v[n++].iov_len = x->iov_len - skip;
+        skip = 0;
+    }
+    struct mmsghdr one = { .msg_hdr = { .msg_name = m->msg_name, .msg_namelen = m->msg_namelen,
+                                        .msg_iov = v, .msg_iovlen = n } };
+    size_t total = 0, want = msg_bytes(&one.msg_hdr);
+    ssize_t r = 0;
+    while (total < want) {
+        struct step s = { .vec = &one, .vlen = 1, .flags = flags };
+        r = wait_step(f, fd, CAP__IO_WRITE, send_step, &s, in);
+        if (r <= 0)
+            break;
+        total += one.msg_len;
+        struct msghdr *h = &one.msg_hdr;
+        for (size_t left = one.msg_len; left > 0;) { /* past what went */
+            size_t k = left < h->msg_iov->iov_len ? left : h->msg_iov->iov_len;
+            h->msg_iov->iov_base = (char *)h->msg_iov->iov_base + k;
+            h->msg_iov->iov_len -= k;
+            left -= k;
+            if (h->msg_iov->iov_len == 0) {
+                h->msg_iov++;
+                h->msg_iovlen--;
+            }
+        }
+    }
+    if (v != stack_v)
+        free(v);
+    return total > 0 ? (ssize_t)total : r;
+}
+
+static int send_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen, int flags)
+{
+    uint64_t deadline = f != NULL ? cap__io_deadline_later(f, CAP__IO_WRITE) : CAP__FOREVER;
+    cap__intr in = cap__ic_intr_cancel(deadline);
+    unsigned done = 0;
+    ssize_t r;
+    for (;;) {
+        struct step s = { .vec = vec + done, .vlen = vlen - done, .flags = flags };
+        r = wait_step(f, fd, CAP__IO_WRITE, send_step, &s, &in);
+        if (r <= 0)
+            break;
+        done += (unsigned)r;
+        struct mmsghdr *last = &vec[done - 1];
+        size_t want = msg_bytes(&last->msg_hdr);
+        if (last->msg_len < want) { /* a stream socket's buffer filled mid-message */
+            r = send_rest(f, fd, &last->msg_hdr, last->msg_len, flags, &in);
+            if (r > 0)
+                last->msg_len += (unsigned)r;
+            if (last->msg_len < want)
+                break;
+        }
+        if (done == vlen)
+            break;
+    }
+    for (unsigned i = 0; i < done; i++)
+        cap__ic_rights_sent(&vec[i].msg_hdr);
+    if (done == 0)
+        return r == -ETIMEDOUT ? -EAGAIN : (int)r;
+    return (int)done;
+}
+
+int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
+{
+    if (vlen > UIO_MAXIOV)
+        vlen = UIO_MAXIOV;
+    if (!cap__ic_enter()) {
+        if ((flags & MSG_DONTWAIT) || !cap__ic_emulated(fd)) {
+            int r = (int)syscall(SYS_sendmmsg, fd, vec, vlen, flags);
+            for (int i = 0; i < r; i++)
+                cap__ic_rights_sent(&vec[i].msg_hdr);
+            return r;
+        }
+        return (int)cap__ic_ret(send_blocking(NULL, fd, vec, vlen, flags));
+    }
+    cap__fd *f = cap__fd_get(fd);
+    int kind = f != NULL ? cap__fd_classify(f, fd) : CAP__FD_UNKNOWN;
+    if (kind != CAP__FD_SOCKET || vlen == 0) /* EBADF, ENOTSOCK, nothing to send */
+        return (int)cap__ic_ret(cap__sys6(SYS_sendmmsg, fd, (long)vec, vlen, flags, 0, 0));
+    if (cap__ic_nonblock(f) || (flags & MSG_DONTWAIT)) {
+        struct step s = { .vec = vec, .vlen = vlen, .flags = flags };
+        int r = (int)cap__io_do(f, fd, CAP__IO_WRITE, send_step, &s, CAP__FOREVER, true, NULL,
+                                0);
+        for (int i = 0; i < r; i++)
+            cap__ic_rights_sent(&vec[i].msg_hdr);
+        return (int)cap__ic_ret(r);
+    }
+    return (int)cap__ic_ret_cancel(send_blocking(f, fd, vec, vlen, flags));
+}
