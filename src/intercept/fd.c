@@ -204,12 +204,7 @@ static void disown_for_stdio(int oldfd, int newfd)
         cap__fd_disown_pipes();
         return;
     }
-    if (!cap__fd_has(o, CAP__FDF_APP_NONBLOCK)) {
-        long fl = syscall(SYS_fcntl, oldfd, F_GETFL);
-        if (fl >= 0)
-            syscall(SYS_fcntl, oldfd, F_SETFL, fl & ~O_NONBLOCK);
-    }
-    cap__fd_clear(o, CAP__FDF_OWNED);
+    cap__fd_disown_file(oldfd); /* a socket: its other dups too */
 }
 
 /* Whether the kernel would refuse newfd as out of range (EBADF). A

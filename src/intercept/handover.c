@@ -13,7 +13,9 @@
  * descriptor without FD_CLOEXEC, its file actions may dup2 any of them,
  * and dups share the non-blocking flag. Sockets keep their existing
  * rule (disowned when dup'ed onto 0, 1 or 2), and none stays sole: the
- * child holds a reference to each (cap__fd_forking, io/fd.h).
+ * child holds a reference to each (cap__fd_forking, io/fd.h). A socket
+ * given to fdopen is disowned with its dups (cap__fd_disown_file): stdio
+ * read EAGAIN from it.
  *
  * dprintf/vdprintf (and their _FORTIFY_SOURCE names) write through
  * glibc's internal write too: they format into memory here and write
@@ -150,9 +152,12 @@ int posix_spawnp(pid_t *restrict pid, const char *restrict file,
 FILE *fdopen(int fd, const char *mode)
 {
     cap__fd *f = cap__fd_peek(fd);
-    if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED) &&
-        atomic_load(&f->kind) == CAP__FD_STREAM)
-        cap__fd_disown_pipes();
+    if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED)) {
+        if (atomic_load(&f->kind) == CAP__FD_STREAM)
+            cap__fd_disown_pipes();
+        else
+            cap__fd_disown_file(fd); /* a socket and its dups */
+    }
     return CAP__REAL(fdopen)(fd, mode);
 }
 

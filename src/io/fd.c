@@ -321,6 +321,35 @@ void cap__fd_forking(void)
     cap__fd_foreach(disown_pipe, &forking);
 }
 
+/* The record visitor of cap__fd_disown_file: a record of the same file. */
+struct same_file {
+    dev_t dev;
+    ino_t ino;
+};
+
+static void disown_same(int fd, cap__fd *f, void *arg)
+{
+    struct same_file *s = arg;
+    struct stat st;
+    if (cap__fd_has(f, CAP__FDF_OWNED) && syscall(SYS_fstat, fd, &st) == 0 &&
+        st.st_dev == s->dev && st.st_ino == s->ino)
+        cap__fd_disown(fd);
+}
+
+void cap__fd_disown_file(int fd)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    struct stat st;
+    if (f == NULL || !cap__fd_has(f, CAP__FDF_OWNED))
+        return;
+    if (cap__fd_has(f, CAP__FDF_SOLE) || syscall(SYS_fstat, fd, &st) != 0) {
+        cap__fd_disown(fd); /* no other number of its file in this process */
+        return;
+    }
+    struct same_file s = { st.st_dev, st.st_ino };
+    cap__fd_foreach(disown_same, &s);
+}
+
 void cap__fd_shared(int fd)
 {
     if (cap__in_signal_handler()) {
@@ -330,12 +359,13 @@ void cap__fd_shared(int fd)
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL)
         return;
+    /* The receiver gets the file with its flags: give it back the blocking
+     * mode the application believes it has, as for a child process, on
+     * every number of the file (a private pipe falls back in the same
+     * step). */
+    cap__fd_disown_file(fd);
     if (cap__fd_has(f, CAP__FDF_SOLE))
         cap__fd_clear(f, CAP__FDF_SOLE);
-    /* The receiver gets the file with its flags: give it back the blocking
-     * mode the application believes it has, as for a child process (a
-     * private pipe falls back in the same step). */
-    cap__fd_disown(fd);
     if (cap__fd_has(f, CAP__FDF_LOCAL))
         cap__pipe_escape(f, false);
 }

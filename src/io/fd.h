@@ -246,6 +246,12 @@ void cap__fd_forget_closed(void);
  * a descriptor about to be shared with code that does not go through the
  * wrappers (a child process, a stdio stream). No-op if not owned. */
 void cap__fd_disown(int fd);
+/* cap__fd_disown for fd and every other number of the same file (its
+ * dups: O_NONBLOCK belongs to the file, so all of them change): one fstat
+ * per owned record, unless fd is a sole socket. For the rare hand-overs:
+ * a socket given to stdio (fdopen, dup2 onto 0, 1 or 2) or sent away
+ * (cap__fd_shared). */
+void cap__fd_disown_file(int fd);
 /* cap__fd_disown for every owned pipe (before a child process is made:
  * it inherits them). */
 void cap__fd_disown_pipes(void);
@@ -261,7 +267,8 @@ void cap__fd_forking(void);
 /* fd's file gains a reference the runtime does not track (sent by
  * SCM_RIGHTS): a private pipe falls back (io/pipe.h), a sole socket stops
  * being sole, and an owned socket or pipe is given back its blocking mode
- * (cap__fd_disown), since the receiver sees the file's real flags. */
+ * with every number of its file (cap__fd_disown_file), since the receiver
+ * sees the file's real flags. */
 void cap__fd_shared(int fd);
 
 /*
