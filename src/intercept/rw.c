@@ -2,7 +2,8 @@
 /*
  * Data transfer: read, write, readv, writev, recv*, send*, pread*,
  * pwrite*, preadv*, pwritev* (and the _FORTIFY_SOURCE __*_chk variants,
- * which glibc would otherwise route to its internal read).
+ * which glibc would otherwise route to its internal read; eventfd_read
+ * and eventfd_write likewise).
  *
  * On a user thread every call becomes one transfer (xfer) on a message
  * header, by descriptor kind:
@@ -41,6 +42,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -731,3 +733,18 @@ ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 
 ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
     __attribute__((alias("__pread_chk")));
+
+/* ---- glibc helpers that call its internal read/write ---------------------------- */
+
+/* eventfd_read and eventfd_write are read and write of 8 bytes, made
+ * through glibc's internal names: a blocking eventfd_read of a zero
+ * counter blocked the worker. Through our wrappers they park. */
+int eventfd_read(int fd, eventfd_t *value)
+{
+    return read(fd, value, sizeof *value) == (ssize_t)sizeof *value ? 0 : -1;
+}
+
+int eventfd_write(int fd, eventfd_t value)
+{
+    return write(fd, &value, sizeof value) == (ssize_t)sizeof value ? 0 : -1;
+}
