@@ -15,7 +15,9 @@
 #include <netinet/tcp.h>
 #include <sys/resource.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -169,6 +171,26 @@ static inline int tcp_connect(int port)
         return -1;
     }
     return s;
+}
+
+/* Sends one byte carrying fd (SCM_RIGHTS) over the Unix socket sock. */
+static inline void send_fd(int sock, int fd)
+{
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    char one = 'x';
+    struct iovec v = { &one, 1 };
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl.buf,
+                        .msg_controllen = sizeof ctl.buf };
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    CHECK_EQ(sendmsg(sock, &m, 0), 1);
 }
 
 /* Raises the soft descriptor limit to the hard one (and, as root, the hard

@@ -113,26 +113,19 @@ int main(void)
     t = parked_reader();
     int sv[2];
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    send_fd(sv[0], p[1]);
+    /* Received without the wrappers, as another process would. */
     union {
         struct cmsghdr h;
         char buf[CMSG_SPACE(sizeof(int))];
     } ctl;
     memset(&ctl, 0, sizeof ctl);
-    char one = 'x';
+    char one;
     struct iovec v = { &one, 1 };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl.buf,
                         .msg_controllen = sizeof ctl.buf };
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &p[1], sizeof(int));
-    CHECK_EQ(sendmsg(sv[0], &m, 0), 1);
-    /* Received without the wrappers, as another process would. */
-    memset(&ctl, 0, sizeof ctl);
-    m.msg_controllen = sizeof ctl.buf;
     CHECK_EQ(syscall(SYS_recvmsg, sv[1], &m, 0), 1);
-    c = CMSG_FIRSTHDR(&m);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     CHECK(c != NULL && c->cmsg_type == SCM_RIGHTS);
     int got;
     memcpy(&got, CMSG_DATA(c), sizeof got);

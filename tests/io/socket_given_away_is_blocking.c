@@ -48,20 +48,7 @@ static void accept_parks(bool by_rights)
     int us[2] = { -1, -1 };
     if (by_rights) {
         CHECK_EQ(socketpair(AF_UNIX, SOCK_DGRAM, 0, us), 0);
-        char byte = 'r';
-        struct iovec v = { &byte, 1 };
-        union {
-            char buf[CMSG_SPACE(sizeof(int))];
-            struct cmsghdr align;
-        } ctl;
-        struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl.buf,
-                            .msg_controllen = sizeof ctl.buf };
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &d, sizeof d);
-        CHECK_EQ(sendmsg(us[0], &m, 0), 1);
+        send_fd(us[0], d);
     } else {
         ld = fdopen(d, "r");
         CHECK(ld != NULL);
