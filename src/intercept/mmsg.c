@@ -49,10 +49,17 @@ struct step {
     struct mmsghdr *vec;
     unsigned vlen;
     int flags;
-    bool after;         /* messages came in earlier steps of this call */
-    uint64_t end;       /* recvmmsg's timeout, absolute; CAP__FOREVER: none */
+    bool after;          /* messages came in earlier steps of this call */
+    uint64_t end;        /* recvmmsg's timeout, absolute; CAP__FOREVER: none */
     struct timespec *ts; /* passed as is when end is CAP__FOREVER */
 };
+
+/* What is left of a timeout ending at end. */
+static struct timespec left_of(uint64_t end)
+{
+    uint64_t now = cap__now();
+    return cap__ns_to_timespec(end > now ? end - now : 0);
+}
 
 static ssize_t recv_step(int fd, void *arg)
 {
@@ -64,8 +71,7 @@ static ssize_t recv_step(int fd, void *arg)
     }
     struct timespec left, *ts = s->ts;
     if (s->end != CAP__FOREVER) {
-        uint64_t now = cap__now();
-        left = cap__ns_to_timespec(s->end > now ? s->end - now : 0);
+        left = left_of(s->end);
         ts = &left;
     }
     return cap__sys6(SYS_recvmmsg, fd, (long)s->vec, s->vlen, s->flags | MSG_DONTWAIT, (long)ts,
@@ -93,13 +99,6 @@ static ssize_t wait_step(cap__fd *f, int fd, int dir, cap__io_attempt op, struct
         if (cap__ic_foreign_wait(fd, dir) != 0)
             return -ETIMEDOUT;
     }
-}
-
-/* What is left of a timeout ending at end. */
-static struct timespec left_of(uint64_t end)
-{
-    uint64_t now = cap__now();
-    return cap__ns_to_timespec(end > now ? end - now : 0);
 }
 
 static int recv_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen, int flags,
