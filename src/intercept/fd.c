@@ -19,7 +19,8 @@
  *    pool, only slower. Such an open is not interrupted by signals;
  *  - on a socket the runtime owns, fcntl(F_SETFL) and ioctl(FIONBIO)
  *    change only the application's view of O_NONBLOCK (the descriptor
- *    stays non-blocking underneath) and F_GETFL reports that view;
+ *    stays non-blocking underneath) and F_GETFL reports that view; the
+ *    view is the file's, so every dup of the number follows (io/fd.h);
  *  - dup2/dup3 of an owned socket onto 0, 1 or 2 (handing it to a child
  *    process as stdin/stdout) gives it back the blocking mode the
  *    application believes it has, and the runtime stops owning it.
@@ -370,16 +371,10 @@ int fcntl(int fd, int cmd, ...)
         f = cap__fd_get(fd);
         bool owned = f != NULL && cap__fd_has(f, CAP__FDF_OWNED);
         r = syscall(SYS_fcntl, fd, cmd, owned ? (fl | O_NONBLOCK) : fl);
-        if (r == 0 && f != NULL) {
-            if (fl & O_NONBLOCK)
-                cap__fd_set(f, CAP__FDF_APP_NONBLOCK);
-            else
-                cap__fd_clear(f, CAP__FDF_APP_NONBLOCK);
-            if (fl & O_DIRECT)
-                cap__fd_set(f, CAP__FDF_DIRECT);
-            else
-                cap__fd_clear(f, CAP__FDF_DIRECT);
-        }
+        if (r == 0 && f != NULL) /* the file's flags: every dup sees them */
+            cap__fd_set_view(fd, CAP__FDF_APP_NONBLOCK | CAP__FDF_DIRECT,
+                             ((fl & O_NONBLOCK) ? CAP__FDF_APP_NONBLOCK : 0) |
+                                 ((fl & O_DIRECT) ? CAP__FDF_DIRECT : 0));
         return (int)r;
     }
     case F_DUPFD:
@@ -430,9 +425,6 @@ int ioctl(int fd, unsigned long req, ...)
         if (rc != 0 || f == NULL)
             return rc;
     }
-    if (on)
-        cap__fd_set(f, CAP__FDF_APP_NONBLOCK);
-    else
-        cap__fd_clear(f, CAP__FDF_APP_NONBLOCK);
+    cap__fd_set_view(fd, CAP__FDF_APP_NONBLOCK, on ? CAP__FDF_APP_NONBLOCK : 0);
     return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -350,6 +351,69 @@ void cap__fd_disown_file(int fd)
     cap__fd_foreach(disown_same, &s);
 }
 
+/* The record visitor of cap__fd_set_view: a dup of the same open file. */
+struct same_open {
+    int fd;            /* the number the view changed through */
+    pid_t pid;
+    bool by_kcmp;      /* kcmp works; else inode and access mode */
+    dev_t dev;
+    ino_t ino;
+    long accmode;
+    uint32_t mask, bits;
+};
+
+static bool same_open_file(struct same_open *s, int fd)
+{
+    if (s->by_kcmp) {
+        long r = syscall(SYS_kcmp, s->pid, s->pid, KCMP_FILE, s->fd, fd);
+        if (r >= 0)
+            return r == 0;
+        if (errno != ENOSYS && errno != EPERM)
+            return false; /* fd is not open */
+        s->by_kcmp = false;
+    }
+    /* Both ends of a pipe have one inode: the access mode tells them apart. */
+    struct stat st;
+    long fl = syscall(SYS_fcntl, fd, F_GETFL);
+    return fl >= 0 && (fl & O_ACCMODE) == s->accmode && syscall(SYS_fstat, fd, &st) == 0 &&
+           st.st_dev == s->dev && st.st_ino == s->ino;
+}
+
+static void set_view_bits(cap__fd *f, uint32_t mask, uint32_t bits)
+{
+    if (mask & ~bits)
+        cap__fd_clear(f, mask & ~bits);
+    if (mask & bits)
+        cap__fd_set(f, mask & bits);
+}
+
+static void view_same(int fd, cap__fd *f, void *arg)
+{
+    struct same_open *s = arg;
+    if (fd != s->fd && cap__fd_has(f, CAP__FDF_DUPED) && same_open_file(s, fd))
+        set_view_bits(f, s->mask, s->bits);
+}
+
+void cap__fd_set_view(int fd, uint32_t mask, uint32_t bits)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL)
+        return;
+    set_view_bits(f, mask, bits);
+    if (!cap__fd_has(f, CAP__FDF_DUPED))
+        return;
+    struct same_open s = { .fd = fd, .pid = (pid_t)syscall(SYS_getpid), .by_kcmp = true,
+                           .mask = mask, .bits = bits };
+    struct stat st;
+    long fl = syscall(SYS_fcntl, fd, F_GETFL);
+    if (fl < 0 || syscall(SYS_fstat, fd, &st) != 0)
+        return;
+    s.dev = st.st_dev;
+    s.ino = st.st_ino;
+    s.accmode = fl & O_ACCMODE;
+    cap__fd_foreach(view_same, &s);
+}
+
 void cap__fd_shared(int fd)
 {
     if (cap__in_signal_handler()) {
@@ -404,14 +468,18 @@ void cap__fd_dup_of(int newfd, int oldfd)
             else
                 cap__pipe_escape(o, false);
         }
+        /* Two numbers of one file: they share its view from now on (fd.h). */
+        if (!cap__fd_has(o, CAP__FDF_DUPED))
+            cap__fd_set(o, CAP__FDF_DUPED);
         kind = atomic_load(&o->kind);
         flags = atomic_load(&o->flags) &
                 (CAP__FDF_OWNED | CAP__FDF_APP_NONBLOCK | CAP__FDF_NOWAIT_BAD |
                  CAP__FDF_STREAM_SOCK | CAP__FDF_DIRECT | CAP__FDF_DRAINS |
-                 CAP__FDF_NODRAIN);
+                 CAP__FDF_NODRAIN | CAP__FDF_DUPED);
         timeo[0] = atomic_load(&o->timeo[0]);
         timeo[1] = atomic_load(&o->timeo[1]);
     }
+    flags |= CAP__FDF_DUPED;
     if (cap__in_signal_handler()) {
         defer_life(newfd, kind, flags, timeo);
         return;

@@ -80,6 +80,19 @@
  * the last other reference closes. The same holds for a close racing a
  * fork on another worker.
  *
+ * Dups share one view (CAP__FDF_DUPED): O_NONBLOCK and O_DIRECT belong to
+ * the open file, not to the number, but the application's view of them is
+ * kept per record (the runtime's own files are non-blocking underneath,
+ * so the kernel cannot tell). A dup (dup, dup2, dup3, F_DUPFD,
+ * F_DUPFD_CLOEXEC) marks both records, and a change of the view through
+ * one number of a marked record (F_SETFL, FIONBIO: cap__fd_set_view) is
+ * made on every marked record of the same open file (kcmp(KCMP_FILE);
+ * where that is refused, same inode and access mode). The mark stays for
+ * the life of the number, even after its dups are closed: the walk then
+ * finds no other. Numbers that share the file through paths the wrappers
+ * do not see (another process, SCM_RIGHTS received back) are not
+ * followed.
+ *
  * Locking: `lock` guards the waiter lists and is taken by wakers (backend
  * event processing, close) and by waiters linking themselves (park.h's
  * protocol). `gen`, `flags`, `kind`, `seq` are atomics readable without it.
@@ -122,6 +135,7 @@ enum {
     CAP__FDF_SOLE = 1u << 14,        /* a socket we made, its file's only reference: below */
     CAP__FDF_TIMEO = 1u << 15,       /* timeo[] may be non-zero (cap__fd_set_timeo) */
     CAP__FDF_CLOSING = 1u << 16,     /* a close is under way: see above */
+    CAP__FDF_DUPED = 1u << 17,       /* its file has had other numbers here: below */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
@@ -240,6 +254,11 @@ void cap__fd_closed_range(unsigned first, unsigned last);
  * (fcloseall): ends the life of every known number that is no longer
  * open. */
 void cap__fd_forget_closed(void);
+/* The application changed its open file's O_NONBLOCK or O_DIRECT through
+ * fd (F_SETFL, FIONBIO): the bits of mask (CAP__FDF_APP_NONBLOCK,
+ * CAP__FDF_DIRECT) become those of bits on fd's record and on every dup
+ * of it (see above). */
+void cap__fd_set_view(int fd, uint32_t mask, uint32_t bits);
 /* The runtime stops owning fd: it gets back the blocking mode the
  * application believes it has (O_NONBLOCK cleared unless the application
  * set it), and transfers on it go back to RWF_NOWAIT / MSG_DONTWAIT. For
