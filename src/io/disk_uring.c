@@ -48,6 +48,13 @@
  *
  * If a worker's ring cannot be created (memory), its requests go to the
  * offload pool instead (CAP_DISKIO=threads behaviour).
+ *
+ * The file position: a request at offset -1 (read, write, readv, writev)
+ * uses and advances it in the ring only when the transfer is done by the
+ * time the request returns to the ring, as buffered ones are. An O_DIRECT
+ * transfer completes later, from the device, and the position stayed
+ * where it was (Linux 6.18: a loop of read() read the first block
+ * forever); those go to the pool, whose plain call moves it.
  */
 #include <errno.h>
 #include <liburing.h>
@@ -405,6 +412,11 @@ static int wait_req(struct dring *r, struct dreq *q)
 static ssize_t uring_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                         off_t off, int rwf)
 {
+    if (off == -1) { /* see the top: the position of an O_DIRECT file */
+        cap__fd *f = cap__fd_peek(fd);
+        if (f != NULL && cap__fd_has(f, CAP__FDF_DIRECT))
+            return cap__diskio_threads.rw(op, fd, iov, cnt, off, rwf);
+    }
     struct dring *r = cap__current() != NULL ? ring_of(cap__worker_self()) : NULL;
     struct io_uring_sqe *sqe = r != NULL ? get_sqe(r) : NULL;
     if (sqe == NULL)
