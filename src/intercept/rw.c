@@ -15,8 +15,8 @@
  *  - other pollable (fifo, tty, eventfd, pipes we did not create or
  *    gave back): preadv2/pwritev2 at the file position with RWF_NOWAIT,
  *    which leaves their mode untouched; where the kernel refuses
- *    RWF_NOWAIT for a kind of file, wait for readiness and then make the
- *    plain call;
+ *    RWF_NOWAIT for a kind of file (in one direction: an eventfd takes it
+ *    for reads only), wait for readiness and then make the plain call;
  *  - regular file: the disk layer (io/disk.c).
  * read, write, recv and send of one buffer, and writev, on a plain
  * blocking stream socket take a direct path to the same calls (below,
@@ -120,16 +120,23 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
         return r;
     }
     long nr = o->write ? SYS_pwritev2 : SYS_preadv2;
-    if (!cap__fd_has(o->f, CAP__FDF_NOWAIT_BAD)) {
+    uint32_t nowait_bad = o->write ? CAP__FDF_NOWAIT_BAD_WR : CAP__FDF_NOWAIT_BAD_RD;
+    if (!cap__fd_has(o->f, nowait_bad)) {
         long r = syscall(nr, fd, o->msg->msg_iov, o->msg->msg_iovlen, -1L, -1L, RWF_NOWAIT);
         if (r >= 0 || errno != EOPNOTSUPP)
             return cap__ic_sys(r);
-        cap__fd_set(o->f, CAP__FDF_NOWAIT_BAD);
+        cap__fd_set(o->f, nowait_bad);
     }
-    /* Readiness, then the plain call. */
-    struct pollfd p = { .fd = fd, .events = o->write ? POLLOUT : POLLIN };
-    if (syscall(SYS_poll, &p, 1, 0) == 0)
-        return -EAGAIN;
+    /* Readiness, then the plain call. A descriptor the application made
+     * non-blocking is so in the kernel too (it is not ours): there the
+     * plain call answers at once, as in libc, also where poll says
+     * nothing (a FIFO that never had a writer: EOF; a short eventfd
+     * read: EINVAL). */
+    if (!cap__fd_has(o->f, CAP__FDF_APP_NONBLOCK)) {
+        struct pollfd p = { .fd = fd, .events = o->write ? POLLOUT : POLLIN };
+        if (syscall(SYS_poll, &p, 1, 0) == 0)
+            return -EAGAIN;
+    }
     return cap__ic_sys(syscall(o->write ? SYS_writev : SYS_readv, fd, o->msg->msg_iov,
                                o->msg->msg_iovlen));
 }

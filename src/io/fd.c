@@ -473,7 +473,8 @@ void cap__fd_dup_of(int newfd, int oldfd)
             cap__fd_set(o, CAP__FDF_DUPED);
         kind = atomic_load(&o->kind);
         flags = atomic_load(&o->flags) &
-                (CAP__FDF_OWNED | CAP__FDF_APP_NONBLOCK | CAP__FDF_NOWAIT_BAD |
+                (CAP__FDF_OWNED | CAP__FDF_APP_NONBLOCK | CAP__FDF_NOWAIT_BAD_RD |
+                 CAP__FDF_NOWAIT_BAD_WR |
                  CAP__FDF_STREAM_SOCK | CAP__FDF_DIRECT | CAP__FDF_DRAINS |
                  CAP__FDF_NODRAIN | CAP__FDF_DUPED);
         timeo[0] = atomic_load(&o->timeo[0]);

@@ -121,7 +121,7 @@ enum {
     CAP__FDF_OWNED = 1u << 0,        /* we created it and set O_NONBLOCK on it */
     CAP__FDF_APP_NONBLOCK = 1u << 1, /* the application's view of O_NONBLOCK */
     CAP__FDF_REGISTERED = 1u << 2,   /* armed in the netio backend for this gen */
-    CAP__FDF_NOWAIT_BAD = 1u << 3,   /* RWF_NOWAIT unsupported: readiness, then call */
+    CAP__FDF_NOWAIT_BAD_RD = 1u << 3, /* RWF_NOWAIT refused for reads: readiness, then call */
     CAP__FDF_STREAM_SOCK = 1u << 4,  /* SOCK_STREAM: blocking writes write everything */
     CAP__FDF_INTERNAL = 1u << 5,     /* the runtime's own (eventfds of rings) */
     CAP__FDF_UNPOLLABLE = 1u << 6,   /* the backend refused it (EPERM) */
@@ -136,6 +136,8 @@ enum {
     CAP__FDF_TIMEO = 1u << 15,       /* timeo[] may be non-zero (cap__fd_set_timeo) */
     CAP__FDF_CLOSING = 1u << 16,     /* a close is under way: see above */
     CAP__FDF_DUPED = 1u << 17,       /* its file has had other numbers here: below */
+    CAP__FDF_NOWAIT_BAD_WR = 1u << 18, /* the same for writes (an eventfd takes it
+                                          * for reads only) */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
