@@ -118,26 +118,25 @@ enum cap__fd_kind {
 };
 
 enum {
-    CAP__FDF_OWNED = 1u << 0,        /* we created it and set O_NONBLOCK on it */
-    CAP__FDF_APP_NONBLOCK = 1u << 1, /* the application's view of O_NONBLOCK */
-    CAP__FDF_REGISTERED = 1u << 2,   /* armed in the netio backend for this gen */
-    CAP__FDF_NOWAIT_BAD_RD = 1u << 3, /* RWF_NOWAIT refused for reads: readiness, then call */
-    CAP__FDF_STREAM_SOCK = 1u << 4,  /* SOCK_STREAM: blocking writes write everything */
-    CAP__FDF_INTERNAL = 1u << 5,     /* the runtime's own (eventfds of rings) */
-    CAP__FDF_UNPOLLABLE = 1u << 6,   /* the backend refused it (EPERM) */
-    CAP__FDF_DIRECT = 1u << 7,       /* O_DIRECT: the disk path skips the page-cache try */
-    CAP__FDF_DISK_HOT = 1u << 8,     /* reads have kept hitting the page cache (disk.c) */
-    CAP__FDF_DRAINS = 1u << 9,       /* TCP: a short read empties it (`drained` below) */
-    CAP__FDF_NODRAIN = 1u << 10,     /* urgent data, hang-up or error seen: see above */
-    CAP__FDF_PIPE = 1u << 11,        /* an end of a pipe we made: seq bumps are locked adds */
-    CAP__FDF_LOCAL = 1u << 12,       /*   and the pipe is private, never armed (io/pipe.h) */
-    CAP__FDF_WAITED = 1u << 13,      /*   a thread parked on this end while private */
-    CAP__FDF_SOLE = 1u << 14,        /* a socket we made, its file's only reference: below */
-    CAP__FDF_TIMEO = 1u << 15,       /* timeo[] may be non-zero (cap__fd_set_timeo) */
-    CAP__FDF_CLOSING = 1u << 16,     /* a close is under way: see above */
-    CAP__FDF_DUPED = 1u << 17,       /* its file has had other numbers here: below */
-    CAP__FDF_NOWAIT_BAD_WR = 1u << 18, /* the same for writes (an eventfd takes it
-                                          * for reads only) */
+    CAP__FDF_OWNED = 1u << 0,          /* we created it and set O_NONBLOCK on it */
+    CAP__FDF_APP_NONBLOCK = 1u << 1,   /* the application's view of O_NONBLOCK */
+    CAP__FDF_REGISTERED = 1u << 2,     /* armed in the netio backend for this gen */
+    CAP__FDF_NOWAIT_BAD_RD = 1u << 3,  /* RWF_NOWAIT refused for reads: readiness, then call */
+    CAP__FDF_STREAM_SOCK = 1u << 4,    /* SOCK_STREAM: blocking writes write everything */
+    CAP__FDF_INTERNAL = 1u << 5,       /* the runtime's own (eventfds of rings) */
+    CAP__FDF_UNPOLLABLE = 1u << 6,     /* the backend refused it (EPERM) */
+    CAP__FDF_DIRECT = 1u << 7,         /* O_DIRECT: the disk path skips the page-cache try */
+    CAP__FDF_DISK_HOT = 1u << 8,       /* reads have kept hitting the page cache (disk.c) */
+    CAP__FDF_DRAINS = 1u << 9,         /* TCP: a short read empties it (`drained` below) */
+    CAP__FDF_NODRAIN = 1u << 10,       /* urgent data, hang-up or error seen: see above */
+    CAP__FDF_PIPE = 1u << 11,          /* an end of a pipe we made: seq bumps are locked adds */
+    CAP__FDF_LOCAL = 1u << 12,         /*   and the pipe is private, never armed (io/pipe.h) */
+    CAP__FDF_WAITED = 1u << 13,        /*   a thread parked on this end while private */
+    CAP__FDF_SOLE = 1u << 14,          /* a socket we made, its file's only reference: below */
+    CAP__FDF_TIMEO = 1u << 15,         /* timeo[] may be non-zero (cap__fd_set_timeo) */
+    CAP__FDF_CLOSING = 1u << 16,       /* a close is under way: see above */
+    CAP__FDF_DUPED = 1u << 17,         /* its file has had other numbers here: below */
+    CAP__FDF_NOWAIT_BAD_WR = 1u << 18, /* the same for writes (eventfds take it for reads) */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
