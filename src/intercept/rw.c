@@ -25,7 +25,8 @@
  * application asked for non-blocking behaviour (its O_NONBLOCK view, or
  * MSG_DONTWAIT). A blocking write on a stream, and a read with
  * MSG_WAITALL, continue after partial transfers as the kernel would;
- * an error after progress reports the progress.
+ * an error after progress reports the progress. A blocking read of a
+ * datagram socket shut for reading returns 0, as the kernel's does.
  *
  * All of them are cancellation points (intercept.h): a pending cancel
  * acts on entry, and one that arrives while the thread is parked acts
@@ -83,8 +84,20 @@ struct op {
     int flags; /* MSG_* for sockets */
     bool sock, write;
     bool user_msg; /* the application's recvmsg header: it reads msg_flags */
+    bool dgram_wait; /* a blocking read of a datagram socket: see shut_for_reading */
     cap__fd *f;
 };
+
+/* After a datagram socket's read said EAGAIN: whether the socket is shut
+ * for reading (SHUT_RD), which its readiness reports as POLLRDHUP. Linux's
+ * blocking read returns 0 there once the queue is empty (the wait ends at
+ * the shutdown); the non-blocking attempt says EAGAIN, on which the thread
+ * would park for ever. A stream socket's read returns 0 by itself. */
+static bool shut_for_reading(int fd)
+{
+    struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+    return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 && (p.revents & POLLRDHUP);
+}
 
 /* Inline into cap__io_do's first try (xfer_msg); cap__io_do_wait calls it by address. */
 __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
@@ -101,12 +114,17 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
          * 0.1 us cheaper a call than recvmsg, which matters most for the
          * read that finds nothing before a request-response thread parks.
          * Not for the application's own recvmsg, which gets msg_flags. */
+        long r;
         if (!o->write && !o->user_msg && m->msg_iovlen == 1 && m->msg_name == NULL &&
             m->msg_control == NULL)
-            return cap__sys6(SYS_recvfrom, fd, (long)m->msg_iov[0].iov_base,
-                             (long)m->msg_iov[0].iov_len, o->flags | MSG_DONTWAIT, 0, 0);
-        return cap__sys6(o->write ? SYS_sendmsg : SYS_recvmsg, fd, (long)m,
-                         o->flags | MSG_DONTWAIT, 0, 0, 0);
+            r = cap__sys6(SYS_recvfrom, fd, (long)m->msg_iov[0].iov_base,
+                          (long)m->msg_iov[0].iov_len, o->flags | MSG_DONTWAIT, 0, 0);
+        else
+            r = cap__sys6(o->write ? SYS_sendmsg : SYS_recvmsg, fd, (long)m,
+                          o->flags | MSG_DONTWAIT, 0, 0, 0);
+        if (__builtin_expect(r == -EAGAIN && o->dgram_wait, 0) && shut_for_reading(fd))
+            return 0;
+        return r;
     }
     if (cap__fd_has(o->f, CAP__FDF_OWNED)) { /* non-blocking underneath: the plain call */
         long r = m->msg_iovlen == 1
@@ -219,9 +237,10 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     bool nonblock = cap__ic_nonblock(f) || (flags & MSG_DONTWAIT);
     /* Computed at the first park, if any (io.h): most calls never park. */
     uint64_t deadline = sock ? cap__io_deadline_later(f, dir) : CAP__FOREVER;
-    struct op o = { .msg = msg, .flags = flags, .sock = sock, .write = write,
-                    .user_msg = user_msg, .f = f };
     bool stream = !sock || cap__fd_has(f, CAP__FDF_STREAM_SOCK);
+    struct op o = { .msg = msg, .flags = flags, .sock = sock, .write = write,
+                    .user_msg = user_msg, .dgram_wait = sock && !stream && !write && !nonblock,
+                    .f = f };
     bool all = !nonblock && stream && (write || (flags & MSG_WAITALL));
     cap__intr in = cap__ic_intr_cancel(deadline);
     /* What a read asks for, when what it leaves tells whether it emptied
