@@ -103,6 +103,12 @@ bool cap__ic_emulated(int fd);
  * its SO_RCVTIMEO/SO_SNDTIMEO passes. 0, or -EAGAIN on timeout. */
 int cap__ic_foreign_wait(int fd, int dir);
 
+/* Whether a read with these MSG_ flags never waits on socket fd: one of
+ * the error queue (MSG_ERRQUEUE) of a family that keeps one (IP, IPv6,
+ * packet), which Linux answers at once, EAGAIN when the queue is empty,
+ * blocking socket or not. Other families ignore the flag (rw.c). */
+bool cap__ic_errqueue_never_waits(int fd, int flags);
+
 /* After the kernel took msg (sendmsg, sendmmsg; rw.c): the descriptors it
  * carried to another process (SCM_RIGHTS) are shared from now on: a
  * private pipe among them stops being private (io/pipe.h), a sole socket

@@ -146,7 +146,8 @@ int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags, struct times
     if (vlen > UIO_MAXIOV)
         vlen = UIO_MAXIOV;
     if (!cap__ic_enter()) {
-        if ((flags & MSG_DONTWAIT) || !cap__ic_emulated(fd))
+        if ((flags & MSG_DONTWAIT) || !cap__ic_emulated(fd) ||
+            cap__ic_errqueue_never_waits(fd, flags))
             return (int)syscall(SYS_recvmmsg, fd, vec, vlen, flags, timeout);
         return (int)cap__ic_ret(recv_blocking(NULL, fd, vec, vlen, flags, timeout));
     }
@@ -155,7 +156,8 @@ int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags, struct times
     if (kind != CAP__FD_SOCKET || vlen == 0) /* EBADF, ENOTSOCK, nothing asked */
         return (int)cap__ic_ret(cap__sys6(SYS_recvmmsg, fd, (long)vec, vlen, flags,
                                           (long)timeout, 0));
-    if (cap__ic_nonblock(f) || (flags & MSG_DONTWAIT)) {
+    if (cap__ic_nonblock(f) || (flags & MSG_DONTWAIT) ||
+        cap__ic_errqueue_never_waits(fd, flags)) { /* intercept.h */
         struct step s = { .vec = vec, .vlen = vlen, .flags = flags, .end = CAP__FOREVER,
                           .ts = timeout };
         return (int)cap__ic_ret(cap__io_do(f, fd, CAP__IO_READ, recv_step, &s, CAP__FOREVER,

@@ -23,7 +23,8 @@
  * before the wrappers), without the general path's bookkeeping.
  * EAGAIN parks the thread on the descriptor (cap__io_do), unless the
  * application asked for non-blocking behaviour (its O_NONBLOCK view, or
- * MSG_DONTWAIT). A blocking write on a stream, and a read with
+ * MSG_DONTWAIT) or reads an error queue, which never waits
+ * (cap__ic_errqueue_never_waits). A blocking write on a stream, and a read with
  * MSG_WAITALL, continue after partial transfers as the kernel would;
  * an error after progress reports the progress. A blocking read of a
  * datagram socket shut for reading returns 0, as the kernel's does.
@@ -187,6 +188,19 @@ static ssize_t raw_blocking(int fd, bool write, struct msghdr *msg, int flags, b
                                msg->msg_iovlen));
 }
 
+/* intercept.h. The family is asked of the kernel, but only for the rare
+ * error-queue read. */
+bool cap__ic_errqueue_never_waits(int fd, int flags)
+{
+    if (!(flags & MSG_ERRQUEUE))
+        return false;
+    int domain = 0;
+    socklen_t len = sizeof domain;
+    return cap__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_DOMAIN, (long)&domain, (long)&len,
+                     0) == 0 &&
+           (domain == AF_INET || domain == AF_INET6 || domain == AF_PACKET);
+}
+
 /* Whether fd, a socket, is a TCP one: asked of the kernel, but only for
  * the rare receive of nothing (below). */
 static bool is_tcp(cap__fd *f, int fd)
@@ -234,7 +248,8 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
 
     bool sock = kind == CAP__FD_SOCKET;
     int dir = write ? CAP__IO_WRITE : CAP__IO_READ;
-    bool nonblock = cap__ic_nonblock(f) || (flags & MSG_DONTWAIT);
+    bool nonblock = cap__ic_nonblock(f) || (flags & MSG_DONTWAIT) ||
+                    (sock && cap__ic_errqueue_never_waits(fd, flags));
     /* Computed at the first park, if any (io.h): most calls never park. */
     uint64_t deadline = sock ? cap__io_deadline_later(f, dir) : CAP__FOREVER;
     bool stream = !sock || cap__fd_has(f, CAP__FDF_STREAM_SOCK);
@@ -519,7 +534,8 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(recv)(fd, buf, n, flags), fd, CAP__IO_READ, flags & MSG_DONTWAIT);
+        FOREIGN(CAP__REAL(recv)(fd, buf, n, flags), fd, CAP__IO_READ,
+                (flags & MSG_DONTWAIT) || cap__ic_errqueue_never_waits(fd, flags));
     ssize_t r;
     if (flags == 0 && read1(fd, buf, n, &r))
         return cap__ic_ret_cancel(r);
@@ -531,7 +547,7 @@ ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(recvfrom)(fd, buf, n, flags, addr, alen), fd, CAP__IO_READ,
-                flags & MSG_DONTWAIT);
+                (flags & MSG_DONTWAIT) || cap__ic_errqueue_never_waits(fd, flags));
     struct iovec v = { buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     if (addr.__sockaddr__ != NULL && alen != NULL) {
@@ -549,7 +565,8 @@ ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
 ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
     if (!cap__ic_enter())
-        FOREIGN(CAP__REAL(recvmsg)(fd, msg, flags), fd, CAP__IO_READ, flags & MSG_DONTWAIT);
+        FOREIGN(CAP__REAL(recvmsg)(fd, msg, flags), fd, CAP__IO_READ,
+                (flags & MSG_DONTWAIT) || cap__ic_errqueue_never_waits(fd, flags));
     int bad = msg_error(msg);
     if (bad != 0)
         return cap__ic_ret(bad);
