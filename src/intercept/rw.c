@@ -24,10 +24,11 @@
  * EAGAIN parks the thread on the descriptor (cap__io_do), unless the
  * application asked for non-blocking behaviour (its O_NONBLOCK view, or
  * MSG_DONTWAIT) or reads an error queue, which never waits
- * (cap__ic_errqueue_never_waits). A blocking write on a stream, and a read with
- * MSG_WAITALL, continue after partial transfers as the kernel would;
- * an error after progress reports the progress. A blocking read of a
- * datagram socket shut for reading returns 0, as the kernel's does.
+ * (cap__ic_errqueue_never_waits). A blocking write on a stream, and a
+ * read with MSG_WAITALL (but not MSG_PEEK, which returns what is queued),
+ * continue after partial transfers as the kernel would; an error after
+ * progress reports the progress. A blocking read of a datagram socket
+ * shut for reading returns 0, as the kernel's does.
  *
  * All of them are cancellation points (intercept.h): a pending cancel
  * acts on entry, and one that arrives while the thread is parked acts
@@ -256,7 +257,9 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     struct op o = { .msg = msg, .flags = flags, .sock = sock, .write = write,
                     .user_msg = user_msg, .dgram_wait = sock && !stream && !write && !nonblock,
                     .f = f };
-    bool all = !nonblock && stream && (write || (flags & MSG_WAITALL));
+    /* Not a peek: it would see the same bytes again (docs/pthread-compat.md). */
+    bool all = !nonblock && stream &&
+               (write || (flags & (MSG_WAITALL | MSG_PEEK)) == MSG_WAITALL);
     cap__intr in = cap__ic_intr_cancel(deadline);
     /* What a read asks for, when what it leaves tells whether it emptied
      * the socket (io.h: drain). */
