@@ -27,8 +27,9 @@
  * (cap__ic_errqueue_never_waits). A blocking write on a stream, and a
  * read with MSG_WAITALL (but not MSG_PEEK, which returns what is queued),
  * continue after partial transfers as the kernel would; an error after
- * progress reports the progress. A blocking read of a datagram socket
- * shut for reading returns 0, as the kernel's does.
+ * progress reports the progress, and a socket's error is left to the next
+ * call (error_pending). A blocking read of a datagram socket shut for
+ * reading returns 0, as the kernel's does.
  *
  * All of them are cancellation points (intercept.h): a pending cancel
  * acts on entry, and one that arrives while the thread is parked acts
@@ -87,8 +88,21 @@ struct op {
     bool sock, write;
     bool user_msg; /* the application's recvmsg header: it reads msg_flags */
     bool dgram_wait; /* a blocking read of a datagram socket: see shut_for_reading */
+    bool continued;  /* the call moved data already: see error_pending */
     cap__fd *f;
 };
+
+/* Before an attempt that continues a transfer which moved data already:
+ * whether the socket has an error pending (POLLERR). Linux's call returns
+ * the count then and leaves the error to the next call; the attempt would
+ * take it (and the count would be returned without it). An entry of the
+ * error queue (timestamps, zero-copy notices) also shows as POLLERR and
+ * ends such a transfer early, with its count. */
+static bool error_pending(int fd)
+{
+    struct pollfd p = { .fd = fd, .events = 0 };
+    return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 && (p.revents & POLLERR);
+}
 
 /* After a datagram socket's read said EAGAIN: whether the socket is shut
  * for reading (SHUT_RD), which its readiness reports as POLLRDHUP. Linux's
@@ -107,6 +121,8 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
     struct op *o = arg;
     struct msghdr *m = o->msg;
     if (o->sock) {
+        if (__builtin_expect(o->continued, 0) && error_pending(fd))
+            return 0; /* the caller returns what moved */
         /* One buffer, no address or ancillary data: sendto, which the
          * kernel serves without copying in a message header and vector. */
         if (o->write && m->msg_iovlen == 1 && m->msg_name == NULL && m->msg_control == NULL)
@@ -231,9 +247,10 @@ static ssize_t tcp_recv_nothing(cap__fd *f, int fd, struct op *o, uint64_t deadl
 }
 
 /* One read-like or write-like call on a user thread; >= 0 or -errno.
- * user_msg: msg is the application's recvmsg header (see op). */
+ * user_msg: msg is the application's recvmsg header (see op); continued:
+ * the call moved data before (the direct path's first send). */
 static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool sockapi,
-                        bool user_msg)
+                        bool user_msg, bool continued)
 {
     cap__fd *f = cap__fd_get(fd);
     if (f == NULL)
@@ -257,6 +274,11 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     struct op o = { .msg = msg, .flags = flags, .sock = sock, .write = write,
                     .user_msg = user_msg, .dgram_wait = sock && !stream && !write && !nonblock,
                     .f = f };
+    /* A continued write raises no SIGPIPE: Linux's returns the count. */
+    if (continued && sock) {
+        o.continued = true;
+        o.flags |= MSG_NOSIGNAL;
+    }
     /* Not a peek: it would see the same bytes again (docs/pthread-compat.md). */
     bool all = !nonblock && stream &&
                (write || (flags & (MSG_WAITALL | MSG_PEEK)) == MSG_WAITALL);
@@ -292,6 +314,10 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
         total += (size_t)r;
         if (total >= want)
             break;
+        if (sock && !o.continued) { /* as for a continued call, above */
+            o.continued = true;
+            o.flags |= write ? MSG_NOSIGNAL : 0;
+        }
         if (!copied) {
             if (m.msg_iovlen > STACK_IOVS && (v = malloc(m.msg_iovlen * sizeof *v)) == NULL)
                 break;
@@ -311,7 +337,7 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
 
 static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sockapi)
 {
-    return xfer_msg(fd, write, msg, flags, sockapi, false);
+    return xfer_msg(fd, write, msg, flags, sockapi, false, false);
 }
 
 /* ---- the direct path: one buffer on a plain blocking stream socket ------- */
@@ -404,7 +430,7 @@ __attribute__((noinline)) static ssize_t write_rest(int fd, const void *buf, siz
 {
     struct iovec v = { (char *)buf + done, n - done };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
-    ssize_t r = xfer(fd, true, &m, flags, sockapi);
+    ssize_t r = xfer_msg(fd, true, &m, flags, sockapi, false, done > 0);
     /* An error or cancel after progress reports the progress (xfer_msg). */
     if (done > 0)
         r = r > 0 ? (ssize_t)done + r : (ssize_t)done;
@@ -446,7 +472,7 @@ __attribute__((noinline)) static ssize_t writev_rest(int fd, const struct iovec 
         m.msg_iov = v;
         advance(&m, done);
     }
-    ssize_t r = xfer(fd, true, &m, 0, false);
+    ssize_t r = xfer_msg(fd, true, &m, 0, false, false, done > 0);
     if (v != stack_v)
         free(v);
     if (done > 0) /* an error or cancel after progress reports the progress */
@@ -573,7 +599,7 @@ ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
     int bad = msg_error(msg);
     if (bad != 0)
         return cap__ic_ret(bad);
-    return cap__ic_ret_cancel(xfer_msg(fd, false, msg, flags, true, true));
+    return cap__ic_ret_cancel(xfer_msg(fd, false, msg, flags, true, true, false));
 }
 
 ssize_t send(int fd, const void *buf, size_t n, int flags)
