@@ -17,6 +17,11 @@
  * itself non-blocking (no per-call flag exists); data transfers use
  * MSG_DONTWAIT and do not care.
  *
+ * A connect of a socket the application believes blocking acts as the
+ * kernel's blocking one: it waits for the connection it starts, or for
+ * one an earlier call started (EALREADY), and leaves the socket connected
+ * (the next connect says EISCONN).
+ *
  * A listening or connecting socket we did not create (inherited) is
  * never switched to non-blocking: accept waits for readiness then
  * accepts, connect runs on the offload pool.
@@ -214,6 +219,16 @@ static void forget_failed_connect(int fd)
     syscall(SYS_connect, fd, &unspec, sizeof unspec);
 }
 
+/* After a connect of a socket the application believes blocking
+ * succeeded: the kernel's blocking connect leaves the socket connected, so
+ * that the next connect says EISCONN, while our non-blocking one leaves it
+ * "connecting" until connect is called again (which then says 0). That
+ * call, made here, does what the blocking path does. */
+static void confirm_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+    syscall(SYS_connect, fd, addr, len);
+}
+
 static long wait_connect(cap__fd *f, int fd, uint64_t deadline, cap__io_call *c)
 {
     for (;;) {
@@ -236,17 +251,20 @@ static long wait_connect(cap__fd *f, int fd, uint64_t deadline, cap__io_call *c)
     }
 }
 
-/* Waits until an in-progress connect on fd finishes; its result. A
- * signal's EINTR leaves the connect going on, as in the kernel (the next
- * connect reports EALREADY). */
-static long finish_connect(cap__fd *f, int fd, uint64_t deadline)
+/* Waits until an in-progress connect on fd (to addr) finishes; its
+ * result, or timed_out at the deadline. A signal's EINTR leaves the
+ * connect going on, as in the kernel (the next connect reports EALREADY). */
+static long finish_connect(cap__fd *f, int fd, const struct sockaddr *addr, socklen_t len,
+                           uint64_t deadline, long timed_out)
 {
     cap__intr in = cap__ic_intr_cancel(deadline);
     cap__io_call c;
     cap__io_call_begin(&c, &in, false);
     long r = wait_connect(f, fd, deadline, &c);
     cap__io_call_end(&c);
-    return r;
+    if (r == 0)
+        confirm_connect(fd, addr, len);
+    return r == -EINPROGRESS ? timed_out : r;
 }
 
 static long user_connect(int fd, const struct sockaddr *addr, socklen_t len)
@@ -264,10 +282,13 @@ static long user_connect(int fd, const struct sockaddr *addr, socklen_t len)
     uint64_t deadline = cap__io_deadline(f, CAP__IO_WRITE);
     for (;;) {
         long r = cap__ic_sys(syscall(SYS_connect, fd, addr, len));
-        if (r == 0 || nonblock || (r != -EINPROGRESS && r != -EAGAIN))
+        if (r == 0 || nonblock || (r != -EINPROGRESS && r != -EALREADY && r != -EAGAIN))
             return r;
-        if (r == -EINPROGRESS)
-            return finish_connect(f, fd, deadline);
+        /* Ours, or one in progress since an earlier call: the kernel's
+         * blocking connect waits for either, and says EINPROGRESS or
+         * EALREADY at the send timeout. */
+        if (r == -EINPROGRESS || r == -EALREADY)
+            return finish_connect(f, fd, addr, len, deadline, r);
         /* EAGAIN: a Unix socket whose listener's backlog is full. Its
          * readiness is not reported on our descriptor, so retry soon. */
         uint64_t soon = cap__deadline_after(2000000);
@@ -284,22 +305,21 @@ int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
     if (cap__ic_enter())
         return (int)cap__ic_ret_cancel(user_connect(fd, addr.__sockaddr__, len));
     int r = (int)syscall(SYS_connect, fd, addr.__sockaddr__, len);
-    if (r == 0 || !cap__ic_emulated(fd))
+    if (r == 0 || !cap__ic_emulated(fd) || (errno != EINPROGRESS && errno != EALREADY))
         return r;
-    if (errno == EINPROGRESS) {
-        if (cap__ic_foreign_wait(fd, CAP__IO_WRITE) != 0) {
-            errno = EINPROGRESS;
-            return -1;
-        }
-        int err = so_error(fd);
-        if (err != 0) {
-            forget_failed_connect(fd);
-            errno = err;
-            return -1;
-        }
-        return 0;
+    int started = errno; /* what the send timeout reports, as in user_connect */
+    if (cap__ic_foreign_wait(fd, CAP__IO_WRITE) != 0) {
+        errno = started;
+        return -1;
     }
-    return r;
+    int err = so_error(fd);
+    if (err != 0) {
+        forget_failed_connect(fd);
+        errno = err;
+        return -1;
+    }
+    confirm_connect(fd, addr.__sockaddr__, len);
+    return 0;
 }
 
 /* ---- shutdown ----------------------------------------------------------------- */
