@@ -151,7 +151,12 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
         else
             r = cap__sys6(o->write ? SYS_sendmsg : SYS_recvmsg, fd, (long)m,
                           o->flags | MSG_DONTWAIT, 0, 0, 0);
-        if (__builtin_expect(r == -EAGAIN && o->dgram_wait, 0) && shut_for_reading(fd))
+        /* Only once a hang-up was reported (NODRAIN: a shutdown through
+         * our wrapper, or the backend's POLLRDHUP, which the registration
+         * of the park that follows reports too): a read that finds nothing
+         * then parks without a poll. */
+        if (__builtin_expect(r == -EAGAIN && o->dgram_wait, 0) &&
+            cap__fd_has(o->f, CAP__FDF_NODRAIN) && shut_for_reading(fd))
             return 0;
         return r;
     }
