@@ -12,6 +12,11 @@
  * itself, as glibc's pthread_once does. (If the forking thread was itself
  * inside that init, its init and the taker's run both in the child: a
  * fork inside a once routine is not covered.)
+ *
+ * Cancellation: an init cancelled at a cancellation point (or ending its
+ * thread with cap_thread_exit) leaves the once as if cap_once had never
+ * been called, as POSIX says: a cleanup frame around init puts the state
+ * back to not run and wakes the parked callers, one of which runs init.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -22,6 +27,14 @@
 #include "util/clock.h"
 
 enum { ONCE_NEW = 0, ONCE_RUNNING = 1, ONCE_DONE = 2, GEN_SHIFT = 2 };
+
+/* Cleanup handler: init's thread ends inside init (see the top). */
+static void init_abandoned(void *arg)
+{
+    _Atomic uint32_t *state = arg;
+    atomic_store_explicit(state, ONCE_NEW, memory_order_release);
+    cap__wake_on(state, 0x7fffffff);
+}
 
 int cap_once(cap_once_t *once, void (*init)(void))
 {
@@ -37,7 +50,10 @@ int cap_once(cap_once_t *once, void (*init)(void))
             /* not run, or its runner is lost in a fork: ours */
             if (!atomic_compare_exchange_strong(state, &s, mine))
                 continue;
+            cap_cleanup_frame_t frame;
+            cap_cleanup_frame_push(&frame, init_abandoned, (void *)state);
             init();
+            cap_cleanup_frame_pop(&frame, 0);
             atomic_store_explicit(state, ONCE_DONE, memory_order_release);
             cap__wake_on(state, 0x7fffffff);
             return 0;
