@@ -80,6 +80,14 @@ int cap_thread_equal(cap_thread_t a, cap_thread_t b);
 /* ERANGE when the name is too long, ESRCH on a stale handle. */
 int cap_thread_setname(cap_thread_t thread, const char *name);
 int cap_thread_getname(cap_thread_t thread, char *buf, size_t len);
+/* What thread runs with, as pthread_getattr_np reports it: its stack
+ * size, its detach state now (CAP_CREATE_DETACHED also after
+ * cap_thread_detach) and its name. ESRCH on an unknown or stale handle. */
+int cap_thread_getattr(cap_thread_t thread, cap_thread_attr_t *attr);
+/* The stack thread runs on: its lowest usable address and its size (main:
+ * the process stack; with linked stacks, the first chunk). ESRCH on an
+ * unknown or stale handle. */
+int cap_thread_getstack(cap_thread_t thread, void **addr, size_t *size);
 
 /* Lets other runnable threads run. Always returns 0. */
 int cap_yield(void);

@@ -273,10 +273,14 @@ static inline int cap_compat_attr_getschedparam(const cap_compat_attr_t *a,
     return 0;
 }
 
+/* The thread's own stack, stack size and detach state; the rest as set
+ * by pthread_attr_init (scope process, guard size one page). */
 static inline int cap_compat_getattr_np(cap_thread_t t, cap_compat_attr_t *a)
 {
-    int rc = cap_compat_alive(t);
-    return rc != 0 ? rc : cap_compat_attr_init(a);
+    size_t size;
+    cap_compat_attr_init(a);
+    int rc = cap_thread_getattr(t, &a->cap);
+    return rc != 0 ? rc : cap_thread_getstack(t, &a->stack_addr, &size);
 }
 
 static inline int cap_compat_setschedparam(cap_thread_t t, int policy,

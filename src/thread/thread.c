@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Thread lifecycle: create, exit, join, detach, and the public identity
- * functions.
+ * functions (handle, name, the attributes and stack a thread runs with).
  *
  * Lifetime of a TCB:
  *   alloc -> RUNNABLE -> (RUNNING <-> PARKED/RUNNABLE)* -> exit path ->
@@ -436,4 +436,32 @@ int cap_thread_getname(cap_thread_t h, char *buf, size_t len)
         memcpy(buf, t->name, n + 1);
     cap__spin_unlock(&t->lock);
     return rc;
+}
+
+int cap_thread_getattr(cap_thread_t h, cap_thread_attr_t *attr)
+{
+    if (attr == NULL)
+        return EINVAL;
+    cap__thread *t = lookup_locked(h);
+    if (t == NULL)
+        return ESRCH;
+    *attr = (cap_thread_attr_t)CAP_THREAD_ATTR_INITIALIZER;
+    attr->stack_size = (size_t)((char *)t->stack.hi - (char *)t->stack.lo);
+    attr->detach_state = t->detached ? CAP_CREATE_DETACHED : CAP_CREATE_JOINABLE;
+    memcpy(attr->name, t->name, sizeof attr->name);
+    cap__spin_unlock(&t->lock);
+    return 0;
+}
+
+int cap_thread_getstack(cap_thread_t h, void **addr, size_t *size)
+{
+    if (addr == NULL || size == NULL)
+        return EINVAL;
+    cap__thread *t = lookup_locked(h);
+    if (t == NULL)
+        return ESRCH;
+    *addr = t->stack.lo;
+    *size = (size_t)((char *)t->stack.hi - (char *)t->stack.lo);
+    cap__spin_unlock(&t->lock);
+    return 0;
 }

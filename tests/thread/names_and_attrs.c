@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Description: thread names from attributes and setname, ERANGE for long
- * names, attribute validation (stack size bounds, detach state values). */
+ * names, attribute validation (stack size bounds, detach state values),
+ * and what cap_thread_getattr and cap_thread_getstack report. */
 #include <capriccio.h>
 #include <errno.h>
 #include <string.h>
@@ -12,6 +13,16 @@ static void *check_own_name(void *arg)
     char buf[CAP_THREAD_NAME_MAX];
     CHECK_EQ(cap_thread_getname(cap_thread_self(), buf, sizeof buf), 0);
     CHECK(strcmp(buf, "conn-17") == 0);
+    cap_thread_attr_t now;
+    void *lo;
+    size_t size;
+    CHECK_EQ(cap_thread_getattr(cap_thread_self(), &now), 0);
+    CHECK(strcmp(now.name, "conn-17") == 0);
+    CHECK_EQ(now.detach_state, CAP_CREATE_JOINABLE);
+    CHECK_EQ(cap_thread_getstack(cap_thread_self(), &lo, &size), 0);
+    CHECK_EQ(size, now.stack_size);
+    CHECK_GE(size, 64 * 1024);
+    CHECK((char *)buf >= (char *)lo && (char *)buf < (char *)lo + size);
     return NULL;
 }
 
@@ -45,6 +56,10 @@ int main(void)
     CHECK_EQ(cap_thread_getname(cap_thread_self(), buf, 3), ERANGE);
     CHECK_EQ(cap_thread_setname(cap_thread_self(), "0123456789abcdef"), ERANGE);
     CHECK_EQ(cap_thread_getname(t, buf, sizeof buf), ESRCH); /* joined: stale */
+    cap_thread_attr_t stale;
+    void *lo;
+    CHECK_EQ(cap_thread_getattr(t, &stale), ESRCH);
+    CHECK_EQ(cap_thread_getstack(t, &lo, &size), ESRCH);
 
     /* Bad arguments are errors, not crashes. */
     CHECK_EQ(cap_thread_create(NULL, NULL, check_own_name, NULL), EINVAL);
