@@ -49,7 +49,8 @@ typedef struct cap_thread_attr {
 
 int cap_thread_attr_init(cap_thread_attr_t *attr);
 int cap_thread_attr_destroy(cap_thread_attr_t *attr);
-/* EINVAL outside [CAP_STACK_MIN, CAP_STACK_MAX]; rounded up to a page. */
+/* EINVAL outside [CAP_STACK_MIN, CAP_STACK_MAX]. The stack is rounded up
+ * to a page; the attribute keeps (and reports) the size as given. */
 int cap_thread_attr_setstacksize(cap_thread_attr_t *attr, size_t size);
 int cap_thread_attr_getstacksize(const cap_thread_attr_t *attr, size_t *size);
 int cap_thread_attr_setdetachstate(cap_thread_attr_t *attr, int state);
