@@ -243,9 +243,13 @@ static int serve_file(int fd, const char *rel, const struct stat *pre, const str
 }
 
 /* "/dir" without the slash: redirect so relative links in the index work.
- * Location is the request's own path plus '/', and its query if any. */
-static void redirect_to_slash(int fd, const struct http_request *req, bool keep, struct served *out)
+ * Location is the normalised path rel, percent-encoded, plus '/' and the
+ * request's query if any. Not the target as sent: "//host/../dir" or
+ * "/\host/../dir" would be a Location on another host (an open redirect). */
+static void redirect_to_slash(int fd, const char *rel, const struct http_request *req, bool keep,
+                              struct served *out)
 {
+    static const char hex[] = "0123456789ABCDEF";
     const char *t = req->target;
     if (*t != '/') { /* absolute form: drop scheme and authority */
         t = strchr(t, ':') + 3;
@@ -254,15 +258,28 @@ static void redirect_to_slash(int fd, const struct http_request *req, bool keep,
     size_t plen = strcspn(t, "?#");
     const char *query = t[plen] == '?' ? t + plen : "";
     size_t qlen = strcspn(query, "#");
-    char *loc = malloc(plen + qlen + 3);
+    char *loc = malloc(3 * strlen(rel) + qlen + 3);
     if (!loc) {
         send_error(fd, 500, req, keep, out);
         return;
     }
-    memcpy(loc, t, plen);
-    loc[plen] = '/';
-    memcpy(loc + plen + 1, query, qlen);
-    loc[plen + 1 + qlen] = '\0';
+    size_t n = 0;
+    loc[n++] = '/';
+    for (const char *r = rel; *r; r++) {
+        unsigned char c = (unsigned char)*r;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            strchr("-._~/", c)) {
+            loc[n++] = (char)c;
+        } else {
+            loc[n++] = '%';
+            loc[n++] = hex[c >> 4];
+            loc[n++] = hex[c & 15];
+        }
+    }
+    loc[n++] = '/';
+    memcpy(loc + n, query, qlen);
+    n += qlen;
+    loc[n] = '\0';
 
     static const char body[] = "<!DOCTYPE html>\n<html><body>Moved.</body></html>\n";
     struct response_head h;
@@ -270,7 +287,7 @@ static void redirect_to_slash(int fd, const struct http_request *req, bool keep,
     h.location = loc;
     h.content_type = "text/html; charset=utf-8";
     h.content_length = sizeof body - 1;
-    size_t cap = plen + qlen + 512;
+    size_t cap = n + 512;
     char *head = malloc(cap);
     size_t hlen = head ? response_format(head, cap, &h) : 0;
     free(loc);
@@ -298,7 +315,7 @@ static void serve_directory(int fd, const char *rel, bool dir_form, const struct
             return;
         }
         close(d);
-        redirect_to_slash(fd, req, keep, out);
+        redirect_to_slash(fd, rel, req, keep, out);
         return;
     }
     char index[PATH_MAX];

@@ -909,6 +909,20 @@ def traversal(top):
             check(status_of(raw) in (400, 403, 404), "traversal refused", a, raw[:40])
             r = curl("--path-as-is", "-o", "-", "-w", "\n%{http_code}", f"http://127.0.0.1:{srv.port}{a}")
             check(b"TOP-SECRET" not in r.stdout, "curl traversal served a secret", a)
+        # The slash redirect names the directory by its normalised path: the
+        # target as sent made "//evil.example/../sub" a Location that a
+        # browser follows to another host (an open redirect; "/\" is "//"
+        # to browsers too).
+        for a in ("//evil.example/../sub", "/\\evil.example/../sub", "/%2Fevil.example/../sub",
+                  "///evil.example/%2e%2e/sub?q=1", "http://x//evil.example/../sub"):
+            raw = srv.raw(f"GET {a} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+            m = re.search(rb"\r\nLocation: ([^\r]*)\r\n", raw)
+            check(status_of(raw) == 301 and m, "a directory without its slash redirects", a, raw[:80])
+            want = b"/sub/?q=1" if "?" in a else b"/sub/"
+            check_eq(m.group(1), want, "Location of " + a)
+        os.makedirs(os.path.join(root, "d ir", "x"))
+        st, h, _ = srv.get("/d%20ir/./x")
+        check_eq((st, h.get("location")), (301, "/d%20ir/x/"), "Location percent-encodes the path")
         srv.alive_and_serving()
     with Server(root, "--follow-symlinks") as srv:
         check_eq(srv.get("/link-out")[2], b"TOP-SECRET-OUTSIDE-ROOT\n", "--follow-symlinks allows links out")
