@@ -24,6 +24,7 @@ struct http_request {
     int64_t content_length;    /* -1: none */
     bool chunked;              /* Transfer-Encoding: chunked */
     const char *if_modified_since;
+    const char *if_none_match;
     const char *range;
     const char *if_range;
     bool expect_continue;      /* Expect: 100-continue */

@@ -313,6 +313,10 @@ int http_parse_request(char *buf, size_t len, size_t max_uri, struct http_reques
             if (!strcasecmp(name, "range"))
                 req->range = value;
             break;
+        case 13:
+            if (!strcasecmp(name, "if-none-match"))
+                req->if_none_match = value;
+            break;
         case 8:
             if (!strcasecmp(name, "if-range"))
                 req->if_range = value;

@@ -74,9 +74,14 @@ static bool if_range_allows(const struct http_request *req, time_t mtime)
     return !req->if_range || (httpdate_parse(req->if_range, &t) && t == mtime);
 }
 
+/* If-None-Match, when present, decides and If-Modified-Since is ignored
+ * (RFC 9110 13.1.3). Knot sends no entity tags: only "*", any current
+ * representation, matches (13.1.2). */
 static bool not_modified(const struct http_request *req, time_t mtime)
 {
     time_t since;
+    if (req->if_none_match)
+        return !strcmp(req->if_none_match, "*");
     return req->if_modified_since && httpdate_parse(req->if_modified_since, &since) &&
            mtime <= since && since <= time(NULL);
 }

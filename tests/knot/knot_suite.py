@@ -543,6 +543,14 @@ def conditional(top):
             check_eq(st, 200, "an unparsable date is ignored")
             st, _, _ = srv.get("/" + name, headers={"If-Modified-Since": lm, "Range": "bytes=0-1"})
             check_eq(st, 304, "304 wins over Range")
+            # If-None-Match decides when present, If-Modified-Since is then
+            # ignored (RFC 9110 13.1.3); Knot sends no entity tags, so only
+            # "*" (any current representation) matches (13.1.2).
+            st, _, body = srv.get("/" + name, headers={"If-None-Match": '"x"', "If-Modified-Since": lm})
+            check_eq((st, len(body)), (200, len(files[name])), "If-Modified-Since ignored with If-None-Match")
+            for extra in ({}, {"If-Modified-Since": httpdate(mtime - 10)}):
+                st, h, body = srv.get("/" + name, headers={"If-None-Match": "*", **extra})
+                check_eq((st, body, h.get("last-modified")), (304, b"", lm), "If-None-Match: * " + str(extra))
             # The obsolete date forms (RFC 850, asctime) are understood too.
             t = time.gmtime(mtime)
             rfc850 = time.strftime("%A, %d-%b-%y %H:%M:%S GMT", t)
