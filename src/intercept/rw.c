@@ -589,6 +589,31 @@ ssize_t recv(int fd, void *buf, size_t n, int flags)
     return read_general(fd, buf, n, flags, true);
 }
 
+/* recvfrom's address, received into name (klen bytes), copied out as
+ * Linux's move_addr_to_user does, after the datagram was taken: EFAULT for
+ * an unreadable or NULL length or an unwritable address, EINVAL for a
+ * negative length; the datagram is consumed either way. */
+static ssize_t name_out(const struct sockaddr_storage *name, socklen_t klen, void *addr,
+                        socklen_t *alen)
+{
+    if (!cap__user_readable(alen, sizeof *alen))
+        return -EFAULT;
+    int len = (int)*alen;
+    if (len > (int)klen)
+        len = (int)klen;
+    if (len < 0)
+        return -EINVAL;
+    if (len > 0) {
+        if (!cap__user_writable(addr, (size_t)len))
+            return -EFAULT;
+        memcpy(addr, name, (size_t)len);
+    }
+    if (!cap__user_writable(alen, sizeof *alen))
+        return -EFAULT;
+    *alen = klen;
+    return 0;
+}
+
 ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
                  socklen_t *restrict alen)
 {
@@ -597,15 +622,17 @@ ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
                 (flags & MSG_DONTWAIT) || cap__ic_errqueue_never_waits(fd, flags));
     struct iovec v = { buf, n };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
-    if (addr.__sockaddr__ != NULL && alen != NULL) {
-        if (!cap__user_writable(alen, sizeof *alen))
-            return cap__ic_ret(-EFAULT);
-        m.msg_name = addr.__sockaddr__;
-        m.msg_namelen = *alen;
+    struct sockaddr_storage name;
+    if (addr.__sockaddr__ != NULL) {
+        m.msg_name = &name;
+        m.msg_namelen = sizeof name;
     }
     ssize_t r = xfer(fd, false, &m, flags, true);
-    if (r >= 0 && addr.__sockaddr__ != NULL && alen != NULL)
-        *alen = m.msg_namelen;
+    if (r >= 0 && addr.__sockaddr__ != NULL) {
+        ssize_t e = name_out(&name, m.msg_namelen, addr.__sockaddr__, alen);
+        if (e < 0)
+            r = e;
+    }
     return cap__ic_ret_cancel(r);
 }
 

@@ -9,8 +9,9 @@
  * A page of a file mapping past the file's end (SIGBUS, not SIGSEGV) too,
  * and all of it again once the program installed SIGSEGV and SIGBUS
  * handlers of its own, which must not see the library's checks.
- * Nothing may be consumed or sent by a refused call, and the descriptors
- * keep working afterwards. */
+ * Nothing may be consumed or sent by a refused call (but recvfrom's, which
+ * takes its data before it writes the address, as Linux's does), and the
+ * descriptors keep working afterwards. */
 #include <limits.h>
 #include <signal.h>
 #include <string.h>
@@ -80,9 +81,13 @@ static void transfers(int s, int peer)
     struct msghdr ctl = { .msg_iov = &one, .msg_iovlen = 1, .msg_control = unmapped,
                           .msg_controllen = 64 };
     EXPECT_ERR(sendmsg(s, &ctl, 0), EFAULT);
-    /* recvfrom's address length is read and written. */
+    /* recvfrom's address length is read and written after the data is
+     * taken (Linux's move_addr_to_user): the call waits for data, takes
+     * it, then fails. */
     struct sockaddr_storage from;
+    CHECK_EQ(write(peer, "r", 1), 1);
     EXPECT_ERR(recvfrom(s, buf, 1, 0, (struct sockaddr *)&from, unmapped), EFAULT);
+    CHECK_EQ(write(peer, "r", 1), 1);
     EXPECT_ERR(recvfrom(s, buf, 1, 0, (struct sockaddr *)&from, readonly), EFAULT);
 
     /* Nothing was consumed or sent: one byte each way still arrives alone. */
