@@ -14,7 +14,10 @@
  * the System V calls are never restarted (any handler interrupts them),
  * the message-queue calls only by handlers without SA_RESTART. The POSIX
  * cancellation points among them (all but semop and semtimedop) end on a
- * cancel too.
+ * cancel too. A timeout or deadline the kernel refuses (unreadable:
+ * EFAULT; malformed: EINVAL) goes to the kernel untried: Linux checks it
+ * before the operation, so the call fails without taking a unit or a
+ * message even when it could have proceeded at once.
  *
  * Not here: sigwait, sigwaitinfo and sigtimedwait still block the worker.
  * On the pool they would not hang one worker, but the kernel gives a
@@ -49,6 +52,14 @@ static long offload(cap__sys_call *c, const cap__intr *base, bool point)
     return point ? cap__ic_ret_cancel(r) : cap__ic_ret(r);
 }
 
+/* Whether the kernel refuses ts before it looks at the object: a pointer
+ * it cannot read, or a time that is not a valid timespec. */
+static bool refused_time(const struct timespec *ts)
+{
+    return ts != NULL && (!cap__user_readable(ts, sizeof *ts) || ts->tv_sec < 0 ||
+                          ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000);
+}
+
 /* ---- System V ---------------------------------------------------------------- */
 
 ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
@@ -77,7 +88,7 @@ enum { SEMOPS_TRY = 32 }; /* longer op lists go to the pool untried */
 
 int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *timeout)
 {
-    if (!cap__ic_user())
+    if (!cap__ic_user() || refused_time(timeout))
         return (int)syscall(SYS_semtimedop, id, ops, n, timeout);
     if (n > 0 && n <= SEMOPS_TRY) {
         struct sembuf nowait[SEMOPS_TRY];
@@ -111,7 +122,7 @@ static const struct timespec past = { 0, 0 }; /* an absolute deadline long gone 
 static ssize_t receive(mqd_t q, char *msg, size_t len, unsigned *prio,
                        const struct timespec *deadline)
 {
-    if (!cap__ic_enter())
+    if (!cap__ic_enter() || refused_time(deadline))
         return syscall(SYS_mq_timedreceive, q, msg, len, prio, deadline);
     long r = syscall(SYS_mq_timedreceive, q, msg, len, prio, &past);
     if (r >= 0 || errno != ETIMEDOUT)
@@ -135,7 +146,7 @@ ssize_t mq_receive(mqd_t q, char *msg, size_t len, unsigned *prio)
 static int send_msg(mqd_t q, const char *msg, size_t len, unsigned prio,
                     const struct timespec *deadline)
 {
-    if (!cap__ic_enter())
+    if (!cap__ic_enter() || refused_time(deadline))
         return (int)syscall(SYS_mq_timedsend, q, msg, len, prio, deadline);
     long r = syscall(SYS_mq_timedsend, q, msg, len, prio, &past);
     if (r >= 0 || errno != ETIMEDOUT)
