@@ -9,6 +9,10 @@
  * tells the I/O layer (cap__sig_caught, io/sigintr.h), which interrupts a
  * parked blocking call of some user thread as the kernel would have.
  *
+ * The program installs handlers through sigaction, signal and the older
+ * names at the end (bsd_signal, sysv_signal, sigset, sigignore,
+ * siginterrupt), all of which come here.
+ *
  * Linked stacks (linked mode only):
  * A thread on a linked chunk may be close to the chunk's end: the kernel's
  * signal frame (a few KiB with the vector state) would not fit, and a
@@ -301,15 +305,116 @@ void cap__sig_kick(pid_t tid)
     errno = saved;
 }
 
-void (*signal(int sig, void (*handler)(int)))(int)
+/* The older ways to install a handler. glibc's call its internal
+ * sigaction, which no interposition sees: the handler would run without
+ * the trampoline and interrupt no parked call (a pause() under sigset()
+ * never returned), and siginterrupt's change of SA_RESTART would reach
+ * the kernel but not the table. Each is redone here on the sigaction
+ * above, with glibc's flags and results. */
+
+/* Signals siginterrupt(sig, 1) made interrupting: signal() installs their
+ * handlers without SA_RESTART, as glibc's does. */
+static sigset_t interrupting;
+static cap__spin interrupting_lock = CAP__SPIN_INIT;
+
+static bool valid_for_install(int sig, void (*handler)(int))
+{
+    if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
+        errno = EINVAL;
+        return false;
+    }
+    return true;
+}
+
+/* Installs handler with mask {sig} if with_self, else empty; the old
+ * handler, or SIG_ERR. */
+static void (*install(int sig, void (*handler)(int), bool with_self, int flags))(int)
 {
     struct sigaction act, old;
     memset(&act, 0, sizeof act);
     act.sa_handler = handler;
     sigemptyset(&act.sa_mask);
-    sigaddset(&act.sa_mask, sig);
-    act.sa_flags = SA_RESTART; /* BSD semantics, as glibc's signal() */
+    if (with_self)
+        sigaddset(&act.sa_mask, sig);
+    act.sa_flags = flags;
     if (sigaction(sig, &act, &old) != 0)
         return SIG_ERR;
     return old.sa_handler;
+}
+
+void (*signal(int sig, void (*handler)(int)))(int)
+{
+    if (!valid_for_install(sig, handler))
+        return SIG_ERR;
+    cap__spin_lock(&interrupting_lock);
+    bool interrupts = sigismember(&interrupting, sig) == 1;
+    cap__spin_unlock(&interrupting_lock);
+    /* BSD semantics, as glibc's signal() */
+    return install(sig, handler, true, interrupts ? 0 : SA_RESTART);
+}
+
+void (*bsd_signal(int sig, void (*handler)(int)))(int)
+{
+    return signal(sig, handler);
+}
+
+void (*sysv_signal(int sig, void (*handler)(int)))(int)
+{
+    if (!valid_for_install(sig, handler))
+        return SIG_ERR;
+    return install(sig, handler, false, SA_RESETHAND | SA_NODEFER);
+}
+
+void (*__sysv_signal(int sig, void (*handler)(int)))(int)
+{
+    return sysv_signal(sig, handler);
+}
+
+int siginterrupt(int sig, int interrupt)
+{
+    struct sigaction act;
+    if (sigaction(sig, NULL, &act) != 0)
+        return -1;
+    cap__spin_lock(&interrupting_lock);
+    if (interrupt)
+        sigaddset(&interrupting, sig);
+    else
+        sigdelset(&interrupting, sig);
+    cap__spin_unlock(&interrupting_lock);
+    if (interrupt)
+        act.sa_flags &= ~SA_RESTART;
+    else
+        act.sa_flags |= SA_RESTART;
+    return sigaction(sig, &act, NULL);
+}
+
+int sigignore(int sig)
+{
+    return install(sig, SIG_IGN, false, 0) == SIG_ERR ? -1 : 0;
+}
+
+/* System V's sigset: SIG_HOLD blocks sig (in the caller's kernel thread,
+ * like sigprocmask); any other disposition is installed and unblocks it.
+ * The result is SIG_HOLD if sig was blocked, else the old handler. */
+void (*sigset(int sig, void (*disp)(int)))(int)
+{
+    if (!valid_for_install(sig, disp))
+        return SIG_ERR;
+    sigset_t set, was;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    if (disp == SIG_HOLD) {
+        if (sigprocmask(SIG_BLOCK, &set, &was) != 0)
+            return SIG_ERR;
+        if (sigismember(&was, sig))
+            return SIG_HOLD;
+        struct sigaction old;
+        if (sigaction(sig, NULL, &old) != 0)
+            return SIG_ERR;
+        return old.sa_handler;
+    }
+    void (*old)(int) = install(sig, disp, false, 0);
+    if (old == SIG_ERR || sigprocmask(SIG_UNBLOCK, &set, &was) != 0)
+        return SIG_ERR;
+    return sigismember(&was, sig) ? SIG_HOLD : old;
 }
