@@ -49,12 +49,18 @@
  * If a worker's ring cannot be created (memory), its requests go to the
  * offload pool instead (CAP_DISKIO=threads behaviour).
  *
- * The file position: a request at offset -1 (read, write, readv, writev)
- * uses and advances it in the ring only when the transfer is done by the
- * time the request returns to the ring, as buffered ones are. An O_DIRECT
- * transfer completes later, from the device, and the position stayed
- * where it was (Linux 6.18: a loop of read() read the first block
- * forever); those go to the pool, whose plain call moves it.
+ * The file position: requests at offset -1 (read, write, readv, writev)
+ * go to the pool, whose plain call takes the position under the file's
+ * lock as read(2) and write(2) do. In the ring, io_uring reads and
+ * advances the position without that lock, so threads (or processes)
+ * sharing a descriptor overwrote each other's records and read the same
+ * ones twice (tests/io/file_position_shared_by_writers); and it stores
+ * the position back only for transfers done by the time the request
+ * returns to the ring: an O_DIRECT one completes later, from the device,
+ * and the position stayed where it was (Linux 6.18: a loop of read()
+ * read the first block for ever). On ext4 a buffered write() never takes
+ * RWF_NOWAIT, so every one comes here, and the ring would have handed it
+ * to an io-wq thread anyway: the pool's hop costs about the same.
  */
 #include <errno.h>
 #include <liburing.h>
@@ -412,11 +418,8 @@ static int wait_req(struct dring *r, struct dreq *q)
 static ssize_t uring_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                         off_t off, int rwf)
 {
-    if (off == -1) { /* see the top: the position of an O_DIRECT file */
-        cap__fd *f = cap__fd_peek(fd);
-        if (f != NULL && cap__fd_has(f, CAP__FDF_DIRECT))
-            return cap__diskio_threads.rw(op, fd, iov, cnt, off, rwf);
-    }
+    if (off == -1) /* see the top: the file position */
+        return cap__diskio_threads.rw(op, fd, iov, cnt, off, rwf);
     struct dring *r = cap__current() != NULL ? ring_of(cap__worker_self()) : NULL;
     struct io_uring_sqe *sqe = r != NULL ? get_sqe(r) : NULL;
     if (sqe == NULL)
