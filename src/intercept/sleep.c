@@ -5,8 +5,9 @@
  * libc's. An absolute CLOCK_MONOTONIC time is the deadline itself (the
  * runtime's clock); absolute sleeps on CLOCK_REALTIME/TAI/BOOTTIME are
  * converted to a monotonic deadline when the call is made (a later clock
- * step is not followed). A CPU-time clock is refused with ENOTSUP, which
- * POSIX names for exactly this (the kernel's sleep on the process's CPU
+ * step is not followed). A CPU-time clock is refused with ENOTSUP (but a
+ * time it has already reached returns 0 at once), which POSIX names for
+ * exactly this (the kernel's sleep on the process's CPU
  * clock would block the worker until the process used that much CPU,
  * which with one worker asleep in it never happens); the thread's own CPU
  * clock is EINVAL, as in Linux. The alarm clocks sleep as their base
@@ -88,6 +89,23 @@ int nanosleep(const struct timespec *req, struct timespec *rem)
     return (int)cap__ic_ret(rc);
 }
 
+/* A sleep on a CPU-time clock (see the top): a time already reached
+ * returns 0 at once, as the kernel's does; any other is refused (ENOTSUP),
+ * after the checks the kernel makes first (EFAULT, EINVAL, a clock that
+ * cannot be read). */
+static int cpu_clock_sleep(clockid_t clock, int flags, const struct timespec *req)
+{
+    if (!cap__user_readable(req, sizeof *req))
+        return EFAULT;
+    if (!valid(req))
+        return EINVAL;
+    struct timespec now;
+    if (clock_gettime(clock, &now) != 0)
+        return errno;
+    bool reached = (flags & TIMER_ABSTIME) ? ts_ns(req) <= ts_ns(&now) : ts_ns(req) == 0;
+    return reached ? 0 : ENOTSUP;
+}
+
 int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
                     struct timespec *rem)
 {
@@ -96,7 +114,7 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
     if (clock == CLOCK_THREAD_CPUTIME_ID)
         return EINVAL;
     if (clock == CLOCK_PROCESS_CPUTIME_ID || clock < 0) /* < 0: a pid's or thread's CPU clock */
-        return ENOTSUP;
+        return cpu_clock_sleep(clock, flags, req);
     bool alarm = clock == CLOCK_REALTIME_ALARM || clock == CLOCK_BOOTTIME_ALARM;
     if (!alarm && clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME &&
         clock != CLOCK_BOOTTIME && clock != CLOCK_TAI)
