@@ -228,6 +228,19 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         table[sig].action = NULL;
         table[sig].flags = act->sa_flags & ~SA_SIGINFO;
     }
+    if (rc == 0 && prev.sa_handler == SIG_DFL && entry_is_function(&before) &&
+        (before.flags & SA_RESETHAND)) {
+        /* The kernel reset the program's one-shot handler at a delivery:
+         * it keeps the flags the trampoline was installed with. Report the
+         * program's (glibc's sigaction shows no SA_SIGINFO there), and
+         * forget the handler if this call installs nothing. */
+        prev.sa_flags = (prev.sa_flags & ~SA_SIGINFO) | (before.flags & SA_SIGINFO);
+        if (act == NULL) {
+            table[sig].handler = SIG_DFL;
+            table[sig].action = NULL;
+            table[sig].flags = prev.sa_flags & ~SA_SIGINFO;
+        }
+    }
     if (rc == 0 && old != NULL) {
         *old = prev;
         if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction == trampoline) {
