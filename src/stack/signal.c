@@ -48,6 +48,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -325,10 +327,13 @@ void cap__sig_kick(pid_t tid)
  * the kernel but not the table. Each is redone here on the sigaction
  * above, with glibc's flags and results. */
 
-/* Signals siginterrupt(sig, 1) made interrupting: signal() installs their
- * handlers without SA_RESTART, as glibc's does. */
-static sigset_t interrupting;
-static cap__spin interrupting_lock = CAP__SPIN_INIT;
+/* Signals siginterrupt(sig, 1) made interrupting, bit sig - 1: signal()
+ * installs their handlers without SA_RESTART, as glibc's does. An atomic
+ * word, not a set under a lock: signal() is called from handlers (the
+ * System V re-arming idiom), which may interrupt a holder on the same
+ * kernel thread (tests/stack/sigaction_from_handler.c). */
+static _Atomic uint64_t interrupting;
+_Static_assert(NSIG - 1 <= 64, "one bit per signal");
 
 static bool valid_for_install(int sig, void (*handler)(int))
 {
@@ -359,9 +364,7 @@ void (*signal(int sig, void (*handler)(int)))(int)
 {
     if (!valid_for_install(sig, handler))
         return SIG_ERR;
-    cap__spin_lock(&interrupting_lock);
-    bool interrupts = sigismember(&interrupting, sig) == 1;
-    cap__spin_unlock(&interrupting_lock);
+    bool interrupts = atomic_load(&interrupting) & (UINT64_C(1) << (sig - 1));
     /* BSD semantics, as glibc's signal() */
     return install(sig, handler, true, interrupts ? 0 : SA_RESTART);
 }
@@ -388,12 +391,10 @@ int siginterrupt(int sig, int interrupt)
     struct sigaction act;
     if (sigaction(sig, NULL, &act) != 0)
         return -1;
-    cap__spin_lock(&interrupting_lock);
     if (interrupt)
-        sigaddset(&interrupting, sig);
+        atomic_fetch_or(&interrupting, UINT64_C(1) << (sig - 1));
     else
-        sigdelset(&interrupting, sig);
-    cap__spin_unlock(&interrupting_lock);
+        atomic_fetch_and(&interrupting, ~(UINT64_C(1) << (sig - 1)));
     if (interrupt)
         act.sa_flags &= ~SA_RESTART;
     else
