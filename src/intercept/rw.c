@@ -716,6 +716,43 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 
 /* ---- positioned transfers ------------------------------------------------------ */
 
+/* preadv2/pwritev2 at the file position of a socket or of a pipe we made
+ * (both take RWF_NOWAIT) with flags besides RWF_NOWAIT, which the transfers below do not carry: the kernel
+ * judges them (EOPNOTSUPP for one this file does not take) in a first
+ * call made with RWF_NOWAIT too, so that it cannot block; its data stands,
+ * and only what it could not do at once goes on the blocking way (the
+ * flags then known to be taken, and meaningless there), unless the
+ * caller asked for RWF_NOWAIT. Other pollable files may refuse
+ * RWF_NOWAIT itself, so cannot be asked so: their flags are dropped. */
+static ssize_t flagged_first(cap__fd *f, int fd, bool write, const struct iovec *iov, int cnt,
+                             int rwf, bool our_pipe)
+{
+    long r = syscall(write ? SYS_pwritev2 : SYS_preadv2, fd, iov, cnt, -1L, -1L,
+                     rwf | RWF_NOWAIT);
+    if (r > 0 && our_pipe)
+        cap__pipe_after_xfer(f, write); /* a raw call on our pipe: wake its other end */
+    if ((r < 0 && errno != EAGAIN) || (rwf & RWF_NOWAIT)) /* the caller's NOWAIT: this */
+        return r < 0 ? -errno : r;
+    size_t want = 0;
+    for (int i = 0; i < cnt; i++)
+        want += iov[i].iov_len;
+    if (r >= 0 && (!write || (size_t)r == want))
+        return r;
+    size_t done = r > 0 ? (size_t)r : 0;
+    struct iovec stack_v[STACK_IOVS], *v = stack_v;
+    if (cnt > STACK_IOVS && (v = malloc((size_t)cnt * sizeof *v)) == NULL)
+        return done > 0 ? (ssize_t)done : -ENOMEM;
+    memcpy(v, iov, (size_t)cnt * sizeof *v);
+    struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)cnt };
+    advance(&m, done);
+    ssize_t rest = xfer_msg(fd, write, &m, 0, false, false, done > 0);
+    if (v != stack_v)
+        free(v);
+    if (done > 0) /* an error after progress reports the progress */
+        return rest > 0 ? (ssize_t)done + rest : (ssize_t)done;
+    return rest;
+}
+
 /* preadv2/pwritev2 semantics on a user thread. */
 static ssize_t positioned(int fd, bool write, const struct iovec *iov, int cnt, off_t off,
                           int rwf)
@@ -727,6 +764,9 @@ static ssize_t positioned(int fd, bool write, const struct iovec *iov, int cnt, 
     if (kind == CAP__FD_FILE)
         return cap__disk_rw(write ? CAP__DISK_WRITE : CAP__DISK_READ, fd, iov, cnt, off, rwf);
     if ((kind == CAP__FD_SOCKET || kind == CAP__FD_STREAM) && off == -1) {
+        bool our_pipe = kind == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED);
+        if ((rwf & ~RWF_NOWAIT) && (kind == CAP__FD_SOCKET || our_pipe))
+            return flagged_first(f, fd, write, iov, cnt, rwf, our_pipe);
         struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
         return xfer(fd, write, &m, (rwf & RWF_NOWAIT) ? MSG_DONTWAIT : 0, false);
     }
