@@ -2,8 +2,9 @@
 /* Description: a read of the error queue (MSG_ERRQUEUE) of a TCP or UDP
  * socket that is blocking in the application's view answers EAGAIN at
  * once when the queue is empty, as Linux's does; the runtime parked the
- * thread for ever (here: until the socket's receive timeout). A Unix
- * socket ignores the flag and still waits. */
+ * thread for ever (a hang here, ended by the test's timeout). A Unix
+ * socket ignores the flag and still waits (here until its receive
+ * timeout, which never ends a wait early). */
 #include <sys/uio.h>
 #include <time.h>
 
@@ -22,23 +23,20 @@ static void set_rcvtimeo(int fd, long usec)
     CHECK_EQ(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
 }
 
-/* Every blocking error-queue read of fd fails with EAGAIN well before
- * its 5 s receive timeout. */
+/* Every blocking error-queue read of fd (no receive timeout) fails with
+ * EAGAIN. */
 static void check_at_once(int fd)
 {
-    set_rcvtimeo(fd, 5000000);
     char buf[16];
     struct iovec v = { buf, sizeof buf };
     struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
     struct mmsghdr mm = { .msg_hdr = m };
-    double t0 = now_s();
     CHECK_EQ(recv(fd, buf, sizeof buf, MSG_ERRQUEUE), -1);
     CHECK_EQ(errno, EAGAIN);
     CHECK_EQ(recvmsg(fd, &m, MSG_ERRQUEUE), -1);
     CHECK_EQ(errno, EAGAIN);
     CHECK_EQ(recvmmsg(fd, &mm, 1, MSG_ERRQUEUE, NULL), -1);
     CHECK_EQ(errno, EAGAIN);
-    CHECK_LT(now_s() - t0, 2.5);
 }
 
 int main(void)
