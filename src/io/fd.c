@@ -322,48 +322,35 @@ void cap__fd_forking(void)
     cap__fd_foreach(disown_pipe, &forking);
 }
 
-/* The record visitor of cap__fd_disown_file: a record of the same file. */
-struct same_file {
-    dev_t dev;
-    ino_t ino;
-};
-
-static void disown_same(int fd, cap__fd *f, void *arg)
-{
-    struct same_file *s = arg;
-    struct stat st;
-    if (cap__fd_has(f, CAP__FDF_OWNED) && syscall(SYS_fstat, fd, &st) == 0 &&
-        st.st_dev == s->dev && st.st_ino == s->ino)
-        cap__fd_disown(fd);
-}
-
-void cap__fd_disown_file(int fd)
-{
-    cap__fd *f = cap__fd_peek(fd);
-    struct stat st;
-    if (f == NULL || !cap__fd_has(f, CAP__FDF_OWNED))
-        return;
-    if (cap__fd_has(f, CAP__FDF_SOLE) || syscall(SYS_fstat, fd, &st) != 0) {
-        cap__fd_disown(fd); /* no other number of its file in this process */
-        return;
-    }
-    struct same_file s = { st.st_dev, st.st_ino };
-    cap__fd_foreach(disown_same, &s);
-}
-
-/* The record visitor of cap__fd_set_view: a dup of the same open file. */
+/* The numbers of fd's open file that a dup marked (CAP__FDF_DUPED, fd.h),
+ * for cap__fd_set_view and cap__fd_disown_file. */
 struct same_open {
-    int fd;            /* the number the view changed through */
+    int fd;       /* the number the walk is for */
     pid_t pid;
-    bool by_kcmp;      /* kcmp works; else inode and access mode */
+    bool by_kcmp; /* kcmp works; else inode and access mode */
     dev_t dev;
     ino_t ino;
     long accmode;
-    uint32_t mask, bits;
+    uint32_t mask, bits; /* cap__fd_set_view's change */
 };
 
-static bool same_open_file(struct same_open *s, int fd)
+/* False if fd cannot be described (not open any more). */
+static bool same_open_init(struct same_open *s, int fd)
 {
+    struct stat st;
+    long fl = syscall(SYS_fcntl, fd, F_GETFL);
+    if (fl < 0 || syscall(SYS_fstat, fd, &st) != 0)
+        return false;
+    *s = (struct same_open){ .fd = fd, .pid = (pid_t)syscall(SYS_getpid), .by_kcmp = true,
+                             .dev = st.st_dev, .ino = st.st_ino, .accmode = fl & O_ACCMODE };
+    return true;
+}
+
+/* Whether fd (a marked record other than s->fd) is s->fd's open file. */
+static bool same_open_file(struct same_open *s, int fd, cap__fd *f)
+{
+    if (fd == s->fd || !cap__fd_has(f, CAP__FDF_DUPED))
+        return false;
     if (s->by_kcmp) {
         long r = syscall(SYS_kcmp, s->pid, s->pid, KCMP_FILE, s->fd, fd);
         if (r >= 0)
@@ -379,6 +366,24 @@ static bool same_open_file(struct same_open *s, int fd)
            st.st_dev == s->dev && st.st_ino == s->ino;
 }
 
+static void disown_same(int fd, cap__fd *f, void *arg)
+{
+    if (cap__fd_has(f, CAP__FDF_OWNED) && same_open_file(arg, fd, f))
+        cap__fd_disown(fd);
+}
+
+void cap__fd_disown_file(int fd)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL || !cap__fd_has(f, CAP__FDF_OWNED))
+        return;
+    struct same_open s;
+    bool walk = cap__fd_has(f, CAP__FDF_DUPED) && same_open_init(&s, fd);
+    cap__fd_disown(fd);
+    if (walk)
+        cap__fd_foreach(disown_same, &s);
+}
+
 static void set_view_bits(cap__fd *f, uint32_t mask, uint32_t bits)
 {
     if (mask & ~bits)
@@ -390,7 +395,7 @@ static void set_view_bits(cap__fd *f, uint32_t mask, uint32_t bits)
 static void view_same(int fd, cap__fd *f, void *arg)
 {
     struct same_open *s = arg;
-    if (fd != s->fd && cap__fd_has(f, CAP__FDF_DUPED) && same_open_file(s, fd))
+    if (same_open_file(s, fd, f))
         set_view_bits(f, s->mask, s->bits);
 }
 
@@ -400,17 +405,11 @@ void cap__fd_set_view(int fd, uint32_t mask, uint32_t bits)
     if (f == NULL)
         return;
     set_view_bits(f, mask, bits);
-    if (!cap__fd_has(f, CAP__FDF_DUPED))
+    struct same_open s;
+    if (!cap__fd_has(f, CAP__FDF_DUPED) || !same_open_init(&s, fd))
         return;
-    struct same_open s = { .fd = fd, .pid = (pid_t)syscall(SYS_getpid), .by_kcmp = true,
-                           .mask = mask, .bits = bits };
-    struct stat st;
-    long fl = syscall(SYS_fcntl, fd, F_GETFL);
-    if (fl < 0 || syscall(SYS_fstat, fd, &st) != 0)
-        return;
-    s.dev = st.st_dev;
-    s.ino = st.st_ino;
-    s.accmode = fl & O_ACCMODE;
+    s.mask = mask;
+    s.bits = bits;
     cap__fd_foreach(view_same, &s);
 }
 

@@ -266,11 +266,10 @@ void cap__fd_set_view(int fd, uint32_t mask, uint32_t bits);
  * a descriptor about to be shared with code that does not go through the
  * wrappers (a child process, a stdio stream). No-op if not owned. */
 void cap__fd_disown(int fd);
-/* cap__fd_disown for fd and every other number of the same file (its
- * dups: O_NONBLOCK belongs to the file, so all of them change): one fstat
- * per owned record, unless fd is a sole socket. For the rare hand-overs:
- * a socket given to stdio (fdopen, dup2 onto 0, 1 or 2) or sent away
- * (cap__fd_shared). */
+/* cap__fd_disown for fd and every other number of its open file (its
+ * dups, found as cap__fd_set_view finds them: O_NONBLOCK belongs to the
+ * file, so all of them change). For the rare hand-overs: a socket given
+ * to stdio (fdopen, dup2 onto 0, 1 or 2) or sent away (cap__fd_shared). */
 void cap__fd_disown_file(int fd);
 /* cap__fd_disown for every owned pipe (before a child process is made:
  * it inherits them). */
