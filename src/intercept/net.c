@@ -345,6 +345,19 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
         if (f != NULL)
             cap__fd_clear(f, CAP__FDF_DRAINS);
     }
+    if (rc == 0 && level == SOL_SOCKET && name == SO_RCVLOWAT) {
+        /* A mark above one byte: blocking stream reads wait for it
+         * (intercept/rw.c, lowat_ready). The kernel's value, as it kept it. */
+        cap__fd *f = cap__fd_get(fd);
+        int mark = 1;
+        socklen_t mlen = sizeof mark;
+        if (f != NULL && syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_RCVLOWAT, &mark, &mlen) == 0) {
+            if (mark > 1)
+                cap__fd_set(f, CAP__FDF_LOWAT);
+            else
+                cap__fd_clear(f, CAP__FDF_LOWAT);
+        }
+    }
     if (rc == 0 && level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) &&
         len >= sizeof(struct timeval)) {
         cap__fd *f = cap__fd_get(fd);

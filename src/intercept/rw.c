@@ -42,11 +42,13 @@
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -100,6 +102,7 @@ struct op {
     bool user_msg; /* the application's recvmsg header: it reads msg_flags */
     bool dgram_wait; /* a blocking read of a datagram socket: see shut_for_reading */
     bool continued;  /* the call moved data already: see error_pending */
+    size_t lowat_want; /* a blocking stream read under SO_RCVLOWAT: its length */
     cap__fd *f;
 };
 
@@ -126,6 +129,30 @@ static bool shut_for_reading(int fd)
     return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 && (p.revents & POLLRDHUP);
 }
 
+/* A blocking read of want bytes from a stream socket with SO_RCVLOWAT
+ * above one (CAP__FDF_LOWAT): whether it may take what is queued now.
+ * Linux's read waits until min(mark, want) bytes are there (or the end of
+ * the stream, or an error); the non-blocking attempt would return fewer.
+ * So: queued bytes (SIOCINQ) against that target, then the hang-up and
+ * error a poll reports. Else the thread parks; a TCP socket reports
+ * readiness only once the mark is reached, a Unix one at every arrival,
+ * after which this looks again. */
+static bool lowat_ready(int fd, size_t want)
+{
+    int mark = 1, queued = 0;
+    socklen_t len = sizeof mark;
+    if (cap__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_RCVLOWAT, (long)&mark, (long)&len, 0) != 0 ||
+        mark <= 1)
+        return true;
+    size_t target = want < (size_t)mark ? want : (size_t)mark;
+    if (cap__sys6(SYS_ioctl, fd, SIOCINQ, (long)&queued, 0, 0, 0) != 0 ||
+        (size_t)queued >= target)
+        return true;
+    struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+    return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 &&
+           (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 /* Inline into cap__io_do's first try (xfer_msg); cap__io_do_wait calls it by address. */
 __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
 {
@@ -134,6 +161,8 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
     if (o->sock) {
         if (__builtin_expect(o->continued, 0) && error_pending(fd))
             return 0; /* the caller returns what moved */
+        if (__builtin_expect(o->lowat_want != 0, 0) && !lowat_ready(fd, o->lowat_want))
+            return -EAGAIN;
         /* One buffer, no address or ancillary data: sendto, which the
          * kernel serves without copying in a message header and vector. */
         if (o->write && m->msg_iovlen == 1 && m->msg_name == NULL && m->msg_control == NULL)
@@ -302,17 +331,23 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     /* What a read asks for, when what it leaves tells whether it emptied
      * the socket (io.h: drain). */
     bool consumes = sock && !write && !(flags & (MSG_PEEK | MSG_OOB | MSG_ERRQUEUE));
+    /* A blocking stream read under SO_RCVLOWAT waits for the mark
+     * (lowat_ready); what it leaves then says nothing about emptiness. */
+    bool lowat = sock && stream && !write && !nonblock && !all &&
+                 !(flags & (MSG_OOB | MSG_ERRQUEUE)) && cap__fd_has(f, CAP__FDF_LOWAT);
     size_t want = 0;
-    if (all || consumes)
+    if (all || consumes || lowat)
         for (size_t i = 0; i < msg->msg_iovlen; i++)
             want += msg->msg_iov[i].iov_len;
     if (consumes && want == 0 && !sockapi)
         return 0; /* read/readv of nothing from a socket: at once (sock_read_iter) */
     if (consumes && want == 0 && !nonblock && is_tcp(f, fd))
         return tcp_recv_nothing(f, fd, &o, deadline, in);
+    if (lowat)
+        o.lowat_want = want;
     if (!all) {
         ssize_t r = cap__io_do(f, fd, dir, attempt, &o, deadline, nonblock, &in,
-                               consumes ? want : 0);
+                               consumes && !lowat ? want : 0);
         return r == -ETIMEDOUT ? -EAGAIN : r;
     }
 
@@ -361,7 +396,8 @@ static ssize_t xfer(int fd, bool write, struct msghdr *msg, int flags, bool sock
 /*
  * read, write, recv and send of one buffer, and writev (its first
  * sendmsg; writev_rest below), on a blocking stream socket
- * (the application's view), with no flag that changes the call: nearly
+ * (the application's view) without an SO_RCVLOWAT mark, with no flag
+ * that changes the call: nearly
  * every call of a thread-per-connection server. One load of the record's
  * kind and one of its flags decide it; it then makes the calls xfer_msg
  * would make for it (recvfrom or sendto with MSG_DONTWAIT, parking
@@ -399,8 +435,8 @@ static inline cap__fd *plain_stream_sock(int fd, uint32_t *fl)
         return NULL;
     /* Flags before kind, as cap__fd_classify (io/fd.h). */
     *fl = atomic_load_explicit(&f->flags, memory_order_acquire);
-    if ((*fl & (CAP__FDF_STREAM_SOCK | CAP__FDF_APP_NONBLOCK | CAP__FDF_CLOSING)) !=
-            CAP__FDF_STREAM_SOCK ||
+    if ((*fl & (CAP__FDF_STREAM_SOCK | CAP__FDF_APP_NONBLOCK | CAP__FDF_CLOSING |
+                CAP__FDF_LOWAT)) != CAP__FDF_STREAM_SOCK ||
         atomic_load_explicit(&f->kind, memory_order_acquire) != CAP__FD_SOCKET)
         return NULL; /* a close under way too: classification waits for it */
     return f;

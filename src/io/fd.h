@@ -137,6 +137,7 @@ enum {
     CAP__FDF_CLOSING = 1u << 16,       /* a close is under way: see above */
     CAP__FDF_DUPED = 1u << 17,         /* its file has had other numbers here: below */
     CAP__FDF_NOWAIT_BAD_WR = 1u << 18, /* the same for writes (eventfds take it for reads) */
+    CAP__FDF_LOWAT = 1u << 19,         /* SO_RCVLOWAT above 1: reads wait for it (rw.c) */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
