@@ -206,6 +206,12 @@ ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int 
     size_t want = 0;
     for (int i = 0; i < cnt; i++)
         want += iov[i].iov_len;
+    /* Nothing to move never waits. The plain call, not RWF_NOWAIT's
+     * vector one: a read() of nothing reaches the file (a directory's
+     * fails with EISDIR), a vector of nothing does not (the wrappers make
+     * those calls themselves). */
+    if (want == 0)
+        return raw_rw(op, fd, iov, cnt, off, rwf);
 
     cap__fd *f = cap__fd_peek(fd);
     bool direct = f != NULL && cap__fd_has(f, CAP__FDF_DIRECT);
