@@ -61,6 +61,10 @@
  * read the first block for ever). On ext4 a buffered write() never takes
  * RWF_NOWAIT, so every one comes here, and the ring would have handed it
  * to an io-wq thread anyway: the pool's hop costs about the same.
+ *
+ * RWF_HIPRI goes to the pool too: a ring made without IORING_SETUP_IOPOLL
+ * refuses it (EINVAL), where preadv2/pwritev2 take it as a hint (a
+ * buffered file ignores it).
  */
 #include <errno.h>
 #include <liburing.h>
@@ -418,7 +422,7 @@ static int wait_req(struct dring *r, struct dreq *q)
 static ssize_t uring_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                         off_t off, int rwf)
 {
-    if (off == -1) /* see the top: the file position */
+    if (off == -1 || (rwf & RWF_HIPRI)) /* see the top */
         return cap__diskio_threads.rw(op, fd, iov, cnt, off, rwf);
     struct dring *r = cap__current() != NULL ? ring_of(cap__worker_self()) : NULL;
     struct io_uring_sqe *sqe = r != NULL ? get_sqe(r) : NULL;
