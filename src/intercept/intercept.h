@@ -24,10 +24,13 @@
 #define CAP_INTERCEPT_INTERCEPT_H
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
+#include "arch/syscall.h"
 #include "io/fd.h"
 #include "io/sigintr.h"
 #include "sched/park.h"
@@ -109,14 +112,27 @@ int cap__ic_foreign_wait(int fd, int dir);
  * blocking socket or not. Other families ignore the flag (rw.c). */
 bool cap__ic_errqueue_never_waits(int fd, int flags);
 
+struct msghdr;
+
 /* After the kernel took msg (sendmsg, sendmmsg; rw.c): the descriptors it
  * carried to another process (SCM_RIGHTS) are shared from now on: a
  * private pipe among them stops being private (io/pipe.h), a sole socket
  * sole (io/fd.h). The control buffer is known to be readable then; a
  * parked thread of the pipe that the receiver's transfers would not wake
  * is woken by the escape to try again, and then parks armed. */
-struct msghdr;
 void cap__ic_rights_sent(const struct msghdr *msg);
+
+/* The readiness poll(2) reports for fd right now (events plus POLLERR,
+ * POLLHUP, POLLNVAL), without waiting; 0 when none or on error. */
+static inline short cap__ic_revents_now(int fd, short events)
+{
+    struct pollfd p = { .fd = fd, .events = events };
+    return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 ? p.revents : 0;
+}
+
+/* Drops the first n bytes of msg's vector (the caller's private copy) and
+ * its ancillary data, which goes with the first part only (rw.c). */
+void cap__ic_msg_advance(struct msghdr *msg, size_t n);
 
 /* What may interrupt a read-like call (signal(7)): a handler without
  * SA_RESTART; any handler once the socket has a timeout (deadline). */

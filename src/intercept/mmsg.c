@@ -64,11 +64,8 @@ static struct timespec left_of(uint64_t end)
 static ssize_t recv_step(int fd, void *arg)
 {
     struct step *s = arg;
-    if (s->after) {
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        if (cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 && (p.revents & POLLERR))
-            return 0; /* ends the call: the error stays for the next one */
-    }
+    if (s->after && (cap__ic_revents_now(fd, 0) & POLLERR))
+        return 0; /* ends the call: the error stays for the next one */
     struct timespec left, *ts = s->ts;
     if (s->end != CAP__FOREVER) {
         left = left_of(s->end);
@@ -183,19 +180,10 @@ static ssize_t send_rest(cap__fd *f, int fd, const struct msghdr *m, size_t sent
     struct iovec stack_v[STACK_IOVS], *v = stack_v;
     if (m->msg_iovlen > STACK_IOVS && (v = malloc(m->msg_iovlen * sizeof *v)) == NULL)
         return -ENOMEM;
-    size_t n = 0, skip = sent;
-    for (size_t i = 0; i < m->msg_iovlen; i++) {
-        const struct iovec *x = &m->msg_iov[i];
-        if (skip >= x->iov_len) {
-            skip -= x->iov_len;
-            continue;
-        }
-        v[n].iov_base = (char *)x->iov_base + skip;
-        v[n++].iov_len = x->iov_len - skip;
-        skip = 0;
-    }
-    struct mmsghdr one = { .msg_hdr = { .msg_name = m->msg_name, .msg_namelen = m->msg_namelen,
-                                        .msg_iov = v, .msg_iovlen = n } };
+    memcpy(v, m->msg_iov, m->msg_iovlen * sizeof *v);
+    struct mmsghdr one = { .msg_hdr = *m };
+    one.msg_hdr.msg_iov = v;
+    cap__ic_msg_advance(&one.msg_hdr, sent);
     size_t total = 0, want = msg_bytes(&one.msg_hdr);
     ssize_t r = 0;
     while (total < want) {
@@ -204,17 +192,7 @@ static ssize_t send_rest(cap__fd *f, int fd, const struct msghdr *m, size_t sent
         if (r <= 0)
             break;
         total += one.msg_len;
-        struct msghdr *h = &one.msg_hdr;
-        for (size_t left = one.msg_len; left > 0;) { /* past what went */
-            size_t k = left < h->msg_iov->iov_len ? left : h->msg_iov->iov_len;
-            h->msg_iov->iov_base = (char *)h->msg_iov->iov_base + k;
-            h->msg_iov->iov_len -= k;
-            left -= k;
-            if (h->msg_iov->iov_len == 0) {
-                h->msg_iov++;
-                h->msg_iovlen--;
-            }
-        }
+        cap__ic_msg_advance(&one.msg_hdr, one.msg_len); /* past what went */
     }
     if (v != stack_v)
         free(v);

@@ -114,8 +114,7 @@ struct op {
  * ends such a transfer early, with its count. */
 static bool error_pending(int fd)
 {
-    struct pollfd p = { .fd = fd, .events = 0 };
-    return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 && (p.revents & POLLERR);
+    return cap__ic_revents_now(fd, 0) & POLLERR;
 }
 
 /* After a datagram socket's read said EAGAIN: whether the socket is shut
@@ -125,8 +124,7 @@ static bool error_pending(int fd)
  * would park for ever. A stream socket's read returns 0 by itself. */
 static bool shut_for_reading(int fd)
 {
-    struct pollfd p = { .fd = fd, .events = POLLRDHUP };
-    return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 && (p.revents & POLLRDHUP);
+    return cap__ic_revents_now(fd, POLLRDHUP) & POLLRDHUP;
 }
 
 /* A blocking read of want bytes from a stream socket with SO_RCVLOWAT
@@ -148,9 +146,7 @@ static bool lowat_ready(int fd, size_t want)
     if (cap__sys6(SYS_ioctl, fd, SIOCINQ, (long)&queued, 0, 0, 0) != 0 ||
         (size_t)queued >= target)
         return true;
-    struct pollfd p = { .fd = fd, .events = POLLRDHUP };
-    return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 &&
-           (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+    return cap__ic_revents_now(fd, POLLRDHUP) & (POLLRDHUP | POLLHUP | POLLERR);
 }
 
 /* Inline into cap__io_do's first try (xfer_msg); cap__io_do_wait calls it by address. */
@@ -213,17 +209,15 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
      * plain call answers at once, as in libc, also where poll says
      * nothing (a FIFO that never had a writer: EOF; a short eventfd
      * read: EINVAL). */
-    if (!cap__fd_has(o->f, CAP__FDF_APP_NONBLOCK)) {
-        struct pollfd p = { .fd = fd, .events = o->write ? POLLOUT : POLLIN };
-        if (syscall(SYS_poll, &p, 1, 0) == 0)
-            return -EAGAIN;
-    }
+    if (!cap__fd_has(o->f, CAP__FDF_APP_NONBLOCK) &&
+        cap__ic_revents_now(fd, o->write ? POLLOUT : POLLIN) == 0)
+        return -EAGAIN;
     return cap__ic_sys(syscall(o->write ? SYS_writev : SYS_readv, fd, o->msg->msg_iov,
                                o->msg->msg_iovlen));
 }
 
-/* Drops the first n bytes of msg's vector (a private copy). */
-static void advance(struct msghdr *msg, size_t n)
+/* intercept.h. */
+void cap__ic_msg_advance(struct msghdr *msg, size_t n)
 {
     struct iovec *v = msg->msg_iov;
     size_t left = msg->msg_iovlen;
@@ -291,6 +285,16 @@ static ssize_t tcp_recv_nothing(cap__fd *f, int fd, struct op *o, uint64_t deadl
     return r == -EINTR || r == -ETIMEDOUT ? 0 : r;
 }
 
+/* The socket transfer o moved data already: look for a pending error
+ * before each attempt (error_pending), and a write raises no SIGPIPE
+ * (Linux's returns the count, and the next call the error). */
+static void continue_op(struct op *o)
+{
+    o->continued = true;
+    if (o->write)
+        o->flags |= MSG_NOSIGNAL;
+}
+
 /* One read-like or write-like call on a user thread; >= 0 or -errno.
  * user_msg: msg is the application's recvmsg header (see op); continued:
  * the call moved data before (the direct path's first send). */
@@ -319,11 +323,8 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     struct op o = { .msg = msg, .flags = flags, .sock = sock, .write = write,
                     .user_msg = user_msg, .dgram_wait = sock && !stream && !write && !nonblock,
                     .f = f };
-    /* A continued write raises no SIGPIPE: Linux's returns the count. */
-    if (continued && sock) {
-        o.continued = true;
-        o.flags |= MSG_NOSIGNAL;
-    }
+    if (continued && sock)
+        continue_op(&o);
     /* Not a peek: it would see the same bytes again (docs/pthread-compat.md). */
     bool all = !nonblock && stream &&
                (write || (flags & (MSG_WAITALL | MSG_PEEK)) == MSG_WAITALL);
@@ -365,10 +366,8 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
         total += (size_t)r;
         if (total >= want)
             break;
-        if (sock && !o.continued) { /* as for a continued call, above */
-            o.continued = true;
-            o.flags |= write ? MSG_NOSIGNAL : 0;
-        }
+        if (sock && !o.continued)
+            continue_op(&o);
         if (!copied) {
             if (m.msg_iovlen > STACK_IOVS && (v = malloc(m.msg_iovlen * sizeof *v)) == NULL)
                 break;
@@ -377,7 +376,7 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
             o.msg = &m;
             copied = true;
         }
-        advance(&m, (size_t)r);
+        cap__ic_msg_advance(&m, (size_t)r);
     }
     if (v != stack_v)
         free(v);
@@ -522,7 +521,7 @@ __attribute__((noinline)) static ssize_t writev_rest(int fd, const struct iovec 
     if (done > 0) {
         memcpy(v, iov, (size_t)cnt * sizeof *v);
         m.msg_iov = v;
-        advance(&m, done);
+        cap__ic_msg_advance(&m, done);
     }
     ssize_t r = xfer_msg(fd, true, &m, 0, false, false, done > 0);
     if (v != stack_v)
@@ -782,7 +781,7 @@ static ssize_t flagged_first(cap__fd *f, int fd, bool write, const struct iovec 
         return done > 0 ? (ssize_t)done : -ENOMEM;
     memcpy(v, iov, (size_t)cnt * sizeof *v);
     struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)cnt };
-    advance(&m, done);
+    cap__ic_msg_advance(&m, done);
     ssize_t rest = xfer_msg(fd, write, &m, 0, false, false, done > 0);
     if (v != stack_v)
         free(v);
@@ -791,12 +790,13 @@ static ssize_t flagged_first(cap__fd *f, int fd, bool write, const struct iovec 
     return rest;
 }
 
-/* The vector calls of nothing: the kernel answers them before the file
- * sees them (0, or EBADF, ESPIPE...), at once; the disk layer would make
- * a one-buffer one a plain read or write, which the file does see (a
- * directory's read fails with EISDIR). */
-static ssize_t empty_positioned(int fd, bool write, const struct iovec *iov, int cnt, off_t off,
-                                int rwf)
+/* The kernel's preadv2/pwritev2, as asked. Also for the vector calls of
+ * nothing: the kernel answers them before the file sees them (0, or
+ * EBADF, ESPIPE...), at once; the disk layer would make a one-buffer one
+ * a plain read or write, which the file does see (a directory's read
+ * fails with EISDIR). */
+static ssize_t raw_positioned(int fd, bool write, const struct iovec *iov, int cnt, off_t off,
+                              int rwf)
 {
     return cap__ic_sys(syscall(write ? SYS_pwritev2 : SYS_preadv2, fd, iov, cnt,
                                (unsigned long)off, (unsigned long)((unsigned long long)off >> 32),
@@ -821,9 +821,7 @@ static ssize_t positioned(int fd, bool write, const struct iovec *iov, int cnt, 
         return xfer(fd, write, &m, (rwf & RWF_NOWAIT) ? MSG_DONTWAIT : 0, false);
     }
     /* Not seekable (ESPIPE), not open (EBADF), or beyond the table. */
-    return cap__ic_sys(syscall(write ? SYS_pwritev2 : SYS_preadv2, fd, iov, cnt,
-                               (unsigned long)off, (unsigned long)((unsigned long long)off >> 32),
-                               rwf));
+    return raw_positioned(fd, write, iov, cnt, off, rwf);
 }
 
 ssize_t pread(int fd, void *buf, size_t n, off_t off)
@@ -859,7 +857,7 @@ ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
     if (bad != 0)
         return cap__ic_ret(bad);
     if (iov_empty(iov, cnt))
-        return cap__ic_ret(empty_positioned(fd, false, iov, cnt, off, 0));
+        return cap__ic_ret(raw_positioned(fd, false, iov, cnt, off, 0));
     return cap__ic_ret_cancel(positioned(fd, false, iov, cnt, off, 0));
 }
 
@@ -873,7 +871,7 @@ ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
     if (bad != 0)
         return cap__ic_ret(bad);
     if (iov_empty(iov, cnt))
-        return cap__ic_ret(empty_positioned(fd, true, iov, cnt, off, 0));
+        return cap__ic_ret(raw_positioned(fd, true, iov, cnt, off, 0));
     return cap__ic_ret_cancel(positioned(fd, true, iov, cnt, off, 0));
 }
 
@@ -885,7 +883,7 @@ ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
     if (bad != 0)
         return cap__ic_ret(bad);
     if (iov_empty(iov, cnt))
-        return cap__ic_ret(empty_positioned(fd, false, iov, cnt, off, rwf));
+        return cap__ic_ret(raw_positioned(fd, false, iov, cnt, off, rwf));
     return cap__ic_ret_cancel(positioned(fd, false, iov, cnt, off, rwf));
 }
 
@@ -897,7 +895,7 @@ ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
     if (bad != 0)
         return cap__ic_ret(bad);
     if (iov_empty(iov, cnt))
-        return cap__ic_ret(empty_positioned(fd, true, iov, cnt, off, rwf));
+        return cap__ic_ret(raw_positioned(fd, true, iov, cnt, off, rwf));
     return cap__ic_ret_cancel(positioned(fd, true, iov, cnt, off, rwf));
 }
 
