@@ -14,7 +14,8 @@
  * the general path's second descriptor lookup, classification and vector
  * bookkeeping.
  * A kernel or file system that does not support RWF_NOWAIT (EOPNOTSUPP)
- * goes straight to the backend.
+ * goes straight to the backend, but for buffered writes to a local file
+ * system, which are made on the worker (see "Buffered writes" below).
  *
  * Full length: a blocking read of a regular file returns less than asked
  * only at end of file, and a blocking write writes everything; a NOWAIT
@@ -25,6 +26,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,6 +39,7 @@
 #include "io/io.h"
 #include "sched/park.h"
 #include "sched/worker.h"
+#include "util/clock.h"
 
 enum { STACK_IOVS = 8 };
 
@@ -97,7 +103,8 @@ static void yield_after_hit(void)
  * the time, at 10% almost never). Hot state lives in the descriptor's
  * flags (shared, read-mostly); the streak is written only while cold; the
  * probe cadence is per kernel thread, so the hot path writes no shared
- * line. Reads only: writes keep RWF_NOWAIT.
+ * line. Reads only: writes keep RWF_NOWAIT (or are made on the worker,
+ * below).
  * CAP_DISKIO=blocking reads every file with the plain call and blocks the
  * worker on a miss anyway, so there a file is hot after its first read
  * and its probe turn is a plain read too: pread() of a file then takes
@@ -162,6 +169,99 @@ bool cap__disk_pread_probe(cap__fd *f, int fd, void *buf, size_t n, off_t off, s
     return true;
 }
 
+/* Buffered writes. ext4 and tmpfs refuse RWF_NOWAIT for buffered writes
+ * (EOPNOTSUPP: they cannot say whether a write would block), so every
+ * write() to such a file used to leave the worker: ~20 us through the
+ * ring (io_uring punts it to an io-wq thread) and ~50 us through the
+ * pool, where the call itself costs ~2.6 us on NPTL. Yet such a write
+ * rarely blocks for long: it copies into the page cache. So a buffered
+ * write to a regular file on a local file system (LOCAL_FS below) that
+ * refused RWF_NOWAIT is made on the worker, as NPTL and Go make it, and
+ * timed: one that took longer than SLOW_WRITE_NS (a read-modify-write
+ * of an uncached page, dirty-page throttling, a journal wait) marks the
+ * file slow, and a slow file's writes go to the backend but every
+ * PROBE_EVERY-th of a worker, which is made on the worker again and
+ * clears the mark when it is quick. The price, as for hot reads: a write
+ * that blocks costs the worker's other threads that wait, once per
+ * probe on a file that stays slow. Not made on the worker: O_SYNC or
+ * O_DSYNC files and RWF_SYNC/RWF_DSYNC/RWF_HIPRI writes (they wait for
+ * the device), O_DIRECT (never here), file systems that take RWF_NOWAIT
+ * (xfs, btrfs: their refusal means the write would block), and remote or
+ * user-space file systems (NFS, FUSE: a write may wait on a server,
+ * perhaps one of this process's own threads). The decision is made once
+ * per open file description, at its first refused write (an fcntl, an
+ * fstat and an fstatfs), and dups share it (fd.c). CAP_FILE_WRITES
+ * (start.c) chooses: auto (this), worker (never marked slow) or backend
+ * (never on the worker: the ring or the pool, as before). CAP_DISKIO=
+ * blocking makes every write on the worker anyway. */
+enum { SLOW_WRITE_NS = 250 * 1000 };
+
+static __thread unsigned write_tick __attribute__((tls_model("initial-exec")));
+
+static bool local_fs(long type)
+{
+    switch (type) {
+    case EXT4_SUPER_MAGIC: /* also ext2 and ext3 */
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case F2FS_SUPER_MAGIC:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether f's buffered writes may be made on the worker (decided once). */
+static bool decide_inline(cap__fd *f, int fd)
+{
+    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
+    if (fl & CAP__FDF_WR_CHECKED)
+        return (fl & CAP__FDF_WR_INLINE) != 0;
+    struct stat st;
+    struct statfs sf;
+    long oflags = syscall(SYS_fcntl, fd, F_GETFL);
+    bool ok = cap__file_writes != CAP__FILE_WRITES_BACKEND && oflags >= 0 &&
+              !(oflags & O_DSYNC) && /* O_SYNC has the O_DSYNC bit */
+              syscall(SYS_fstat, fd, &st) == 0 && S_ISREG(st.st_mode) &&
+              syscall(SYS_fstatfs, fd, &sf) == 0 && local_fs((long)sf.f_type);
+    cap__fd_set(f, ok ? CAP__FDF_WR_CHECKED | CAP__FDF_WR_INLINE : CAP__FDF_WR_CHECKED);
+    return ok;
+}
+
+/* A write that may be made on the worker now: an inline file, a flag that
+ * does not wait for the device, and not slow (or this worker's probe). */
+static bool write_here(const cap__fd *f, enum cap__disk_op op, int rwf)
+{
+    if (f == NULL || op != CAP__DISK_WRITE || (rwf & (RWF_SYNC | RWF_DSYNC | RWF_HIPRI)))
+        return false;
+    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
+    if (!(fl & CAP__FDF_WR_INLINE))
+        return false;
+    return !(fl & CAP__FDF_WR_SLOW) || ++write_tick % PROBE_EVERY == 0;
+}
+
+static ssize_t write_on_worker(cap__fd *f, int fd, const struct iovec *iov, int cnt, off_t off,
+                               int rwf)
+{
+    if (cap__file_writes == CAP__FILE_WRITES_WORKER) {
+        ssize_t r = raw_rw(CAP__DISK_WRITE, fd, iov, cnt, off, rwf);
+        yield_after_hit();
+        return r;
+    }
+    uint64_t start = cap__now();
+    ssize_t r = raw_rw(CAP__DISK_WRITE, fd, iov, cnt, off, rwf);
+    bool slow = cap__now() - start > SLOW_WRITE_NS;
+    if (slow != cap__fd_has(f, CAP__FDF_WR_SLOW)) {
+        if (slow)
+            cap__fd_set(f, CAP__FDF_WR_SLOW);
+        else
+            cap__fd_clear(f, CAP__FDF_WR_SLOW);
+    }
+    yield_after_hit();
+    return r;
+}
+
 /* One transfer: cache first, then the backend. O_DIRECT skips the cache
  * try: it never hits, and RWF_NOWAIT does not make it asynchronous (the
  * kernel refuses only what would block before submission, then submits
@@ -176,7 +276,13 @@ static ssize_t one(enum cap__disk_op op, int fd, const struct iovec *iov, int cn
             yield_after_hit();
             return r;
         }
+        if (write_here(f, op, rwf))
+            return write_on_worker(f, fd, iov, cnt, off, rwf);
         ssize_t r = raw_rw(op, fd, iov, cnt, off, rwf | RWF_NOWAIT);
+        if (r == -EOPNOTSUPP && op == CAP__DISK_WRITE && f != NULL &&
+            !cap__fd_has(f, CAP__FDF_WR_CHECKED) && decide_inline(f, fd) &&
+            write_here(f, op, rwf))
+            return write_on_worker(f, fd, iov, cnt, off, rwf);
         if (r != -EAGAIN && r != -EOPNOTSUPP) {
             if (op == CAP__DISK_READ)
                 note_hit(f);

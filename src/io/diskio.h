@@ -72,4 +72,13 @@ extern __attribute__((visibility("hidden"))) const cap__diskio cap__diskio_threa
 extern __attribute__((visibility("hidden"))) const cap__diskio cap__diskio_blocking;
 extern __attribute__((visibility("hidden"))) const cap__diskio *cap__diskio_active;
 
+/* CAP_FILE_WRITES (start.c): where a buffered write to a local file that
+ * refuses RWF_NOWAIT is made (disk.c, "Buffered writes"). */
+enum cap__file_writes {
+    CAP__FILE_WRITES_AUTO,    /* on the worker until one proves slow */
+    CAP__FILE_WRITES_WORKER,  /* always on the worker */
+    CAP__FILE_WRITES_BACKEND, /* always through the backend (the ring or pool) */
+};
+extern __attribute__((visibility("hidden"))) enum cap__file_writes cap__file_writes;
+
 #endif /* CAP_IO_DISKIO_H */

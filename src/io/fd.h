@@ -138,6 +138,9 @@ enum {
     CAP__FDF_DUPED = 1u << 17,         /* its file has had other numbers here: below */
     CAP__FDF_NOWAIT_BAD_WR = 1u << 18, /* the same for writes (eventfds take it for reads) */
     CAP__FDF_LOWAT = 1u << 19,         /* SO_RCVLOWAT above 1: reads wait for it (rw.c) */
+    CAP__FDF_WR_CHECKED = 1u << 20,    /* a file: WR_INLINE below has been decided (disk.c) */
+    CAP__FDF_WR_INLINE = 1u << 21,     /*   buffered writes are made on the worker */
+    CAP__FDF_WR_SLOW = 1u << 22,       /*   and one of them blocked: the backend for a while */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };

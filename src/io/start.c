@@ -4,6 +4,10 @@
  *
  *   CAP_NETIO   epoll (default) | poll | uring
  *   CAP_DISKIO  uring (default) | threads | blocking
+ *   CAP_FILE_WRITES  auto (default) | worker | backend: where buffered
+ *               writes to local files that refuse RWF_NOWAIT are made
+ *               (io/disk.c, "Buffered writes"); no effect under
+ *               CAP_DISKIO=blocking, which makes every call on the worker
  *
  * An unknown value exits with status 2 and a message listing the valid
  * ones. A backend that was asked for by name but cannot start here (an
@@ -26,6 +30,7 @@
 
 const cap__netio *cap__netio_active = &cap__netio_epoll;
 const cap__diskio *cap__diskio_active = &cap__diskio_blocking;
+enum cap__file_writes cap__file_writes = CAP__FILE_WRITES_AUTO;
 
 static _Noreturn void bad_setting(const char *var, const char *value, const char *valid)
 {
@@ -88,6 +93,19 @@ static void start_diskio(void)
     if (rc != 0)
         unavailable("CAP_DISKIO", chosen->name, rc);
     cap__diskio_active = chosen;
+
+    static const char *const writes[] = { [CAP__FILE_WRITES_AUTO] = "auto",
+                                          [CAP__FILE_WRITES_WORKER] = "worker",
+                                          [CAP__FILE_WRITES_BACKEND] = "backend" };
+    const char *w = getenv("CAP_FILE_WRITES");
+    if (w != NULL) {
+        size_t i = 0;
+        while (i < sizeof writes / sizeof writes[0] && strcmp(w, writes[i]) != 0)
+            i++;
+        if (i == sizeof writes / sizeof writes[0])
+            bad_setting("CAP_FILE_WRITES", w, "auto (default), worker, backend");
+        cap__file_writes = (enum cap__file_writes)i;
+    }
 }
 
 /* A fork's child (handover.c). The parent's backend instances are kernel

@@ -11,9 +11,12 @@ set(CAPIO_DISK_PROGRAMS regular_file_io read_blocks_only_its_thread
     hot_file_reads_keep_semantics hot_file_goes_cold_on_eviction
     runtime_fds_out_of_the_way disk_wait_sees_every_wakeup disk_completions_after_idle_spin
     odirect_file_position file_position_shared_by_writers zero_length_transfers_as_kernel
-    hipri_on_buffered_files)
+    hipri_on_buffered_files buffered_file_writes)
 set(CAPIO_TIMEOUT_tcp_loopback_10k 300)
 set(CAPIO_TIMEOUT_accept_storm 120)
+# Where buffered file writes are made is checked under CAP_FILE_WRITES=
+# worker on every combination; auto and backend are added below.
+set(CAPIO_ENV_buffered_file_writes "CAP_FILE_WRITES=worker")
 # Needs one worker for a known order of parks (see the program).
 set(CAPIO_WORKERS_signal_prefers_main_thread 1)
 
@@ -32,6 +35,10 @@ foreach(src ${capio_srcs})
   if(name IN_LIST CAPIO_DISK_PROGRAMS)
     list(APPEND combos "epoll;threads" "epoll;blocking")
   endif()
+  set(extra_env)
+  if(DEFINED CAPIO_ENV_${name})
+    set(extra_env ";${CAPIO_ENV_${name}}")
+  endif()
   set(workers 1 2)
   if(DEFINED CAPIO_WORKERS_${name})
     set(workers ${CAPIO_WORKERS_${name}})
@@ -47,11 +54,24 @@ foreach(src ${capio_srcs})
       set(tname io/${name}/${net}-${disk}/w${n})
       add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/${name})
       set_tests_properties(${tname} PROPERTIES
-        ENVIRONMENT "CAP_WORKERS=${n};CAP_NETIO=${net};CAP_DISKIO=${disk}"
+        ENVIRONMENT "CAP_WORKERS=${n};CAP_NETIO=${net};CAP_DISKIO=${disk}${extra_env}"
         TIMEOUT ${timeout} SKIP_RETURN_CODE 77
         SKIP_REGULAR_EXPRESSION "is not available here")
     endforeach()
   endwhile()
+endforeach()
+
+# Buffered file writes under the other CAP_FILE_WRITES settings.
+foreach(mode auto backend)
+  foreach(disk uring threads)
+    foreach(n 1 2)
+      set(tname io/buffered_file_writes/epoll-${disk}/w${n}-${mode})
+      add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/buffered_file_writes)
+      set_tests_properties(${tname} PROPERTIES
+        ENVIRONMENT "CAP_WORKERS=${n};CAP_DISKIO=${disk};CAP_FILE_WRITES=${mode}"
+        TIMEOUT 60 SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "is not available here")
+    endforeach()
+  endforeach()
 endforeach()
 
 # Waits that end on another worker than they began on (io/wait.c counts
