@@ -4,14 +4,28 @@
  * interruptible calls and the dispatch that picks one of them per
  * delivery. The protocol and the choice of thread are in sigintr.h.
  *
- * Deliveries. cap__sig_caught numbers each delivery with a fetch-add on
- * `deliveries` and fills ring[seq % RING] like a seqlock (stamp cleared,
- * data, stamp = seq + 1 with release), then writes the eventfd. Dispatch
- * handles numbers from `dispatched` up to `deliveries`; a slot whose stamp
- * is still older belongs to a handler that has not finished writing it
- * (that handler's eventfd write will bring dispatch back), a newer stamp
- * means the ring was lapped and that delivery is dropped (more than RING
- * signals between two dispatches).
+ * Deliveries. cap__sig_begin, before the program's handler runs, numbers
+ * the delivery with a fetch-add on `deliveries` and fills ring[seq % RING]
+ * like a seqlock (stamp cleared, data, stamp = seq + 1 with release).
+ * cap__sig_end, once the handler returned or a jump left it, records that
+ * in the slot's `over` word and writes the eventfd. A dispatch walks the
+ * numbers from `dispatched` up to `deliveries` in order and stops at a
+ * slot whose stamp is still older (a handler between its fetch-add and
+ * its stamp; its cap__sig_end brings dispatch back); a newer stamp means
+ * the ring was lapped and that delivery is dropped (more than RING
+ * signals between two dispatches). It handles a delivery once: the
+ * slot's `done` says so. It leaves a delivery whose handler still runs
+ * for later (the dispatch its cap__sig_end brings), unless a settling
+ * call asked for it; `dispatched` stays below the first one left. A
+ * delivery whose handler was left by a jump before anyone handled it
+ * interrupts nothing.
+ *
+ * Dispatchers. The worker that harvests the eventfd (dispatch), and a
+ * call that an event woke while a delivery numbered before that event
+ * was still undispatched (cap__sig_settle). Both run dispatch_some under
+ * dispatch_lock, which publishes `dispatched` with release once every
+ * delivery below it was handled: a settling call that reads it with
+ * acquire sees the choices made for them.
  *
  * Registry: shards of waiting calls (sigintr.h), each a lock and two
  * lists in entry order (restartable calls, others). A call enters the
@@ -43,14 +57,23 @@ enum { RING = 256 };
 
 struct slot {
     _Atomic uint64_t stamp; /* seq + 1 once sig and restart are valid */
+    _Atomic uint64_t over;  /* (seq + 1) << 1 | jumped, once the handler is over */
+    uint64_t done;          /* [dispatch_lock] seq + 1 once a dispatch handled it */
     _Atomic int sig;
     _Atomic bool restart;
 };
 
 static struct slot ring[RING];
-static _Atomic uint64_t deliveries;  /* handler side: deliveries numbered so far */
+/* Handler side: deliveries numbered so far. Read (relaxed) by every
+ * waker of a registered call (sigintr.h, cap__sig_count), written only by
+ * handlers: a line of its own, so the words dispatch and entering calls
+ * write never take it out of the wakers' caches. */
+struct cap__sig_counter cap__sig_deliveries;
+_Static_assert(sizeof cap__sig_deliveries == 64, "a line of its own");
+/* [dispatch_lock] deliveries handled; stored with release, read racily
+ * (acquire where the reader then looks at a choice). */
+static _Atomic uint64_t dispatched;
 static cap__spin dispatch_lock = CAP__SPIN_INIT; /* serialises dispatchers */
-static _Atomic uint64_t dispatched; /* [dispatch_lock] deliveries handled; read racily */
 static _Atomic uint64_t tickets;
 static atomic_int evfd = -1;
 
@@ -66,24 +89,42 @@ uint64_t cap__sig_bits(const sigset_t *set)
 
 /* ---- handler side ------------------------------------------------------ */
 
-void cap__sig_caught(int sig, int sa_flags)
+uint64_t cap__sig_begin(int sig, int sa_flags)
 {
     if (sig <= 0 || sig > 64)
-        return;
-    int saved = errno;
-    uint64_t seq = atomic_fetch_add(&deliveries, 1);
+        return 0;
+    uint64_t seq = atomic_fetch_add(&cap__sig_deliveries.n, 1);
     struct slot *s = &ring[seq % RING];
     atomic_store_explicit(&s->stamp, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_release); /* the clear before the data */
     atomic_store_explicit(&s->sig, sig, memory_order_relaxed);
     atomic_store_explicit(&s->restart, (sa_flags & SA_RESTART) != 0, memory_order_relaxed);
     atomic_store_explicit(&s->stamp, seq + 1, memory_order_release);
+    return seq + 1;
+}
+
+void cap__sig_end(uint64_t token, bool jumped)
+{
+    if (token == 0)
+        return;
+    struct slot *s = &ring[(token - 1) % RING];
+    /* Release: what the handler did comes before a waiter that sees the
+     * delivery over returns EINTR (wait_over). Never over a newer
+     * delivery's word (the ring lapped), nor twice (a nested handler's
+     * jump may end this one between its end and its unlinking). */
+    uint64_t want = token << 1 | (jumped ? 1 : 0);
+    uint64_t cur = atomic_load_explicit(&s->over, memory_order_relaxed);
+    while ((cur >> 1) < token &&
+           !atomic_compare_exchange_weak_explicit(&s->over, &cur, want, memory_order_release,
+                                                  memory_order_relaxed))
+        ;
     int fd = atomic_load_explicit(&evfd, memory_order_acquire);
     if (fd >= 0) {
+        int saved = errno;
         uint64_t one = 1;
         syscall(SYS_write, fd, &one, sizeof one);
+        errno = saved;
     }
-    errno = saved;
 }
 
 /* ---- before the first handler (sigintr.h) ------------------------------- */
@@ -152,6 +193,7 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
     sw->arg = arg;
     sw->passed = 0;
     atomic_init(&sw->sig, 0);
+    atomic_init(&sw->hit, 0);
     sw->ticket = entry_ticket();
     int k = !in->restart;
     sw->next = NULL;
@@ -160,7 +202,7 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
      * are linked (and the delivery it handles was numbered before this
      * load, so it is not ours) or sees us. In entry order along the list:
      * appended under the lock that the load is made under. */
-    sw->epoch = atomic_load(&deliveries);
+    sw->epoch = atomic_load(&cap__sig_deliveries.n);
     sw->prev = l->tail[k];
     if (sw->prev != NULL)
         sw->prev->next = sw;
@@ -168,6 +210,36 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
         l->head[k] = sw;
     l->tail[k] = sw;
     cap__spin_unlock(&l->lock);
+}
+
+/* Whether the handler of delivery token (seq + 1) is over: returned, or
+ * left by a jump; also once the ring has lapped its slot, when nothing
+ * can tell any more. */
+static bool delivery_over(uint64_t token)
+{
+    struct slot *s = &ring[(token - 1) % RING];
+    return (atomic_load_explicit(&s->over, memory_order_acquire) >> 1) >= token ||
+           atomic_load_explicit(&s->stamp, memory_order_relaxed) > token;
+}
+
+/* Waits until the handler of delivery token is over. It runs on another
+ * kernel thread: on this one, a handler is over once ordinary code runs
+ * again (a jump out of it ends it, cap__sig_handler_jump). Rarely needed
+ * (only a call a dispatch chose while the handler still ran), and mostly
+ * for a few microseconds, so a spin that lets the worker's other threads
+ * and then the kernel's run. */
+static void wait_over(uint64_t token)
+{
+    for (unsigned spins = 0; !delivery_over(token); spins++) {
+        if (spins < 64) {
+            cap__cpu_relax();
+            continue;
+        }
+        cap__thread *self = cap__current();
+        if (self != NULL)
+            cap__yield(self);
+        sched_yield();
+    }
 }
 
 int cap__sig_leave(cap__sig_waiter *sw)
@@ -184,7 +256,10 @@ int cap__sig_leave(cap__sig_waiter *sw)
     else
         l->tail[k] = sw->prev;
     int sig = atomic_load_explicit(&sw->sig, memory_order_relaxed);
+    uint64_t hit = atomic_load_explicit(&sw->hit, memory_order_relaxed);
     cap__spin_unlock(&l->lock);
+    if (sig != 0)
+        wait_over(hit); /* EINTR comes after the handler, as in Linux */
     return sig;
 }
 
@@ -236,7 +311,11 @@ static void deliver(int sig, bool restart, uint64_t seq, int nshards)
     cap__sig_waiter *sw;
     while ((sw = choose(&p, nshards)) != NULL) {
         /* Before the callback takes the wait structure's lock: the waiter
-         * checks sig under that lock before it parks (sigintr.h). */
+         * checks sig under that lock before it parks (sigintr.h), and a
+         * callback of a woken parked-only call compares hit with the
+         * event's stamp. hit before sig: cap__sig_hit_first reads them
+         * the other way round. */
+        atomic_store_explicit(&sw->hit, seq + 1, memory_order_relaxed);
         atomic_store(&sw->sig, sig);
         if (sw->interrupt(sw->arg))
             return;
@@ -259,6 +338,66 @@ static void unlock_all(int nshards)
     cap__spin_unlock(&main_list.lock);
 }
 
+/* Delivery seq, whose slot s is filled and not handled yet: interrupts
+ * a call for it if its handler is over or seq is below early; false if
+ * it is left for later (its handler still runs). */
+static bool handle(struct slot *s, uint64_t seq, uint64_t early, int nshards, bool *locked)
+{
+    int sig = atomic_load_explicit(&s->sig, memory_order_relaxed);
+    bool restart = atomic_load_explicit(&s->restart, memory_order_relaxed);
+    uint64_t over = atomic_load_explicit(&s->over, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire); /* the data before the re-check */
+    if (atomic_load_explicit(&s->stamp, memory_order_relaxed) != seq + 1)
+        return true; /* lapped meanwhile: lost */
+    bool is_over = (over >> 1) == seq + 1;
+    if (!is_over && seq >= early)
+        return false;
+    /* Left by a jump before anyone chose for it: the thread that ran the
+     * handler took the signal, running (sigintr.h). */
+    if (!(is_over && (over & 1))) {
+        if (!*locked) {
+            lock_all(nshards);
+            *locked = true;
+        }
+        deliver(sig, restart, seq, nshards);
+    }
+    s->done = seq + 1;
+    return true;
+}
+
+/* Handles the deliveries from `dispatched` on, in number order, up to
+ * the first slot still being filled: each whose handler is over, and
+ * each numbered below early even if its handler still runs (a settling
+ * call's). One left for later keeps `dispatched` below it; its
+ * cap__sig_end brings a dispatch back. dispatch_lock held. */
+static void dispatch_some(uint64_t early)
+{
+    uint64_t head = atomic_load(&cap__sig_deliveries.n);
+    uint64_t seq = atomic_load_explicit(&dispatched, memory_order_relaxed);
+    int nshards = cap__rt.nworkers < SHARDS ? cap__rt.nworkers : SHARDS;
+    bool locked = false, all_before = true;
+    if (head - seq > RING)
+        seq = head - RING; /* lapped: the oldest are lost */
+    uint64_t mark = seq;
+    for (; seq < head; seq++) {
+        struct slot *s = &ring[seq % RING];
+        uint64_t st = atomic_load_explicit(&s->stamp, memory_order_acquire);
+        if (st < seq + 1)
+            break; /* still being written; its cap__sig_end writes the eventfd */
+        bool handled = st > seq + 1 /* lapped: lost */ || s->done == seq + 1 ||
+                       handle(s, seq, early, nshards, &locked);
+        if (!handled)
+            all_before = false;
+        else if (all_before)
+            mark = seq + 1;
+    }
+    if (locked)
+        unlock_all(nshards);
+    /* Release: a settling call that reads it with acquire sees what
+     * deliver chose for every delivery below it. */
+    atomic_store_explicit(&dispatched, mark, memory_order_release);
+}
+
 static void dispatch(void *arg)
 {
     (void)arg;
@@ -268,39 +407,33 @@ static void dispatch(void *arg)
     cap__pipe_run_deferred();  /* and wrote to our pipes (io/pipe.h) */
     cap__fd_run_deferred();    /* and did to the descriptor table (io/fd.h) */
     cap__spin_lock(&dispatch_lock);
-    uint64_t head = atomic_load(&deliveries);
-    uint64_t seq = atomic_load_explicit(&dispatched, memory_order_relaxed);
-    int nshards = cap__rt.nworkers < SHARDS ? cap__rt.nworkers : SHARDS;
-    bool locked = false;
-    if (head - seq > RING)
-        seq = head - RING; /* lapped: the oldest are lost */
-    for (; seq < head; seq++) {
-        struct slot *s = &ring[seq % RING];
-        uint64_t st = atomic_load_explicit(&s->stamp, memory_order_acquire);
-        if (st < seq + 1)
-            break; /* still being written; its handler will write the eventfd */
-        if (st > seq + 1)
-            continue;
-        int sig = atomic_load_explicit(&s->sig, memory_order_relaxed);
-        bool restart = atomic_load_explicit(&s->restart, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire); /* the data before the re-check */
-        if (atomic_load_explicit(&s->stamp, memory_order_relaxed) != seq + 1)
-            continue;
-        if (!locked) {
-            lock_all(nshards);
-            locked = true;
-        }
-        deliver(sig, restart, seq, nshards);
-    }
-    if (locked)
-        unlock_all(nshards);
-    atomic_store_explicit(&dispatched, seq, memory_order_relaxed);
+    dispatch_some(0);
     cap__spin_unlock(&dispatch_lock);
+}
+
+void cap__sig_settle_slow(uint64_t woke)
+{
+    /* Deliveries below woke are numbered, so their slots are filled or
+     * about to be (a handler between its fetch-add and its stamp, on
+     * another kernel thread): dispatch until they are all handled. */
+    for (unsigned spins = 0;; spins++) {
+        if (atomic_load_explicit(&dispatched, memory_order_acquire) >= woke)
+            return;
+        cap__spin_lock(&dispatch_lock);
+        dispatch_some(woke);
+        cap__spin_unlock(&dispatch_lock);
+        if (atomic_load_explicit(&dispatched, memory_order_acquire) >= woke)
+            return;
+        if (spins < 64)
+            cap__cpu_relax();
+        else
+            sched_yield();
+    }
 }
 
 bool cap__sig_undispatched(void)
 {
-    return atomic_load_explicit(&deliveries, memory_order_relaxed) !=
+    return atomic_load_explicit(&cap__sig_deliveries.n, memory_order_relaxed) !=
            atomic_load_explicit(&dispatched, memory_order_relaxed);
 }
 
@@ -310,7 +443,7 @@ void cap__sig_forked_begin(void)
     memset(&main_list, 0, sizeof main_list);
     memset(shards, 0, sizeof shards);
     /* The parent's deliveries not yet dispatched were the parent's. */
-    atomic_store(&dispatched, atomic_load(&deliveries));
+    atomic_store(&dispatched, atomic_load(&cap__sig_deliveries.n));
     /* A first-handler sweep another thread was making ended with that
      * thread: the child's one thread has nothing parked to sweep, and its
      * own sigaction would wait for the sweep's end for ever. */
@@ -333,7 +466,7 @@ void cap__sig_start(void)
     if (cap__io_watch(fd, dispatch, NULL) != 0)
         return; /* recorded as ours: kept open, unused */
     atomic_store_explicit(&evfd, fd, memory_order_release);
-    if (atomic_load(&deliveries) != 0) {
+    if (atomic_load(&cap__sig_deliveries.n) != 0) {
         /* Handlers ran before: a dispatch catches up, so that
          * cap__sig_undispatched does not stay true. */
         uint64_t one = 1;

@@ -6,17 +6,21 @@
  *
  * In M:N the handler runs on whatever kernel thread the kernel picked
  * (a worker, an offload thread), while the user thread that should see
- * EINTR is parked. So a signal is handled in two halves:
+ * EINTR is parked. So a signal is handled in parts:
  *
- *  1. Handler side, async-signal-safe: cap__sig_caught(sig, sa_flags),
- *     called by the handler trampoline (src/stack/signal.c) after the
- *     program's handler returned. It numbers the delivery (one atomic
- *     fetch-add), records (sig, SA_RESTART) in a ring slot and writes the
- *     runtime's eventfd. No lock, no allocation, errno preserved.
- *  2. Dispatch, on a worker in ordinary context: the eventfd is one of the
- *     runtime's watched descriptors (cap__io_watch), so the worker that
- *     harvests it reads the ring and, for each delivery, interrupts at
- *     most one parked call, chosen as follows.
+ *  1. Handler side, async-signal-safe, around the program's handler in
+ *     the trampoline (src/stack/signal.c): cap__sig_begin, before the
+ *     handler runs, numbers the delivery (one atomic fetch-add) and
+ *     records (sig, SA_RESTART of the flags in force for this delivery)
+ *     in a ring slot; cap__sig_end, once the handler returned (or a jump
+ *     left it), marks the delivery over and writes the runtime's eventfd.
+ *     No lock, no allocation, errno preserved.
+ *  2. Dispatch, in ordinary context: the eventfd is one of the runtime's
+ *     watched descriptors (cap__io_watch), so the worker that harvests it
+ *     reads the ring and, for each delivery whose handler is over,
+ *     interrupts at most one waiting call, chosen as follows. A call that
+ *     an event woke may run the same dispatch itself first ("Ordering"
+ *     below).
  *
  * Which thread a process-directed signal interrupts. POSIX delivers it to
  * exactly one thread that does not block it; user threads have no masks
@@ -40,8 +44,9 @@
  * Waiter side. A call that waits interruptibly links a cap__sig_waiter
  * (on its stack) into a registry of waiting calls (cap__sig_enter ...
  * cap__sig_leave) with an interrupt callback for its wait structure.
- * Dispatch sets sw->sig and then runs the callback, which takes the wait
- * structure's lock and wakes the thread if it is parked there.
+ * Dispatch sets sw->hit (which delivery) and sw->sig and then runs the
+ * callback, which takes the wait structure's lock and wakes the thread if
+ * it is parked there.
  *
  * Two kinds of calls. Most calls stay in the registry for the whole call:
  * poll, select, epoll_wait, sleeps, sigsuspend, offloaded calls, connect.
@@ -54,8 +59,81 @@
  * are about to park and leave it as soon as they wake, so a transfer that
  * finds data pays nothing for signals. Between two parks such a call is
  * running, not waiting: its callback refuses a delivery that finds it
- * unparked (it returns false and dispatch offers the delivery to the next
- * call), as a signal passes a running thread by.
+ * unparked (it returns false and dispatch offers the delivery to another
+ * call), as a signal passes a running thread by, unless an event woke
+ * it after the delivery was numbered (below).
+ *
+ * Ordering. Linux interrupts the call before the handler runs (on the
+ * interrupted thread), and the call returns EINTR after it:
+ *  (a) nothing the handler does can reach the call first: a thread that
+ *      sees the handler's flag and writes to the pipe the call reads
+ *      never hands it that byte, which stays for the next read;
+ *  (b) when the call returns EINTR, the handler has run: the "handler
+ *      sets a flag, the loop that got EINTR tests it" idiom.
+ * Here the handler runs elsewhere, and the choice needs the registry's
+ * locks, which a handler cannot take (it may have interrupted their
+ * holder). So the choice is made later, and made as if it had been made
+ * before the handler:
+ *  - the delivery is numbered before the program's handler runs
+ *    (cap__sig_begin): every effect of the handler happens after that;
+ *  - every event that wakes a waiting call stamps its wait record with
+ *    the number of deliveries so far (cap__sig_count, read by the waker
+ *    under the wait structure's lock, with the unlink): the woken call
+ *    was still waiting for every delivery numbered below its stamp. (The
+ *    count read when the call resumes would not do: it also takes in
+ *    deliveries numbered after the event, which found the call running,
+ *    as when a thread writes and then signals; Linux returns the data
+ *    then.) A parked-only call's callback takes a delivery that finds it
+ *    unparked if its stamp is above the delivery's number;
+ *  - the woken call, before it acts on the event (a parked-only transfer
+ *    before it leaves the registry and consumes anything), settles
+ *    (cap__sig_settle): if a delivery numbered since it entered and
+ *    below its stamp is not dispatched yet, it runs the dispatch itself,
+ *    synchronously, for those deliveries too whose handler still runs.
+ *    If a delivery below the stamp chose it (cap__sig_hit_first), the
+ *    call returns EINTR, whatever the event brought: a transfer consumed
+ *    nothing, and a poll reports nothing. A delivery numbered after the
+ *    stamp found it running: a poll then reports its readiness first, as
+ *    Linux's does. A poll that a delivery hit with no event stamped
+ *    first (the delivery woke it, or came between two of its parks)
+ *    returns EINTR without looking at readiness again: what it would
+ *    find may be the handler's doing;
+ *  - the stamp is the moment the runtime learns of the event: a private
+ *    pipe's transfer wakes the other end at once, but for what the
+ *    kernel reports (sockets, other pipes) that is the harvest, so data
+ *    written before a signal and harvested after its numbering counts as
+ *    after it, and the call returns EINTR where Linux would return the
+ *    data (as it did before, whenever the signal's eventfd was harvested
+ *    first);
+ *  - (b): the eventfd is written when the handler is over (cap__sig_end),
+ *    and the worker's dispatch handles a delivery only then (in number
+ *    order, but one whose handler still runs does not hold up the later
+ *    ones). A call that a settling call's dispatch chose while the
+ *    handler still ran waits in cap__sig_leave until it is over, before
+ *    it returns EINTR. That is the only wait: the other calls go on.
+ *    (Written before the handler, the eventfd would have the worker
+ *    choose while the handler runs, and every call chosen so would wait;
+ *    and a handler left by a jump would already have interrupted one.)
+ * Handlers that never return: a jump out of the handler (siglongjmp,
+ *  longjmp; src/stack/longjmp.c) ends its delivery there (cap__sig_end
+ *  with jumped), and a delivery left that way interrupts nothing (the
+ *  thread that ran the handler took the signal, running), unless a
+ *  settling call chose for it while the handler still ran. Leaving a
+ *  handler by other means (setcontext, an exception) is not seen: the
+ *  worker's dispatch never handles that delivery, and a call chosen for
+ *  it by a settling call would wait for ever.
+ * A signal that arrives while the program's handler of another one runs
+ *  is numbered after it, and its handler ends first; each is dispatched
+ *  once its own handler is over. SA_RESETHAND and a handler that
+ *  re-installs itself change the table for later deliveries; this one's
+ *  flags were read before its handler ran.
+ * Calls that do not settle: sleeps (only a timer ends them, which no
+ *  handler causes), and semaphore waits and offloaded calls, which take
+ *  their unit or complete their call before they look at the signal
+ *  (sync/sem.c, io/offload.c): a post or a completion caused by the
+ *  handler still wins there. The cost elsewhere: a waker reads one
+ *  mostly-shared word; a woken call compares two of its own; a transfer
+ *  that does not park, nothing.
  *
  * Registry and cost. The registry is sharded: one list per worker (the
  * one the call entered on) and one for the main thread, each under its
@@ -65,11 +143,12 @@
  * ticket grow along it). Entering and leaving cost one uncontended lock
  * each (a shard is written by its own worker but for a call that leaves
  * after migrating), and leaving writes the list neighbours' records (on
- * other threads' stacks, perhaps out of cache with thousands parked). A dispatch takes every shard's lock, looks at the
- * main thread's list first and then at the head of each other list,
- * skipping only calls it cannot take (already interrupted, a mask that
- * blocks the signal, a parked-only call that refused it) and stopping at
- * the first call that entered after the delivery; restartable lists are
+ * other threads' stacks, perhaps out of cache with thousands parked). A
+ * dispatch takes every shard's lock, looks at the main thread's list
+ * first and then at the head of each other list, skipping only calls it
+ * cannot take (already interrupted, a mask that blocks the signal, a
+ * parked-only call that refused it) and stopping at the first call that
+ * entered after the delivery; restartable lists are
  * not looked at for a SA_RESTART delivery. So a delivery costs O(shards
  * + skipped calls), not O(threads) or O(descriptors): a timer signal
  * every millisecond beside many parked threads stays cheap
@@ -77,7 +156,8 @@
  *
  * Lock order: the dispatch lock, every shard lock (main's, then by
  * worker), then a wait structure's lock (descriptor, poll group or
- * offload job). Waiters take a shard lock only on its own.
+ * offload job). Waiters take a shard lock only on its own, and settle
+ * (the whole order from the top) holding nothing.
  */
 #ifndef CAP_IO_SIGINTR_H
 #define CAP_IO_SIGINTR_H
@@ -117,6 +197,7 @@ struct cap__sig_waiter {
     uint64_t epoch;                /* deliveries numbered >= epoch may interrupt it */
     uint64_t ticket;               /* entry order: the longest waiter goes first */
     uint64_t passed;               /* [dispatch] seq + 1 of a delivery it refused */
+    _Atomic uint64_t hit;          /* seq + 1 of the delivery that set sig */
     _Atomic int sig;               /* the signal that interrupted the call, or 0 */
     bool (*interrupt)(void *arg);  /* wakes it; dispatch calls it under the list lock */
     void *arg;
@@ -127,11 +208,13 @@ struct cap__sig_waiter {
  * must take the wait structure's lock and wake the thread if it is parked
  * there, and return true; it may return false only if the call is not
  * waiting and will not look at sw->sig (a parked-only call between two
- * parks): dispatch then clears sig and offers the delivery to another
- * call. It may run at any time until cap__sig_leave returns. */
+ * parks, that no event woke after delivery sw->hit - 1 was numbered):
+ * dispatch then clears sig and offers the delivery to another call. It
+ * may run at any time until cap__sig_leave returns. */
 void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(void *),
                     void *arg);
-/* Ends it; returns the signal that interrupted the call, or 0. */
+/* Ends it; returns the signal that interrupted the call, or 0. If one
+ * did, returns only once that delivery's handler is over ("Ordering"). */
 int cap__sig_leave(cap__sig_waiter *sw);
 /* True once a signal interrupted the call; check under the wait
  * structure's lock before parking. */
@@ -140,13 +223,51 @@ static inline bool cap__sig_hit(cap__sig_waiter *sw)
     return atomic_load(&sw->sig) != 0;
 }
 
-/* Handler side: a handler for sig, installed with sa_flags, has just run
- * on this kernel thread. Async-signal-safe. */
-void cap__sig_caught(int sig, int sa_flags);
+/* The number of deliveries so far: the stamp a waker of a waiting call
+ * records, under the wait structure's lock, when an event ends the
+ * call's park ("Ordering"). Relaxed: a delivery whose handler's effect
+ * the waker's thread saw was numbered before that effect, so it is
+ * counted. */
+struct cap__sig_counter {
+    _Alignas(64) _Atomic uint64_t n; /* a line of its own (io/sigintr.c) */
+};
+extern __attribute__((visibility("hidden"))) struct cap__sig_counter cap__sig_deliveries;
+static inline uint64_t cap__sig_count(void)
+{
+    return atomic_load_explicit(&cap__sig_deliveries.n, memory_order_relaxed);
+}
+
+void cap__sig_settle_slow(uint64_t woke);
+/* A registered call sw that an event with stamp woke ended a park of:
+ * returns once every delivery numbered below woke has been dispatched,
+ * running the dispatch itself if need be. Call while still registered,
+ * holding no lock. */
+static inline void cap__sig_settle(cap__sig_waiter *sw, uint64_t woke)
+{
+    if (woke > sw->epoch) /* else nothing was numbered while it waited */
+        cap__sig_settle_slow(woke);
+}
+/* After cap__sig_settle(sw, woke) (woke 0: no event woke it): whether a
+ * delivery interrupted the call that was numbered before the event, or
+ * with no event at all; the call then returns EINTR before anything the
+ * event, or the handler, brought. */
+static inline bool cap__sig_hit_first(cap__sig_waiter *sw, uint64_t woke)
+{
+    return atomic_load(&sw->sig) != 0 &&
+           (woke == 0 || atomic_load_explicit(&sw->hit, memory_order_relaxed) <= woke);
+}
+
+/* Handler side (the trampoline), async-signal-safe. _begin, before the
+ * program's handler for sig (installed with sa_flags) runs, numbers the
+ * delivery and returns its token (seq + 1; 0: a signal past 64, which
+ * the registry does not know). _end, once that handler returned
+ * (jumped: a jump left it), marks it over and brings a dispatch. */
+uint64_t cap__sig_begin(int sig, int sa_flags);
+void cap__sig_end(uint64_t token, bool jumped);
 
 /*
  * Before the program's first handler. Only a handler of the program's
- * reaches cap__sig_caught (src/stack/signal.c), so until it installs one
+ * reaches cap__sig_begin (src/stack/signal.c), so until it installs one
  * nothing can interrupt a parked call, and a parked-only call (the
  * blocking transfers) parks without entering the registry: for a server
  * that installs no handler this saves the registry's two locks and list
@@ -197,8 +318,8 @@ void cap__sig_forked_begin(void);
 void cap__sig_forked_end(void);
 void cap__sig_fork_done(const sigset_t *saved);
 
-/* Whether a handler ran whose delivery no dispatch has handled yet: a
- * hint (racy, relaxed) for cap__io_pending, so that a worker kept busy by
+/* Whether a delivery was numbered (its handler running or over) that no
+ * dispatch has handled yet: a hint (racy, relaxed) for cap__io_pending, so that a worker kept busy by
  * runnable threads still harvests the eventfd when the interrupted calls
  * or the deferred wake-ups are ones that no I/O wait counts (semaphore
  * waits). A delivery the ring dropped keeps it true until the next

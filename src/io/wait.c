@@ -19,7 +19,14 @@
  *    the same lock as an event would, and the waiter checks cap__sig_hit
  *    under that lock before every park. A parked-only call is registered
  *    from just before it locks the descriptor to park until it wakes, and
- *    takes a delivery only if the callback finds its record linked.
+ *    takes a delivery only if the callback finds its record linked, or
+ *    unlinked by an event whose stamp is above the delivery's number.
+ *  - every event that unlinks an exclusive record with result 0 (or
+ *    fires a group) stamps it with cap__sig_count() under the lock of
+ *    the unlink; a stamp whose thread the unpark did not reach (it timed
+ *    out, or a cancel claimed it) is put back to 0. A woken registered
+ *    call settles on that stamp before it acts on the event
+ *    (sigintr.h, "Ordering").
  *  - cancellation (in->cancel, src/sync/cancel.h): the park is a
  *    cancellable one; a cancel that claims the thread leaves its record
  *    linked, and the thread unlinks it exactly as after a timeout. An
@@ -143,11 +150,13 @@ static void unlink_waiter(cap__fd *f, cap__io_waiter *w)
     w->linked = false;
 }
 
-static void group_fire(cap__io_group *g)
+/* event: an event or a close fired it (not a signal); stamped if result 0. */
+static void group_fire(cap__io_group *g, bool event, int result)
 {
     cap__spin_lock(&g->lock);
     if (!g->fired) {
         g->fired = true;
+        g->woke = event && result == 0 ? cap__sig_count() : 0;
         if (g->parked)
             cap__unpark(g->thread); /* under g->lock, the lock it parked on */
     }
@@ -163,12 +172,15 @@ static void wake_dir(cap__fd *f, int d, int result, bool all)
     while ((f->observed & (1u << d)) && (w = f->obs[d]) != NULL) {
         unlink_waiter(f, w);
         w->result = result;
-        group_fire(w->group);
+        group_fire(w->group, true, result);
     }
     while ((w = f->head[d]) != NULL) {
         unlink_waiter(f, w);
         w->result = result;
-        if (cap__unpark(w->thread) && !all)
+        w->woke = result == 0 ? cap__sig_count() : 0;
+        if (!cap__unpark(w->thread))
+            w->woke = 0;
+        else if (!all)
             break;
     }
 }
@@ -187,8 +199,10 @@ static inline void wake_first_excl(cap__fd *f, int d)
             f->tail[d] = NULL;
         w->linked = false;
         w->result = 0;
+        w->woke = cap__sig_count();
         if (cap__unpark(w->thread))
             break;
+        w->woke = 0;
     }
 }
 
@@ -305,10 +319,12 @@ int cap__io_call_end(cap__io_call *c)
 }
 
 /* Dispatch's interrupt of an exclusive waiter (under the registry's
- * locks). A parked-only call takes the delivery only if this wakes it
- * (sigintr.h): one that an event woke, or that timed out or was claimed
- * by a cancel, is running and refuses it. A registered call takes it
- * anyway and sees it before its next park. */
+ * locks). A parked-only call takes the delivery if this wakes it, or if
+ * an event woke it after the delivery was numbered (its stamp is above
+ * the number: it settles before it consumes anything, sigintr.h); one
+ * that an event woke before, or that timed out or was claimed by a
+ * cancel, is running and refuses it. A registered call takes it anyway
+ * and sees it before its next park, or as it settles. */
 static bool interrupt_excl(void *arg)
 {
     cap__io_call *c = arg;
@@ -320,6 +336,8 @@ static bool interrupt_excl(void *arg)
         c->w.result = EINTR;
         if (cap__unpark(c->w.thread))
             took = true;
+    } else if (c->w.woke >= atomic_load_explicit(&c->sw.hit, memory_order_relaxed)) {
+        took = true; /* hit is the delivery's number + 1; woke is 0 unless an event */
     }
     cap__spin_unlock(&f->lock);
     return took;
@@ -409,6 +427,7 @@ __attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uin
         if (c->in != NULL && !c->entered) {
             c->f = f;
             c->w.linked = false;
+            c->w.woke = 0; /* not a stamp of an earlier park's (interrupt_excl) */
             if (!c->parked_only) {
                 /* first park: one descriptor per call */
                 cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
@@ -425,6 +444,15 @@ __attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uin
         }
     }
     int rc = park_on_fd(tk, f, w, c, deadline, priv, unregistered);
+    /* Woken by an event while registered: a delivery numbered before the
+     * event may have been meant for this call; it is settled before the
+     * call consumes anything (sigintr.h, "Ordering"). The stamp was
+     * written before the unpark that resumed us. */
+    if (rc == 0 && c != NULL && (c->entered || leave) && w->woke != 0) {
+        cap__sig_settle(&c->sw, w->woke);
+        if (cap__sig_hit_first(&c->sw, w->woke))
+            rc = EINTR;
+    }
     if (leave)
         cap__sig_leave(&c->sw);
     return rc;
@@ -449,8 +477,10 @@ void cap__io_handoff(cap__fd *f, int fd, int dir)
     while ((w = f->head[dir]) != NULL) {
         unlink_waiter(f, w);
         w->result = 0;
+        w->woke = cap__sig_count();
         if (cap__unpark(w->thread))
             break;
+        w->woke = 0;
     }
     cap__spin_unlock(&f->lock);
 }
@@ -465,7 +495,9 @@ static void rewake_exclusive(int fd, cap__fd *f, void *arg)
         while ((w = f->head[d]) != NULL) {
             unlink_waiter(f, w);
             w->result = 0;
-            cap__unpark(w->thread);
+            w->woke = cap__sig_count();
+            if (!cap__unpark(w->thread))
+                w->woke = 0;
         }
     }
     cap__spin_unlock(&f->lock);
@@ -563,7 +595,7 @@ enum { POLL_STACK_RECORDS = 16 };
  * locks). */
 static bool interrupt_group(void *arg)
 {
-    group_fire(arg);
+    group_fire(arg, false, 0);
     return true;
 }
 
@@ -612,6 +644,7 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
         cap__spin_lock(&g.lock);
         g.fired = false;
         g.parked = false;
+        g.woke = 0;
         cap__spin_unlock(&g.lock);
         size_t nrec = 0;
         bool unpollable = false, ready = false, cancelled = false;
@@ -658,6 +691,7 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             cap__spin_lock(&g.lock);
             g.parked = false;
         }
+        uint64_t woke = g.woke;
         cap__spin_unlock(&g.lock);
         for (size_t k = 0; k < nrec; k++) {
             cap__io_waiter *w = &recs[k];
@@ -670,6 +704,18 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
         if (cancelled) { /* nothing was reported: a poll has no side effect */
             result = -ECANCELED;
             break;
+        }
+        /* A delivery that came before any event (it fired the group, or
+         * hit between two parks) or before the event that fired it ends
+         * the call before it looks at readiness again; one after that
+         * event, readiness first (sigintr.h, "Ordering"). */
+        if (entered) {
+            if (woke != 0)
+                cap__sig_settle(&sw, woke);
+            if (cap__sig_hit_first(&sw, woke)) {
+                result = -EINTR;
+                break;
+            }
         }
     }
     if (entered)

@@ -32,6 +32,8 @@ typedef struct cap__io_group {
     struct cap__thread *thread;
     bool fired;   /* [lock] an event or close reached one of its records */
     bool parked;  /* [lock] the thread is (about to be) parked on it */
+    uint64_t woke; /* [lock] cap__sig_count() when an event fired it, else 0
+                      (io/sigintr.h, "Ordering") */
 } cap__io_group;
 
 typedef struct cap__io_waiter {
@@ -39,6 +41,8 @@ typedef struct cap__io_waiter {
     struct cap__thread *thread;  /* exclusive waiters */
     cap__io_group *group;        /* observers */
     int result;                  /* set by the waker: 0, EBADF on close, EINTR */
+    uint64_t woke;               /* [fd lock] cap__sig_count() when an event (result
+                                    0) woke it, else 0 (io/sigintr.h, "Ordering") */
     int dir;
     int fd;                      /* observers: the descriptor it is linked on */
     bool linked;                 /* [fd lock] */

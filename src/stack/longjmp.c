@@ -14,6 +14,12 @@
  * rsp and pc "mangled": xor with the pointer guard at %fs:0x30, then
  * rotated left by 17). A thread with no live links pays one load and a
  * branch. Longjmp from a signal handler is fine: nothing here allocates.
+ *
+ * The same place sees a jump out of a signal handler (any mode): one
+ * made while this kernel thread runs a handler tells the trampoline
+ * (cap__sig_handler_jump, util/sigctx.h) before jumping, which ends the
+ * handlers the jump leaves (their deliveries, io/sigintr.h; the "in a
+ * handler" state of this kernel thread).
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -21,6 +27,7 @@
 
 #include "stack/linked.h"
 #include "util/die.h"
+#include "util/sigctx.h"
 
 enum { JB_RSP = 6 };
 
@@ -48,6 +55,8 @@ void cap__linked_longjmp_init(void)
 
 static _Noreturn void jump(jump_fn *fn, const char *name, struct __jmp_buf_tag *env, int val)
 {
+    if (cap__in_signal_handler())
+        cap__sig_handler_jump(target_sp(env)); /* out of the handler, mostly */
     cap__linked_unwind_to(target_sp(env));
     if (*fn == NULL)
         cap__linked_longjmp_init(); /* a longjmp before our constructor ran */

@@ -5,9 +5,20 @@
  * SIGBUS raised inside the runtime's pointer checks, arch/usercheck.h,
  * ends there and never reaches the program's handler).
  *
- * EINTR (always): after the program's handler returns, the trampoline
- * tells the I/O layer (cap__sig_caught, io/sigintr.h), which interrupts a
- * parked blocking call of some user thread as the kernel would have.
+ * EINTR (always): around the program's handler the trampoline tells the
+ * I/O layer (io/sigintr.h), which interrupts a parked blocking call of
+ * some user thread as the kernel would have: cap__sig_begin before the
+ * handler runs numbers the delivery, so that nothing the handler does can
+ * reach the call before the interruption; cap__sig_end after it returns
+ * brings the dispatch, so that the call returns EINTR after the handler
+ * (sigintr.h, "Ordering"). Between the two the delivery is "open" on this
+ * kernel thread: a record in the trampoline's frame, linked from
+ * open_top. A jump out of the handler (longjmp.c calls
+ * cap__sig_handler_jump) ends every open delivery whose frame it leaves,
+ * as over but jumped, and puts cap__handler_depth back to what it was
+ * outside them (before, a handler left by siglongjmp kept its kernel
+ * thread "in a handler" for good: every wrapper on it then made the raw
+ * system call).
  *
  * The program installs handlers through sigaction, signal and the older
  * names at the end (bsd_signal, sysv_signal, sigset, sigignore,
@@ -70,6 +81,17 @@ static struct {
 
 static cap__spin table_lock = CAP__SPIN_INIT;
 __thread unsigned cap__handler_depth __attribute__((tls_model("initial-exec")));
+
+/* A program handler running on this kernel thread, in the trampoline's
+ * frame; the newest is open_top. Linked before the handler runs and
+ * unlinked after its delivery ended, each a single store: a nested
+ * handler that returns leaves the list as it found it. */
+struct open_handler {
+    struct open_handler *prev;
+    uint64_t token;  /* its delivery (cap__sig_begin), 0 once ended */
+    unsigned depth;  /* cap__handler_depth outside it */
+};
+static __thread struct open_handler *open_top __attribute__((tls_model("initial-exec")));
 static sigaction_fn real_sigaction;
 static _Atomic bool kick_reserved; /* [written under table_lock] */
 static const char kick_cookie;
@@ -155,15 +177,43 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         __asm__ volatile("movq %%fs:0x70, %0" : "=r"(limit));
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
     }
-    cap__handler_depth++;
+    struct open_handler o = { .prev = open_top, .depth = cap__handler_depth };
+    open_top = &o;
+    atomic_signal_fence(memory_order_seq_cst); /* linked before it counts */
+    cap__handler_depth = o.depth + 1;
+    /* Numbered before the handler runs (io/sigintr.h, "Ordering"), with
+     * the flags read as this delivery began. */
+    o.token = cap__sig_begin(sig, h.flags);
+    atomic_signal_fence(memory_order_seq_cst);
     if (h.flags & SA_SIGINFO)
         h.action(sig, info, uctx);
     else
         h.handler(sig);
-    cap__handler_depth--;
+    cap__handler_depth = o.depth;
     if (linked)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
-    cap__sig_caught(sig, h.flags);
+    /* Ended, then unlinked: a nested handler's jump in between ends it
+     * again, which cap__sig_end ignores. */
+    cap__sig_end(o.token, false);
+    atomic_signal_fence(memory_order_seq_cst);
+    o.token = 0;
+    open_top = o.prev;
+}
+
+void cap__sig_handler_jump(const void *target)
+{
+    /* The handler's frames lie between here and its record (on one stack:
+     * the thread's or the alternate one): a jump to a frame in that range
+     * stays inside the handler; any other target leaves it. */
+    const char *here = __builtin_frame_address(0), *to = target;
+    struct open_handler *o;
+    while ((o = open_top) != NULL && !(to >= here && to < (const char *)o)) {
+        uint64_t token = o->token;
+        o->token = 0;
+        open_top = o->prev;
+        cap__handler_depth = o->depth;
+        cap__sig_end(token, true);
+    }
 }
 
 /* The flags the kernel gets for the trampoline in place of the program's. */

@@ -37,6 +37,12 @@ static inline bool cap__in_signal_handler(void)
     return __builtin_expect(cap__handler_depth != 0, 0);
 }
 
+/* A longjmp to target_sp (the jump buffer's stack pointer) is about to
+ * be made inside a handler (src/stack/longjmp.c): ends every handler
+ * whose frame it leaves (src/stack/signal.c), so this kernel thread is
+ * no longer "in" them and their deliveries are over (io/sigintr.h). */
+void cap__sig_handler_jump(const void *target_sp);
+
 /* Whether the program has a handler installed (through sigaction or
  * signal) for a signal that can arrive from outside, i.e. any but the
  * faults SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP and SIGSYS: such a
