@@ -19,7 +19,9 @@
  * before the operation, so the call fails without taking a unit or a
  * message even when it could have proceeded at once.
  *
- * Not here: sigwait, sigwaitinfo and sigtimedwait still block the worker.
+ * Not here: sigwait, sigwaitinfo and sigtimedwait still block the worker
+ * (sigsuspend.c only keeps the runtime's own interruptions from ending
+ * the last two with EINTR).
  * On the pool they would not hang one worker, but the kernel gives a
  * process-directed signal to a thread that does not block it, and the
  * program can block it only on its own worker (docs/pthread-compat.md,

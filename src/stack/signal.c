@@ -81,6 +81,7 @@ static struct {
 
 static cap__spin table_lock = CAP__SPIN_INIT;
 __thread unsigned cap__handler_depth __attribute__((tls_model("initial-exec")));
+__thread unsigned long cap__handler_runs __attribute__((tls_model("initial-exec")));
 
 /* A program handler running on this kernel thread, in the trampoline's
  * frame; the newest is open_top. Linked before the handler runs and
@@ -177,6 +178,7 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         __asm__ volatile("movq %%fs:0x70, %0" : "=r"(limit));
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
     }
+    cap__handler_runs++;
     struct open_handler o = { .prev = open_top, .depth = cap__handler_depth };
     open_top = &o;
     atomic_signal_fence(memory_order_seq_cst); /* linked before it counts */

@@ -32,6 +32,14 @@
 extern __thread unsigned cap__handler_depth
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
+/* Handlers of the program run on this kernel thread so far (the
+ * trampoline counts each before it calls it; kicks and deliveries that
+ * run nothing do not count): a blocking system call that failed with
+ * EINTR while this did not move was interrupted by the runtime, not by a
+ * handler (intercept/sigsuspend.c). */
+extern __thread unsigned long cap__handler_runs
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
 static inline bool cap__in_signal_handler(void)
 {
     return __builtin_expect(cap__handler_depth != 0, 0);
