@@ -51,6 +51,7 @@
 #include "io/pipe.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
+#include "util/clock.h"
 #include "util/spin.h"
 
 enum { RING = 256 };
@@ -227,14 +228,24 @@ static bool delivery_over(uint64_t token)
  * again (a jump out of it ends it, cap__sig_handler_jump). Rarely needed
  * (only a call a dispatch chose while the handler still ran), and mostly
  * for a few microseconds, so a spin that lets the worker's other threads
- * and then the kernel's run. */
+ * and then the kernel's run. At most WAIT_OVER_NS: a handler left by a
+ * way we do not see (setcontext, an exception) is never over, and the
+ * call then returns EINTR after that long rather than never (one that
+ * really runs longer sees its EINTR come before its end). */
+enum { WAIT_OVER_NS = 1000 * 1000 * 1000 };
+
 static void wait_over(uint64_t token)
 {
+    uint64_t give_up = 0;
     for (unsigned spins = 0; !delivery_over(token); spins++) {
         if (spins < 64) {
             cap__cpu_relax();
             continue;
         }
+        if (give_up == 0)
+            give_up = cap__now() + WAIT_OVER_NS;
+        else if (spins % 64 == 0 && cap__now() > give_up)
+            return;
         cap__thread *self = cap__current();
         if (self != NULL)
             cap__yield(self);

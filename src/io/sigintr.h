@@ -121,7 +121,8 @@
  *  settling call chose for it while the handler still ran. Leaving a
  *  handler by other means (setcontext, an exception) is not seen: the
  *  worker's dispatch never handles that delivery, and a call chosen for
- *  it by a settling call would wait for ever.
+ *  it by a settling call returns EINTR after a second (wait_over's
+ *  bound) instead of when the handler ends.
  * A signal that arrives while the program's handler of another one runs
  *  is numbered after it, and its handler ends first; each is dispatched
  *  once its own handler is over. SA_RESETHAND and a handler that
