@@ -58,6 +58,7 @@
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/disk_hot.h"
+#include "io/fifo.h"
 #include "io/io.h"
 #include "io/pipe.h"
 #include "util/clock.h"
@@ -208,9 +209,11 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
      * non-blocking is so in the kernel too (it is not ours): there the
      * plain call answers at once, as in libc, also where poll says
      * nothing (a FIFO that never had a writer: EOF; a short eventfd
-     * read: EINVAL). */
+     * read: EINVAL). A blocking read of a FIFO that never had a writer
+     * answers 0 at once too, which poll does not show (io/fifo.h). */
     if (!cap__fd_has(o->f, CAP__FDF_APP_NONBLOCK) &&
-        cap__ic_revents_now(fd, o->write ? POLLOUT : POLLIN) == 0)
+        cap__ic_revents_now(fd, o->write ? POLLOUT : POLLIN) == 0 &&
+        (o->write || !cap__fifo_answers_now(o->f, fd)))
         return -EAGAIN;
     return cap__ic_sys(syscall(o->write ? SYS_writev : SYS_readv, fd, o->msg->msg_iov,
                                o->msg->msg_iovlen));

@@ -141,6 +141,7 @@ enum {
     CAP__FDF_WR_CHECKED = 1u << 20,    /* a file: WR_INLINE below has been decided (disk.c) */
     CAP__FDF_WR_INLINE = 1u << 21,     /*   buffered writes are made on the worker */
     CAP__FDF_WR_SLOW = 1u << 22,       /*   and one of them blocked: the backend for a while */
+    CAP__FDF_NOT_PIPE = 1u << 23,      /* tee(2) refused it: no writer-less check (fifo.h) */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
