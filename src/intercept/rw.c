@@ -197,6 +197,14 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
             cap__pipe_after_xfer(o->f, o->write);
         return r;
     }
+    /* read() or write() of nothing (the vector calls of nothing never get
+     * here: their wrappers answer them as the kernel does): the plain
+     * call, which the driver sees (/dev/full: ENOSPC), where a vector of
+     * nothing is answered before it. It waits no more than one that
+     * moves data would (a tty's write lock, behind a stopped writer). */
+    if (o->msg->msg_iovlen == 1 && o->msg->msg_iov[0].iov_len == 0)
+        return cap__ic_sys(syscall(o->write ? SYS_write : SYS_read, fd,
+                                   o->msg->msg_iov[0].iov_base, 0L));
     long nr = o->write ? SYS_pwritev2 : SYS_preadv2;
     uint32_t nowait_bad = o->write ? CAP__FDF_NOWAIT_BAD_WR : CAP__FDF_NOWAIT_BAD_RD;
     if (!cap__fd_has(o->f, nowait_bad)) {
