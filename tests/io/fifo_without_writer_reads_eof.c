@@ -29,12 +29,8 @@ static void *reader(void *arg)
 int main(void)
 {
     alarm(20);
-    char path[] = "/tmp/capriccio-fifo-XXXXXX";
-    int tmp = mkstemp(path);
-    CHECK_GE(tmp, 0);
-    CHECK_EQ(close(tmp), 0);
-    CHECK_EQ(unlink(path), 0);
-    CHECK_EQ(mkfifo(path, 0600), 0);
+    char path[32];
+    temp_fifo(path);
 
     rd = open(path, O_RDONLY | O_NONBLOCK);
     CHECK_GE(rd, 0);

@@ -14,7 +14,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -195,6 +198,17 @@ static inline void send_fd(int sock, int fd)
 
 /* Raises the soft descriptor limit to the hard one (and, as root, the hard
  * one to `want` when it is lower). Returns the soft limit now in force. */
+/* Makes a FIFO at a fresh name in /tmp, written to path (32 bytes). */
+static inline void temp_fifo(char path[32])
+{
+    snprintf(path, 32, "/tmp/capriccio-fifo-XXXXXX");
+    int t = mkstemp(path);
+    CHECK_GE(t, 0);
+    CHECK_EQ(close(t), 0);
+    CHECK_EQ(unlink(path), 0);
+    CHECK_EQ(mkfifo(path, 0600), 0);
+}
+
 static inline long raise_nofile(long want)
 {
     struct rlimit r;

@@ -27,12 +27,8 @@ int main(void)
     sa.sa_handler = on_alarm; /* no SA_RESTART: a parked read ends with EINTR */
     CHECK_EQ(sigaction(SIGALRM, &sa, NULL), 0);
 
-    char path[] = "/tmp/capriccio-io-XXXXXX";
-    int t = mkstemp(path);
-    CHECK_GE(t, 0);
-    CHECK_EQ(close(t), 0);
-    CHECK_EQ(unlink(path), 0);
-    CHECK_EQ(mkfifo(path, 0600), 0);
+    char path[32];
+    temp_fifo(path);
     int r = open(path, O_RDONLY | O_NONBLOCK);
     CHECK_GE(r, 0);
     char buf[8];
