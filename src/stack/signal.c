@@ -20,6 +20,15 @@
  * thread "in a handler" for good: every wrapper on it then made the raw
  * system call).
  *
+ * Only a signal directed at the process interrupts a call. One the
+ * kernel aims at the thread that caused it (a fault: SIGSEGV, SIGBUS,
+ * SIGILL, SIGFPE, SIGTRAP with a kernel si_code; SIGPIPE or SIGXFSZ from a
+ * write, which the kernel sends as SI_USER from the process itself) or
+ * that the process sent one of its own kernel threads (raise, tgkill:
+ * SI_TKILL) is for whatever ran there, running, which no call waits in
+ * (aimed_at_runner): it is not numbered. A kill() of its own process
+ * with SIGPIPE or SIGXFSZ looks the same and is taken the same way.
+ *
  * The program installs handlers through sigaction, signal and the older
  * names at the end (bsd_signal, sysv_signal, sigset, sigignore,
  * siginterrupt), all of which come here.
@@ -159,6 +168,31 @@ static bool is_kick(int sig, const siginfo_t *info)
            info->si_pid == getpid() && info->si_value.sival_ptr == (void *)&kick_cookie;
 }
 
+/* See the top: a signal for the thread that ran on this kernel thread. */
+static bool aimed_at_runner(int sig, const siginfo_t *info)
+{
+    if (info == NULL)
+        return false;
+    switch (sig) {
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGILL:
+    case SIGFPE:
+    case SIGTRAP:
+        if (info->si_code > 0) /* the kernel's own codes: a fault */
+            return true;
+        break;
+    case SIGPIPE:
+    case SIGXFSZ:
+        if (info->si_code == SI_USER && info->si_pid == getpid())
+            return true;
+        break;
+    default:
+        break;
+    }
+    return info->si_code == SI_TKILL && info->si_pid == getpid();
+}
+
 static void trampoline(int sig, siginfo_t *info, void *uctx)
 {
     /* A fault inside the runtime's pointer checks is theirs alone: not
@@ -185,7 +219,7 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     cap__handler_depth = o.depth + 1;
     /* Numbered before the handler runs (io/sigintr.h, "Ordering"), with
      * the flags read as this delivery began. */
-    o.token = cap__sig_begin(sig, h.flags);
+    o.token = aimed_at_runner(sig, info) ? 0 : cap__sig_begin(sig, h.flags);
     atomic_signal_fence(memory_order_seq_cst);
     if (h.flags & SA_SIGINFO)
         h.action(sig, info, uctx);
