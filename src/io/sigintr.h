@@ -39,7 +39,10 @@
  * A signal that finds no eligible call interrupts nothing, as when it
  * hits a running thread under POSIX. Interrupting every parked call
  * instead would hand EINTR to threads that the kernel would never have
- * chosen and that may not expect it.
+ * chosen and that may not expect it. A signal aimed at the thread that
+ * ran on the handler's kernel thread (a fault, SIGPIPE or SIGXFSZ from a
+ * write, raise()) is never numbered at all (src/stack/signal.c): that
+ * thread was running.
  *
  * Waiter side. A call that waits interruptibly links a cap__sig_waiter
  * (on its stack) into a registry of waiting calls (cap__sig_enter ...
