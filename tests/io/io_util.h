@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <capriccio.h>
 #include <netinet/in.h>
@@ -198,6 +199,24 @@ static inline void send_fd(int sock, int fd)
 
 /* Raises the soft descriptor limit to the hard one (and, as root, the hard
  * one to `want` when it is lower). Returns the soft limit now in force. */
+/* Sends sig to the process every millisecond until *done is set: one
+ * that comes before the call it is for has parked interrupts nothing, so
+ * it repeats. Start it with spawn(signal_until_done, &s). */
+struct signal_until {
+    int sig;
+    atomic_int *done;
+};
+
+static inline void *signal_until_done(void *arg)
+{
+    struct signal_until *s = arg;
+    while (!atomic_load(s->done)) {
+        CHECK_EQ(kill(getpid(), s->sig), 0);
+        cap_sleep_ns(1000000);
+    }
+    return NULL;
+}
+
 /* Makes a FIFO at a fresh name in /tmp, written to path (32 bytes). */
 static inline void temp_fifo(char path[32])
 {

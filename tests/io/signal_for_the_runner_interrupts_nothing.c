@@ -65,18 +65,7 @@ static void *runner(void *arg)
     return NULL;
 }
 
-/* Repeats the signal until main's read ends: one that comes before main
- * parked interrupts nothing. */
 static atomic_int main_done;
-static void *sender(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&main_done)) {
-        CHECK_EQ(kill(getpid(), SIGUSR1), 0);
-        cap_sleep_ns(1000000);
-    }
-    return NULL;
-}
 
 int main(void)
 {
@@ -110,7 +99,8 @@ int main(void)
     CHECK_EQ(segvs, ROUNDS);
 
     /* The control: a signal to the process interrupts main's read. */
-    cap_thread_t k = spawn(sender, NULL);
+    struct signal_until until = { SIGUSR1, &main_done };
+    cap_thread_t k = spawn(signal_until_done, &until);
     char c = 0;
     errno = 0;
     CHECK_EQ(read(p[0], &c, 1), -1);

@@ -40,18 +40,7 @@ static void *writer(void *arg)
     return NULL;
 }
 
-/* Repeats the signal until main's read ends: one that comes before main
- * parked interrupts nothing. */
 static atomic_int main_done;
-static void *sender(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&main_done)) {
-        CHECK_EQ(kill(getpid(), SIGUSR1), 0);
-        cap_sleep_ns(1000000);
-    }
-    return NULL;
-}
 
 static void *jumper(void *arg)
 {
@@ -89,7 +78,8 @@ int main(void)
 
     /* A handler that returns still interrupts a parked call. */
     atomic_store(&jumping, 0);
-    cap_thread_t s = spawn(sender, NULL);
+    struct signal_until until = { SIGUSR1, &main_done };
+    cap_thread_t s = spawn(signal_until_done, &until);
     errno = 0;
     CHECK_EQ(read(p[0], &c, 1), -1);
     CHECK_EQ(errno, EINTR);
