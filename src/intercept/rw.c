@@ -765,8 +765,8 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 /* ---- positioned transfers ------------------------------------------------------ */
 
 /* preadv2/pwritev2 at the file position of a socket or of a pipe we made
- * (both take RWF_NOWAIT) with flags besides RWF_NOWAIT, which the transfers below do not carry: the kernel
- * judges them (EOPNOTSUPP for one this file does not take) in a first
+ * (both take RWF_NOWAIT) with flags besides RWF_NOWAIT, which the
+ * transfers below do not carry: the kernel judges them (EOPNOTSUPP for one this file does not take) in a first
  * call made with RWF_NOWAIT too, so that it cannot block; its data stands,
  * and only what it could not do at once goes on the blocking way (the
  * flags then known to be taken, and meaningless there), unless the

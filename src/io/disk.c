@@ -212,12 +212,10 @@ static bool local_fs(long type)
     }
 }
 
-/* Whether f's buffered writes may be made on the worker (decided once). */
+/* Whether f's buffered writes may be made on the worker: decided at the
+ * first refused write (two threads deciding at once decide the same). */
 static bool decide_inline(cap__fd *f, int fd)
 {
-    uint32_t fl = atomic_load_explicit(&f->flags, memory_order_relaxed);
-    if (fl & CAP__FDF_WR_CHECKED)
-        return (fl & CAP__FDF_WR_INLINE) != 0;
     struct stat st;
     struct statfs sf;
     long oflags = syscall(SYS_fcntl, fd, F_GETFL);

@@ -58,12 +58,15 @@
  * the position back only for transfers done by the time the request
  * returns to the ring: an O_DIRECT one completes later, from the device,
  * and the position stayed where it was (Linux 6.18: a loop of read()
- * read the first block for ever). The price: on ext4 a buffered write()
- * never takes RWF_NOWAIT, so every one comes here, and the pool's round
- * trip costs 2.6x the ring's (one thread, 4 KiB writes: ~52 against ~20
- * us; a plain write(2) is ~2.6 us). So a write to an O_APPEND file stays
- * in the ring: the kernel appends it at the end of the file under the
- * inode's lock, and no record is lost whatever the position says.
+ * read the first block for ever). The price: the pool's round trip
+ * costs 2.6x the ring's (one thread, 4 KiB writes: ~52 against ~20 us; a
+ * plain write(2) is ~2.6 us). Buffered writes to a local file system
+ * that refuses RWF_NOWAIT (ext4) are made on the worker now (disk.c,
+ * "Buffered writes"); those that still come here (a file that proved
+ * slow, another file system, CAP_FILE_WRITES=backend) pay it. A write to
+ * an O_APPEND file stays in the ring: the kernel appends it at the end
+ * of the file under the inode's lock, and no record is lost whatever the
+ * position says.
  *
  * RWF_HIPRI goes to the pool too: a ring made without IORING_SETUP_IOPOLL
  * refuses it (EINVAL), where preadv2/pwritev2 take it as a hint (a

@@ -150,6 +150,20 @@ static void unlink_waiter(cap__fd *f, cap__io_waiter *w)
     w->linked = false;
 }
 
+/* Unparks exclusive waiter w, which an event or a close unlinked (its
+ * result set; f's lock held), stamping it when the event brings it
+ * something (result 0; sigintr.h, "Ordering"); a stamp the unpark did
+ * not deliver (a timeout or a cancel claimed the thread) is put back to
+ * 0. Whether the unpark reached the thread. */
+static inline bool unpark_excl(cap__io_waiter *w)
+{
+    w->woke = w->result == 0 ? cap__sig_count() : 0;
+    if (cap__unpark(w->thread))
+        return true;
+    w->woke = 0;
+    return false;
+}
+
 /* event: an event or a close fired it (not a signal); stamped if result 0. */
 static void group_fire(cap__io_group *g, bool event, int result)
 {
@@ -177,10 +191,7 @@ static void wake_dir(cap__fd *f, int d, int result, bool all)
     while ((w = f->head[d]) != NULL) {
         unlink_waiter(f, w);
         w->result = result;
-        w->woke = result == 0 ? cap__sig_count() : 0;
-        if (!cap__unpark(w->thread))
-            w->woke = 0;
-        else if (!all)
+        if (unpark_excl(w) && !all)
             break;
     }
 }
@@ -199,10 +210,8 @@ static inline void wake_first_excl(cap__fd *f, int d)
             f->tail[d] = NULL;
         w->linked = false;
         w->result = 0;
-        w->woke = cap__sig_count();
-        if (cap__unpark(w->thread))
+        if (unpark_excl(w))
             break;
-        w->woke = 0;
     }
 }
 
@@ -477,10 +486,8 @@ void cap__io_handoff(cap__fd *f, int fd, int dir)
     while ((w = f->head[dir]) != NULL) {
         unlink_waiter(f, w);
         w->result = 0;
-        w->woke = cap__sig_count();
-        if (cap__unpark(w->thread))
+        if (unpark_excl(w))
             break;
-        w->woke = 0;
     }
     cap__spin_unlock(&f->lock);
 }
@@ -495,9 +502,7 @@ static void rewake_exclusive(int fd, cap__fd *f, void *arg)
         while ((w = f->head[d]) != NULL) {
             unlink_waiter(f, w);
             w->result = 0;
-            w->woke = cap__sig_count();
-            if (!cap__unpark(w->thread))
-                w->woke = 0;
+            unpark_excl(w);
         }
     }
     cap__spin_unlock(&f->lock);

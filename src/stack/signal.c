@@ -477,14 +477,14 @@ int siginterrupt(int sig, int interrupt)
     struct sigaction act;
     if (sigaction(sig, NULL, &act) != 0)
         return -1;
-    if (interrupt)
-        atomic_fetch_or(&interrupting, UINT64_C(1) << (sig - 1));
-    else
-        atomic_fetch_and(&interrupting, ~(UINT64_C(1) << (sig - 1)));
-    if (interrupt)
+    uint64_t bit = UINT64_C(1) << (sig - 1);
+    if (interrupt) {
+        atomic_fetch_or(&interrupting, bit);
         act.sa_flags &= ~SA_RESTART;
-    else
+    } else {
+        atomic_fetch_and(&interrupting, ~bit);
         act.sa_flags |= SA_RESTART;
+    }
     return sigaction(sig, &act, NULL);
 }
 
