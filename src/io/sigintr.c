@@ -21,7 +21,7 @@
  * interrupts nothing.
  *
  * Dispatchers. The worker that harvests the eventfd (dispatch), and a
- * call that an event woke while a delivery numbered before that event
+ * call that an event woke, when a delivery numbered before it resumed
  * was still undispatched (cap__sig_settle). Both run dispatch_some under
  * dispatch_lock, which publishes `dispatched` with release once every
  * delivery below it was handled: a settling call that reads it with
@@ -66,9 +66,10 @@ struct slot {
 
 static struct slot ring[RING];
 /* Handler side: deliveries numbered so far. Read (relaxed) by every
- * waker of a registered call (sigintr.h, cap__sig_count), written only by
- * handlers: a line of its own, so the words dispatch and entering calls
- * write never take it out of the wakers' caches. */
+ * registered call an event woke, as it resumes (sigintr.h,
+ * cap__sig_count), written only by handlers: a line of its own, so the
+ * words dispatch and entering calls write never take it out of the
+ * readers' caches. */
 struct cap__sig_counter cap__sig_deliveries;
 _Static_assert(sizeof cap__sig_deliveries == 64, "a line of its own");
 /* [dispatch_lock] deliveries handled; stored with release, read racily
@@ -324,7 +325,7 @@ static void deliver(int sig, bool restart, uint64_t seq, int nshards)
         /* Before the callback takes the wait structure's lock: the waiter
          * checks sig under that lock before it parks (sigintr.h), and a
          * callback of a woken parked-only call compares hit with the
-         * event's stamp. hit before sig: cap__sig_hit_first reads them
+         * count it took as it resumed. hit before sig: cap__sig_hit_first reads them
          * the other way round. */
         atomic_store_explicit(&sw->hit, seq + 1, memory_order_relaxed);
         atomic_store(&sw->sig, sig);

@@ -64,7 +64,7 @@
  * running, not waiting: its callback refuses a delivery that finds it
  * unparked (it returns false and dispatch offers the delivery to another
  * call), as a signal passes a running thread by, unless an event woke
- * it after the delivery was numbered (below).
+ * it and it resumed after the delivery was numbered (below).
  *
  * Ordering. Linux interrupts the call before the handler runs (on the
  * interrupted thread), and the call returns EINTR after it:
@@ -79,35 +79,39 @@
  * before the handler:
  *  - the delivery is numbered before the program's handler runs
  *    (cap__sig_begin): every effect of the handler happens after that;
- *  - every event that wakes a waiting call stamps its wait record with
- *    the number of deliveries so far (cap__sig_count, read by the waker
- *    under the wait structure's lock, with the unlink): the woken call
- *    was still waiting for every delivery numbered below its stamp. (The
- *    count read when the call resumes would not do: it also takes in
- *    deliveries numbered after the event, which found the call running,
- *    as when a thread writes and then signals; Linux returns the data
- *    then.) A parked-only call's callback takes a delivery that finds it
- *    unparked if its stamp is above the delivery's number;
+ *  - an event that wakes a waiting call marks its wait record woken
+ *    (CAP__SIG_WOKEN, under the wait structure's lock, with the unlink),
+ *    and the call, as it resumes, replaces the mark with the number of
+ *    deliveries so far (cap__sig_count, under the same lock): until then
+ *    it is still inside the call, as a thread woken in the kernel is
+ *    until it returns, and a parked-only call's callback takes any
+ *    delivery; from then on only those numbered below that count;
  *  - the woken call, before it acts on the event (a parked-only transfer
  *    before it leaves the registry and consumes anything), settles
- *    (cap__sig_settle): if a delivery numbered since it entered and
- *    below its stamp is not dispatched yet, it runs the dispatch itself,
- *    synchronously, for those deliveries too whose handler still runs.
- *    If a delivery below the stamp chose it (cap__sig_hit_first), the
- *    call returns EINTR, whatever the event brought: a transfer consumed
- *    nothing, and a poll reports nothing. A delivery numbered after the
- *    stamp found it running: a poll then reports its readiness first, as
- *    Linux's does. A poll that a delivery hit with no event stamped
- *    first (the delivery woke it, or came between two of its parks)
- *    returns EINTR without looking at readiness again: what it would
- *    find may be the handler's doing;
- *  - the stamp is the moment the runtime learns of the event: a private
- *    pipe's transfer wakes the other end at once, but for what the
- *    kernel reports (sockets, other pipes) that is the harvest, so data
- *    written before a signal and harvested after its numbering counts as
- *    after it, and the call returns EINTR where Linux would return the
- *    data (as it did before, whenever the signal's eventfd was harvested
- *    first);
+ *    (cap__sig_settle) on that count: if a delivery numbered since it
+ *    entered and below the count is not dispatched yet, it runs the
+ *    dispatch itself, synchronously, for those deliveries too whose
+ *    handler still runs. If a delivery below the count chose it
+ *    (cap__sig_hit_first), the call returns EINTR, whatever the event
+ *    brought: a transfer consumed nothing, and a poll reports nothing.
+ *    A delivery numbered after the count found it running: a poll then
+ *    reports its readiness first, as Linux's does. A poll that a
+ *    delivery hit with no event first (the delivery woke it, or came
+ *    between two of its parks) returns EINTR without looking at
+ *    readiness again: what it would find may be the handler's doing;
+ *  - why the count at resumption and not at the event: what a woken call
+ *    finds is whatever is there when it looks, not what the event
+ *    reported. An event may be stale (readiness that an earlier call
+ *    already consumed, harvested late), and the data the call then finds
+ *    may be a handler's doing: counted at the event, a delivery between
+ *    the event and the look found the call "running" and the handler's
+ *    data reached it (1 run in 25 of
+ *    io/signal_interrupt_precedes_handler_effects under load lost a
+ *    round so). The price: a call that real data woke returns EINTR if a
+ *    signal chose it before it resumed (the data stays for the next
+ *    call), where Linux returns the data when the data came first; the
+ *    signal did come while the call was in progress, so EINTR is what
+ *    POSIX allows, and nothing is lost;
  *  - (b): the eventfd is written when the handler is over (cap__sig_end),
  *    and the worker's dispatch handles a delivery only then (in number
  *    order, but one whose handler still runs does not hold up the later
@@ -227,11 +231,10 @@ static inline bool cap__sig_hit(cap__sig_waiter *sw)
     return atomic_load(&sw->sig) != 0;
 }
 
-/* The number of deliveries so far: the stamp a waker of a waiting call
- * records, under the wait structure's lock, when an event ends the
- * call's park ("Ordering"). Relaxed: a delivery whose handler's effect
- * the waker's thread saw was numbered before that effect, so it is
- * counted. */
+/* The number of deliveries so far: what a woken call records, under the
+ * wait structure's lock, as it resumes ("Ordering"). Relaxed: a delivery
+ * whose handler's effect this thread saw was numbered before that
+ * effect, so it is counted. */
 struct cap__sig_counter {
     _Alignas(64) _Atomic uint64_t n; /* a line of its own (io/sigintr.c) */
 };
@@ -241,18 +244,22 @@ static inline uint64_t cap__sig_count(void)
     return atomic_load_explicit(&cap__sig_deliveries.n, memory_order_relaxed);
 }
 
+/* The mark an event leaves on the wait record of a call it woke, until
+ * the call resumes ("Ordering"): above every delivery's number + 1. */
+#define CAP__SIG_WOKEN UINT64_MAX
+
 void cap__sig_settle_slow(uint64_t woke);
-/* A registered call sw that an event with stamp woke ended a park of:
- * returns once every delivery numbered below woke has been dispatched,
- * running the dispatch itself if need be. Call while still registered,
- * holding no lock. */
+/* A registered call sw, woken by an event, that resumed when
+ * cap__sig_count() read woke: returns once every delivery numbered below
+ * woke has been dispatched, running the dispatch itself if need be. Call
+ * while still registered, holding no lock. */
 static inline void cap__sig_settle(cap__sig_waiter *sw, uint64_t woke)
 {
     if (woke > sw->epoch) /* else nothing was numbered while it waited */
         cap__sig_settle_slow(woke);
 }
 /* After cap__sig_settle(sw, woke) (woke 0: no event woke it): whether a
- * delivery interrupted the call that was numbered before the event, or
+ * delivery interrupted the call that was numbered before it resumed, or
  * with no event at all; the call then returns EINTR before anything the
  * event, or the handler, brought. */
 static inline bool cap__sig_hit_first(cap__sig_waiter *sw, uint64_t woke)

@@ -20,12 +20,14 @@
  *    under that lock before every park. A parked-only call is registered
  *    from just before it locks the descriptor to park until it wakes, and
  *    takes a delivery only if the callback finds its record linked, or
- *    unlinked by an event whose stamp is above the delivery's number.
+ *    unlinked by an event and either not resumed yet or resumed after the
+ *    delivery was numbered.
  *  - every event that unlinks an exclusive record with result 0 (or
- *    fires a group) stamps it with cap__sig_count() under the lock of
- *    the unlink; a stamp whose thread the unpark did not reach (it timed
- *    out, or a cancel claimed it) is put back to 0. A woken registered
- *    call settles on that stamp before it acts on the event
+ *    fires a group) marks it CAP__SIG_WOKEN under the lock of the
+ *    unlink; a mark whose thread the unpark did not reach (it timed out,
+ *    or a cancel claimed it) is put back to 0. A woken registered call,
+ *    as it resumes, replaces the mark with cap__sig_count() under the
+ *    same lock and settles on that count before it acts on the event
  *    (sigintr.h, "Ordering").
  *  - cancellation (in->cancel, src/sync/cancel.h): the park is a
  *    cancellable one; a cancel that claims the thread leaves its record
@@ -151,26 +153,27 @@ static void unlink_waiter(cap__fd *f, cap__io_waiter *w)
 }
 
 /* Unparks exclusive waiter w, which an event or a close unlinked (its
- * result set; f's lock held), stamping it when the event brings it
- * something (result 0; sigintr.h, "Ordering"); a stamp the unpark did
- * not deliver (a timeout or a cancel claimed the thread) is put back to
- * 0. Whether the unpark reached the thread. */
+ * result set; f's lock held), marking it woken when the event brings it
+ * something (result 0; sigintr.h, "Ordering"); a mark the unpark did not
+ * deliver (a timeout or a cancel claimed the thread) is put back to 0.
+ * Whether the unpark reached the thread. */
 static inline bool unpark_excl(cap__io_waiter *w)
 {
-    w->woke = w->result == 0 ? cap__sig_count() : 0;
+    w->woke = w->result == 0 ? CAP__SIG_WOKEN : 0;
     if (cap__unpark(w->thread))
         return true;
     w->woke = 0;
     return false;
 }
 
-/* event: an event or a close fired it (not a signal); stamped if result 0. */
+/* event: an event or a close fired it (not a signal); marked woken if
+ * result 0. */
 static void group_fire(cap__io_group *g, bool event, int result)
 {
     cap__spin_lock(&g->lock);
     if (!g->fired) {
         g->fired = true;
-        g->woke = event && result == 0 ? cap__sig_count() : 0;
+        g->woke = event && result == 0 ? CAP__SIG_WOKEN : 0;
         if (g->parked)
             cap__unpark(g->thread); /* under g->lock, the lock it parked on */
     }
@@ -328,12 +331,13 @@ int cap__io_call_end(cap__io_call *c)
 }
 
 /* Dispatch's interrupt of an exclusive waiter (under the registry's
- * locks). A parked-only call takes the delivery if this wakes it, or if
- * an event woke it after the delivery was numbered (its stamp is above
- * the number: it settles before it consumes anything, sigintr.h); one
- * that an event woke before, or that timed out or was claimed by a
- * cancel, is running and refuses it. A registered call takes it anyway
- * and sees it before its next park, or as it settles. */
+ * locks). A parked-only call takes the delivery if this wakes it, if an
+ * event woke it and it has not resumed yet, or if it resumed after the
+ * delivery was numbered (the count it took then is above the number: it
+ * settles on that count before it consumes anything, sigintr.h); one
+ * that resumed before, or that timed out or was claimed by a cancel, is
+ * running and refuses it. A registered call takes it anyway and sees it
+ * before its next park, or as it settles. */
 static bool interrupt_excl(void *arg)
 {
     cap__io_call *c = arg;
@@ -346,7 +350,7 @@ static bool interrupt_excl(void *arg)
         if (cap__unpark(c->w.thread))
             took = true;
     } else if (c->w.woke >= atomic_load_explicit(&c->sw.hit, memory_order_relaxed)) {
-        took = true; /* hit is the delivery's number + 1; woke is 0 unless an event */
+        took = true; /* hit is the delivery's number + 1; woke: see cap__io_waiter */
     }
     cap__spin_unlock(&f->lock);
     return took;
@@ -436,7 +440,7 @@ __attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uin
         if (c->in != NULL && !c->entered) {
             c->f = f;
             c->w.linked = false;
-            c->w.woke = 0; /* not a stamp of an earlier park's (interrupt_excl) */
+            c->w.woke = 0; /* not the mark of an earlier park's (interrupt_excl) */
             if (!c->parked_only) {
                 /* first park: one descriptor per call */
                 cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
@@ -454,12 +458,15 @@ __attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uin
     }
     int rc = park_on_fd(tk, f, w, c, deadline, priv, unregistered);
     /* Woken by an event while registered: a delivery numbered before the
-     * event may have been meant for this call; it is settled before the
-     * call consumes anything (sigintr.h, "Ordering"). The stamp was
+     * call resumed (now) may have been meant for it; it is settled before
+     * the call consumes anything (sigintr.h, "Ordering"). The mark was
      * written before the unpark that resumed us. */
     if (rc == 0 && c != NULL && (c->entered || leave) && w->woke != 0) {
-        cap__sig_settle(&c->sw, w->woke);
-        if (cap__sig_hit_first(&c->sw, w->woke))
+        cap__spin_lock(&f->lock);
+        uint64_t now = w->woke = cap__sig_count();
+        cap__spin_unlock(&f->lock);
+        cap__sig_settle(&c->sw, now);
+        if (cap__sig_hit_first(&c->sw, now))
             rc = EINTR;
     }
     if (leave)
@@ -696,7 +703,8 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             cap__spin_lock(&g.lock);
             g.parked = false;
         }
-        uint64_t woke = g.woke;
+        /* Resumed: the deliveries numbered until now are settled below. */
+        uint64_t woke = g.woke != 0 ? cap__sig_count() : 0;
         cap__spin_unlock(&g.lock);
         for (size_t k = 0; k < nrec; k++) {
             cap__io_waiter *w = &recs[k];
@@ -711,9 +719,9 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             break;
         }
         /* A delivery that came before any event (it fired the group, or
-         * hit between two parks) or before the event that fired it ends
-         * the call before it looks at readiness again; one after that
-         * event, readiness first (sigintr.h, "Ordering"). */
+         * hit between two parks) or before the call resumed from the
+         * event that fired it ends the call before it looks at readiness
+         * again; one after that, readiness first (sigintr.h, "Ordering"). */
         if (entered) {
             if (woke != 0)
                 cap__sig_settle(&sw, woke);

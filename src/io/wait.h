@@ -32,7 +32,8 @@ typedef struct cap__io_group {
     struct cap__thread *thread;
     bool fired;   /* [lock] an event or close reached one of its records */
     bool parked;  /* [lock] the thread is (about to be) parked on it */
-    uint64_t woke; /* [lock] cap__sig_count() when an event fired it, else 0
+    uint64_t woke; /* [lock] CAP__SIG_WOKEN once an event fired it, else 0; the
+                      thread replaces it with cap__sig_count() as it resumes
                       (io/sigintr.h, "Ordering") */
 } cap__io_group;
 
@@ -41,8 +42,10 @@ typedef struct cap__io_waiter {
     struct cap__thread *thread;  /* exclusive waiters */
     cap__io_group *group;        /* observers */
     int result;                  /* set by the waker: 0, EBADF on close, EINTR */
-    uint64_t woke;               /* [fd lock] cap__sig_count() when an event (result
-                                    0) woke it, else 0 (io/sigintr.h, "Ordering") */
+    uint64_t woke;               /* [fd lock] CAP__SIG_WOKEN once an event (result 0)
+                                    woke it, else 0; cap__sig_count() from the
+                                    moment its thread resumed (io/sigintr.h,
+                                    "Ordering") */
     int dir;
     int fd;                      /* observers: the descriptor it is linked on */
     bool linked;                 /* [fd lock] */
