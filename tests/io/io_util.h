@@ -26,6 +26,15 @@
 
 #include "check.h"
 
+/* errno through the library's accessor, which is not declared const as
+ * glibc's __errno_location is, so the compiler cannot keep its address
+ * across a call that parks: the programs stay right when a thread resumes
+ * on another worker, and the suite runs under CAP_MIGRATE=1 too
+ * (tests.cmake). The same mapping as <capriccio/pthread.h>. */
+int *cap_errno_location(void);
+#undef errno
+#define errno (*cap_errno_location())
+
 static inline cap_thread_t spawn(void *(*fn)(void *), void *arg)
 {
     cap_thread_t t;

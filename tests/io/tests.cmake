@@ -74,14 +74,40 @@ foreach(mode auto backend)
   endforeach()
 endforeach()
 
-# Waits that end on another worker than they began on (io/wait.c counts
-# them per worker).
-foreach(net ${CAPIO_NETIO})
-  set(tname io/busy_workers_harvest_io/${net}-uring/w2-migrate)
-  add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/busy_workers_harvest_io)
-  set_tests_properties(${tname} PROPERTIES
-    ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1;CAP_NETIO=${net};CAP_DISKIO=uring"
-    TIMEOUT 60 SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "is not available here")
+# The suite again with CAP_MIGRATE=1, where a thread may resume on
+# another worker than it parked on: waits that end on another worker,
+# registries and rings of one worker left from another. (The programs
+# read errno through a non-const accessor, io_util.h, as migration
+# requires.) Not the programs that check that a started thread stays on
+# its worker, the default placement; nor, on uring, the FIFO opens, whose
+# reader's close may release the FIFO only when the kernel thread that
+# armed its poll next enters the kernel (README, Limits).
+set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens)
+set(CAPIO_NOT_MIGRATED_uring fifo_open_parks_only_caller)
+foreach(src ${capio_srcs})
+  get_filename_component(name ${src} NAME_WE)
+  if(name IN_LIST CAPIO_NOT_MIGRATED OR
+     (DEFINED CAPIO_WORKERS_${name} AND NOT "2" IN_LIST CAPIO_WORKERS_${name}))
+    continue()
+  endif()
+  set(timeout 60)
+  if(DEFINED CAPIO_TIMEOUT_${name})
+    set(timeout ${CAPIO_TIMEOUT_${name}})
+  endif()
+  set(extra_env)
+  if(DEFINED CAPIO_ENV_${name})
+    set(extra_env ";${CAPIO_ENV_${name}}")
+  endif()
+  foreach(net ${CAPIO_NETIO})
+    if(DEFINED CAPIO_NOT_MIGRATED_${net} AND name IN_LIST CAPIO_NOT_MIGRATED_${net})
+      continue()
+    endif()
+    set(tname io/${name}/${net}-uring/w2-migrate)
+    add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/${name})
+    set_tests_properties(${tname} PROPERTIES
+      ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1;CAP_NETIO=${net};CAP_DISKIO=uring${extra_env}"
+      TIMEOUT ${timeout} SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "is not available here")
+  endforeach()
 endforeach()
 
 # Preloading: a program that is not linked with the library.
