@@ -82,10 +82,11 @@
  *  - an event that wakes a waiting call marks its wait record woken
  *    (CAP__SIG_WOKEN, under the wait structure's lock, with the unlink),
  *    and the call, as it resumes, replaces the mark with the number of
- *    deliveries so far (cap__sig_count, under the same lock): until then
+ *    deliveries so far (cap__sig_count): until then
  *    it is still inside the call, as a thread woken in the kernel is
  *    until it returns, and a parked-only call's callback takes any
- *    delivery; from then on only those numbered below that count;
+ *    delivery; from then on only those numbered below that count (the
+ *    exclusive record is written without the lock, io/wait.c);
  *  - the woken call, before it acts on the event (a parked-only transfer
  *    before it leaves the registry and consumes anything), settles
  *    (cap__sig_settle) on that count: if a delivery numbered since it

@@ -26,9 +26,10 @@
  *    fires a group) marks it CAP__SIG_WOKEN under the lock of the
  *    unlink; a mark whose thread the unpark did not reach (it timed out,
  *    or a cancel claimed it) is put back to 0. A woken registered call,
- *    as it resumes, replaces the mark with cap__sig_count() under the
- *    same lock and settles on that count before it acts on the event
- *    (sigintr.h, "Ordering").
+ *    as it resumes, replaces the mark with cap__sig_count() (under the
+ *    group's lock; an exclusive record's with a sequentially consistent
+ *    store, io_wait) and settles on that count before it acts on the
+ *    event (sigintr.h, "Ordering").
  *  - cancellation (in->cancel, src/sync/cancel.h): the park is a
  *    cancellable one; a cancel that claims the thread leaves its record
  *    linked, and the thread unlinks it exactly as after a timeout. An
@@ -349,7 +350,8 @@ static bool interrupt_excl(void *arg)
         c->w.result = EINTR;
         if (cap__unpark(c->w.thread))
             took = true;
-    } else if (c->w.woke >= atomic_load_explicit(&c->sw.hit, memory_order_relaxed)) {
+    } else if (__atomic_load_n(&c->w.woke, __ATOMIC_SEQ_CST) >=
+               atomic_load_explicit(&c->sw.hit, memory_order_relaxed)) {
         took = true; /* hit is the delivery's number + 1; woke: see cap__io_waiter */
     }
     cap__spin_unlock(&f->lock);
@@ -462,9 +464,14 @@ __attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uin
      * the call consumes anything (sigintr.h, "Ordering"). The mark was
      * written before the unpark that resumed us. */
     if (rc == 0 && c != NULL && (c->entered || leave) && w->woke != 0) {
-        cap__spin_lock(&f->lock);
-        uint64_t now = w->woke = cap__sig_count();
-        cap__spin_unlock(&f->lock);
+        /* Against interrupt_excl, without f's lock: the store and its
+         * load of woke, and dispatch's store of sig and our load of it
+         * (in cap__sig_hit_first), are sequentially consistent, so
+         * either the callback sees now, or this call sees the delivery
+         * the callback took; one it took numbered after now found the
+         * call running and interrupts nothing. */
+        uint64_t now = cap__sig_count();
+        __atomic_store_n(&w->woke, now, __ATOMIC_SEQ_CST);
         cap__sig_settle(&c->sw, now);
         if (cap__sig_hit_first(&c->sw, now))
             rc = EINTR;

@@ -43,9 +43,9 @@ typedef struct cap__io_waiter {
     cap__io_group *group;        /* observers */
     int result;                  /* set by the waker: 0, EBADF on close, EINTR */
     uint64_t woke;               /* [fd lock] CAP__SIG_WOKEN once an event (result 0)
-                                    woke it, else 0; cap__sig_count() from the
-                                    moment its thread resumed (io/sigintr.h,
-                                    "Ordering") */
+                                    woke it, else 0; then, written by its thread
+                                    as it resumes (atomic, io/wait.c),
+                                    cap__sig_count() (io/sigintr.h, "Ordering") */
     int dir;
     int fd;                      /* observers: the descriptor it is linked on */
     bool linked;                 /* [fd lock] */
