@@ -648,6 +648,12 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             seqs[2 * i + 1] = f ? atomic_load(&f->seq[1]) : 0;
         }
         long r = syscall(SYS_poll, fds, n, 0);
+        /* Even with no timeout the kernel's poll fails with EINTR when a
+         * handler runs on this kernel thread during it. That delivery is
+         * numbered and interrupts the call dispatch chooses (sigintr.h),
+         * perhaps another one: here it counts as nothing ready. */
+        if (r < 0 && errno == EINTR)
+            r = 0;
         if (r == 0 && entered && cap__sig_hit(&sw)) {
             result = -EINTR;
             break;

@@ -81,13 +81,8 @@ endforeach()
 # requires.) Not the programs that check that a started thread stays on
 # its worker, the default placement; nor, on uring, the FIFO opens, whose
 # reader's close may release the FIFO only when the kernel thread that
-# armed its poll next enters the kernel (README, Limits). Known failure,
-# left out until fixed: signal_while_transfers_park_and_wake sees one
-# EINTR more than the handler ran in ~1 run in 12 under ASan with
-# migration since woken calls settle at resumption (io/sigintr.h); 0 in
-# 40 without migration, 0 in 40 with the code before.
-set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens
-    signal_while_transfers_park_and_wake)
+# armed its poll next enters the kernel (README, Limits).
+set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens)
 set(CAPIO_NOT_MIGRATED_uring fifo_open_parks_only_caller)
 foreach(src ${capio_srcs})
   get_filename_component(name ${src} NAME_WE)
