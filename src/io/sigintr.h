@@ -82,11 +82,11 @@
  *  - an event that wakes a waiting call marks its wait record woken
  *    (CAP__SIG_WOKEN, under the wait structure's lock, with the unlink),
  *    and the call, as it resumes, replaces the mark with the number of
- *    deliveries so far (cap__sig_count): until then
- *    it is still inside the call, as a thread woken in the kernel is
- *    until it returns, and a parked-only call's callback takes any
- *    delivery; from then on only those numbered below that count (the
- *    exclusive record is written without the lock, io/wait.c);
+ *    deliveries so far (cap__sig_count): until then it is still inside
+ *    the call, as a thread woken in the kernel is until it returns, and
+ *    a parked-only call's callback takes any delivery; from then on only
+ *    those numbered below that count (the exclusive record is written
+ *    without the lock, io/wait.c);
  *  - the woken call, before it acts on the event (a parked-only transfer
  *    before it leaves the registry and consumes anything), settles
  *    (cap__sig_settle) on that count: if a delivery numbered since it
@@ -122,6 +122,11 @@
  *    (Written before the handler, the eventfd would have the worker
  *    choose while the handler runs, and every call chosen so would wait;
  *    and a handler left by a jump would already have interrupted one.)
+ *  - the system calls the runtime makes on a call's behalf are not the
+ *    call: the kernel fails even a zero-timeout poll with EINTR when a
+ *    handler runs on that kernel thread during it, and such a check
+ *    counts as "not ready" (io/wait.c, intercept/); only the registry's
+ *    choice gives a call EINTR, so one delivery interrupts one call.
  * Handlers that never return: a jump out of the handler (siglongjmp,
  *  longjmp; src/stack/longjmp.c) ends its delivery there (cap__sig_end
  *  with jumped), and a delivery left that way interrupts nothing (the
