@@ -123,7 +123,9 @@ struct msghdr;
 void cap__ic_rights_sent(const struct msghdr *msg);
 
 /* The readiness poll(2) reports for fd right now (events plus POLLERR,
- * POLLHUP, POLLNVAL), without waiting; 0 when none or on error. */
+ * POLLHUP, POLLNVAL), without waiting; 0 when none or on error, EINTR
+ * included (a handler run on this kernel thread fails even a
+ * zero-timeout poll so: not a readiness, io/sigintr.h). */
 static inline short cap__ic_revents_now(int fd, short events)
 {
     struct pollfd p = { .fd = fd, .events = events };

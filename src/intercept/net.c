@@ -107,14 +107,9 @@ struct accept_op {
 static ssize_t accept_attempt(int fd, void *arg)
 {
     struct accept_op *a = arg;
-    if (!a->owned) {
-        /* A blocking listener we may not touch: readiness, then the call. */
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        /* <= 0: a handler run on this kernel thread fails even a
-         * zero-timeout poll with EINTR; not a reason to block. */
-        if (syscall(SYS_poll, &p, 1, 0) <= 0)
-            return -EAGAIN;
-    }
+    /* A blocking listener we may not touch: readiness, then the call. */
+    if (!a->owned && cap__ic_revents_now(fd, POLLIN) == 0)
+        return -EAGAIN;
     return cap__ic_sys(syscall(SYS_accept4, fd, a->addr, a->alen, a->flags | SOCK_NONBLOCK));
 }
 

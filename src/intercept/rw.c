@@ -766,11 +766,11 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 
 /* preadv2/pwritev2 at the file position of a socket or of a pipe we made
  * (both take RWF_NOWAIT) with flags besides RWF_NOWAIT, which the
- * transfers below do not carry: the kernel judges them (EOPNOTSUPP for one this file does not take) in a first
- * call made with RWF_NOWAIT too, so that it cannot block; its data stands,
- * and only what it could not do at once goes on the blocking way (the
- * flags then known to be taken, and meaningless there), unless the
- * caller asked for RWF_NOWAIT. Other pollable files may refuse
+ * transfers below do not carry: the kernel judges them (EOPNOTSUPP for
+ * one this file does not take) in a first call made with RWF_NOWAIT
+ * too, so that it cannot block; its data stands, and only what it could
+ * not do at once goes on the blocking way (the flags then known to be
+ * taken, and meaningless there), unless the caller asked for RWF_NOWAIT. Other pollable files may refuse
  * RWF_NOWAIT itself, so cannot be asked so: their flags are dropped. */
 static ssize_t flagged_first(cap__fd *f, int fd, bool write, const struct iovec *iov, int cnt,
                              int rwf, bool our_pipe)

@@ -325,8 +325,8 @@ static void deliver(int sig, bool restart, uint64_t seq, int nshards)
         /* Before the callback takes the wait structure's lock: the waiter
          * checks sig under that lock before it parks (sigintr.h), and a
          * callback of a woken parked-only call compares hit with the
-         * count it took as it resumed. hit before sig: cap__sig_hit_first reads them
-         * the other way round. */
+         * count it took as it resumed. hit before sig:
+         * cap__sig_hit_first reads them the other way round. */
         atomic_store_explicit(&sw->hit, seq + 1, memory_order_relaxed);
         atomic_store(&sw->sig, sig);
         if (sw->interrupt(sw->arg))

@@ -125,7 +125,7 @@
  *  - the system calls the runtime makes on a call's behalf are not the
  *    call: the kernel fails even a zero-timeout poll with EINTR when a
  *    handler runs on that kernel thread during it, and such a check
- *    counts as "not ready" (io/wait.c, intercept/); only the registry's
+ *    counts as "not ready" (io/wait.c, cap__ic_revents_now); only the registry's
  *    choice gives a call EINTR, so one delivery interrupts one call.
  * Handlers that never return: a jump out of the handler (siglongjmp,
  *  longjmp; src/stack/longjmp.c) ends its delivery there (cap__sig_end
@@ -237,8 +237,8 @@ static inline bool cap__sig_hit(cap__sig_waiter *sw)
     return atomic_load(&sw->sig) != 0;
 }
 
-/* The number of deliveries so far: what a woken call records, under the
- * wait structure's lock, as it resumes ("Ordering"). Relaxed: a delivery
+/* The number of deliveries so far: what a woken call records as it
+ * resumes ("Ordering"). Relaxed: a delivery
  * whose handler's effect this thread saw was numbered before that
  * effect, so it is counted. */
 struct cap__sig_counter {

@@ -206,8 +206,6 @@ static inline void send_fd(int sock, int fd)
     CHECK_EQ(sendmsg(sock, &m, 0), 1);
 }
 
-/* Raises the soft descriptor limit to the hard one (and, as root, the hard
- * one to `want` when it is lower). Returns the soft limit now in force. */
 /* Sends sig to the process every millisecond until *done is set: one
  * that comes before the call it is for has parked interrupts nothing, so
  * it repeats. Start it with spawn(signal_until_done, &s). */
@@ -237,6 +235,8 @@ static inline void temp_fifo(char path[32])
     CHECK_EQ(mkfifo(path, 0600), 0);
 }
 
+/* Raises the soft descriptor limit to the hard one (and, as root, the hard
+ * one to `want` when it is lower). Returns the soft limit now in force. */
 static inline long raise_nofile(long want)
 {
     struct rlimit r;

@@ -20,6 +20,17 @@ set(CAPIO_ENV_buffered_file_writes "CAP_FILE_WRITES=worker")
 # Needs one worker for a known order of parks (see the program).
 set(CAPIO_WORKERS_signal_prefers_main_thread 1)
 
+# Each program runs again with CAP_MIGRATE=1 (io/<name>/<net>-uring/
+# w2-migrate), where a thread may resume on another worker than it parked
+# on: waits that end on another worker, registries and rings of one worker
+# left from another. (The programs read errno through a non-const
+# accessor, io_util.h, as migration requires.) Not the programs that check
+# that a started thread stays on its worker, the default placement; nor,
+# on uring, the FIFO opens, whose reader's close may release the FIFO only
+# when the kernel thread that armed its poll next enters the kernel
+# (README, Limits).
+set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens)
+set(CAPIO_NOT_MIGRATED_uring fifo_open_parks_only_caller)
 file(GLOB capio_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/io/*.c)
 foreach(src ${capio_srcs})
   get_filename_component(name ${src} NAME_WE)
@@ -59,6 +70,19 @@ foreach(src ${capio_srcs})
         SKIP_REGULAR_EXPRESSION "is not available here")
     endforeach()
   endwhile()
+  if(name IN_LIST CAPIO_NOT_MIGRATED OR NOT "2" IN_LIST workers)
+    continue()
+  endif()
+  foreach(net ${CAPIO_NETIO})
+    if(name IN_LIST CAPIO_NOT_MIGRATED_${net})
+      continue()
+    endif()
+    set(tname io/${name}/${net}-uring/w2-migrate)
+    add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/${name})
+    set_tests_properties(${tname} PROPERTIES
+      ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1;CAP_NETIO=${net};CAP_DISKIO=uring${extra_env}"
+      TIMEOUT ${timeout} SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "is not available here")
+  endforeach()
 endforeach()
 
 # Buffered file writes under the other CAP_FILE_WRITES settings.
@@ -71,42 +95,6 @@ foreach(mode auto backend)
         ENVIRONMENT "CAP_WORKERS=${n};CAP_DISKIO=${disk};CAP_FILE_WRITES=${mode}"
         TIMEOUT 60 SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "is not available here")
     endforeach()
-  endforeach()
-endforeach()
-
-# The suite again with CAP_MIGRATE=1, where a thread may resume on
-# another worker than it parked on: waits that end on another worker,
-# registries and rings of one worker left from another. (The programs
-# read errno through a non-const accessor, io_util.h, as migration
-# requires.) Not the programs that check that a started thread stays on
-# its worker, the default placement; nor, on uring, the FIFO opens, whose
-# reader's close may release the FIFO only when the kernel thread that
-# armed its poll next enters the kernel (README, Limits).
-set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens)
-set(CAPIO_NOT_MIGRATED_uring fifo_open_parks_only_caller)
-foreach(src ${capio_srcs})
-  get_filename_component(name ${src} NAME_WE)
-  if(name IN_LIST CAPIO_NOT_MIGRATED OR
-     (DEFINED CAPIO_WORKERS_${name} AND NOT "2" IN_LIST CAPIO_WORKERS_${name}))
-    continue()
-  endif()
-  set(timeout 60)
-  if(DEFINED CAPIO_TIMEOUT_${name})
-    set(timeout ${CAPIO_TIMEOUT_${name}})
-  endif()
-  set(extra_env)
-  if(DEFINED CAPIO_ENV_${name})
-    set(extra_env ";${CAPIO_ENV_${name}}")
-  endif()
-  foreach(net ${CAPIO_NETIO})
-    if(DEFINED CAPIO_NOT_MIGRATED_${net} AND name IN_LIST CAPIO_NOT_MIGRATED_${net})
-      continue()
-    endif()
-    set(tname io/${name}/${net}-uring/w2-migrate)
-    add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/${name})
-    set_tests_properties(${tname} PROPERTIES
-      ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1;CAP_NETIO=${net};CAP_DISKIO=uring${extra_env}"
-      TIMEOUT ${timeout} SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "is not available here")
   endforeach()
 endforeach()
 
