@@ -86,14 +86,22 @@
 
 enum {
     STEAL_QUEUE_EVERY = 61, /* rounds between steal-queue-first picks */
-    IDLE_SPIN_ROUNDS = 4,   /* most checks for work before sleeping (64
+    IDLE_SPIN_ROUNDS = 4,   /* most checks for work before sleeping that
+                               follow a yield which ran another task (64
                                gave the load generator of Knot's paper
                                pattern less CPU: 5-13% fewer requests/s
                                than 16; 4 cut its yields per request from
                                ~0.6 to ~0.1 at 1,000 clients and its CPU
-                               per request by 0-6%, with pipetest,
-                               producer-consumer and keep-alive Knot no
-                               worse; 1 was no better than 4) */
+                               per request by 0-6%; 1 was no better) */
+    FREE_SPIN_ROUNDS = 64,  /* most checks that follow a yield which found
+                               nothing else to run (~35 us in all): a
+                               spin no one else wants the CPU for costs
+                               no one; pipetest on two workers at 8 pipes,
+                               whose tokens cross workers every few us,
+                               passed 0.13-0.37M tokens/s with 4 checks,
+                               1.5-1.7M with 16 */
+    YIELD_FREE_NS = 2000,   /* a yield that returned within this ran no
+                               other task (~0.5 us here when it does not) */
     SPIN_WORTH_NS = 50000,  /* a sleep this short: a longer spin would have
                                caught the wake-up, so the next spin gets
                                the whole budget (set when 64 rounds took
@@ -896,7 +904,12 @@ static void idle(cap__worker *w)
      * a sleep longer than that halves it. A worker whose waits are long
      * (a lightly loaded server) thus stops burning CPU that the rest of
      * the machine (a load generator, other processes) could use, and one
-     * handed work at a high rate keeps spinning. */
+     * handed work at a high rate keeps spinning. A check that follows a
+     * yield which ran another task counts against spin_rounds; one after
+     * a yield that found nothing else to run, against 16 times as many:
+     * the spin is long where its CPU is wanted by no one, and short where
+     * each round is two context switches and CPU taken from the task that
+     * shares it. */
     bool spin_ok = p->spin_ok == NULL || p->spin_ok();
     int rounds = cap__rt.nworkers > 1 && spin_ok ? w->spin_rounds : 0;
     /* With disk requests of its own in flight, the worker spins for them
@@ -919,7 +932,10 @@ static void idle(cap__worker *w)
     }
     bool spun = rounds > 0 || own_until != 0;
     bool found = false;
-    for (int i = 0; i < rounds || (own_until != 0 && cap__now() < own_until); i++) {
+    int costly = 0, cheap = 0; /* checks after a yield that ran / did not run another task */
+    for (int i = 0; (costly < rounds && cheap < rounds * (FREE_SPIN_ROUNDS / IDLE_SPIN_ROUNDS)) ||
+                    (own_until != 0 && cap__now() < own_until);
+         i++) {
         /* The poller's spin check: completions of our own disk requests
          * that arrived while we spun, seen without a system call. */
         if (has_own_work(w) || (p->spin != NULL && p->spin(w) && has_own_work(w))) {
@@ -931,7 +947,12 @@ static void idle(cap__worker *w)
          * returns at once when there is nothing, so an idle machine
          * spins as with pause instructions, and a shared one does not
          * lose the CPU to our wait. */
+        uint64_t yield_at = cap__now();
         sched_yield();
+        if (cap__now() - yield_at > YIELD_FREE_NS)
+            costly++;
+        else
+            cheap++;
         /* A long spin for our disk requests still looks at descriptors
          * every 16 rounds (~8 us when nothing else runs). */
         if (own_until != 0 && i % 16 == 15 && poll_worthwhile())
