@@ -77,10 +77,12 @@ void cap__fd_defer(int op, int fd, int kind, uint32_t flags, const uint64_t *tim
         s->timeo[1] = timeo != NULL ? timeo[1] : 0;
         atomic_store_explicit(&s->state, READY, memory_order_release);
         atomic_store_explicit(&any, true, memory_order_release);
+        cap__sig_note_work_left();
         return;
     }
     atomic_store(&lost, true);
     atomic_store_explicit(&any, true, memory_order_release);
+    cap__sig_note_work_left();
 }
 
 /* ---- shutdown's wake-ups ----------------------------------------------------- */

@@ -103,6 +103,7 @@ static void defer_poke(int fd, bool write)
     if (!queued)
         atomic_store(&deferred_overflow, true);
     atomic_store_explicit(&deferred_any, true, memory_order_release);
+    cap__sig_note_work_left();
 }
 
 void cap__pipe_after_foreign_xfer(int fd, bool write)

@@ -105,10 +105,29 @@ uint64_t cap__sig_begin(int sig, int sa_flags)
     return seq + 1;
 }
 
+_Atomic _Bool cap__sig_work_left;
+
+/* Has the worker that harvests the eventfd run a dispatch. */
+static void bring_dispatch(void)
+{
+    int fd = atomic_load_explicit(&evfd, memory_order_acquire);
+    if (fd >= 0) {
+        int saved = errno;
+        uint64_t one = 1;
+        syscall(SYS_write, fd, &one, sizeof one);
+        errno = saved;
+    }
+}
+
 void cap__sig_end(uint64_t token, bool jumped)
 {
-    if (token == 0)
+    if (token == 0) {
+        /* Not numbered: nothing to interrupt, but what the handler left
+         * for the dispatch (util/sigctx.h) must still be run. */
+        if (atomic_load_explicit(&cap__sig_work_left, memory_order_relaxed))
+            bring_dispatch();
         return;
+    }
     struct slot *s = &ring[(token - 1) % RING];
     /* Release: what the handler did comes before a waiter that sees the
      * delivery over returns EINTR (wait_over). Never over a newer
@@ -120,13 +139,7 @@ void cap__sig_end(uint64_t token, bool jumped)
            !atomic_compare_exchange_weak_explicit(&s->over, &cur, want, memory_order_release,
                                                   memory_order_relaxed))
         ;
-    int fd = atomic_load_explicit(&evfd, memory_order_acquire);
-    if (fd >= 0) {
-        int saved = errno;
-        uint64_t one = 1;
-        syscall(SYS_write, fd, &one, sizeof one);
-        errno = saved;
-    }
+    bring_dispatch();
 }
 
 /* ---- before the first handler (sigintr.h) ------------------------------- */
@@ -415,6 +428,9 @@ static void dispatch(void *arg)
     (void)arg;
     uint64_t v;
     syscall(SYS_read, atomic_load(&evfd), &v, sizeof v); /* drain: the next write is a new edge */
+    /* Before the work: a handler that queues more after this sees the
+     * flag clear and brings another dispatch (util/sigctx.h). */
+    atomic_exchange(&cap__sig_work_left, false);
     cap__run_deferred_wakes(); /* what the handlers posted (sched/park.h) */
     cap__pipe_run_deferred();  /* and wrote to our pipes (io/pipe.h) */
     cap__fd_run_deferred();    /* and did to the descriptor table (io/fd.h) */

@@ -278,7 +278,10 @@ static inline bool cap__sig_hit_first(cap__sig_waiter *sw, uint64_t woke)
  * program's handler for sig (installed with sa_flags) runs, numbers the
  * delivery and returns its token (seq + 1; 0: a signal past 64, which
  * the registry does not know). _end, once that handler returned
- * (jumped: a jump left it), marks it over and brings a dispatch. */
+ * (jumped: a jump left it), marks it over and brings a dispatch; with
+ * token 0 (a delivery not numbered, or aimed at the thread it
+ * interrupted: src/stack/signal.c) it brings one only if the handler left
+ * work for it (util/sigctx.h). */
 uint64_t cap__sig_begin(int sig, int sa_flags);
 void cap__sig_end(uint64_t token, bool jumped);
 

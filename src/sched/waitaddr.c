@@ -39,6 +39,7 @@
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/clock.h"
+#include "util/sigctx.h"
 #include "util/spin.h"
 
 enum { NBUCKETS = 1024 }; /* power of two */
@@ -225,6 +226,7 @@ void cap__wake_on_deferred(const _Atomic uint32_t *addr)
 {
     atomic_store_explicit(&bucket_of(addr)->deferred, true, memory_order_relaxed);
     atomic_store_explicit(&any_deferred, true, memory_order_release);
+    cap__sig_note_work_left();
 }
 
 void cap__run_deferred_wakes(void)

@@ -45,6 +45,19 @@ static inline bool cap__in_signal_handler(void)
     return __builtin_expect(cap__handler_depth != 0, 0);
 }
 
+/* Set by a handler that left work for the signal dispatch (a deferred
+ * wake-up, a pipe's wake-up, the descriptor table's bookkeeping; above),
+ * after queueing it; cleared by the dispatch before it runs that work
+ * (io/sigintr.c). The dispatch follows a numbered delivery anyway; this
+ * brings it after one that is not numbered too (a signal aimed at the
+ * thread it interrupted: raise, a fault; src/stack/signal.c). */
+extern _Atomic _Bool cap__sig_work_left __attribute__((visibility("hidden")));
+
+static inline void cap__sig_note_work_left(void)
+{
+    __atomic_store_n(&cap__sig_work_left, 1, __ATOMIC_RELEASE);
+}
+
 /* A longjmp to target_sp (the jump buffer's stack pointer) is about to
  * be made inside a handler (src/stack/longjmp.c): ends every handler
  * whose frame it leaves (src/stack/signal.c), so this kernel thread is
