@@ -85,8 +85,10 @@ static cap__intr intr_of(const sigset_t *mask)
 {
     cap__intr in = cap__intr_always;
     in.cancel = true;
-    if (mask != NULL)
+    if (mask != NULL) {
         in.blocked = cap__sig_bits(mask);
+        in.masked = true;
+    }
     return in;
 }
 

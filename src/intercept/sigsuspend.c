@@ -47,6 +47,7 @@ int sigsuspend(const sigset_t *mask)
         return (int)cap__ic_ret(-EFAULT);
     cap__intr in = cap__intr_always;
     in.blocked = cap__sig_bits(mask);
+    in.masked = true;
     cap__io_sleep(CAP__FOREVER, &in);
     return (int)cap__ic_ret(-EINTR);
 }

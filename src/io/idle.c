@@ -26,6 +26,7 @@
  */
 #include "io/io.h"
 #include "io/netio.h"
+#include "io/sigintr.h"
 
 #include <stdatomic.h>
 
@@ -158,11 +159,8 @@ int64_t cap__idle_timeout_ns(uint64_t deadline)
 
 /* ---- the poller of every descriptor backend ---------------------------- */
 
-static void netio_wait_idle(cap__worker *w, uint64_t deadline)
+static void sleep_idle(cap__worker *w, uint64_t deadline)
 {
-    cap__disk_flush(w);
-    if (w->local.len != 0) /* the flush completed requests of our own threads */
-        return;
     if (!cap__idle_acquire(w)) {
         if (!ring_wait(w, deadline, false))
             cap__idle_futex_wait(w, deadline);
@@ -172,6 +170,21 @@ static void netio_wait_idle(cap__worker *w, uint64_t deadline)
         cap__netio_active->harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline)
                                                              : 0);
     cap__idle_release(w);
+}
+
+static void netio_wait_idle(cap__worker *w, uint64_t deadline)
+{
+    cap__disk_flush(w);
+    if (w->local.len != 0) /* the flush completed requests of our own threads */
+        return;
+    /* The signals a parked call's own mask accepts, for the sleep only
+     * (io/sigintr.h, idle side). A handler run as they are unblocked
+     * writes the dispatch's eventfd, which the instance reports. */
+    uint64_t saved;
+    bool unmasked = cap__sig_idle_unmask(&saved);
+    sleep_idle(w, deadline);
+    if (unmasked)
+        cap__sig_idle_remask(&saved);
 }
 
 /* A poll releases the instance as a busy worker's does (NULL: a sleeper

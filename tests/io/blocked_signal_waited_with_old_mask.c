@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: the classic way to wait for a signal without a race, block
+ * it, then wait with a mask that lets it in (sigsuspend, pselect, ppoll,
+ * epoll_pwait), gets the signal even when the blocked mask is on the only
+ * kernel thread (io/sigintr.h, idle side): each call returns EINTR after
+ * exactly one run of the handler. A signal sent while it is blocked and no
+ * such call waits stays pending (no handler runs during a plain sleep);
+ * and one the call's own mask blocks does not end it (its timeout does).
+ * Before, on one worker, the pending signal was never delivered: nginx's
+ * master, which waits so, ignored SIGTERM. With more workers the others
+ * do not block it, so the handler runs at once there (the mask is per
+ * kernel thread, docs/pthread-compat.md): the signal sent before the
+ * wait, and the call whose own mask blocks it, are checked on one worker
+ * only. */
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+
+#include "io/io_util.h"
+
+static volatile sig_atomic_t handled;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    handled++;
+}
+
+static void *send_later(void *arg)
+{
+    (void)arg;
+    cap_sleep_ns(10000000);
+    CHECK_EQ(kill(getpid(), SIGUSR1), 0);
+    return NULL;
+}
+
+enum { SUSPEND, PSELECT, PPOLL, EPOLL_PWAIT, KINDS };
+
+/* Waits in `kind` with the mask `old` (SIGUSR1 let in), a pipe that never
+ * becomes ready and no timeout: only the signal ends it. */
+static void wait_for_signal(int kind, const sigset_t *old, int rfd, int epfd)
+{
+    int r;
+    errno = 0;
+    if (kind == SUSPEND) {
+        r = sigsuspend(old);
+    } else if (kind == PSELECT) {
+        fd_set rs;
+        FD_ZERO(&rs);
+        FD_SET(rfd, &rs);
+        r = pselect(rfd + 1, &rs, NULL, NULL, NULL, old);
+    } else if (kind == PPOLL) {
+        struct pollfd p = { .fd = rfd, .events = POLLIN };
+        r = ppoll(&p, 1, NULL, old);
+    } else {
+        struct epoll_event ev;
+        r = epoll_pwait(epfd, &ev, 1, -1, old);
+    }
+    CHECK_EQ(r, -1);
+    CHECK_EQ(errno, EINTR);
+}
+
+int main(void)
+{
+    const char *workers = getenv("CAP_WORKERS");
+    bool one_worker = workers != NULL && strcmp(workers, "1") == 0;
+    struct sigaction sa = { .sa_handler = on_usr1 };
+    sigemptyset(&sa.sa_mask);
+    CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+    int p[2];
+    CHECK_EQ(pipe(p), 0);
+    int epfd = epoll_create1(0);
+    CHECK_GE(epfd, 0);
+    struct epoll_event ev = { .events = EPOLLIN, .data.fd = p[0] };
+    CHECK_EQ(epoll_ctl(epfd, EPOLL_CTL_ADD, p[0], &ev), 0);
+
+    sigset_t usr1, old;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    for (int kind = 0; kind < KINDS; kind++) {
+        /* Sent before the wait, while blocked: pending until the wait
+         * (with more workers another one takes it at once). */
+        if (one_worker) {
+            handled = 0;
+            CHECK_EQ(sigprocmask(SIG_BLOCK, &usr1, &old), 0);
+            CHECK_EQ(kill(getpid(), SIGUSR1), 0);
+            cap_sleep_ns(10000000); /* the worker sleeps with it blocked */
+            CHECK_EQ(handled, 0);
+            wait_for_signal(kind, &old, p[0], epfd);
+            CHECK_EQ(handled, 1);
+            CHECK_EQ(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+        }
+
+        /* Sent by another thread while the call waits. */
+        handled = 0;
+        CHECK_EQ(sigprocmask(SIG_BLOCK, &usr1, &old), 0);
+        cap_thread_t t = spawn(send_later, NULL);
+        wait_for_signal(kind, &old, p[0], epfd);
+        join(t);
+        CHECK_EQ(handled, 1);
+        CHECK_EQ(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+    }
+
+    /* A call whose own mask blocks it is not ended by it. */
+    if (one_worker) {
+        handled = 0;
+        CHECK_EQ(sigprocmask(SIG_BLOCK, &usr1, &old), 0);
+        CHECK_EQ(kill(getpid(), SIGUSR1), 0);
+        struct pollfd pf = { .fd = p[0], .events = POLLIN };
+        struct timespec ten_ms = { 0, 10000000 };
+        CHECK_EQ(ppoll(&pf, 1, &ten_ms, &usr1), 0);
+        CHECK_EQ(handled, 0);
+        wait_for_signal(SUSPEND, &old, p[0], epfd); /* then taken */
+        CHECK_EQ(handled, 1);
+        CHECK_EQ(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+    }
+    puts("ok");
+    return 0;
+}
