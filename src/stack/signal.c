@@ -76,7 +76,9 @@
 
 #include "arch/usercheck.h"
 #include "io/sigintr.h"
+#include "sched/worker.h"
 #include "stack/linked.h"
+#include "util/die.h"
 #include "util/sigctx.h"
 #include "util/spin.h"
 
@@ -100,6 +102,7 @@ struct open_handler {
     struct open_handler *prev;
     uint64_t token;  /* its delivery (cap__sig_begin), 0 once ended */
     unsigned depth;  /* cap__handler_depth outside it */
+    bool in_sched;   /* it interrupted a worker's scheduler, not a user thread */
 };
 static __thread struct open_handler *open_top __attribute__((tls_model("initial-exec")));
 static sigaction_fn real_sigaction;
@@ -213,7 +216,10 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
     }
     cap__handler_runs++;
-    struct open_handler o = { .prev = open_top, .depth = cap__handler_depth };
+    cap__worker *w = cap__worker_self();
+    struct open_handler o = { .prev = open_top,
+                              .depth = cap__handler_depth,
+                              .in_sched = w != NULL && w->current == NULL };
     open_top = &o;
     atomic_signal_fence(memory_order_seq_cst); /* linked before it counts */
     cap__handler_depth = o.depth + 1;
@@ -244,6 +250,15 @@ void cap__sig_handler_jump(const void *target)
     const char *here = __builtin_frame_address(0), *to = target;
     struct open_handler *o;
     while ((o = open_top) != NULL && !(to >= here && to < (const char *)o)) {
+        /* Out of a handler that interrupted the scheduler: the scheduler
+         * sets no jump buffers, so the target is a user thread's frame,
+         * a thread parked in a call (bash's wait builtin jumps so). Its
+         * wait records and the scheduler's context would be abandoned:
+         * not supported (README, Limits). */
+        if (o->in_sched)
+            cap__die("a signal handler jumped (longjmp) into a user thread "
+                     "that was parked in a blocking call: not supported (README, "
+                     "Limits)\n");
         uint64_t token = o->token;
         o->token = 0;
         open_top = o->prev;
