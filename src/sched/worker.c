@@ -99,7 +99,7 @@ enum {
                                no one; pipetest on two workers at 8 pipes,
                                whose tokens cross workers every few us,
                                passed 0.13-0.37M tokens/s with 4 checks,
-                               1.5-1.7M with 16 */
+                               1.54-1.66M with this budget */
     YIELD_FREE_NS = 2000,   /* a yield that returned within this ran no
                                other task (~0.5 us here when it does not) */
     SPIN_WORTH_NS = 50000,  /* a sleep this short: a longer spin would have
