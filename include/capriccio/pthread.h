@@ -53,8 +53,8 @@
  *    priority-inheritance/-protection and robust mutexes: ENOTSUP;
  *  - signals to threads: pthread_kill with a signal: EINVAL (POSIX: "an
  *    invalid or unsupported signal number"); pthread_kill(t, 0) checks
- *    that t exists; pthread_sigmask that changes the mask: ENOTSUP
- *    (asking for the mask works); pthread_sigqueue: EINVAL;
+ *    that t exists; pthread_sigqueue: EINVAL (pthread_sigmask is the
+ *    library's own: each thread has its mask, docs/pthread-compat.md);
  *  - asynchronous cancellation acts like deferred (<capriccio/cancel.h>);
  *  - GNU extensions with no user-level meaning (affinity, tryjoin/
  *    timedjoin/clockjoin, default attributes, attribute signal masks):
@@ -329,15 +329,6 @@ static inline int cap_compat_sigqueue(cap_thread_t t, int sig, const union sigva
     return cap_compat_kill(t, sig);
 }
 
-static inline int cap_compat_sigmask(int how, const sigset_t *set, sigset_t *old)
-{
-    if (set == NULL)
-        return pthread_sigmask(how, NULL, old); /* asking is fine */
-    if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
-        return EINVAL;
-    return ENOTSUP;
-}
-
 static inline int cap_compat_enosys(void)
 {
     return ENOSYS;
@@ -527,7 +518,6 @@ _Static_assert(SEM_VALUE_MAX == CAP_SEM_VALUE_MAX, "semaphore limit");
 #define pthread_getconcurrency cap_compat_getconcurrency
 #define pthread_kill cap_compat_kill
 #define pthread_sigqueue cap_compat_sigqueue
-#define pthread_sigmask cap_compat_sigmask
 #define pthread_atfork cap_atfork
 #define pthread_tryjoin_np(...) cap_compat_enosys()
 #define pthread_timedjoin_np(...) cap_compat_enosys()

@@ -52,6 +52,7 @@
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "io/sigintr.h"
+#include "io/sigmask.h"
 #include "sched/worker.h"
 
 /* The sigaction table's lock is held across the fork (src/stack/signal.c).
@@ -72,6 +73,7 @@ pid_t fork(void)
     if (pid == 0) { /* before any signal is let in */
         cap__sched_forked(cap__current());
         cap__io_forked();
+        cap__sigmask_forked(cap__current());
     }
     cap__sig_fork_done(&saved);
     if (pid == 0)

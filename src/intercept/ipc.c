@@ -19,16 +19,7 @@
  * before the operation, so the call fails without taking a unit or a
  * message even when it could have proceeded at once.
  *
- * Not here: sigwait, sigwaitinfo and sigtimedwait still block the worker
- * (sigsuspend.c only keeps the runtime's own interruptions from ending
- * the last two with EINTR).
- * On the pool they would not hang one worker, but the kernel gives a
- * process-directed signal to a thread that does not block it, and the
- * program can block it only on its own worker (docs/pthread-compat.md,
- * Signals): with two workers a wait in the pool lost the signal to the
- * other worker every time (its default action killed the process), where
- * a wait on the main thread's worker gets it (the kernel tries the
- * thread-group leader first).
+ * The signal waits (sigwait and its kin) are in sigwait.c.
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>

@@ -10,10 +10,9 @@
  * Timeouts become absolute deadlines. Every one of them returns EINTR
  * when a caught signal interrupts it, whatever SA_RESTART says
  * (io/sigintr.h picks which parked call a signal interrupts). The mask of
- * ppoll/pselect/epoll_pwait decides which signals may interrupt the call:
- * one in the mask never does. The mask is not installed in the kernel
- * (it would apply to the worker, shared by many user threads); see
- * docs/pthread-compat.md, "Signals".
+ * ppoll/pselect/epoll_pwait is the thread's while the call waits
+ * (io/sigmask.h), so it decides which signals may interrupt the call:
+ * one in the mask never does; see docs/pthread-compat.md, "Signals".
  *
  * All are cancellation points (intercept.h): a cancel acts on entry or
  * while the thread is parked, after the call unlinked its waiter records.

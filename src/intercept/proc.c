@@ -37,6 +37,7 @@
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "io/sigintr.h"
+#include "io/sigmask.h"
 
 /* ---- the wait family ------------------------------------------------------- */
 
@@ -114,7 +115,7 @@ int lockf64(int fd, int cmd, off_t len) __attribute__((alias("lockf")));
 
 struct system_call {
     const char *command;
-    sigset_t mask; /* the caller's (its worker's) */
+    sigset_t mask; /* the calling thread's (io/sigmask.h) */
     int result, err;
 };
 
@@ -139,7 +140,8 @@ int system(const char *command)
     cap__fd_forking();
     struct system_call c = { .command = command };
     sigemptyset(&c.mask);
-    syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &c.mask, _NSIG / 8);
+    uint64_t mine = cap__sigmask_of(cap__current());
+    memcpy(&c.mask, &mine, sizeof mine);
     if (cap__offload(run_system, &c) != 0)
         return CAP__REAL(system)(command);
     if (c.result < 0)

@@ -26,7 +26,6 @@
  */
 #include "io/io.h"
 #include "io/netio.h"
-#include "io/sigintr.h"
 
 #include <stdatomic.h>
 
@@ -177,14 +176,7 @@ static void netio_wait_idle(cap__worker *w, uint64_t deadline)
     cap__disk_flush(w);
     if (w->local.len != 0) /* the flush completed requests of our own threads */
         return;
-    /* The signals a parked call's own mask accepts, for the sleep only
-     * (io/sigintr.h, idle side). A handler run as they are unblocked
-     * writes the dispatch's eventfd, which the instance reports. */
-    uint64_t saved;
-    bool unmasked = cap__sig_idle_unmask(&saved);
     sleep_idle(w, deadline);
-    if (unmasked)
-        cap__sig_idle_remask(&saved);
 }
 
 /* A poll releases the instance as a busy worker's does (NULL: a sleeper

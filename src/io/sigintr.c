@@ -49,6 +49,7 @@
 #include "io/io.h"
 #include "io/ownfd.h"
 #include "io/pipe.h"
+#include "io/sigmask.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/clock.h"
@@ -196,61 +197,21 @@ static inline uint64_t entry_ticket(void)
     return t;
 }
 
-/* ---- masks of parked calls (sigintr.h, idle side) ----------------------- */
-
-/* Per signal, how many parked calls with a mask of their own accept it. */
-static cap__spin masked_lock = CAP__SPIN_INIT;
-static uint32_t masked_accepting[64];
-static _Atomic uint32_t masked_calls;
-
-static void count_masked(uint64_t blocked, int delta)
-{
-    cap__spin_lock(&masked_lock);
-    for (int i = 0; i < 64; i++)
-        if (!(blocked & (1ull << i)))
-            masked_accepting[i] += (uint32_t)delta;
-    atomic_fetch_add(&masked_calls, (uint32_t)delta);
-    cap__spin_unlock(&masked_lock);
-}
-
-bool cap__sig_idle_unmask(uint64_t *saved)
-{
-    if (atomic_load_explicit(&masked_calls, memory_order_relaxed) == 0)
-        return false;
-    uint64_t accepted = 0;
-    cap__spin_lock(&masked_lock);
-    for (int i = 0; i < 64; i++)
-        if (masked_accepting[i] != 0)
-            accepted |= 1ull << i;
-    cap__spin_unlock(&masked_lock);
-    uint64_t cur;
-    if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, sizeof cur) != 0 ||
-        (cur & accepted) == 0)
-        return false;
-    uint64_t during = cur & ~accepted;
-    if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &during, NULL, sizeof during) != 0)
-        return false;
-    *saved = cur;
-    return true;
-}
-
-void cap__sig_idle_remask(const uint64_t *saved)
-{
-    syscall(SYS_rt_sigprocmask, SIG_SETMASK, saved, NULL, sizeof *saved);
-}
-
 /* ---- the registry ------------------------------------------------------- */
 
 void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(void *),
                     void *arg)
 {
-    if (in->masked)
-        count_masked(in->blocked, 1);
     cap__worker *w = cap__worker_self();
-    sw->is_main = w->current->is_main;
+    cap__thread *self = w->current;
+    sw->is_main = self->is_main;
     struct cap__sig_list *l = sw->is_main ? &main_list : &shards[w->id % SHARDS];
     sw->list = l;
     sw->in = *in;
+    if (in->masked) /* the call's mask is its thread's while it waits */
+        sw->mask_before = cap__sigmask_of(self);
+    else
+        sw->in.blocked |= cap__sigmask_of(self);
     sw->interrupt = interrupt;
     sw->arg = arg;
     sw->passed = 0;
@@ -272,6 +233,10 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
         l->head[k] = sw;
     l->tail[k] = sw;
     cap__spin_unlock(&l->lock);
+    /* Registered first: a pending signal the new mask accepts is
+     * delivered as it is installed, and interrupts this call. */
+    if (in->masked)
+        cap__sigmask_set(self, in->blocked);
 }
 
 /* Whether the handler of delivery token (seq + 1) is over: returned, or
@@ -330,8 +295,8 @@ int cap__sig_leave(cap__sig_waiter *sw)
     int sig = atomic_load_explicit(&sw->sig, memory_order_relaxed);
     uint64_t hit = atomic_load_explicit(&sw->hit, memory_order_relaxed);
     cap__spin_unlock(&l->lock);
-    if (sw->in.masked)
-        count_masked(sw->in.blocked, -1);
+    if (sw->in.masked) /* its thread's mask again */
+        cap__sigmask_set(cap__current(), sw->mask_before);
     if (sig != 0)
         wait_over(hit); /* EINTR comes after the handler, as in Linux */
     return sig;
@@ -517,9 +482,6 @@ bool cap__sig_undispatched(void)
 void cap__sig_forked_begin(void)
 {
     dispatch_lock = (cap__spin)CAP__SPIN_INIT;
-    masked_lock = (cap__spin)CAP__SPIN_INIT; /* the parent's parked calls are lost */
-    memset(masked_accepting, 0, sizeof masked_accepting);
-    atomic_store(&masked_calls, 0);
     memset(&main_list, 0, sizeof main_list);
     memset(shards, 0, sizeof shards);
     /* The parent's deliveries not yet dispatched were the parent's. */

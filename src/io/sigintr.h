@@ -191,9 +191,10 @@ typedef struct cap__intr {
     bool cancel;      /* a cancellation point: a cancel request ends its waits
                          with ECANCELED (src/sync/cancel.h); the constants
                          below leave it false */
-    bool masked;      /* blocked is the call's own signal mask, in force while
-                         it waits (sigsuspend, pselect, ppoll, epoll_pwait):
-                         see cap__sig_idle_unmask */
+    bool masked;      /* blocked is the call's own signal mask, its thread's
+                         while it waits (sigsuspend, pselect, ppoll,
+                         epoll_pwait: io/sigmask.h); otherwise the thread's
+                         mask is added to blocked as the call registers */
 } cap__intr;
 
 /* poll, select, epoll_wait, sleeps, pause: EINTR whatever the flags. */
@@ -216,6 +217,7 @@ struct cap__sig_waiter {
     uint64_t passed;               /* [dispatch] seq + 1 of a delivery it refused */
     _Atomic uint64_t hit;          /* seq + 1 of the delivery that set sig */
     _Atomic int sig;               /* the signal that interrupted the call, or 0 */
+    uint64_t mask_before;          /* in.masked: its thread's mask outside the call */
     bool (*interrupt)(void *arg);  /* wakes it; dispatch calls it under the list lock */
     void *arg;
 };
@@ -287,27 +289,6 @@ static inline bool cap__sig_hit_first(cap__sig_waiter *sw, uint64_t woke)
  * work for it (util/sigctx.h). */
 uint64_t cap__sig_begin(int sig, int sa_flags);
 void cap__sig_end(uint64_t token, bool jumped);
-
-/*
- * Idle side: masks of parked calls. sigprocmask on a user thread changes
- * its worker's mask (docs/pthread-compat.md), and a call's own mask
- * (cap__intr.masked) is not installed in the kernel, where it would apply
- * to every user thread of the worker. So the classic idiom, block a
- * signal and then wait for it in sigsuspend or pselect with the old mask,
- * waited for ever on one worker: the signal stayed pending on the only
- * kernel thread. While such calls are parked, a worker that goes to sleep
- * with nothing to run unblocks, for its sleep only, the signals one of
- * them accepts and its kernel thread blocks: the kernel delivers a pending
- * one then, its handler runs in the idle worker (no user thread is
- * interrupted: all of that worker's are parked), and the dispatch picks
- * the call as for any delivery. A signal no parked call accepts stays
- * blocked. _unmask, before the sleep: true if it changed the kernel
- * thread's mask (the old one in *saved, the first 64 signals); _remask
- * with it after the sleep. Other workers are not woken for it: the
- * signal waits for some worker's next sleep.
- */
-bool cap__sig_idle_unmask(uint64_t *saved);
-void cap__sig_idle_remask(const uint64_t *saved);
 
 /*
  * Before the program's first handler. Only a handler of the program's

@@ -16,6 +16,7 @@
 
 #include "capriccio.h"
 #include "io/io.h"
+#include "io/sigmask.h"
 #include "runtime/config.h"
 #include "sched/park.h"
 #include "sched/worker.h"
@@ -51,6 +52,7 @@ static void start_runtime(void)
     atomic_store(&cap__live_threads, 1);
     cap__io_start();
     cap__workers_start(main_thread, SCHED_STACK_SIZE);
+    cap__sigmask_init(main_thread);
     if (cap__park_reserve(1) != 0)
         cap__die("cannot allocate the timer heaps\n");
 }

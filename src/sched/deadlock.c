@@ -88,7 +88,7 @@ void cap__deadlock_check_enter(cap__worker *w)
     if (idle_forever == cap__rt.nworkers && nothing_in_flight() &&
         !cap__sig_program_handlers()) {
         cap__say("capriccio: deadlock: all %ld threads are parked and nothing can wake them\n",
-                 (long)atomic_load(&cap__live_threads));
+                 cap__live_count(atomic_load(&cap__live_threads)));
         cap__thread_foreach(print_thread, NULL);
         _exit(2);
     }

@@ -74,6 +74,8 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "runtime/config.h"
 #include "sched/policy.h"
@@ -281,6 +283,7 @@ void cap__sched_forked(cap__thread *self)
     cap__worker *here = cap__self_worker;
     if (here != NULL) {
         here->id = 0;
+        atomic_store(&here->tid, (pid_t)syscall(SYS_gettid)); /* the child's */
         atomic_store(&here->io_waits, 0); /* the lost threads' (and counts kept
                                              per worker: migrated waits) */
         cap__rt.workers = here;
@@ -1041,6 +1044,7 @@ static void *worker_kthread(void *arg)
 {
     cap__worker *w = arg;
     cap__self_worker = w;
+    atomic_store_explicit(&w->tid, (pid_t)syscall(SYS_gettid), memory_order_release);
     w->errno_slot = &errno;
     cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     pthread_attr_t attr;
@@ -1081,6 +1085,7 @@ void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
     w0->sched_size = sched_stack_size;
     w0->sched_sp = cap__ctx_make(w0->sched_stack.hi, sched_entry, w0);
     cap__self_worker = w0;
+    atomic_store(&w0->tid, (pid_t)syscall(SYS_gettid));
     w0->errno_slot = &errno;
     cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     main_thread->worker = w0;

@@ -129,6 +129,10 @@ typedef struct cap__worker {
     struct cap__worker *watch;
     uint32_t watch_ticks;
     uint64_t watch_since;
+    /* Signal masks (io/sigmask.h): its kernel thread's id, 0 until it
+     * runs, and the target it has installed (written by that thread). */
+    _Atomic pid_t tid;
+    _Atomic uint64_t sig_applied;
 } cap__worker;
 
 typedef struct cap__runtime {

@@ -20,11 +20,18 @@
  * (cap__sig_handler_jump, util/sigctx.h) before jumping, which ends the
  * handlers the jump leaves (their deliveries, io/sigintr.h; the "in a
  * handler" state of this kernel thread).
+ *
+ * And a jump that restores a signal mask (sigsetjmp's, saved) gives it
+ * to the user thread (io/sigmask.h, cap__sigmask_jump): what sigsetjmp
+ * saved is its worker's kernel mask, the target of that moment, which is
+ * the thread's own mask when it is the only thread and a part of it
+ * otherwise (docs/pthread-compat.md, Signals).
  */
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdint.h>
 
+#include "io/sigmask.h"
 #include "stack/linked.h"
 #include "util/die.h"
 #include "util/sigctx.h"
@@ -57,6 +64,11 @@ static _Noreturn void jump(jump_fn *fn, const char *name, struct __jmp_buf_tag *
 {
     if (cap__in_signal_handler())
         cap__sig_handler_jump(target_sp(env)); /* out of the handler, mostly */
+    /* The mask sigsetjmp saved becomes the thread's (a user thread's
+     * outside handlers: io/sigmask.h); glibc then installs the word as
+     * rewritten, the workers' target. */
+    if (env->__mask_was_saved && !cap__in_signal_handler())
+        cap__sigmask_jump((uint64_t *)(void *)&env->__saved_mask);
     cap__linked_unwind_to(target_sp(env));
     if (*fn == NULL)
         cap__linked_longjmp_init(); /* a longjmp before our constructor ran */

@@ -76,6 +76,7 @@
 
 #include "arch/usercheck.h"
 #include "io/sigintr.h"
+#include "io/sigmask.h"
 #include "sched/worker.h"
 #include "stack/linked.h"
 #include "util/die.h"
@@ -204,8 +205,14 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         return;
     __typeof__(table[0]) h = table[sig];
     if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed)) {
-        if (is_kick(sig, info) || !take_kick_entry(sig, &h))
-            return; /* interrupting the system call was the whole point */
+        if (is_kick(sig, info)) {
+            /* Interrupting the system call was the point, or a change of
+             * the workers' signal mask (io/sigmask.h). */
+            cap__sigmask_kicked(uctx, open_top != NULL);
+            return;
+        }
+        if (!take_kick_entry(sig, &h))
+            return;
     }
     if (!entry_is_function(&h))
         return; /* set back to SIG_DFL/SIG_IGN as this delivery began */
@@ -216,6 +223,7 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
     }
     cap__handler_runs++;
+    uint64_t mask_entry = cap__sigmask_handler_entry();
     cap__worker *w = cap__worker_self();
     struct open_handler o = { .prev = open_top,
                               .depth = cap__handler_depth,
@@ -240,6 +248,8 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     atomic_signal_fence(memory_order_seq_cst);
     o.token = 0;
     open_top = o.prev;
+    /* The mask it returns to, for a target a kick installed meanwhile. */
+    cap__sigmask_handler_exit(mask_entry, uctx);
 }
 
 void cap__sig_handler_jump(const void *target)

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/sigmask.h"
 #include "runtime/config.h"
 #include "sched/park.h"
 #include "sched/switch.h"
@@ -178,9 +179,9 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     t->asan_fake_stack = NULL;
     t->sp = cap__ctx_make(stack_top(t), cap__thread_entry, t);
 
-    long live = atomic_fetch_add(&cap__live_threads, 1) + 1;
+    long live = cap__sigmask_thread_created(t, cap__current());
     if (cap__park_reserve(live) != 0) {
-        atomic_fetch_sub(&cap__live_threads, 1);
+        cap__sigmask_thread_gone(t);
         cap__stack_free(&t->stack);
         cap__thread_release(t);
         return EAGAIN;
@@ -228,7 +229,7 @@ static cap__thread *exit_begin(cap__thread *self, void *retval)
     if (self->keys != NULL) /* most threads have none: no call */
         cap__keys_run_destructors(self);
     cap__cancel_reset(self);
-    if (atomic_fetch_sub(&cap__live_threads, 1) == 1)
+    if (cap__sigmask_thread_gone(self) == 1)
         exit(0); /* the last thread, and main has already exited */
     if (self->is_main) {
         /* pthread_exit from main: the process lives on until the last

@@ -67,6 +67,7 @@ typedef struct cap__thread {
 
     void *(*start)(void *);
     void *start_arg;
+    struct cap__sigclass *sigclass;/* [owner] its signal mask (io/sigmask.h) */
     const void *create_site;       /* return address of cap_thread_create's caller */
     cap__stack stack;
     size_t stack_request;          /* the size asked for: a TCB cached with its
@@ -139,7 +140,17 @@ void *cap__thread_entry(void *tcb);
  * its worker by whatever runs there next (the scheduler context or the
  * thread it switched to). */
 void cap__thread_finish(cap__thread *t);
-/* Live user threads (created, not yet exited). */
+/* Live user threads (created, not yet exited) in the low 32 bits; in the
+ * high 32, how many of them have a signal mask other than main's first
+ * one (io/sigmask.h, which keeps it). One word, so that one load tells how
+ * many have the first mask, and the create and exit of such a thread (all
+ * of them in a program that never changes a mask) cost one atomic add, as
+ * the count alone did. */
 extern __attribute__((visibility("hidden"))) atomic_long cap__live_threads;
+#define CAP__LIVE_MASKED ((long)1 << 32)
+static inline long cap__live_count(long word)
+{
+    return word & 0xffffffffL;
+}
 
 #endif /* CAP_THREAD_THREAD_H */

@@ -1,23 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* Description: the classic way to wait for a signal without a race, block
  * it, then wait with a mask that lets it in (sigsuspend, pselect, ppoll,
- * epoll_pwait), gets the signal even when the blocked mask is on the only
- * kernel thread (io/sigintr.h, idle side): each call returns EINTR after
- * exactly one run of the handler. A signal sent while it is blocked and no
- * such call waits stays pending (no handler runs during a plain sleep);
- * and one the call's own mask blocks does not end it (its timeout does).
- * Before, on one worker, the pending signal was never delivered: nginx's
- * master, which waits so, ignored SIGTERM. With more workers the others
- * do not block it, so the handler runs at once there (the mask is per
- * kernel thread, docs/pthread-compat.md): the signal sent before the
- * wait, and the call whose own mask blocks it, are checked on one worker
- * only. */
+ * epoll_pwait), gets the signal: each call returns EINTR after exactly
+ * one run of the handler. A signal sent while it is blocked (by the only
+ * thread: so by every worker, io/sigmask.h) and no such call waits stays
+ * pending, also while the other workers sleep; and one the call's own
+ * mask blocks does not end it (its timeout does). Once, on one worker,
+ * the pending signal was never delivered (nginx's master, which waits
+ * so, ignored SIGTERM); with more workers the others did not block it and
+ * ran the handler at once. */
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 
@@ -67,8 +61,6 @@ static void wait_for_signal(int kind, const sigset_t *old, int rfd, int epfd)
 
 int main(void)
 {
-    const char *workers = getenv("CAP_WORKERS");
-    bool one_worker = workers != NULL && strcmp(workers, "1") == 0;
     struct sigaction sa = { .sa_handler = on_usr1 };
     sigemptyset(&sa.sa_mask);
     CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
@@ -83,18 +75,15 @@ int main(void)
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);
     for (int kind = 0; kind < KINDS; kind++) {
-        /* Sent before the wait, while blocked: pending until the wait
-         * (with more workers another one takes it at once). */
-        if (one_worker) {
-            handled = 0;
-            CHECK_EQ(sigprocmask(SIG_BLOCK, &usr1, &old), 0);
-            CHECK_EQ(kill(getpid(), SIGUSR1), 0);
-            cap_sleep_ns(10000000); /* the worker sleeps with it blocked */
-            CHECK_EQ(handled, 0);
-            wait_for_signal(kind, &old, p[0], epfd);
-            CHECK_EQ(handled, 1);
-            CHECK_EQ(sigprocmask(SIG_SETMASK, &old, NULL), 0);
-        }
+        /* Sent before the wait, while blocked: pending until the wait. */
+        handled = 0;
+        CHECK_EQ(sigprocmask(SIG_BLOCK, &usr1, &old), 0);
+        CHECK_EQ(kill(getpid(), SIGUSR1), 0);
+        cap_sleep_ns(10000000); /* the workers sleep with it blocked */
+        CHECK_EQ(handled, 0);
+        wait_for_signal(kind, &old, p[0], epfd);
+        CHECK_EQ(handled, 1);
+        CHECK_EQ(sigprocmask(SIG_SETMASK, &old, NULL), 0);
 
         /* Sent by another thread while the call waits. */
         handled = 0;
@@ -107,18 +96,16 @@ int main(void)
     }
 
     /* A call whose own mask blocks it is not ended by it. */
-    if (one_worker) {
-        handled = 0;
-        CHECK_EQ(sigprocmask(SIG_BLOCK, &usr1, &old), 0);
-        CHECK_EQ(kill(getpid(), SIGUSR1), 0);
-        struct pollfd pf = { .fd = p[0], .events = POLLIN };
-        struct timespec ten_ms = { 0, 10000000 };
-        CHECK_EQ(ppoll(&pf, 1, &ten_ms, &usr1), 0);
-        CHECK_EQ(handled, 0);
-        wait_for_signal(SUSPEND, &old, p[0], epfd); /* then taken */
-        CHECK_EQ(handled, 1);
-        CHECK_EQ(sigprocmask(SIG_SETMASK, &old, NULL), 0);
-    }
+    handled = 0;
+    CHECK_EQ(sigprocmask(SIG_BLOCK, &usr1, &old), 0);
+    CHECK_EQ(kill(getpid(), SIGUSR1), 0);
+    struct pollfd pf = { .fd = p[0], .events = POLLIN };
+    struct timespec ten_ms = { 0, 10000000 };
+    CHECK_EQ(ppoll(&pf, 1, &ten_ms, &usr1), 0);
+    CHECK_EQ(handled, 0);
+    wait_for_signal(SUSPEND, &old, p[0], epfd); /* then taken */
+    CHECK_EQ(handled, 1);
+    CHECK_EQ(sigprocmask(SIG_SETMASK, &old, NULL), 0);
     puts("ok");
     return 0;
 }

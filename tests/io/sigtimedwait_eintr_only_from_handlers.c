@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* Description: sigtimedwait and sigwaitinfo (which block the worker) fail
- * with EINTR only when a handler of the program ran, as Linux says: what
- * the runtime itself does to the waiting kernel thread is not one. Here
- * other threads keep disk requests in flight (with CAP_DISKIO=uring each
- * completion reaches the worker that submitted it as io_uring task work,
- * which ends a sleeping system call of that kernel thread: before, one
+/* Description: sigtimedwait and sigwaitinfo fail with EINTR only when a
+ * handler of the program ran, as Linux says: what the runtime itself does
+ * to the kernel threads is not one. Here other threads keep disk requests
+ * in flight (with CAP_DISKIO=uring each completion reaches the worker
+ * that submitted it as io_uring task work, which ends a sleeping system
+ * call of that kernel thread: when these calls blocked the worker, one
  * wait in a few dozen failed with EINTR instead of EAGAIN on two
  * workers), while a thread waits many times for a signal nobody sends:
  * every wait times out with EAGAIN, after at least its timeout. Then a
- * timer sends SIGUSR2 (caught, not waited for) to the waiting kernel
- * thread: sigtimedwait and sigwaitinfo fail with EINTR once its handler
- * ran, and a SIGUSR1 (waited for) queued to that thread is taken. */
+ * timer sends SIGUSR2 (caught, not waited for) to the waiting thread's
+ * kernel thread: sigtimedwait and sigwaitinfo fail with EINTR once its
+ * handler ran, and a SIGUSR1 (waited for, blocked in every thread) sent
+ * to the process is taken, with its sender. */
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -63,9 +64,6 @@ static void *waiter(void *arg)
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGUSR1);
-    /* Blocked on this worker only (signal masks are per kernel thread);
-     * nobody sends SIGUSR1 until the end, and only to this thread. */
-    CHECK_EQ(sigprocmask(SIG_BLOCK, &set, NULL), 0);
     int eintr = 0;
     for (int i = 0; i < WAITS; i++) {
         struct timespec ts = { 0, WAIT_NS };
@@ -103,17 +101,21 @@ static void *waiter(void *arg)
     timer_delete(t);
 
     /* And a waited-for signal is taken. */
-    t = to_thread(SIGUSR1, tid, 20000000L);
+    CHECK_EQ(kill(getpid(), SIGUSR1), 0);
     siginfo_t si;
     CHECK_EQ(sigwaitinfo(&set, &si), SIGUSR1);
     CHECK_EQ(si.si_signo, SIGUSR1);
-    timer_delete(t);
-    CHECK_EQ(sigprocmask(SIG_UNBLOCK, &set, NULL), 0);
+    CHECK_EQ(si.si_pid, getpid());
     return NULL;
 }
 
 int main(void)
 {
+    /* Blocked in every thread: they inherit it. */
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    CHECK_EQ(sigprocmask(SIG_BLOCK, &usr1, NULL), 0);
     struct sigaction sa = { .sa_handler = on_usr2 };
     sigemptyset(&sa.sa_mask);
     CHECK_EQ(sigaction(SIGUSR2, &sa, NULL), 0);

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waiting for signals: sigwait, sigwaitinfo, sigtimedwait and reads of a
+ * signalfd. On a user thread they park only the caller.
+ *
+ * A signal every user thread blocks is blocked on every worker's kernel
+ * thread too (io/sigmask.h), so it stays pending in the kernel, where
+ * these calls find it. The wait first takes one without waiting
+ * (rt_sigtimedwait with a zero timeout: the process's pending signals and
+ * those sent to this kernel thread); if none is there, it parks on a
+ * signalfd of the set, which the kernel makes readable when one arrives,
+ * and tries again. A signal that some thread does not block is delivered
+ * to a handler (or its default action) instead, as the kernel may do
+ * with a thread that accepts it; POSIX asks the program to block the
+ * set in every thread. A set the waiting thread itself does not block is
+ * added to its mask for the wait, as Linux takes a signal of the set
+ * out of the pending ones rather than deliver it to the waiter: a lone
+ * thread gets it so too.
+ *
+ * As in Linux, sigwaitinfo and sigtimedwait fail with EINTR when a
+ * handler of a signal outside the set interrupts them (io/sigintr.h:
+ * the set counts as blocked for that choice) whatever SA_RESTART says,
+ * and sigwait goes on waiting then, as glibc's does. All three are
+ * cancellation points. sigtimedwait's timeout is measured on the
+ * monotonic clock, as the kernel's is.
+ *
+ * signalfd() made by a user thread is non-blocking underneath (ours,
+ * io/fd.h), so a blocking read parks like a read of a pipe. Elsewhere,
+ * and in a handler, all of them are libc's.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "arch/usercheck.h"
+#include "intercept/intercept.h"
+#include "io/fd.h"
+#include "io/io.h"
+#include "io/sigmask.h"
+#include "util/clock.h"
+
+/* A signalfd of set for the runtime's own wait, registered as ours. */
+static int wait_fd(const sigset_t *set)
+{
+    int fd = (int)syscall(SYS_signalfd4, -1, set, _NSIG / 8, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    cap__fd_created(fd, CAP__FD_STREAM, CAP__FDF_OWNED);
+    return fd;
+}
+
+static void close_wait_fd(int fd)
+{
+    cap__fd_closing(fd);
+    syscall(SYS_close, fd);
+    cap__fd_closed(fd);
+}
+
+/* The signal taken from set (info filled if not NULL), or -errno:
+ * -EAGAIN once deadline passed, -EINTR, -ECANCELED. */
+static long wait_signal(const sigset_t *set, siginfo_t *info, uint64_t deadline)
+{
+    cap__intr in = cap__intr_always;
+    in.blocked = cap__sig_bits(set); /* the thread's mask is added to it */
+    in.cancel = true;
+    cap__thread *self = cap__current();
+    uint64_t mine = cap__sigmask_of(self);
+    bool widened = (in.blocked & cap__sigmask_holdable() & ~mine) != 0;
+    if (widened)
+        cap__sigmask_set(self, mine | in.blocked);
+    int fd = -1;
+    long r;
+    for (;;) {
+        struct timespec zero = { 0, 0 };
+        r = cap__ic_sys(syscall(SYS_rt_sigtimedwait, set, info, &zero, _NSIG / 8));
+        if (r >= 0 || (r != -EAGAIN && r != -EINTR))
+            break;
+        if (r == -EINTR)
+            continue; /* a signal came to this kernel thread just then */
+        if (deadline != CAP__FOREVER && cap__now() >= deadline)
+            break;
+        if (fd < 0 && (fd = wait_fd(set)) < 0) {
+            r = fd;
+            break;
+        }
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        r = cap__io_poll(&p, 1, deadline, &in);
+        if (r < 0)
+            break;
+    }
+    if (fd >= 0)
+        close_wait_fd(fd);
+    if (widened)
+        cap__sigmask_set(self, mine);
+    return r;
+}
+
+/* -EFAULT unless set (and info, if any) can be used as the kernel would. */
+static long check_args(const sigset_t *set, siginfo_t *info)
+{
+    if (!cap__user_readable(set, _NSIG / 8))
+        return -EFAULT;
+    if (info != NULL && !cap__user_writable(info, sizeof *info))
+        return -EFAULT;
+    return 0;
+}
+
+int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts)
+{
+    if (!cap__ic_enter())
+        return CAP__REAL(sigtimedwait)(set, info, ts);
+    long r = check_args(set, info);
+    if (r == 0 && ts != NULL && !cap__user_readable(ts, sizeof *ts))
+        r = -EFAULT;
+    if (r == 0 && ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
+        r = -EINVAL;
+    if (r == 0)
+        r = wait_signal(set, info,
+                        ts == NULL ? CAP__FOREVER
+                                   : cap__deadline_after((uint64_t)ts->tv_sec * 1000000000u +
+                                                         (uint64_t)ts->tv_nsec));
+    return (int)cap__ic_ret_cancel(r);
+}
+
+int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+    if (!cap__ic_enter())
+        return CAP__REAL(sigwaitinfo)(set, info);
+    long r = check_args(set, info);
+    if (r == 0)
+        r = wait_signal(set, info, CAP__FOREVER);
+    return (int)cap__ic_ret_cancel(r);
+}
+
+int sigwait(const sigset_t *set, int *sig)
+{
+    if (!cap__ic_enter())
+        return CAP__REAL(sigwait)(set, sig);
+    long r = check_args(set, NULL);
+    if (r == 0 && !cap__user_writable(sig, sizeof *sig))
+        r = -EFAULT;
+    while (r == 0 || r == -EINTR)
+        r = wait_signal(set, NULL, CAP__FOREVER);
+    if (r == -ECANCELED)
+        cap__cancel_point();
+    if (r < 0)
+        return (int)-r;
+    *sig = (int)r;
+    return 0;
+}
+
+int signalfd(int fd, const sigset_t *mask, int flags)
+{
+    if (fd != -1 || cap__in_signal_handler() || cap__current() == NULL)
+        return CAP__REAL(signalfd)(fd, mask, flags);
+    int r = (int)syscall(SYS_signalfd4, -1, mask, _NSIG / 8, flags | SFD_NONBLOCK);
+    if (r >= 0)
+        cap__fd_created(r, CAP__FD_STREAM,
+                        CAP__FDF_OWNED | ((flags & SFD_NONBLOCK) ? CAP__FDF_APP_NONBLOCK : 0));
+    return r;
+}

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signal masks of user threads: the classes, the target and how workers
+ * install it. The model is in sigmask.h.
+ *
+ * State. cap__sigclass_first, main's mask at start-up, whose count is derived
+ * from cap__live_threads (sigmask.h), and `classes`, a list of the others
+ * (never freed; one whose count is zero is reused for the next new mask),
+ * each on a cache line of its own: its count is what a create and exit of
+ * a thread with it touch. class_lock serialises the list, a thread's move
+ * between classes and the recomputation of `target`; it is taken with
+ * every signal blocked (a jump out of a handler reaches it:
+ * cap__sigmask_jump). Counts change without it on creates and exits: one
+ * that takes a count to zero recomputes under it afterwards, and a create
+ * never takes one from zero (its creator has the mask) but for a thread
+ * made by a kernel thread we do not run, which recomputes too. So every
+ * change of which classes have threads is followed by a recomputation
+ * that sees it. A thread's `sigclass` is written only by that thread (or
+ * its creator, before it runs).
+ *
+ * Per kernel thread, `applied`: the target this kernel thread installed
+ * last (0 on threads that never install one: they are not workers). A
+ * worker also publishes it in w->sig_applied, which a caller waiting for
+ * the workers to block more reads (reach_all). It is stored before the
+ * system call that installs it, with every signal blocked until that
+ * call: no signal can land in between, and a kick that comes during the
+ * call is handled after it and installs what is newest.
+ */
+#include "io/sigmask.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "io/sigintr.h"
+#include "sched/worker.h"
+#include "thread/thread.h"
+#include "util/sigctx.h"
+#include "util/spin.h"
+
+struct cap__sigclass cap__sigclass_first; /* live: unused (above) */
+static struct cap__sigclass *classes;
+static struct cap__sigclass *spare;   /* [class_lock] one made in advance, for jumps */
+static cap__spin class_lock = CAP__SPIN_INIT;
+static _Atomic uint64_t target;
+static __thread uint64_t applied __attribute__((tls_model("initial-exec")));
+
+static uint64_t bit(int sig)
+{
+    return UINT64_C(1) << (sig - 1);
+}
+
+uint64_t cap__sigmask_holdable(void)
+{
+    return ~(bit(SIGKILL) | bit(SIGSTOP) | bit(32) | bit(33));
+}
+
+uint64_t cap__sigmask_never(void)
+{
+    return ~cap__sigmask_holdable() | bit(SIGSEGV) | bit(SIGBUS) | bit(SIGILL) |
+           bit(SIGFPE) | bit(SIGTRAP) | bit(SIGSYS) | bit(CAP__SIG_KICK);
+}
+
+/* What a worker's kernel thread blocks for target t. */
+static uint64_t kernel_mask(uint64_t t)
+{
+    return t & ~cap__sigmask_never();
+}
+
+static void block_all(uint64_t *saved)
+{
+    uint64_t all = ~UINT64_C(0);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, saved, sizeof all);
+}
+
+static void set_kernel_mask(uint64_t m)
+{
+    int saved_errno = errno;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &m, NULL, sizeof m);
+    errno = saved_errno;
+}
+
+/* ---- classes (class_lock held) ------------------------------------------- */
+
+static struct cap__sigclass *new_class(void)
+{
+    struct cap__sigclass *c;
+    if (posix_memalign((void **)&c, 64, sizeof *c) != 0)
+        return NULL;
+    atomic_init(&c->live, 0);
+    c->mask = 0;
+    c->next = NULL;
+    return c;
+}
+
+/* The class for mask: the first, or a live one that has it, else a dead
+ * one (renamed), else a new one (from the spare when may_alloc is false). */
+static struct cap__sigclass *class_for(uint64_t mask, bool may_alloc)
+{
+    if (mask == cap__sigclass_first.mask)
+        return &cap__sigclass_first;
+    struct cap__sigclass *dead = NULL;
+    for (struct cap__sigclass *c = classes; c != NULL; c = c->next) {
+        long live = atomic_load(&c->live);
+        if (c->mask == mask && live > 0)
+            return c;
+        if (live == 0 && dead == NULL)
+            dead = c;
+    }
+    if (dead == NULL) {
+        if (spare != NULL) {
+            dead = spare;
+            spare = NULL;
+        } else if (!may_alloc || (dead = new_class()) == NULL) {
+            return NULL;
+        }
+        dead->next = classes;
+        classes = dead;
+    }
+    dead->mask = mask;
+    return dead;
+}
+
+/* The intersection of the live classes' masks; true if it changed. */
+static bool recompute(void)
+{
+    long word = atomic_load(&cap__live_threads);
+    bool any = cap__live_count(word) - (word >> 32) > 0;
+    uint64_t m = any ? cap__sigclass_first.mask : ~UINT64_C(0);
+    for (struct cap__sigclass *c = classes; c != NULL; c = c->next) {
+        if (atomic_load(&c->live) > 0) {
+            m &= c->mask;
+            any = true;
+        }
+    }
+    if (!any || m == atomic_load(&target))
+        return false; /* no thread left: the process is ending */
+    atomic_store(&target, m);
+    return true;
+}
+
+static void lock_classes(uint64_t *saved)
+{
+    block_all(saved);
+    cap__spin_lock(&class_lock);
+}
+
+/* One more live thread with c, or one fewer (delta -1). */
+static void count(struct cap__sigclass *c, int delta)
+{
+    if (c == &cap__sigclass_first) /* the count of the others moves the other way */
+        atomic_fetch_sub(&cap__live_threads, delta * CAP__LIVE_MASKED);
+    else
+        atomic_fetch_add(&c->live, delta);
+}
+
+/* Moves the running thread t to class c (class_lock held). */
+static void move(cap__thread *t, struct cap__sigclass *c)
+{
+    struct cap__sigclass *old = t->sigclass;
+    if (c == old)
+        return;
+    count(c, 1);
+    t->sigclass = c;
+    count(old, -1);
+    recompute();
+}
+
+/* ---- installing ------------------------------------------------------------ */
+
+static void publish(uint64_t m)
+{
+    applied = m;
+    cap__worker *w = cap__worker_self();
+    if (w != NULL)
+        atomic_store_explicit(&w->sig_applied, m, memory_order_release);
+}
+
+/* With every signal blocked (saved: the mask before), installs the latest
+ * target on this kernel thread, which leaves the blocked state. */
+static void install_here(void)
+{
+    uint64_t m = kernel_mask(atomic_load(&target));
+    publish(m);
+    set_kernel_mask(m);
+}
+
+/* Kicks every other worker that has not installed `gained` (those of its
+ * bits the target still has) and, if wait, waits until each has. A kick
+ * can be lost (merged with a pending SIGURG of the program's): it is
+ * sent again now and then. */
+static void reach_all(uint64_t gained, bool wait)
+{
+    gained = kernel_mask(gained);
+    if (gained == 0)
+        return;
+    cap__worker *self = cap__worker_self();
+    bool reserved = false;
+    for (int i = 0; i < cap__rt.nworkers; i++) {
+        cap__worker *w = &cap__rt.workers[i];
+        if (w == self)
+            continue;
+        for (unsigned round = 0;; round++) {
+            uint64_t need = gained & atomic_load(&target);
+            if ((atomic_load_explicit(&w->sig_applied, memory_order_acquire) & need) == need)
+                break;
+            pid_t tid = atomic_load_explicit(&w->tid, memory_order_acquire);
+            if (round % 4096 == 0 && tid != 0) {
+                if (!reserved) {
+                    cap__sig_kick_reserve();
+                    reserved = true;
+                }
+                cap__sig_kick(tid);
+            }
+            if (!wait)
+                break;
+            sched_yield();
+        }
+    }
+}
+
+/* ---- the interface ---------------------------------------------------------- */
+
+void cap__sigmask_init(cap__thread *main_thread)
+{
+    uint64_t m = 0;
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &m, sizeof m);
+    cap__sigclass_first.mask = m & cap__sigmask_holdable();
+    spare = new_class();
+    main_thread->sigclass = &cap__sigclass_first; /* counted in cap__live_threads */
+    atomic_store(&target, cap__sigclass_first.mask);
+    for (int i = 0; i < cap__rt.nworkers; i++) /* they hold at least this */
+        atomic_store(&cap__rt.workers[i].sig_applied, kernel_mask(cap__sigclass_first.mask));
+    uint64_t saved;
+    block_all(&saved);
+    install_here();
+}
+
+long cap__sigmask_thread_created_slow(cap__thread *t, cap__thread *creator)
+{
+    if (creator != NULL) {
+        /* The creator has the mask: its count is not zero, and moves
+         * only with the creator, which is here. */
+        struct cap__sigclass *c = creator->sigclass;
+        t->sigclass = c;
+        long unit = 1;
+        if (c != &cap__sigclass_first) {
+            atomic_fetch_add_explicit(&c->live, 1, memory_order_relaxed);
+            unit += CAP__LIVE_MASKED;
+        }
+        return cap__live_count(atomic_fetch_add(&cap__live_threads, unit) + unit);
+    }
+    t->sigclass = &cap__sigclass_first;
+    long live = cap__live_count(atomic_fetch_add(&cap__live_threads, 1) + 1);
+    uint64_t saved, before = atomic_load(&target);
+    lock_classes(&saved);
+    bool changed = recompute();
+    cap__spin_unlock(&class_lock);
+    set_kernel_mask(saved); /* not a worker's user thread: its own mask */
+    if (changed)
+        reach_all(atomic_load(&target) & ~before, false);
+    return live;
+}
+
+/* before: for a thread with the first mask, the count before the inline
+ * part took it off (it was the last with that mask); else 0. */
+long cap__sigmask_thread_gone_slow(cap__thread *t, long before)
+{
+    struct cap__sigclass *c = t->sigclass;
+    bool emptied = true;
+    if (c != &cap__sigclass_first) {
+        before = atomic_fetch_sub(&cap__live_threads, 1 + CAP__LIVE_MASKED);
+        emptied = atomic_fetch_sub(&c->live, 1) == 1;
+    }
+    if (!emptied || cap__live_count(before) == 1) /* the last: the process ends */
+        return cap__live_count(before);
+    uint64_t saved, was = atomic_load(&target);
+    lock_classes(&saved);
+    bool changed = recompute();
+    cap__spin_unlock(&class_lock);
+    if (!changed || cap__worker_self() == NULL || cap__in_signal_handler()) {
+        set_kernel_mask(saved);
+    } else {
+        install_here();
+    }
+    if (changed)
+        reach_all(atomic_load(&target) & ~was, false);
+    return cap__live_count(before);
+}
+
+uint64_t cap__sigmask_of(const cap__thread *t)
+{
+    return t->sigclass->mask;
+}
+
+int cap__sigmask_set(cap__thread *t, uint64_t mask)
+{
+    mask &= cap__sigmask_holdable();
+    if (t->sigclass->mask == mask)
+        return 0;
+    uint64_t saved;
+    lock_classes(&saved);
+    if (spare == NULL) /* for a jump, which may not allocate */
+        spare = new_class();
+    uint64_t before = atomic_load(&target);
+    struct cap__sigclass *c = class_for(mask, true);
+    if (c == NULL) {
+        cap__spin_unlock(&class_lock);
+        set_kernel_mask(saved);
+        return ENOMEM;
+    }
+    move(t, c);
+    cap__spin_unlock(&class_lock);
+    install_here();
+    reach_all(atomic_load(&target) & ~before, true);
+    return 0;
+}
+
+void cap__sigmask_kicked(void *uctx, bool nested)
+{
+    if (cap__worker_self() == NULL)
+        return; /* an offload thread's kick: its mask is its own */
+    uint64_t want = kernel_mask(atomic_load(&target));
+    uint64_t have = applied;
+    uint64_t *m = (uint64_t *)&((ucontext_t *)uctx)->uc_sigmask;
+    if (!nested) {
+        /* User code or the scheduler: its mask is the target (a worker
+         * started with the initial thread's, which `applied` does not
+         * know). */
+        uint64_t gained = want & ~*m;
+        *m = want;
+        if (gained != 0)
+            syscall(SYS_rt_sigprocmask, SIG_BLOCK, &gained, NULL, sizeof gained);
+    } else if (want != have) {
+        uint64_t gained = want & ~have;
+        *m = (*m & ~(have & ~want)) | gained;
+        if (gained != 0) /* at once: no signal in it may land before sigreturn */
+            syscall(SYS_rt_sigprocmask, SIG_BLOCK, &gained, NULL, sizeof gained);
+    }
+    publish(want);
+}
+
+uint64_t cap__sigmask_handler_entry(void)
+{
+    return applied;
+}
+
+void cap__sigmask_handler_exit(uint64_t entry, void *uctx)
+{
+    uint64_t now = applied;
+    if (now == entry || uctx == NULL)
+        return;
+    uint64_t *m = (uint64_t *)&((ucontext_t *)uctx)->uc_sigmask;
+    *m = (*m & ~(entry & ~now)) | (now & ~entry);
+}
+
+void cap__sigmask_jump(uint64_t *saved_word)
+{
+    cap__thread *t = cap__current();
+    if (t == NULL || t->sigclass == NULL)
+        return;
+    uint64_t mask = *saved_word & cap__sigmask_holdable();
+    uint64_t saved, before = atomic_load(&target);
+    lock_classes(&saved);
+    struct cap__sigclass *c = t->sigclass->mask == mask ? t->sigclass : class_for(mask, false);
+    if (c != NULL) /* else no memory: the mask stays */
+        move(t, c);
+    cap__spin_unlock(&class_lock);
+    /* The jump installs this word; meanwhile every signal stays blocked,
+     * so the published target is true from here on. */
+    uint64_t m = kernel_mask(atomic_load(&target));
+    publish(m);
+    *saved_word = m;
+    reach_all(atomic_load(&target) & ~before, false);
+}
+
+void cap__sigmask_forked(cap__thread *self)
+{
+    class_lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */
+    for (struct cap__sigclass *c = classes; c != NULL; c = c->next)
+        atomic_store(&c->live, 0);
+    if (self != NULL) {
+        /* The child's only thread: the parent's others never run again. */
+        struct cap__sigclass *c = self->sigclass;
+        if (c != &cap__sigclass_first)
+            atomic_store(&c->live, 1);
+        atomic_store(&cap__live_threads, c != &cap__sigclass_first ? 1 + CAP__LIVE_MASKED : 1);
+        atomic_store(&target, c->mask);
+    } else {
+        atomic_store(&target, cap__sigclass_first.mask);
+    }
+    uint64_t saved;
+    block_all(&saved);
+    install_here();
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signal masks of user threads.
+ *
+ * Each user thread has its own mask, as POSIX gives each thread one: what
+ * pthread_sigmask and sigprocmask on it change and report, what a new
+ * thread inherits from its creator, and what decides whether a signal may
+ * interrupt one of its parked calls (io/sigintr.h). A kernel thread's mask
+ * cannot follow the user thread it runs (a system call at every switch),
+ * so the workers' kernel threads all block the same set, the *target*:
+ * the signals that every live user thread blocks. A signal some thread
+ * accepts can then be delivered to some worker, and its handler runs
+ * there (the dispatch interrupts a call of a thread that accepts it); one
+ * that every thread blocks stays pending in the kernel, for sigwait,
+ * sigwaitinfo, sigtimedwait and signalfd, which are served there too
+ * (intercept/sigwait.c). A parked sigsuspend, pselect, ppoll or
+ * epoll_pwait has the call's mask as its thread's for the wait, so a
+ * signal it accepts reaches it even when every other thread blocks it.
+ *
+ * Bookkeeping: threads with the same mask share a class (a mask and the
+ * count of live threads that have it); the target is the intersection of
+ * the classes with live threads, recomputed under a lock when a class's
+ * count goes from or to zero. The first class (main's mask at start-up,
+ * which every thread has until the program changes one) is counted as
+ * the live threads minus those with another mask, both in one word
+ * (cap__live_threads), so that its threads cost nothing more. Never applied to a kernel thread, whatever
+ * the masks say: SIGKILL and SIGSTOP (the kernel refuses), glibc's two
+ * internal signals (its pthread_sigmask refuses), the fault signals
+ * (blocking them turns a fault into death) and the runtime's kick
+ * (CAP__SIG_KICK, io/sigintr.h), which carries changes of the target.
+ *
+ * Applying a change. The thread whose call changed the target installs
+ * it on its own kernel thread before the call returns (a pending signal
+ * it now accepts is delivered there, as POSIX asks). A change that blocks
+ * more must reach every worker before the call returns: the others are
+ * kicked (their kick handler installs the target by editing the mask the
+ * interrupted code gets back) and the caller waits for each to report it.
+ * A change that blocks less is left to the others: the caller's worker
+ * accepts the signal now, and each worker installs the latest target
+ * whenever it applies one. A worker's kernel mask is thus the target or a
+ * superset of it that some worker accepts; never less than the target.
+ * A handler's frame keeps the mask of the code it interrupted, which it
+ * restores as it returns: the trampoline corrects it for any target
+ * installed on that kernel thread meanwhile (cap__sigmask_handler_*).
+ */
+#ifndef CAP_IO_SIGMASK_H
+#define CAP_IO_SIGMASK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "thread/thread.h"
+
+struct cap__sigclass {
+    _Atomic long live;           /* live threads with this mask (not the first's) */
+    uint64_t mask;               /* [sigmask.c's class_lock] while live is 0 */
+    struct cap__sigclass *next;  /* [class_lock] */
+} __attribute__((aligned(64)));
+
+/* Main's mask at start-up, the class of every thread until the program
+ * changes one; its count is derived from cap__live_threads (below). */
+extern __attribute__((visibility("hidden"))) struct cap__sigclass cap__sigclass_first;
+
+/* Signals no kernel thread of the runtime blocks (above); bit sig - 1. */
+uint64_t cap__sigmask_never(void);
+/* Signals a thread's mask can hold: all but SIGKILL, SIGSTOP and glibc's
+ * internal two, which pthread_sigmask leaves out silently. */
+uint64_t cap__sigmask_holdable(void);
+
+/* At start-up, on the initial kernel thread once the workers are made
+ * (they inherited its mask): main's mask is that thread's, and so is the
+ * first target. */
+void cap__sigmask_init(struct cap__thread *main_thread);
+
+/* t, being created by the running user thread (NULL: by a thread the
+ * runtime does not run, whose new threads get main's first mask), takes
+ * its creator's mask and counts as live (thread/thread.h,
+ * cap__live_threads): returns the number of live threads with it. */
+long cap__sigmask_thread_created_slow(struct cap__thread *t, struct cap__thread *creator);
+static inline long cap__sigmask_thread_created(struct cap__thread *t,
+                                               struct cap__thread *creator)
+{
+    if (creator == NULL || creator->sigclass != &cap__sigclass_first)
+        return cap__sigmask_thread_created_slow(t, creator);
+    t->sigclass = &cap__sigclass_first; /* counted in cap__live_threads */
+    return cap__live_count(atomic_fetch_add(&cap__live_threads, 1) + 1);
+}
+/* t (running, or never started) no longer counts as live: returns the
+ * number of live threads before, t included. */
+long cap__sigmask_thread_gone_slow(struct cap__thread *t, long before);
+static inline long cap__sigmask_thread_gone(struct cap__thread *t)
+{
+    if (t->sigclass != &cap__sigclass_first)
+        return cap__sigmask_thread_gone_slow(t, 0);
+    long before = atomic_fetch_sub(&cap__live_threads, 1);
+    /* Not the last thread with the first mask, or the last of all. */
+    if (cap__live_count(before) - (before >> 32) != 1 || cap__live_count(before) == 1)
+        return cap__live_count(before);
+    return cap__sigmask_thread_gone_slow(t, before);
+}
+
+/* The mask of t (bit sig - 1 set: blocked). */
+uint64_t cap__sigmask_of(const struct cap__thread *t);
+/* Gives the running user thread t the mask `mask` (holdable bits only),
+ * installing the resulting target as above before it returns. 0, or
+ * ENOMEM when no class could be made (the mask is then unchanged). */
+int cap__sigmask_set(struct cap__thread *t, uint64_t mask);
+
+/* Kick handler (src/stack/signal.c), on a worker's kernel thread: installs
+ * the latest target by editing the mask in uctx, which the kernel
+ * restores as the handler returns, and reports it. nested: the kick
+ * interrupted a program's handler, whose mask is edited only where the
+ * target changed; otherwise the mask's first word becomes the target. */
+void cap__sigmask_kicked(void *uctx, bool nested);
+/* Around a program's handler: _entry returns what to pass to _exit, which
+ * corrects uctx's mask for a target installed in between. */
+uint64_t cap__sigmask_handler_entry(void);
+void cap__sigmask_handler_exit(uint64_t entry, void *uctx);
+/* The mask a siglongjmp restores (first word of the jmp_buf's saved
+ * mask): from now on the running thread's, and the word is rewritten to
+ * the kernel mask the jump must leave. Not in a handler's frame's own
+ * context: the jump may come from one, so nothing here waits. */
+void cap__sigmask_jump(uint64_t *saved_word);
+
+/* In a fork's child, on its one kernel thread: the forking thread (NULL:
+ * none of ours) is the only one, and its mask the target. */
+void cap__sigmask_forked(struct cap__thread *self);
+
+#endif /* CAP_IO_SIGMASK_H */
