@@ -86,6 +86,7 @@ static inline bool cap__ic_enter(void)
 /* The single place -errno becomes -1 with errno set. */
 static inline ssize_t cap__ic_ret(ssize_t r)
 {
+    cap__sig_take_jump(); /* a handler's jump into this thread, if any */
     if (r < 0) {
         errno = (int)-r;
         return -1;

@@ -51,6 +51,7 @@ static int sleep_until(uint64_t deadline, uint64_t *left)
 {
     if (cap__io_sleep(deadline, &cap__intr_always) == 0)
         return 0;
+    cap__sig_take_jump(); /* a handler's jump into this thread, if any */
     uint64_t now = cap__now();
     *left = deadline > now ? deadline - now : 0;
     return -EINTR;

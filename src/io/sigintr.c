@@ -53,6 +53,7 @@
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/clock.h"
+#include "util/die.h"
 #include "util/spin.h"
 
 enum { RING = 256 };
@@ -63,6 +64,9 @@ struct slot {
     uint64_t done;          /* [dispatch_lock] seq + 1 once a dispatch handled it */
     _Atomic int sig;
     _Atomic bool restart;
+    /* Set by the handler: it jumped into this thread's frames, so its
+     * call is the one to interrupt (cap__sig_force). */
+    _Atomic(struct cap__thread *) force;
 };
 
 static struct slot ring[RING];
@@ -102,8 +106,15 @@ uint64_t cap__sig_begin(int sig, int sa_flags)
     atomic_thread_fence(memory_order_release); /* the clear before the data */
     atomic_store_explicit(&s->sig, sig, memory_order_relaxed);
     atomic_store_explicit(&s->restart, (sa_flags & SA_RESTART) != 0, memory_order_relaxed);
+    atomic_store_explicit(&s->force, NULL, memory_order_relaxed);
     atomic_store_explicit(&s->stamp, seq + 1, memory_order_release);
     return seq + 1;
+}
+
+void cap__sig_force(uint64_t token, struct cap__thread *t)
+{
+    /* Published by cap__sig_end's release store of `over`. */
+    atomic_store_explicit(&ring[(token - 1) % RING].force, t, memory_order_relaxed);
 }
 
 _Atomic _Bool cap__sig_work_left;
@@ -204,6 +215,7 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
 {
     cap__worker *w = cap__worker_self();
     cap__thread *self = w->current;
+    sw->thread = self;
     sw->is_main = self->is_main;
     struct cap__sig_list *l = sw->is_main ? &main_list : &shards[w->id % SHARDS];
     sw->list = l;
@@ -217,6 +229,15 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
     sw->passed = 0;
     atomic_init(&sw->sig, 0);
     atomic_init(&sw->hit, 0);
+    if (__builtin_expect(atomic_load_explicit(&self->jump_due, memory_order_relaxed) != NULL, 0)) {
+        /* A handler jumped into this thread as its wait ended and it
+         * registers once more before its call returns (src/stack/
+         * signal.c): interrupted at once. */
+        uint64_t token = 0;
+        int sig = cap__sig_jump_signal(self, &token);
+        atomic_init(&sw->hit, token);
+        atomic_init(&sw->sig, sig);
+    }
     sw->ticket = entry_ticket();
     int k = !in->restart;
     sw->next = NULL;
@@ -363,6 +384,28 @@ static void deliver(int sig, bool restart, uint64_t seq, int nshards)
     }
 }
 
+/* The handler of delivery seq jumped into t's frames: t's call takes it,
+ * whatever its flags and mask say, as the jump leaves the call. */
+static void deliver_forced(int sig, uint64_t seq, cap__thread *t, int nshards)
+{
+    for (int i = -1; i < nshards; i++) {
+        struct cap__sig_list *l = i < 0 ? &main_list : &shards[i];
+        for (int k = 0; k < 2; k++) {
+            for (cap__sig_waiter *sw = l->head[k]; sw != NULL; sw = sw->next) {
+                if (sw->thread != t || atomic_load_explicit(&sw->sig, memory_order_relaxed) != 0)
+                    continue;
+                atomic_store_explicit(&sw->hit, seq + 1, memory_order_relaxed);
+                atomic_store(&sw->sig, sig);
+                if (sw->interrupt(sw->arg))
+                    return;
+                atomic_store(&sw->sig, 0);
+            }
+        }
+    }
+    /* None: t was woken and makes the jump as its call returns, or waits
+     * where no signal interrupts it (a disk read), which ends by itself. */
+}
+
 static void lock_all(int nshards)
 {
     cap__spin_lock(&main_list.lock);
@@ -398,7 +441,12 @@ static bool handle(struct slot *s, uint64_t seq, uint64_t early, int nshards, bo
             lock_all(nshards);
             *locked = true;
         }
-        deliver(sig, restart, seq, nshards);
+        cap__thread *force = is_over ? atomic_load_explicit(&s->force, memory_order_relaxed)
+                                     : NULL;
+        if (force != NULL)
+            deliver_forced(sig, seq, force, nshards);
+        else
+            deliver(sig, restart, seq, nshards);
     }
     s->done = seq + 1;
     return true;

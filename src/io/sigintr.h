@@ -218,6 +218,7 @@ struct cap__sig_waiter {
     _Atomic uint64_t hit;          /* seq + 1 of the delivery that set sig */
     _Atomic int sig;               /* the signal that interrupted the call, or 0 */
     uint64_t mask_before;          /* in.masked: its thread's mask outside the call */
+    struct cap__thread *thread;    /* the calling thread */
     bool (*interrupt)(void *arg);  /* wakes it; dispatch calls it under the list lock */
     void *arg;
 };
@@ -289,6 +290,10 @@ static inline bool cap__sig_hit_first(cap__sig_waiter *sw, uint64_t woke)
  * work for it (util/sigctx.h). */
 uint64_t cap__sig_begin(int sig, int sa_flags);
 void cap__sig_end(uint64_t token, bool jumped);
+/* Before _end: the handler of delivery token jumped into t's frames
+ * (src/stack/signal.c), so the dispatch interrupts t's parked call, and
+ * no other, whatever flags and masks say (none: a fatal error). */
+void cap__sig_force(uint64_t token, struct cap__thread *t);
 
 /*
  * Before the program's first handler. Only a handler of the program's

@@ -92,6 +92,10 @@ void cap__linked_unlink(struct cap__link *link);
 
 /* Resolves glibc's longjmp family for longjmp.c (at start-up). */
 void cap__linked_longjmp_init(void);
+struct __jmp_buf_tag;
+/* siglongjmp(env, val) through longjmp.c, for a jump made later than the
+ * program asked (a handler's jump handed to a parked thread: signal.c). */
+_Noreturn void cap__linked_jump_now(struct __jmp_buf_tag *env, int val);
 
 /* Unlinks every live link of the running thread whose chunk does not hold
  * sp (the target of a longjmp), restoring the limit of the chunk that does. */

@@ -63,7 +63,7 @@ void cap__linked_longjmp_init(void)
 static _Noreturn void jump(jump_fn *fn, const char *name, struct __jmp_buf_tag *env, int val)
 {
     if (cap__in_signal_handler())
-        cap__sig_handler_jump(target_sp(env)); /* out of the handler, mostly */
+        cap__sig_handler_jump(env, val, target_sp(env)); /* out of the handler, mostly */
     /* The mask sigsetjmp saved becomes the thread's (a user thread's
      * outside handlers: io/sigmask.h); glibc then installs the word as
      * rewritten, the workers' target. */
@@ -76,6 +76,11 @@ static _Noreturn void jump(jump_fn *fn, const char *name, struct __jmp_buf_tag *
         cap__die("%s: not found in the C library\n", name);
     (*fn)(env, val);
     __builtin_unreachable();
+}
+
+void cap__linked_jump_now(struct __jmp_buf_tag *env, int val)
+{
+    jump(&real_siglongjmp, "siglongjmp", env, val);
 }
 
 void longjmp(struct __jmp_buf_tag env[1], int val)

@@ -67,6 +67,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -77,8 +78,10 @@
 #include "arch/usercheck.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
+#include "sched/switch.h"
 #include "sched/worker.h"
 #include "stack/linked.h"
+#include "thread/thread.h"
 #include "util/die.h"
 #include "util/sigctx.h"
 #include "util/spin.h"
@@ -104,6 +107,9 @@ struct open_handler {
     uint64_t token;  /* its delivery (cap__sig_begin), 0 once ended */
     unsigned depth;  /* cap__handler_depth outside it */
     bool in_sched;   /* it interrupted a worker's scheduler, not a user thread */
+    cap__thread *interrupted; /* the user thread it interrupted, if any */
+    int sig;
+    void *escape[5]; /* __builtin_setjmp: back to the trampoline, as if returned */
 };
 static __thread struct open_handler *open_top __attribute__((tls_model("initial-exec")));
 static sigaction_fn real_sigaction;
@@ -227,7 +233,9 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     cap__worker *w = cap__worker_self();
     struct open_handler o = { .prev = open_top,
                               .depth = cap__handler_depth,
-                              .in_sched = w != NULL && w->current == NULL };
+                              .in_sched = w != NULL && w->current == NULL,
+                              .interrupted = w != NULL ? w->current : NULL,
+                              .sig = sig };
     open_top = &o;
     atomic_signal_fence(memory_order_seq_cst); /* linked before it counts */
     cap__handler_depth = o.depth + 1;
@@ -235,10 +243,13 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
      * the flags read as this delivery began. */
     o.token = aimed_at_runner(sig, info) ? 0 : cap__sig_begin(sig, h.flags);
     atomic_signal_fence(memory_order_seq_cst);
-    if (h.flags & SA_SIGINFO)
-        h.action(sig, info, uctx);
-    else
-        h.handler(sig);
+    /* A jump into another thread comes back here (hand_over). */
+    if (__builtin_setjmp(o.escape) == 0) {
+        if (h.flags & SA_SIGINFO)
+            h.action(sig, info, uctx);
+        else
+            h.handler(sig);
+    }
     cap__handler_depth = o.depth;
     if (linked)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
@@ -252,7 +263,126 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     cap__sigmask_handler_exit(mask_entry, uctx);
 }
 
-void cap__sig_handler_jump(const void *target)
+/* ---- jumps into another thread ---------------------------------------
+ *
+ * A handler runs on whatever its kernel thread was running: a user
+ * thread, or the worker's scheduler when every thread there was parked.
+ * A jump out of it into a user thread parked in a blocking call (bash's
+ * `wait` builtin siglongjmps out of a trapped signal's handler into the
+ * frames of the wait) cannot be made from here: it would abandon the
+ * scheduler's context, or the interrupted thread's, and the call's wait
+ * records. So the jump is handed to that thread: the buffer is copied to
+ * a record the thread points to (jump_due), the trampoline is re-entered
+ * as if the handler had returned (its delivery then ends as usual), and
+ * the delivery interrupts that thread's call whatever the flags say
+ * (cap__sig_force). The call fails with EINTR, cleaning up as any
+ * interrupted call does, and its wrapper, as it returns, makes the jump
+ * on the thread's own stack (cap__sig_take_jump). A thread woken from
+ * such a call and not yet back makes it as the call returns, whatever
+ * the result (Linux runs the handler as the system call returns), and so
+ * does one in a wait no signal interrupts (a disk read) once it ends. A
+ * thread that runs meanwhile (on another worker), or waits outside such a
+ * call (a mutex, a join), or no free record (HANDED_JUMPS jumps pending)
+ * stops the program with a message (README, Limits).
+ */
+
+struct cap__handed_jump {
+    _Atomic int used;
+    struct __jmp_buf_tag env;
+    int val;
+    int sig;        /* the handler's */
+    uint64_t token; /* its delivery */
+};
+
+#ifdef CAP__ASAN
+void __asan_handle_no_return(void);
+#endif
+
+enum { HANDED_JUMPS = 8 };
+static struct cap__handed_jump handed[HANDED_JUMPS];
+
+struct owner_search {
+    const char *sp;
+    cap__thread *found;
+};
+
+static void find_owner(cap__thread *t, void *arg)
+{
+    struct owner_search *s = arg;
+    if (s->sp >= (const char *)t->stack.lo && s->sp < (const char *)t->stack.hi)
+        s->found = t;
+}
+
+/* Whether sp lies on t's stack (not known in linked mode, where a stack
+ * is chunks: taken as yes). */
+static bool on_stack_of(const cap__thread *t, const char *sp)
+{
+    if (cap__linked_cfg.enabled)
+        return true;
+    return sp >= (const char *)t->stack.lo && sp < (const char *)t->stack.hi;
+}
+
+/* Whether t is parked in, or woken from and not yet back from, a wait
+ * of a call whose return makes a handed jump (cap__ic_ret, sleeps,
+ * semaphores). A running thread is not: it may have left the frames the
+ * handler meant (the handler ran beside it, not in it, reading state it
+ * was changing). */
+static bool in_a_call(const cap__thread *t)
+{
+    int state = atomic_load(&t->state);
+    if (state != CAP__T_PARKED && state != CAP__T_RUNNABLE)
+        return false;
+    switch (t->reason) {
+    case CAP__PARK_SLEEP:
+    case CAP__PARK_SEM:
+    case CAP__PARK_IO_READ:
+    case CAP__PARK_IO_WRITE:
+    case CAP__PARK_IO_DISK:
+    case CAP__PARK_OFFLOAD:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static _Noreturn void refuse(void)
+{
+    cap__die("a signal handler jumped (longjmp) into the frames of another user "
+             "thread than the one it interrupted, and not into a thread the "
+             "runtime could hand the jump to: not supported (README, Limits)\n");
+}
+
+static _Noreturn void hand_over(struct open_handler *o, struct __jmp_buf_tag *env, int val,
+                                const char *to)
+{
+    struct owner_search s = { .sp = to };
+    cap__thread_foreach(find_owner, &s); /* reads only: fine in a handler */
+    cap__thread *t = s.found;
+    if (t == NULL || t == o->interrupted || o->token == 0 || !in_a_call(t) ||
+        atomic_load(&t->jump_due) != NULL)
+        refuse();
+    struct cap__handed_jump *j = NULL;
+    for (int i = 0; i < HANDED_JUMPS && j == NULL; i++) {
+        int free_slot = 0;
+        if (atomic_compare_exchange_strong(&handed[i].used, &free_slot, 1))
+            j = &handed[i];
+    }
+    if (j == NULL)
+        refuse();
+    memcpy(&j->env, env, sizeof j->env);
+    j->val = val;
+    j->sig = o->sig;
+    j->token = o->token;
+    atomic_fetch_add(&cap__sig_jumps_pending, 1);
+    atomic_store(&t->jump_due, j); /* release: the record before t sees it */
+    cap__sig_force(o->token, t);
+#ifdef CAP__ASAN
+    __asan_handle_no_return(); /* the handler's frames are left */
+#endif
+    __builtin_longjmp(o->escape, 1);
+}
+
+void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *target)
 {
     /* The handler's frames lie between here and its record (on one stack:
      * the thread's or the alternate one): a jump to a frame in that range
@@ -260,21 +390,44 @@ void cap__sig_handler_jump(const void *target)
     const char *here = __builtin_frame_address(0), *to = target;
     struct open_handler *o;
     while ((o = open_top) != NULL && !(to >= here && to < (const char *)o)) {
-        /* Out of a handler that interrupted the scheduler: the scheduler
-         * sets no jump buffers, so the target is a user thread's frame,
-         * a thread parked in a call (bash's wait builtin jumps so). Its
-         * wait records and the scheduler's context would be abandoned:
-         * not supported (README, Limits). */
-        if (o->in_sched)
-            cap__die("a signal handler jumped (longjmp) into a user thread "
-                     "that was parked in a blocking call: not supported (README, "
-                     "Limits)\n");
+        /* Out of every handler, into a frame that is not the interrupted
+         * code's: the scheduler's sets no jump buffers. */
+        if (o->prev == NULL &&
+            (o->in_sched || (o->interrupted != NULL && !on_stack_of(o->interrupted, to))))
+            hand_over(o, env, val, to);
         uint64_t token = o->token;
         o->token = 0;
         open_top = o->prev;
         cap__handler_depth = o->depth;
         cap__sig_end(token, true);
     }
+}
+
+int cap__sig_jump_signal(cap__thread *t, uint64_t *token)
+{
+    struct cap__handed_jump *j = atomic_load(&t->jump_due);
+    if (j == NULL)
+        return 0;
+    *token = j->token;
+    return j->sig;
+}
+
+_Atomic int cap__sig_jumps_pending;
+
+void cap__sig_take_jump_slow(void)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL || atomic_load_explicit(&self->jump_due, memory_order_relaxed) == NULL ||
+        cap__in_signal_handler())
+        return;
+    struct cap__handed_jump *j = atomic_load(&self->jump_due);
+    struct __jmp_buf_tag env;
+    memcpy(&env, &j->env, sizeof env);
+    int val = j->val;
+    atomic_store(&self->jump_due, NULL);
+    atomic_store(&j->used, 0);
+    atomic_fetch_sub(&cap__sig_jumps_pending, 1);
+    cap__linked_jump_now(&env, val);
 }
 
 /* The flags the kernel gets for the trampoline in place of the program's. */

@@ -186,6 +186,7 @@ static int wait_common(cap_sem_t *s, clockid_t clock, const struct timespec *abs
     }
     if (rc == ECANCELED)
         cap__cancel_act();
+    cap__sig_take_jump(); /* a handler's jump into this thread, if any */
     return rc;
 }
 

@@ -173,6 +173,7 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     t->create_site = __builtin_return_address(0);
     t->keys = NULL;
     t->nkeys = 0;
+    atomic_store_explicit(&t->jump_due, NULL, memory_order_relaxed);
     memset(t->name, 0, sizeof t->name);
     if (attr != NULL)
         memcpy(t->name, attr->name, sizeof t->name);

@@ -68,6 +68,8 @@ typedef struct cap__thread {
     void *(*start)(void *);
     void *start_arg;
     struct cap__sigclass *sigclass;/* [owner] its signal mask (io/sigmask.h) */
+    /* [atomic] a handler's jump into it (src/stack/signal.c) */
+    _Atomic(struct cap__handed_jump *) jump_due;
     const void *create_site;       /* return address of cap_thread_create's caller */
     cap__stack stack;
     size_t stack_request;          /* the size asked for: a TCB cached with its

@@ -58,11 +58,35 @@ static inline void cap__sig_note_work_left(void)
     __atomic_store_n(&cap__sig_work_left, 1, __ATOMIC_RELEASE);
 }
 
-/* A longjmp to target_sp (the jump buffer's stack pointer) is about to
- * be made inside a handler (src/stack/longjmp.c): ends every handler
- * whose frame it leaves (src/stack/signal.c), so this kernel thread is
- * no longer "in" them and their deliveries are over (io/sigintr.h). */
-void cap__sig_handler_jump(const void *target_sp);
+struct __jmp_buf_tag;
+
+/* A longjmp(env, val) to target_sp (env's stack pointer) is about to be
+ * made inside a handler (src/stack/longjmp.c): ends every handler whose
+ * frame it leaves (src/stack/signal.c), so this kernel thread is no
+ * longer "in" them and their deliveries are over (io/sigintr.h). A jump
+ * out of every handler into another user thread than the one they
+ * interrupted (or out of the worker's scheduler) does not return: it is
+ * handed to that thread (src/stack/signal.c, "Jumps into another
+ * thread"), or refused with a message. */
+void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *target_sp);
+
+/* A handler's jump handed to the calling user thread, due as the call it
+ * was parked in returns (intercept/intercept.h, cap__ic_ret): made now,
+ * if there is one. cap__sig_jumps_pending counts the jumps handed over
+ * and not made, so that the check costs one load of a word nobody writes
+ * while there are none. */
+void cap__sig_take_jump_slow(void);
+extern _Atomic int cap__sig_jumps_pending __attribute__((visibility("hidden")));
+static inline void cap__sig_take_jump(void)
+{
+    if (__builtin_expect(__atomic_load_n(&cap__sig_jumps_pending, __ATOMIC_RELAXED) != 0, 0))
+        cap__sig_take_jump_slow();
+}
+struct cap__thread;
+/* The signal whose handler handed t a jump not made yet (its delivery in
+ * *token), or 0: a call t registers then is interrupted at once
+ * (io/sigintr.c). */
+int cap__sig_jump_signal(struct cap__thread *t, uint64_t *token);
 
 /* Whether the program has a handler installed (through sigaction or
  * signal) for a signal that can arrive from outside, i.e. any but the

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Description: a signal handler that longjmps into a user thread parked
- * in a blocking call is refused with a message (README, Limits), not left
- * to corrupt the runtime. With every user thread parked, the handler runs
- * in a worker's scheduler; jumping from there into the parked thread's
- * frames abandoned the scheduler's context and the call's wait records
- * (bash's wait builtin does this: under LD_PRELOAD a script with a trap
- * crashed in the pool thread still running its offloaded waitpid). The
- * program runs itself as a child that parks main in a pipe read and jumps
- * into it from a SIGALRM handler; the child must die of SIGABRT with the
- * message on stderr. (A handler that jumps within the thread it
- * interrupted is fine: io/signal_handler_left_by_longjmp.) */
+/* Description: a signal handler that longjmps into a user thread waiting
+ * where no call returns to make the jump (a join, not a blocking call:
+ * io/signal_jump_into_parked_thread) is refused with a message (README,
+ * Limits), not left to corrupt the runtime: the handler runs in a
+ * worker's scheduler, and jumping from there into the thread's frames
+ * would abandon the scheduler's context and the join's records. The
+ * program runs itself as a child that parks main in a join of a thread
+ * reading a pipe nobody writes, and jumps into main from a SIGALRM
+ * handler; the child must die of SIGABRT with the message on stderr. */
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -29,6 +27,15 @@ static void jump_back(int sig)
     siglongjmp(env, 1);
 }
 
+static void *read_forever(void *arg)
+{
+    int *p = arg;
+    char c;
+    ssize_t r = read(p[0], &c, 1);
+    (void)r;
+    return NULL;
+}
+
 static int child(void)
 {
     if (sigsetjmp(env, 1) != 0) {
@@ -38,13 +45,11 @@ static int child(void)
     struct sigaction sa = { .sa_handler = jump_back };
     sigemptyset(&sa.sa_mask);
     CHECK_EQ(sigaction(SIGALRM, &sa, NULL), 0);
-    int p[2];
+    static int p[2];
     CHECK_EQ(pipe(p), 0);
     struct itimerval it = { { 0, 0 }, { 0, 20000 } };
     CHECK_EQ(setitimer(ITIMER_REAL, &it, NULL), 0);
-    char c;
-    ssize_t r = read(p[0], &c, 1); /* parks until the signal */
-    (void)r;
+    join(spawn(read_forever, p)); /* parks until the signal */
     return 3;
 }
 
@@ -74,7 +79,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "child status %#x, stderr: %s\n", status, err);
     CHECK(WIFSIGNALED(status));
     CHECK_EQ(WTERMSIG(status), SIGABRT);
-    CHECK(strstr(err, "jumped (longjmp) into a user thread") != NULL);
+    CHECK(strstr(err, "jumped (longjmp) into the frames of another user thread") != NULL);
     puts("ok");
     return 0;
 }
