@@ -132,7 +132,12 @@ int daemon(int nochdir, int noclose)
 FILE *popen(const char *command, const char *mode)
 {
     cap__fd_forking();
-    return CAP__REAL(popen)(command, mode);
+    uint64_t token = cap__sigmask_own(); /* the child's mask (exec.c) */
+    FILE *f = CAP__REAL(popen)(command, mode);
+    int e = errno;
+    cap__sigmask_back(token);
+    errno = e;
+    return f;
 }
 
 int posix_spawn(pid_t *restrict pid, const char *restrict path,
@@ -140,7 +145,10 @@ int posix_spawn(pid_t *restrict pid, const char *restrict path,
                 char *const argv[restrict], char *const envp[restrict])
 {
     cap__fd_forking();
-    return CAP__REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
+    uint64_t token = cap__sigmask_own(); /* the child's mask (exec.c) */
+    int rc = CAP__REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
+    cap__sigmask_back(token);
+    return rc;
 }
 
 int posix_spawnp(pid_t *restrict pid, const char *restrict file,
@@ -148,7 +156,10 @@ int posix_spawnp(pid_t *restrict pid, const char *restrict file,
                  char *const argv[restrict], char *const envp[restrict])
 {
     cap__fd_forking();
-    return CAP__REAL(posix_spawnp)(pid, file, fa, attr, argv, envp);
+    uint64_t token = cap__sigmask_own(); /* the child's mask (exec.c) */
+    int rc = CAP__REAL(posix_spawnp)(pid, file, fa, attr, argv, envp);
+    cap__sigmask_back(token);
+    return rc;
 }
 
 FILE *fdopen(int fd, const char *mode)

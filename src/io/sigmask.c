@@ -379,6 +379,25 @@ void cap__sigmask_jump(uint64_t *saved_word)
     reach_all(atomic_load(&target) & ~before, false);
 }
 
+uint64_t cap__sigmask_own(void)
+{
+    cap__thread *t = cap__current();
+    if (t == NULL || cap__in_signal_handler() || t->sigclass == NULL)
+        return 0;
+    uint64_t m = t->sigclass->mask;
+    set_kernel_mask(m);
+    return 1;
+}
+
+void cap__sigmask_back(uint64_t token)
+{
+    if (token == 0)
+        return;
+    uint64_t saved;
+    block_all(&saved);
+    install_here();
+}
+
 void cap__sigmask_forked(cap__thread *self)
 {
     class_lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */

@@ -122,6 +122,14 @@ void cap__sigmask_handler_exit(uint64_t entry, void *uctx);
  * context: the jump may come from one, so nothing here waits. */
 void cap__sigmask_jump(uint64_t *saved_word);
 
+/* Around a call that gives a new program its mask from this kernel
+ * thread's (exec, posix_spawn, popen): _own installs the running user
+ * thread's mask (all of it, the fault signals too) on its kernel thread
+ * and returns what to pass to _back, which installs the target again
+ * (when the call returns: an exec that failed). No-ops elsewhere. */
+uint64_t cap__sigmask_own(void);
+void cap__sigmask_back(uint64_t token);
+
 /* In a fork's child, on its one kernel thread: the forking thread (NULL:
  * none of ours) is the only one, and its mask the target. */
 void cap__sigmask_forked(struct cap__thread *self);

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The exec family. A new program starts with the signal mask of the
+ * kernel thread that called exec, which on a worker is the workers' mask
+ * (io/sigmask.h: the signals every user thread blocks), not the calling
+ * thread's, which POSIX gives it. So on a user thread each of these
+ * installs the thread's own mask on its kernel thread for the call, and
+ * the workers' again if the call fails and returns. (posix_spawn and popen
+ * do the same: handover.c. A fork's child has the forking thread's mask
+ * already.)
+ *
+ * glibc makes execl, execlp, execle, execv and execvp through its
+ * internal execve and execvpe, which no interposition sees: all are
+ * redone here on the interposed ones, with glibc's argument handling.
+ * Elsewhere, and in a handler (where the mask is the kernel thread's
+ * own), each is libc's in effect: the mask step does nothing.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <unistd.h>
+
+#include "intercept/intercept.h"
+#include "io/sigmask.h"
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+    uint64_t token = cap__sigmask_own();
+    int r = CAP__REAL(execve)(path, argv, envp);
+    int e = errno;
+    cap__sigmask_back(token);
+    errno = e;
+    return r;
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    uint64_t token = cap__sigmask_own();
+    int r = CAP__REAL(execvpe)(file, argv, envp);
+    int e = errno;
+    cap__sigmask_back(token);
+    errno = e;
+    return r;
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    uint64_t token = cap__sigmask_own();
+    int r = CAP__REAL(fexecve)(fd, argv, envp);
+    int e = errno;
+    cap__sigmask_back(token);
+    errno = e;
+    return r;
+}
+
+int execv(const char *path, char *const argv[])
+{
+    return execve(path, argv, environ);
+}
+
+int execvp(const char *file, char *const argv[])
+{
+    return execvpe(file, argv, environ);
+}
+
+/* The variadic forms: arguments up to the NULL into an array on the
+ * stack, as glibc's do (E2BIG past INT_MAX of them); execle's
+ * environment follows the NULL. */
+static ptrdiff_t count_args(const char *arg, va_list *ap)
+{
+    if (arg == NULL)
+        return 0;
+    ptrdiff_t n = 1;
+    while (va_arg(*ap, const char *) != NULL)
+        n++;
+    return n;
+}
+
+/* argv[0..n-1] from arg and the n - 1 arguments after it, then NULL;
+ * *ap is left after the terminating NULL. */
+static void fill_args(char **argv, ptrdiff_t n, const char *arg, va_list *ap)
+{
+    if (n > 0)
+        argv[0] = (char *)arg;
+    for (ptrdiff_t i = 1; i < n; i++)
+        argv[i] = va_arg(*ap, char *);
+    if (n > 0)
+        (void)va_arg(*ap, char *); /* the NULL */
+    argv[n] = NULL;
+}
+
+int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    ptrdiff_t n = count_args(arg, &ap);
+    va_end(ap);
+    if (n >= INT_MAX) {
+        errno = E2BIG;
+        return -1;
+    }
+    char *argv[n + 1];
+    va_start(ap, arg);
+    fill_args(argv, n, arg, &ap);
+    va_end(ap);
+    return execve(path, argv, environ);
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    ptrdiff_t n = count_args(arg, &ap);
+    va_end(ap);
+    if (n >= INT_MAX) {
+        errno = E2BIG;
+        return -1;
+    }
+    char *argv[n + 1];
+    va_start(ap, arg);
+    fill_args(argv, n, arg, &ap);
+    va_end(ap);
+    return execvpe(file, argv, environ);
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    ptrdiff_t n = count_args(arg, &ap);
+    va_end(ap);
+    if (n >= INT_MAX) {
+        errno = E2BIG;
+        return -1;
+    }
+    char *argv[n + 1];
+    va_start(ap, arg);
+    fill_args(argv, n, arg, &ap);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, argv, envp);
+}
