@@ -90,54 +90,53 @@ static void fill_args(char **argv, ptrdiff_t n, const char *arg, va_list *ap)
     argv[n] = NULL;
 }
 
-int execl(const char *path, const char *arg, ...)
+enum list_exec { BY_PATH, BY_PATH_ENV, BY_SEARCH };
+
+/* The list form `how` of target: count reads the arguments once to count
+ * them, fill again to copy them (and execle's environment after). */
+static int exec_list(enum list_exec how, const char *target, const char *arg, va_list *count,
+                     va_list *fill)
 {
-    va_list ap;
-    va_start(ap, arg);
-    ptrdiff_t n = count_args(arg, &ap);
-    va_end(ap);
+    ptrdiff_t n = count_args(arg, count);
     if (n >= INT_MAX) {
         errno = E2BIG;
         return -1;
     }
     char *argv[n + 1];
-    va_start(ap, arg);
-    fill_args(argv, n, arg, &ap);
-    va_end(ap);
-    return execve(path, argv, environ);
+    fill_args(argv, n, arg, fill);
+    char *const *envp = how == BY_PATH_ENV ? va_arg(*fill, char *const *) : environ;
+    return how == BY_SEARCH ? execvpe(target, argv, envp) : execve(target, argv, envp);
+}
+
+int execl(const char *path, const char *arg, ...)
+{
+    va_list count, fill;
+    va_start(count, arg);
+    va_copy(fill, count);
+    int r = exec_list(BY_PATH, path, arg, &count, &fill);
+    va_end(fill);
+    va_end(count);
+    return r;
 }
 
 int execlp(const char *file, const char *arg, ...)
 {
-    va_list ap;
-    va_start(ap, arg);
-    ptrdiff_t n = count_args(arg, &ap);
-    va_end(ap);
-    if (n >= INT_MAX) {
-        errno = E2BIG;
-        return -1;
-    }
-    char *argv[n + 1];
-    va_start(ap, arg);
-    fill_args(argv, n, arg, &ap);
-    va_end(ap);
-    return execvpe(file, argv, environ);
+    va_list count, fill;
+    va_start(count, arg);
+    va_copy(fill, count);
+    int r = exec_list(BY_SEARCH, file, arg, &count, &fill);
+    va_end(fill);
+    va_end(count);
+    return r;
 }
 
 int execle(const char *path, const char *arg, ...)
 {
-    va_list ap;
-    va_start(ap, arg);
-    ptrdiff_t n = count_args(arg, &ap);
-    va_end(ap);
-    if (n >= INT_MAX) {
-        errno = E2BIG;
-        return -1;
-    }
-    char *argv[n + 1];
-    va_start(ap, arg);
-    fill_args(argv, n, arg, &ap);
-    char *const *envp = va_arg(ap, char *const *);
-    va_end(ap);
-    return execve(path, argv, envp);
+    va_list count, fill;
+    va_start(count, arg);
+    va_copy(fill, count);
+    int r = exec_list(BY_PATH_ENV, path, arg, &count, &fill);
+    va_end(fill);
+    va_end(count);
+    return r;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Description: a program started by a user thread (posix_spawn, popen,
- * execv, execl) starts with that thread's signal mask, as POSIX says, not
+ * execv, execl, execle, execlp) starts with that thread's signal mask, as POSIX says, not
  * with its worker's kernel thread's (the signals every thread blocks:
  * io/sigmask.h). Here main blocks SIGUSR1 while another thread, parked,
  * accepts it, so the workers do not block it; each child reports whether
@@ -8,7 +8,6 @@
  * unblocked. With main's mask back to empty, a child starts unblocked. */
 #include <signal.h>
 #include <spawn.h>
-#include <stdbool.h>
 #include <sys/wait.h>
 
 #include "io/io_util.h"
@@ -66,7 +65,7 @@ static int popened(const char *self)
 }
 
 /* A child that makes an accepting thread of its own, then execs. */
-static int execed(const char *self, bool with_l)
+static int execed(const char *self, int form)
 {
     pid_t pid = fork();
     CHECK_GE(pid, 0);
@@ -78,10 +77,14 @@ static int execed(const char *self, bool with_l)
         if (cap_thread_create(&t, NULL, accepting, &p[0]) != 0)
             _exit(3);
         cap_sleep_ns(2000000); /* it unblocks and parks */
-        if (with_l)
-            execl(self, self, "report", (char *)NULL);
-        else
+        if (form == 0)
             execv(self, (char *[]){ (char *)self, "report", NULL });
+        else if (form == 1)
+            execl(self, self, "report", (char *)NULL);
+        else if (form == 2)
+            execle(self, self, "report", (char *)NULL, environ);
+        else
+            execlp(self, self, "report", (char *)NULL);
         _exit(4);
     }
     return status_of(pid);
@@ -107,13 +110,13 @@ int main(int argc, char **argv)
 
     CHECK_EQ(spawned(self), BLOCKED);
     CHECK_EQ(popened(self), BLOCKED);
-    CHECK_EQ(execed(self, false), BLOCKED);
-    CHECK_EQ(execed(self, true), BLOCKED);
+    for (int form = 0; form < 4; form++)
+        CHECK_EQ(execed(self, form), BLOCKED);
     CHECK_EQ(report(), BLOCKED); /* main's own mask is unchanged */
 
     CHECK_EQ(sigprocmask(SIG_UNBLOCK, &s, NULL), 0);
     CHECK_EQ(spawned(self), UNBLOCKED);
-    CHECK_EQ(execed(self, true), UNBLOCKED);
+    CHECK_EQ(execed(self, 2), UNBLOCKED);
     CHECK_EQ(write(p[1], "x", 1), 1);
     join(t);
     puts("ok");
