@@ -144,6 +144,7 @@ int system(const char *command)
     memcpy(&c.mask, &mine, sizeof mine);
     if (cap__offload(run_system, &c) != 0)
         return CAP__REAL(system)(command);
+    cap__sig_take_jump(); /* a handler's jump into this thread, if any */
     if (c.result < 0)
         errno = c.err;
     return c.result;

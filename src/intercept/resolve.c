@@ -74,6 +74,7 @@ static void go(struct call *c)
 {
     if (cap__offload(run, c) != 0)
         run(c);
+    cap__sig_take_jump(); /* a handler's jump into this thread, if any */
     errno = c->err;
     h_errno = c->herr;
 }

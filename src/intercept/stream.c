@@ -81,6 +81,7 @@ int pclose(FILE *stream)
         c.err = errno;
     }
     stream_closed(fd);
+    cap__sig_take_jump(); /* a handler's jump into this thread, if any */
     if (c.result < 0)
         errno = c.err;
     return c.result;
