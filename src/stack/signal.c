@@ -18,7 +18,8 @@
  * as over but jumped, and puts cap__handler_depth back to what it was
  * outside them (before, a handler left by siglongjmp kept its kernel
  * thread "in a handler" for good: every wrapper on it then made the raw
- * system call).
+ * system call). A jump out of every handler into another user thread's
+ * frames is handed to that thread ("Jumps into another thread" below).
  *
  * Only a signal directed at the process interrupts a call. One the
  * kernel aims at the thread that caused it (a fault: SIGSEGV, SIGBUS,
@@ -55,7 +56,9 @@
  * trampoline is installed for it whatever the program asks, and the table
  * holds the program's disposition, SIG_DFL and SIG_IGN included (both
  * mean "ignore" for SIGURG). Kicks are told apart by their siginfo: queued
- * by this process with kick_cookie's address as the value.
+ * by this process with kick_cookie's address as the value. A kick's only
+ * work here is for a worker: install the workers' signal mask
+ * (io/sigmask.h); interrupting the system call is the rest.
  *
  * State: one table entry per signal, written by sigaction under a lock
  * and read by the trampoline (a handler is published before the kernel
@@ -671,7 +674,7 @@ int sigignore(int sig)
     return install(sig, SIG_IGN, false, 0) == SIG_ERR ? -1 : 0;
 }
 
-/* System V's sigset: SIG_HOLD blocks sig (in the caller's kernel thread,
+/* System V's sigset: SIG_HOLD blocks sig (in the calling thread's mask,
  * like sigprocmask); any other disposition is installed and unblocks it.
  * The result is SIG_HOLD if sig was blocked, else the old handler. */
 void (*sigset(int sig, void (*disp)(int)))(int)
