@@ -26,30 +26,30 @@
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-    uint64_t token = cap__sigmask_own();
+    bool owned = cap__sigmask_own();
     int r = CAP__REAL(execve)(path, argv, envp);
     int e = errno;
-    cap__sigmask_back(token);
+    cap__sigmask_back(owned);
     errno = e;
     return r;
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    uint64_t token = cap__sigmask_own();
+    bool owned = cap__sigmask_own();
     int r = CAP__REAL(execvpe)(file, argv, envp);
     int e = errno;
-    cap__sigmask_back(token);
+    cap__sigmask_back(owned);
     errno = e;
     return r;
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    uint64_t token = cap__sigmask_own();
+    bool owned = cap__sigmask_own();
     int r = CAP__REAL(fexecve)(fd, argv, envp);
     int e = errno;
-    cap__sigmask_back(token);
+    cap__sigmask_back(owned);
     errno = e;
     return r;
 }

@@ -132,10 +132,10 @@ int daemon(int nochdir, int noclose)
 FILE *popen(const char *command, const char *mode)
 {
     cap__fd_forking();
-    uint64_t token = cap__sigmask_own(); /* the child's mask (exec.c) */
+    bool owned = cap__sigmask_own(); /* the child's mask (exec.c) */
     FILE *f = CAP__REAL(popen)(command, mode);
     int e = errno;
-    cap__sigmask_back(token);
+    cap__sigmask_back(owned);
     errno = e;
     return f;
 }
@@ -145,9 +145,9 @@ int posix_spawn(pid_t *restrict pid, const char *restrict path,
                 char *const argv[restrict], char *const envp[restrict])
 {
     cap__fd_forking();
-    uint64_t token = cap__sigmask_own(); /* the child's mask (exec.c) */
+    bool owned = cap__sigmask_own(); /* the child's mask (exec.c) */
     int rc = CAP__REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
-    cap__sigmask_back(token);
+    cap__sigmask_back(owned);
     return rc;
 }
 
@@ -156,9 +156,9 @@ int posix_spawnp(pid_t *restrict pid, const char *restrict file,
                  char *const argv[restrict], char *const envp[restrict])
 {
     cap__fd_forking();
-    uint64_t token = cap__sigmask_own(); /* the child's mask (exec.c) */
+    bool owned = cap__sigmask_own(); /* the child's mask (exec.c) */
     int rc = CAP__REAL(posix_spawnp)(pid, file, fa, attr, argv, envp);
-    cap__sigmask_back(token);
+    cap__sigmask_back(owned);
     return rc;
 }
 

@@ -23,11 +23,6 @@
 #include "io/io.h"
 #include "io/sigmask.h"
 
-static uint64_t bits_of_sig(int sig)
-{
-    return UINT64_C(1) << (sig - 1);
-}
-
 /* The user-thread path of pthread_sigmask: 0 or an error number. */
 static int change_mask(int how, const sigset_t *set, sigset_t *old)
 {
@@ -163,8 +158,8 @@ int cap__ic_sigpause_any(int sig_or_mask, int is_sig)
             return -1;
         }
         sigemptyset(&s);
-        uint64_t cur = cap__sigmask_of(cap__current()) & ~bits_of_sig(sig_or_mask);
-        memcpy(&s, &cur, sizeof cur);
+        change_mask(SIG_BLOCK, NULL, &s); /* the thread's mask, less sig */
+        sigdelset(&s, sig_or_mask);
     } else {
         s = set_of_bsd(sig_or_mask);
     }

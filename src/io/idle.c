@@ -158,8 +158,11 @@ int64_t cap__idle_timeout_ns(uint64_t deadline)
 
 /* ---- the poller of every descriptor backend ---------------------------- */
 
-static void sleep_idle(cap__worker *w, uint64_t deadline)
+static void netio_wait_idle(cap__worker *w, uint64_t deadline)
 {
+    cap__disk_flush(w);
+    if (w->local.len != 0) /* the flush completed requests of our own threads */
+        return;
     if (!cap__idle_acquire(w)) {
         if (!ring_wait(w, deadline, false))
             cap__idle_futex_wait(w, deadline);
@@ -169,14 +172,6 @@ static void sleep_idle(cap__worker *w, uint64_t deadline)
         cap__netio_active->harvest(cap__idle_should_block(w) ? cap__idle_timeout_ns(deadline)
                                                              : 0);
     cap__idle_release(w);
-}
-
-static void netio_wait_idle(cap__worker *w, uint64_t deadline)
-{
-    cap__disk_flush(w);
-    if (w->local.len != 0) /* the flush completed requests of our own threads */
-        return;
-    sleep_idle(w, deadline);
 }
 
 /* A poll releases the instance as a busy worker's does (NULL: a sleeper

@@ -60,7 +60,8 @@ uint64_t cap__sigmask_holdable(void)
     return ~(bit(SIGKILL) | bit(SIGSTOP) | bit(32) | bit(33));
 }
 
-uint64_t cap__sigmask_never(void)
+/* Signals no kernel thread of the runtime blocks (sigmask.h). */
+static uint64_t never_blocked(void)
 {
     return ~cap__sigmask_holdable() | bit(SIGSEGV) | bit(SIGBUS) | bit(SIGILL) |
            bit(SIGFPE) | bit(SIGTRAP) | bit(SIGSYS) | bit(CAP__SIG_KICK);
@@ -69,9 +70,10 @@ uint64_t cap__sigmask_never(void)
 /* What a worker's kernel thread blocks for target t. */
 static uint64_t kernel_mask(uint64_t t)
 {
-    return t & ~cap__sigmask_never();
+    return t & ~never_blocked();
 }
 
+/* saved: the mask before, or NULL. */
 static void block_all(uint64_t *saved)
 {
     uint64_t all = ~UINT64_C(0);
@@ -181,13 +183,20 @@ static void publish(uint64_t m)
         atomic_store_explicit(&w->sig_applied, m, memory_order_release);
 }
 
-/* With every signal blocked (saved: the mask before), installs the latest
- * target on this kernel thread, which leaves the blocked state. */
+/* With every signal blocked, installs the latest target on this kernel
+ * thread, which leaves the blocked state. */
 static void install_here(void)
 {
     uint64_t m = kernel_mask(atomic_load(&target));
     publish(m);
     set_kernel_mask(m);
+}
+
+/* The same from any mask. */
+static void install_now(void)
+{
+    block_all(NULL);
+    install_here();
 }
 
 /* Kicks every other worker that has not installed `gained` (those of its
@@ -236,9 +245,7 @@ void cap__sigmask_init(cap__thread *main_thread)
     atomic_store(&target, cap__sigclass_first.mask);
     for (int i = 0; i < cap__rt.nworkers; i++) /* they hold at least this */
         atomic_store(&cap__rt.workers[i].sig_applied, kernel_mask(cap__sigclass_first.mask));
-    uint64_t saved;
-    block_all(&saved);
-    install_here();
+    install_now();
 }
 
 long cap__sigmask_thread_created_slow(cap__thread *t, cap__thread *creator)
@@ -326,22 +333,16 @@ void cap__sigmask_kicked(void *uctx, bool nested)
     if (cap__worker_self() == NULL)
         return; /* an offload thread's kick: its mask is its own */
     uint64_t want = kernel_mask(atomic_load(&target));
-    uint64_t have = applied;
     uint64_t *m = (uint64_t *)&((ucontext_t *)uctx)->uc_sigmask;
-    if (!nested) {
-        /* User code or the scheduler: its mask is the target (a worker
-         * started with the initial thread's, which `applied` does not
-         * know). */
-        uint64_t gained = want & ~*m;
-        *m = want;
-        if (gained != 0)
-            syscall(SYS_rt_sigprocmask, SIG_BLOCK, &gained, NULL, sizeof gained);
-    } else if (want != have) {
-        uint64_t gained = want & ~have;
-        *m = (*m & ~(have & ~want)) | gained;
-        if (gained != 0) /* at once: no signal in it may land before sigreturn */
-            syscall(SYS_rt_sigprocmask, SIG_BLOCK, &gained, NULL, sizeof gained);
-    }
+    /* Interrupted user code or the scheduler has the target as its whole
+     * mask (a worker started with the initial thread's, which `applied`
+     * does not know), so it becomes want; a handler's is edited where the
+     * target changed, keeping its sa_mask. */
+    uint64_t have = nested ? applied : *m;
+    uint64_t gained = want & ~have;
+    *m = (*m & ~(have & ~want)) | gained;
+    if (gained != 0) /* at once: no signal in it may land before sigreturn */
+        syscall(SYS_rt_sigprocmask, SIG_BLOCK, &gained, NULL, sizeof gained);
     publish(want);
 }
 
@@ -367,7 +368,7 @@ void cap__sigmask_jump(uint64_t *saved_word)
     uint64_t mask = *saved_word & cap__sigmask_holdable();
     uint64_t saved, before = atomic_load(&target);
     lock_classes(&saved);
-    struct cap__sigclass *c = t->sigclass->mask == mask ? t->sigclass : class_for(mask, false);
+    struct cap__sigclass *c = class_for(mask, false); /* t's own if it has mask */
     if (c != NULL) /* else no memory: the mask stays */
         move(t, c);
     cap__spin_unlock(&class_lock);
@@ -379,23 +380,19 @@ void cap__sigmask_jump(uint64_t *saved_word)
     reach_all(atomic_load(&target) & ~before, false);
 }
 
-uint64_t cap__sigmask_own(void)
+bool cap__sigmask_own(void)
 {
     cap__thread *t = cap__current();
     if (t == NULL || cap__in_signal_handler() || t->sigclass == NULL)
-        return 0;
-    uint64_t m = t->sigclass->mask;
-    set_kernel_mask(m);
-    return 1;
+        return false;
+    set_kernel_mask(t->sigclass->mask);
+    return true;
 }
 
-void cap__sigmask_back(uint64_t token)
+void cap__sigmask_back(bool owned)
 {
-    if (token == 0)
-        return;
-    uint64_t saved;
-    block_all(&saved);
-    install_here();
+    if (owned)
+        install_now();
 }
 
 void cap__sigmask_forked(cap__thread *self)
@@ -413,7 +410,5 @@ void cap__sigmask_forked(cap__thread *self)
     } else {
         atomic_store(&target, cap__sigclass_first.mask);
     }
-    uint64_t saved;
-    block_all(&saved);
-    install_here();
+    install_now();
 }

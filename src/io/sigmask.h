@@ -61,8 +61,6 @@ struct cap__sigclass {
  * changes one; its count is derived from cap__live_threads (below). */
 extern __attribute__((visibility("hidden"))) struct cap__sigclass cap__sigclass_first;
 
-/* Signals no kernel thread of the runtime blocks (above); bit sig - 1. */
-uint64_t cap__sigmask_never(void);
 /* Signals a thread's mask can hold: all but SIGKILL, SIGSTOP and glibc's
  * internal two, which pthread_sigmask leaves out silently. */
 uint64_t cap__sigmask_holdable(void);
@@ -126,9 +124,10 @@ void cap__sigmask_jump(uint64_t *saved_word);
  * thread's (exec, posix_spawn, popen): _own installs the running user
  * thread's mask (all of it, the fault signals too) on its kernel thread
  * and returns what to pass to _back, which installs the target again
- * (when the call returns: an exec that failed). No-ops elsewhere. */
-uint64_t cap__sigmask_own(void);
-void cap__sigmask_back(uint64_t token);
+ * (when the call returns: an exec that failed) if _own installed one.
+ * _own does nothing, and returns false, on other threads and in handlers. */
+bool cap__sigmask_own(void);
+void cap__sigmask_back(bool owned);
 
 /* In a fork's child, on its one kernel thread: the forking thread (NULL:
  * none of ours) is the only one, and its mask the target. */

@@ -309,10 +309,15 @@ struct owner_search {
     cap__thread *found;
 };
 
+static bool stack_holds(const cap__thread *t, const char *sp)
+{
+    return sp >= (const char *)t->stack.lo && sp < (const char *)t->stack.hi;
+}
+
 static void find_owner(cap__thread *t, void *arg)
 {
     struct owner_search *s = arg;
-    if (s->sp >= (const char *)t->stack.lo && s->sp < (const char *)t->stack.hi)
+    if (stack_holds(t, s->sp))
         s->found = t;
 }
 
@@ -320,9 +325,7 @@ static void find_owner(cap__thread *t, void *arg)
  * is chunks: taken as yes). */
 static bool on_stack_of(const cap__thread *t, const char *sp)
 {
-    if (cap__linked_cfg.enabled)
-        return true;
-    return sp >= (const char *)t->stack.lo && sp < (const char *)t->stack.hi;
+    return cap__linked_cfg.enabled || stack_holds(t, sp);
 }
 
 /* Whether t is parked in, or woken from and not yet back from, a wait

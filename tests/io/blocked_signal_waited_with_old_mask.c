@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Description: the classic way to wait for a signal without a race, block
  * it, then wait with a mask that lets it in (sigsuspend, pselect, ppoll,
- * epoll_pwait), gets the signal: each call returns EINTR after exactly
+ * epoll_pwait, X/Open's sigpause), gets the signal: each call returns EINTR after exactly
  * one run of the handler. A signal sent while it is blocked (by the only
  * thread: so by every worker, io/sigmask.h) and no such call waits stays
  * pending, also while the other workers sleep; and one the call's own
@@ -33,7 +33,7 @@ static void *send_later(void *arg)
     return NULL;
 }
 
-enum { SUSPEND, PSELECT, PPOLL, EPOLL_PWAIT, KINDS };
+enum { SUSPEND, PSELECT, PPOLL, EPOLL_PWAIT, SIGPAUSE, KINDS };
 
 /* Waits in `kind` with the mask `old` (SIGUSR1 let in), a pipe that never
  * becomes ready and no timeout: only the signal ends it. */
@@ -51,9 +51,14 @@ static void wait_for_signal(int kind, const sigset_t *old, int rfd, int epfd)
     } else if (kind == PPOLL) {
         struct pollfd p = { .fd = rfd, .events = POLLIN };
         r = ppoll(&p, 1, NULL, old);
-    } else {
+    } else if (kind == EPOLL_PWAIT) {
         struct epoll_event ev;
         r = epoll_pwait(epfd, &ev, 1, -1, old);
+    } else {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        r = sigpause(SIGUSR1); /* X/Open's: the thread's mask less SIGUSR1 */
+#pragma GCC diagnostic pop
     }
     CHECK_EQ(r, -1);
     CHECK_EQ(errno, EINTR);
