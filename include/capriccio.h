@@ -90,6 +90,17 @@ int cap_thread_getattr(cap_thread_t thread, cap_thread_attr_t *attr);
  * unknown or stale handle. */
 int cap_thread_getstack(cap_thread_t thread, void **addr, size_t *size);
 
+/* Sends sig to thread, as pthread_kill does: the signal is pending for
+ * that thread alone until it is delivered there (its handler runs in that
+ * thread, and a blocking call of it fails with EINTR or, under
+ * SA_RESTART, goes on) or taken by its sigwait; it stays pending while
+ * the thread blocks it. A signal ignored and not blocked is dropped; one
+ * whose default action ends or stops the process does so. sig 0 only
+ * checks that thread exists (an exited one not yet joined counts).
+ * EINVAL for a signal number out of range or reserved by glibc (32, 33),
+ * ESRCH on an unknown or stale handle. Limits: docs/pthread-compat.md. */
+int cap_thread_kill(cap_thread_t thread, int sig);
+
 /* Lets other runnable threads run. Always returns 0. */
 int cap_yield(void);
 /* Sleeps at least ns nanoseconds of CLOCK_MONOTONIC; never returns early.

@@ -6,8 +6,9 @@
  * user thread they read and change that thread's mask (io/sigmask.h),
  * never its worker's directly; a change that blocks a signal every user
  * thread now blocks has reached every worker before the call returns, and
- * one that unblocks a pending signal has it delivered before the call
- * returns, as POSIX says. In a handler and on threads the runtime does
+ * one that unblocks a pending signal (the process's, or one sent to the
+ * thread: io/sigdirect.h) has it delivered before the call returns, as
+ * POSIX says. In a handler and on threads the runtime does
  * not run they are libc's: the kernel thread's mask.
  *
  * As glibc's, pthread_sigmask leaves SIGKILL, SIGSTOP and glibc's two
@@ -21,6 +22,7 @@
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "io/sigdirect.h"
 #include "io/sigmask.h"
 
 /* The user-thread path of pthread_sigmask: 0 or an error number. */
@@ -41,7 +43,14 @@ static int change_mask(int how, const sigset_t *set, sigset_t *old)
             return EFAULT;
         memcpy(old, &cur, sizeof cur);
     }
-    return set != NULL ? cap__sigmask_set(self, want) : 0;
+    if (set == NULL)
+        return 0;
+    int rc = cap__sigmask_set(self, want);
+    /* The mask, then the thread's own pending set (io/sigdirect.h: the
+     * sender records, then reads the mask). */
+    atomic_thread_fence(memory_order_seq_cst);
+    cap__sig_pending_check(self);
+    return rc;
 }
 
 int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)

@@ -3,9 +3,12 @@
  * Waiting for signals: sigwait, sigwaitinfo, sigtimedwait and reads of a
  * signalfd. On a user thread they park only the caller.
  *
- * A signal every user thread blocks is blocked on every worker's kernel
- * thread too (io/sigmask.h), so it stays pending in the kernel, where
- * these calls find it. The wait first takes one without waiting
+ * A signal sent to the waiting thread itself (pthread_kill, raise) waits
+ * in its own pending set (io/sigdirect.h): taken first, and one sent
+ * while the thread waits interrupts the wait (cap__intr.takes), which
+ * then takes it. A signal every user thread blocks is blocked on every
+ * worker's kernel thread too (io/sigmask.h), so it stays pending in the
+ * kernel, where these calls find it. The wait first takes one without waiting
  * (rt_sigtimedwait with a zero timeout: the process's pending signals and
  * those sent to this kernel thread); if none is there, it parks on a
  * signalfd of the set, which the kernel makes readable when one arrives,
@@ -30,6 +33,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <string.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -39,6 +43,7 @@
 #include "intercept/intercept.h"
 #include "io/fd.h"
 #include "io/io.h"
+#include "io/sigdirect.h"
 #include "io/sigmask.h"
 #include "util/clock.h"
 
@@ -59,12 +64,24 @@ static void close_wait_fd(int fd)
     cap__fd_closed(fd);
 }
 
+/* What sigwaitinfo reports of a signal sent to the thread (pthread_kill,
+ * raise), as the kernel reports a tgkill. */
+static void own_info(siginfo_t *info, int sig)
+{
+    memset(info, 0, sizeof *info);
+    info->si_signo = sig;
+    info->si_code = SI_TKILL;
+    info->si_pid = getpid();
+    info->si_uid = getuid();
+}
+
 /* The signal taken from set (info filled if not NULL), or -errno:
  * -EAGAIN once deadline passed, -EINTR, -ECANCELED. */
 static long wait_signal(const sigset_t *set, siginfo_t *info, uint64_t deadline)
 {
     cap__intr in = cap__intr_always;
     in.blocked = cap__sig_bits(set); /* the thread's mask is added to it */
+    in.takes = in.blocked;
     in.cancel = true;
     cap__thread *self = cap__current();
     uint64_t mine = cap__sigmask_of(self);
@@ -74,6 +91,15 @@ static long wait_signal(const sigset_t *set, siginfo_t *info, uint64_t deadline)
     int fd = -1;
     long r;
     for (;;) {
+        /* One sent to this thread first, as Linux takes a thread's own
+         * pending signals before the process's. */
+        int own = cap__sig_take_pending(self, in.takes);
+        if (own != 0) {
+            if (info != NULL)
+                own_info(info, own);
+            r = own;
+            break;
+        }
         struct timespec zero = { 0, 0 };
         r = cap__ic_sys(syscall(SYS_rt_sigtimedwait, set, info, &zero, _NSIG / 8));
         if (r >= 0 || (r != -EAGAIN && r != -EINTR))
@@ -88,7 +114,8 @@ static long wait_signal(const sigset_t *set, siginfo_t *info, uint64_t deadline)
         }
         struct pollfd p = { .fd = fd, .events = POLLIN };
         r = cap__io_poll(&p, 1, deadline, &in);
-        if (r < 0)
+        /* EINTR from a signal sent to this thread in the set: taken above. */
+        if (r < 0 && !(r == -EINTR && (atomic_load(&self->sig_pending) & in.takes)))
             break;
     }
     if (fd >= 0)

@@ -71,6 +71,10 @@ typedef struct cap__io_call {
 void cap__io_call_begin(cap__io_call *c, const cap__intr *in, bool parked_only);
 /* Returns the signal that interrupted the call, or 0. */
 int cap__io_call_end(cap__io_call *c);
+/* The signal registry's interrupt of a call waiting on one descriptor
+ * (io/wait.c); the one that can wake a call to go on waiting
+ * (cap__sig_direct). */
+bool cap__io_interrupt_excl(void *arg);
 
 /* Snapshots f's event sequence for dir; call before the attempt. */
 static inline void cap__io_prepare(cap__io_ticket *tk, cap__fd *f, int fd, int dir)

@@ -49,6 +49,7 @@
 #include "io/io.h"
 #include "io/ownfd.h"
 #include "io/pipe.h"
+#include "io/sigdirect.h"
 #include "io/sigmask.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
@@ -210,6 +211,21 @@ static inline uint64_t entry_ticket(void)
 
 /* ---- the registry ------------------------------------------------------- */
 
+/* A call entering with signals pending in its thread's own set
+ * (io/sigdirect.h): one it takes (sigwait's) ends it; those its mask lets
+ * through are delivered now, and one that interrupts this kind of call
+ * does. */
+static void enter_pending(cap__sig_waiter *sw, cap__thread *self)
+{
+    uint64_t takes = atomic_load(&self->sig_pending) & sw->in.takes;
+    int sig = takes != 0 ? __builtin_ctzll(takes) + 1
+                         : cap__sig_deliver_pending(self, sw->in.restart);
+    if (sig != 0 && atomic_load(&sw->sig) == 0) {
+        atomic_store_explicit(&sw->hit, 0, memory_order_relaxed);
+        atomic_store(&sw->sig, sig);
+    }
+}
+
 void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(void *),
                     void *arg)
 {
@@ -258,6 +274,10 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
      * delivered as it is installed, and interrupts this call. */
     if (in->masked)
         cap__sigmask_set(self, in->blocked);
+    /* After the link, under the lock: a signal sent to this thread that
+     * cap__sig_direct did not find the call for is seen here. */
+    if (__builtin_expect(atomic_load(&self->sig_pending) != 0, 0))
+        enter_pending(sw, self);
 }
 
 /* Whether the handler of delivery token (seq + 1) is over: returned, or
@@ -316,9 +336,14 @@ int cap__sig_leave(cap__sig_waiter *sw)
     int sig = atomic_load_explicit(&sw->sig, memory_order_relaxed);
     uint64_t hit = atomic_load_explicit(&sw->hit, memory_order_relaxed);
     cap__spin_unlock(&l->lock);
-    if (sw->in.masked) /* its thread's mask again */
-        cap__sigmask_set(cap__current(), sw->mask_before);
-    if (sig != 0)
+    /* Signals sent to the thread: delivered before the call returns,
+     * under the call's mask, and then those only its mask held. */
+    cap__sig_pending_check(sw->thread);
+    if (sw->in.masked) { /* its thread's mask again */
+        cap__sigmask_set(sw->thread, sw->mask_before);
+        cap__sig_pending_check(sw->thread);
+    }
+    if (sig != 0 && hit != 0)
         wait_over(hit); /* EINTR comes after the handler, as in Linux */
     return sig;
 }
@@ -418,6 +443,55 @@ static void unlock_all(int nshards)
     for (int i = nshards; i-- > 0;)
         cap__spin_unlock(&shards[i].lock);
     cap__spin_unlock(&main_list.lock);
+}
+
+/* ---- signals sent to one thread (io/sigdirect.h) ------------------------- */
+
+/* t's registered call, or NULL (every shard lock held). */
+static cap__sig_waiter *call_of(const cap__thread *t, int nshards)
+{
+    for (int i = -1; i < nshards; i++) {
+        struct cap__sig_list *l = i < 0 ? &main_list : &shards[i];
+        for (int k = 0; k < 2; k++)
+            for (cap__sig_waiter *sw = l->head[k]; sw != NULL; sw = sw->next)
+                if (sw->thread == t)
+                    return sw;
+    }
+    return NULL;
+}
+
+enum cap__sig_direct_result cap__sig_direct(cap__thread *t, int sig, bool restart)
+{
+    uint64_t bit = UINT64_C(1) << (sig - 1);
+    int nshards = cap__rt.nworkers < SHARDS ? cap__rt.nworkers : SHARDS;
+    enum cap__sig_direct_result r = CAP__DIRECT_NONE;
+    /* Outside dispatch_lock: a delivery's choice and this one take the
+     * same shard locks, and each looks at sw->sig under them. */
+    lock_all(nshards);
+    cap__sig_waiter *sw = call_of(t, nshards);
+    if (sw == NULL) {
+        r = CAP__DIRECT_NONE;
+    } else if (atomic_load_explicit(&sw->sig, memory_order_relaxed) != 0) {
+        r = CAP__DIRECT_DONE; /* interrupted already: it delivers as it leaves */
+    } else if (!(sw->in.takes & bit) && (sw->in.blocked & bit)) {
+        r = CAP__DIRECT_HELD;
+    } else if (!(sw->in.takes & bit) && restart && sw->in.restart) {
+        /* Goes on after the handler: only a descriptor wait can be woken
+         * so (it tries its transfer again and parks anew). */
+        if (sw->interrupt != cap__io_interrupt_excl)
+            r = CAP__DIRECT_HELD;
+        else if (sw->interrupt(sw->arg))
+            r = CAP__DIRECT_DONE;
+    } else {
+        atomic_store_explicit(&sw->hit, 0, memory_order_relaxed);
+        atomic_store(&sw->sig, sig);
+        if (sw->interrupt(sw->arg))
+            r = CAP__DIRECT_DONE;
+        else
+            atomic_store(&sw->sig, 0);
+    }
+    unlock_all(nshards);
+    return r;
 }
 
 /* Delivery seq, whose slot s is filled and not handled yet: interrupts

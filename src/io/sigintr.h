@@ -23,9 +23,10 @@
  *     below).
  *
  * Which thread a process-directed signal interrupts. POSIX delivers it to
- * exactly one thread that does not block it; user threads have no masks
- * of their own, so every user thread qualifies, and we pick one that the
- * delivery can actually interrupt:
+ * exactly one thread that does not block it (each user thread has its
+ * mask: io/sigmask.h), and we pick one that the delivery can actually
+ * interrupt (a signal sent to one thread takes another way:
+ * io/sigdirect.h, cap__sig_direct below):
  *  - a call is eligible if it was waiting when the signal arrived (it
  *    entered before the delivery was numbered), the signal is not in the
  *    call's mask (ppoll/pselect/epoll_pwait/sigsuspend), and either the
@@ -195,6 +196,9 @@ typedef struct cap__intr {
                          while it waits (sigsuspend, pselect, ppoll,
                          epoll_pwait: io/sigmask.h); otherwise the thread's
                          mask is added to blocked as the call registers */
+    uint64_t takes;   /* signals the call takes from its thread's pending
+                         set (sigwait's; io/sigdirect.h): one sent to the
+                         thread ends its wait, blocked or not */
 } cap__intr;
 
 /* poll, select, epoll_wait, sleeps, pause: EINTR whatever the flags. */
@@ -215,7 +219,8 @@ struct cap__sig_waiter {
     uint64_t epoch;                /* deliveries numbered >= epoch may interrupt it */
     uint64_t ticket;               /* entry order: the longest waiter goes first */
     uint64_t passed;               /* [dispatch] seq + 1 of a delivery it refused */
-    _Atomic uint64_t hit;          /* seq + 1 of the delivery that set sig */
+    _Atomic uint64_t hit;          /* seq + 1 of the delivery that set sig; 0: a
+                                      signal sent to the thread (cap__sig_direct) */
     _Atomic int sig;               /* the signal that interrupted the call, or 0 */
     uint64_t mask_before;          /* in.masked: its thread's mask outside the call */
     struct cap__thread *thread;    /* the calling thread */
@@ -294,6 +299,18 @@ void cap__sig_end(uint64_t token, bool jumped);
  * (src/stack/signal.c), so the dispatch interrupts t's parked call, and
  * no other, whatever flags and masks say (none: a fatal error). */
 void cap__sig_force(uint64_t token, struct cap__thread *t);
+
+/* A signal sent to t alone (io/sigdirect.h), pending in its set: if t
+ * waits in a registered call, interrupts it (EINTR; its sw->hit is 0, no
+ * delivery's number), or for a read-like call and a SA_RESTART handler
+ * (restart) wakes it to go on. Under the registry's locks, so a call
+ * that registers meanwhile finds the signal pending as it enters.
+ * CAP__DIRECT_NONE: no call of t's to wake now (none registered, or one
+ * running between two parks); _DONE: woken, or interrupted already;
+ * _HELD: its call keeps the signal pending (its mask blocks it, or it
+ * cannot be woken to go on), to be delivered as the call ends. */
+enum cap__sig_direct_result { CAP__DIRECT_NONE, CAP__DIRECT_DONE, CAP__DIRECT_HELD };
+enum cap__sig_direct_result cap__sig_direct(struct cap__thread *t, int sig, bool restart);
 
 /*
  * Before the program's first handler. Only a handler of the program's

@@ -395,13 +395,30 @@ void cap__sigmask_back(bool owned)
         install_now();
 }
 
+void cap__sigmask_raise_here(int sig)
+{
+    uint64_t saved;
+    block_all(&saved);
+    int saved_errno = errno;
+    syscall(SYS_tgkill, getpid(), gettid(), sig);
+    errno = saved_errno;
+    /* Delivered as this mask is installed: sig is let through. */
+    set_kernel_mask(saved & ~bit(sig));
+    if (cap__worker_self() != NULL && !cap__in_signal_handler())
+        install_now(); /* the latest target: a kick may have moved it meanwhile */
+    else
+        set_kernel_mask(saved);
+}
+
 void cap__sigmask_forked(cap__thread *self)
 {
     class_lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */
     for (struct cap__sigclass *c = classes; c != NULL; c = c->next)
         atomic_store(&c->live, 0);
     if (self != NULL) {
-        /* The child's only thread: the parent's others never run again. */
+        /* The child's only thread: the parent's others never run again.
+         * Its pending signals are the parent's (POSIX: none). */
+        atomic_store(&self->sig_pending, 0);
         struct cap__sigclass *c = self->sigclass;
         if (c != &cap__sigclass_first)
             atomic_store(&c->live, 1);

@@ -129,6 +129,13 @@ void cap__sigmask_jump(uint64_t *saved_word);
 bool cap__sigmask_own(void);
 void cap__sigmask_back(bool owned);
 
+/* Sends sig to the calling kernel thread and delivers it there: the
+ * handler of the program's runs (or the default action) before this
+ * returns, whatever the kernel thread's mask blocks; then the mask is
+ * what it was (on a worker: the latest target). Signals directed at a
+ * user thread are delivered so, by that thread (io/sigdirect.h). */
+void cap__sigmask_raise_here(int sig);
+
 /* In a fork's child, on its one kernel thread: the forking thread (NULL:
  * none of ours) is the only one, and its mask the target. */
 void cap__sigmask_forked(struct cap__thread *self);

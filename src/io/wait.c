@@ -338,21 +338,32 @@ int cap__io_call_end(cap__io_call *c)
  * settles on that count before it consumes anything, sigintr.h); one
  * that resumed before, or that timed out or was claimed by a cancel, is
  * running and refuses it. A registered call takes it anyway and sees it
- * before its next park, or as it settles. */
-static bool interrupt_excl(void *arg)
+ * before its next park, or as it settles.
+ * A signal sent to the thread (hit 0, cap__sig_direct) is taken by a
+ * parked call, or by a parked-only one that an event woke and that has
+ * not resumed; with sig 0 it is a wake-up after which the call goes on
+ * (a SA_RESTART handler), taken only if it finds the call parked. */
+bool cap__io_interrupt_excl(void *arg)
 {
     cap__io_call *c = arg;
     cap__fd *f = c->f;
-    bool took = !c->parked_only;
+    bool go_on = atomic_load(&c->sw.sig) == 0;
+    uint64_t hit = atomic_load_explicit(&c->sw.hit, memory_order_relaxed);
+    bool took = !c->parked_only && !go_on;
     cap__spin_lock(&f->lock);
     if (c->w.linked) {
         unlink_waiter(f, &c->w);
-        c->w.result = EINTR;
+        c->w.result = go_on ? 0 : EINTR;
+        /* Going on, it is woken as by an event: a signal that comes
+         * before it resumes still interrupts it. */
+        c->w.woke = go_on ? CAP__SIG_WOKEN : 0;
         if (cap__unpark(c->w.thread))
             took = true;
-    } else if (__atomic_load_n(&c->w.woke, __ATOMIC_SEQ_CST) >=
-               atomic_load_explicit(&c->sw.hit, memory_order_relaxed)) {
-        took = true; /* hit is the delivery's number + 1; woke: see cap__io_waiter */
+    } else if (!go_on) {
+        /* woke: see cap__io_waiter; hit is the delivery's number + 1 */
+        uint64_t woke = __atomic_load_n(&c->w.woke, __ATOMIC_SEQ_CST);
+        if (hit != 0 ? woke >= hit : woke == CAP__SIG_WOKEN)
+            took = true;
     }
     cap__spin_unlock(&f->lock);
     return took;
@@ -361,7 +372,7 @@ static bool interrupt_excl(void *arg)
 /* cap__io_wait once w is chosen and the call is registered if it is to be. */
 __attribute__((always_inline)) static inline int
 park_on_fd(cap__io_ticket *tk, cap__fd *f, cap__io_waiter *w, cap__io_call *c, uint64_t deadline,
-           bool priv, bool unregistered)
+           bool priv, bool registered, bool unregistered)
 {
     cap__spin_lock(&f->lock);
     *w = (cap__io_waiter){ .thread = cap__current(), .dir = tk->dir };
@@ -374,8 +385,11 @@ park_on_fd(cap__io_ticket *tk, cap__fd *f, cap__io_waiter *w, cap__io_call *c, u
         return 0;
     }
     /* Not for a parked-only call: dispatch sets sig before its callback
-     * looks for the record, and refuses the delivery if it finds none. */
-    if (c != NULL && c->entered && cap__sig_hit(&c->sw)) {
+     * looks for the record, and refuses the delivery if it finds none;
+     * but a signal sent to the thread (hit 0) that it found pending as
+     * it registered (io/sigintr.c, enter_pending) is for this park. */
+    if (registered && cap__sig_hit(&c->sw) &&
+        (c->entered || atomic_load_explicit(&c->sw.hit, memory_order_relaxed) == 0)) {
         cap__spin_unlock(&f->lock);
         return EINTR;
     }
@@ -445,7 +459,7 @@ __attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uin
             c->w.woke = 0; /* not the mark of an earlier park's (interrupt_excl) */
             if (!c->parked_only) {
                 /* first park: one descriptor per call */
-                cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
+                cap__sig_enter(&c->sw, c->in, cap__io_interrupt_excl, c);
                 c->entered = true;
             } else if (atomic_load_explicit(&cap__sig_handled, memory_order_relaxed) == 0) {
                 /* Parked-only: registered for this park alone (sigintr.h),
@@ -453,12 +467,13 @@ __attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uin
                  * handler (cap__sig_handled). */
                 unregistered = true;
             } else {
-                cap__sig_enter(&c->sw, c->in, interrupt_excl, c);
+                cap__sig_enter(&c->sw, c->in, cap__io_interrupt_excl, c);
                 leave = true;
             }
         }
     }
-    int rc = park_on_fd(tk, f, w, c, deadline, priv, unregistered);
+    int rc = park_on_fd(tk, f, w, c, deadline, priv, c != NULL && (c->entered || leave),
+                        unregistered);
     /* Woken by an event while registered: a delivery numbered before the
      * call resumed (now) may have been meant for it; it is settled before
      * the call consumes anything (sigintr.h, "Ordering"). The mark was

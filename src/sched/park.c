@@ -19,6 +19,7 @@
 
 #include <errno.h>
 
+#include "io/sigdirect.h"
 #include "sched/policy.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
@@ -74,7 +75,10 @@ static inline int park_self(cap__thread *self, enum cap__park_reason reason, con
     self->reason_obj = NULL;
     /* Claimed, so no waker writes the token now: a release store is enough. */
     atomic_store_explicit(&self->wait, CAP__WAIT_IDLE, memory_order_release);
-    return self->wake_result;
+    int result = self->wake_result;
+    /* A safe point: signals sent to it meanwhile (io/sigdirect.h). */
+    cap__sig_pending_check(self);
+    return result;
 }
 
 int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,

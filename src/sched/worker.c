@@ -77,6 +77,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "io/sigdirect.h"
 #include "runtime/config.h"
 #include "sched/policy.h"
 #include "sched/policy_fifo.h"
@@ -629,6 +630,7 @@ int cap_yield(void)
         return 0;
     }
     yield_on(w, self);
+    cap__sig_pending_check(self); /* a safe point (io/sigdirect.h) */
     return 0;
 }
 

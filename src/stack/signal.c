@@ -56,9 +56,10 @@
  * trampoline is installed for it whatever the program asks, and the table
  * holds the program's disposition, SIG_DFL and SIG_IGN included (both
  * mean "ignore" for SIGURG). Kicks are told apart by their siginfo: queued
- * by this process with kick_cookie's address as the value. A kick's only
+ * by this process with kick_cookie's address as the value. A kick's
  * work here is for a worker: install the workers' signal mask
- * (io/sigmask.h); interrupting the system call is the rest.
+ * (io/sigmask.h), and deliver the signals sent to the user thread it
+ * interrupted (io/sigdirect.h); interrupting the system call is the rest.
  *
  * State: one table entry per signal, written by sigaction under a lock
  * and read by the trampoline (a handler is published before the kernel
@@ -79,6 +80,7 @@
 #include <unistd.h>
 
 #include "arch/usercheck.h"
+#include "io/sigdirect.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
 #include "sched/switch.h"
@@ -119,6 +121,8 @@ static sigaction_fn real_sigaction;
 static _Atomic bool kick_reserved; /* [written under table_lock] */
 static const char kick_cookie;
 
+static void trampoline(int sig, siginfo_t *info, void *uctx);
+
 static sigaction_fn real(void)
 {
     if (real_sigaction == NULL)
@@ -155,6 +159,32 @@ bool cap__sig_program_handlers(void)
             return true;
     }
     return false;
+}
+
+enum cap__sig_disp cap__sig_disposition(int sig, int *flags)
+{
+    __typeof__(table[0]) h = table[sig]; /* racy, as above */
+    *flags = h.flags;
+    if (entry_is_function(&h))
+        return CAP__DISP_HANDLER;
+    /* The kernel's word: a disposition inherited through exec (SIG_IGN
+     * under nohup) never passed through the table. */
+    struct sigaction cur;
+    void (*disp)(int) = h.handler;
+    if (real() != NULL && real()(sig, NULL, &cur) == 0 &&
+        !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trampoline))
+        disp = cur.sa_handler;
+    if (disp == SIG_IGN)
+        return CAP__DISP_IGNORE;
+    switch (sig) {
+    case SIGCHLD:
+    case SIGCONT: /* continues a stopped process: this one runs */
+    case SIGURG:
+    case SIGWINCH:
+        return CAP__DISP_IGNORE;
+    default:
+        return CAP__DISP_DEFAULT;
+    }
 }
 
 /* The kick signal's entry for one delivery, applying the program's
@@ -215,9 +245,13 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     __typeof__(table[0]) h = table[sig];
     if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed)) {
         if (is_kick(sig, info)) {
-            /* Interrupting the system call was the point, or a change of
-             * the workers' signal mask (io/sigmask.h). */
+            /* Interrupting the system call was the point, a change of the
+             * workers' signal mask (io/sigmask.h), or a signal sent to
+             * the user thread it interrupted (io/sigdirect.h; not inside
+             * a handler, whose sa_mask the signal must wait for). */
             cap__sigmask_kicked(uctx, open_top != NULL);
+            if (open_top == NULL)
+                cap__sig_pending_kicked(uctx);
             return;
         }
         if (!take_kick_entry(sig, &h))

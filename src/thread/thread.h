@@ -70,6 +70,9 @@ typedef struct cap__thread {
     struct cap__sigclass *sigclass;/* [owner] its signal mask (io/sigmask.h) */
     /* [atomic] a handler's jump into it (src/stack/signal.c) */
     _Atomic(struct cap__handed_jump *) jump_due;
+    /* [atomic] signals sent to it alone (pthread_kill, raise) and not yet
+     * delivered or taken, bit sig - 1 (io/sigdirect.h) */
+    _Atomic uint64_t sig_pending;
     const void *create_site;       /* return address of cap_thread_create's caller */
     cap__stack stack;
     size_t stack_request;          /* the size asked for: a TCB cached with its

@@ -95,6 +95,12 @@ int cap__sig_jump_signal(struct cap__thread *t, uint64_t *token);
  * deadlock report (sched/deadlock.c) holds back. */
 bool cap__sig_program_handlers(void);
 
+/* What a delivery of sig would do now (io/sigdirect.c): run the program's
+ * handler (its sa_flags in *flags), nothing, or the default action when
+ * that is not to ignore it (end, dump core, stop the process). */
+enum cap__sig_disp { CAP__DISP_HANDLER, CAP__DISP_IGNORE, CAP__DISP_DEFAULT };
+enum cap__sig_disp cap__sig_disposition(int sig, int *flags);
+
 /* The runtime's own SIGSEGV and SIGBUS handler (src/stack/overflow.c). It
  * is installed through the interposed sigaction like a program's, but it
  * is no handler of the program's for io/sigintr.h's cap__sig_handled: a

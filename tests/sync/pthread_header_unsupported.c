@@ -2,8 +2,9 @@
 /* Description: through <capriccio/pthread.h>, what is not supported fails
  * with the documented POSIX error instead of being ignored: process
  * sharing, named semaphores, real-time scheduling and system scope,
- * priority protocols and robust mutexes, signals to threads and mask
- * changes, and the GNU extensions without a meaning here;
+ * priority protocols and robust mutexes, queued signals to threads
+ * (pthread_sigqueue) and bad signal numbers, and the GNU extensions
+ * without a meaning here;
  * what is supported in those families works. */
 #include <capriccio/pthread.h>
 #include <fcntl.h>
@@ -72,7 +73,12 @@ int main(void)
     CHECK_EQ(pthread_getschedparam(self, &policy, &sp), 0);
     CHECK_EQ(policy, SCHED_OTHER);
     CHECK_EQ(pthread_kill(self, 0), 0);
-    CHECK_EQ(pthread_kill(self, SIGUSR1), EINVAL);
+    CHECK_EQ(pthread_kill(self, -1), EINVAL);
+    CHECK_EQ(pthread_kill(self, NSIG), EINVAL);
+    CHECK_EQ(pthread_kill(self, 32), EINVAL); /* glibc's own */
+    union sigval sv = { .sival_int = 1 };
+    CHECK_EQ(pthread_sigqueue(self, SIGUSR1, sv), EINVAL);
+    CHECK_EQ(pthread_sigqueue(self, 0, sv), 0);
     CHECK_EQ(pthread_kill(self + 12345, 0), ESRCH);
     sigset_t set, old;
     sigemptyset(&set);

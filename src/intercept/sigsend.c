@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A user thread's own pending signals (io/sigdirect.h): raise() sends
+ * the signal to the calling thread, as POSIX says (pthread_kill of
+ * itself), so a signal it blocks waits in its own pending set, and
+ * sigpending reports that set with the process's. Elsewhere, and in a
+ * handler, both are libc's.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "arch/usercheck.h"
+#include "intercept/intercept.h"
+#include "io/sigdirect.h"
+
+int raise(int sig)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(raise)(sig);
+    int rc = cap_thread_kill(cap__thread_handle(cap__current()), sig);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    return 0;
+}
+
+int sigpending(sigset_t *set)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(sigpending)(set);
+    if (!cap__user_writable(set, _NSIG / 8)) {
+        errno = EFAULT;
+        return -1;
+    }
+    /* The process's, and this kernel thread's (a signal raised here that
+     * its mask held: none, as the thread raises only what it accepts). */
+    if (syscall(SYS_rt_sigpending, set, _NSIG / 8) != 0)
+        return -1;
+    uint64_t mine = atomic_load(&cap__current()->sig_pending), word;
+    memcpy(&word, set, sizeof word);
+    word |= mine;
+    memcpy(set, &word, sizeof word);
+    return 0;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signals directed at one user thread: the sender (cap_thread_kill,
+ * raise) and the thread's delivery of its own pending signals. The
+ * protocol is in sigdirect.h; the registry's part (cap__sig_direct) is in
+ * io/sigintr.c.
+ *
+ * Invariant: a bit is set in a thread's sig_pending only while the
+ * thread lives (under its TCB lock, which its exit takes to become
+ * EXITED), and cleared by whoever delivers or takes it (an atomic
+ * fetch-and: exactly one of them); a new thread starts with none.
+ */
+#include "io/sigdirect.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "capriccio.h"
+#include "io/sigintr.h"
+#include "io/sigmask.h"
+#include "sched/worker.h"
+#include "util/sigctx.h"
+
+static uint64_t bit(int sig)
+{
+    return UINT64_C(1) << (sig - 1);
+}
+
+/* Takes sig out of t's set; false if someone else took it first. */
+static bool take(cap__thread *t, int sig)
+{
+    return (atomic_fetch_and(&t->sig_pending, ~bit(sig)) & bit(sig)) != 0;
+}
+
+int cap__sig_deliver_pending(cap__thread *self, bool restartable)
+{
+    if (cap__in_signal_handler())
+        return 0; /* ordinary code of this thread delivers them */
+    int interrupting = 0;
+    for (;;) {
+        uint64_t ready = atomic_load(&self->sig_pending) & ~cap__sigmask_of(self);
+        if (ready == 0)
+            return interrupting;
+        int sig = __builtin_ctzll(ready) + 1;
+        if (!take(self, sig))
+            continue;
+        int flags = 0;
+        bool handled = cap__sig_disposition(sig, &flags) == CAP__DISP_HANDLER;
+        cap__sigmask_raise_here(sig);
+        if (handled && !(restartable && (flags & SA_RESTART)))
+            interrupting = sig;
+    }
+}
+
+int cap__sig_take_pending(cap__thread *self, uint64_t set)
+{
+    for (;;) {
+        uint64_t have = atomic_load(&self->sig_pending) & set;
+        if (have == 0)
+            return 0;
+        int sig = __builtin_ctzll(have) + 1;
+        if (take(self, sig))
+            return sig;
+    }
+}
+
+void cap__sig_pending_kicked(void *uctx)
+{
+    cap__worker *w = cap__worker_self();
+    cap__thread *t = w != NULL ? w->current : NULL;
+    if (t == NULL || atomic_load(&t->sig_pending) == 0)
+        return;
+    uint64_t *mask = (uint64_t *)&((ucontext_t *)uctx)->uc_sigmask;
+    uint64_t ready;
+    while ((ready = atomic_load(&t->sig_pending) & ~cap__sigmask_of(t)) != 0) {
+        int sig = __builtin_ctzll(ready) + 1;
+        if (!take(t, sig))
+            continue;
+        /* Pending on this kernel thread; delivered here if the handler's
+         * mask lets it through, else as the kick handler returns to t.
+         * Unblocking it there keeps the workers' mask at least the target:
+         * t lives and accepts sig, so the target does not hold it. */
+        syscall(SYS_tgkill, getpid(), gettid(), sig);
+        *mask &= ~bit(sig);
+    }
+}
+
+/* ---- the sender ------------------------------------------------------------ */
+
+/* Brings t, which has sig pending (its handle h), to deliver or take it,
+ * as sigdirect.h says; restart: the handler has SA_RESTART. */
+static void bring(cap__thread *t, cap_thread_t h, int sig, bool restart)
+{
+    cap__worker *me = cap__worker_self();
+    bool reserved = false;
+    for (unsigned round = 0;; round++) {
+        if (!(atomic_load(&t->sig_pending) & bit(sig)) || cap__thread_handle(t) != h)
+            return; /* delivered or taken, or t is gone */
+        /* The state first: a thread seen parked was registered before it
+         * parked, so the registry then shows its call. */
+        int state = atomic_load(&t->state);
+        if (cap__sig_direct(t, sig, restart) != CAP__DIRECT_NONE)
+            return;
+        cap__worker *w = __atomic_load_n(&t->worker, __ATOMIC_RELAXED);
+        if (state != CAP__T_RUNNING || w == NULL || w == me)
+            return; /* it delivers as it resumes */
+        if (cap__sigmask_of(t) & bit(sig))
+            return; /* it blocks sig now: held until it unblocks */
+        pid_t tid = atomic_load_explicit(&w->tid, memory_order_acquire);
+        if (round % 4096 == 0 && tid != 0) {
+            if (!reserved) {
+                cap__sig_kick_reserve();
+                reserved = true;
+            }
+            cap__sig_kick(tid);
+        }
+        sched_yield();
+    }
+}
+
+/* The glibc-internal signals (SIGCANCEL, SIGSETXID): pthread_kill refuses them. */
+static bool internal(int sig)
+{
+    return sig == 32 || sig == 33;
+}
+
+int cap_thread_kill(cap_thread_t h, int sig)
+{
+    if (sig < 0 || sig >= NSIG || internal(sig))
+        return EINVAL;
+    cap__thread *t = cap__thread_lookup(h);
+    if (t == NULL)
+        return ESRCH;
+    int flags = 0;
+    enum cap__sig_disp disp = sig != 0 ? cap__sig_disposition(sig, &flags) : CAP__DISP_IGNORE;
+    cap__spin_lock(&t->lock);
+    int state = atomic_load(&t->state);
+    if (cap__thread_handle(t) != h || state == CAP__T_FREE) {
+        cap__spin_unlock(&t->lock);
+        return ESRCH;
+    }
+    /* An exited thread not yet joined: the signal is dropped (glibc). */
+    if (sig == 0 || state == CAP__T_EXITED) {
+        cap__spin_unlock(&t->lock);
+        return 0;
+    }
+    /* Against the thread's unblocking: the record, then its mask (it
+     * changes the mask, then looks at the record: both sequentially
+     * consistent). */
+    atomic_fetch_or(&t->sig_pending, bit(sig));
+    bool blocked = (cap__sigmask_of(t) & bit(sig)) != 0;
+    if (!blocked && disp != CAP__DISP_HANDLER) {
+        /* Dropped, or the default action: whole-process either way. */
+        bool mine = take(t, sig);
+        cap__spin_unlock(&t->lock);
+        if (mine && disp == CAP__DISP_DEFAULT)
+            cap__sigmask_raise_here(sig);
+        return 0;
+    }
+    cap__spin_unlock(&t->lock);
+    cap__thread *self = cap__current();
+    if (t == self)
+        cap__sig_deliver_pending(self, false);
+    else
+        bring(t, h, sig, (flags & SA_RESTART) != 0);
+    return 0;
+}

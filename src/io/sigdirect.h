@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signals directed at one user thread: pthread_kill (cap_thread_kill) and
+ * raise.
+ *
+ * POSIX gives each thread a set of pending signals of its own, and a
+ * signal sent to a thread is delivered to that thread: its handler runs
+ * in the thread's context, and a blocking call of the thread fails with
+ * EINTR (or goes on, for a read-like call under SA_RESTART). The kernel
+ * knows only kernel threads, and the one a user thread runs on changes,
+ * so the runtime keeps the set in the TCB (cap__thread.sig_pending, bit
+ * sig - 1) and the thread delivers its own pending signals, on its own
+ * kernel thread while it is the current thread there: the signal is sent
+ * to that kernel thread (tgkill) with it unblocked for a moment, so the
+ * kernel runs the program's handler, or the default action, as for any
+ * signal (cap__sigmask_raise_here, io/sigmask.h). A signal the thread
+ * blocks stays in its set until its mask lets it through, and sigwait,
+ * sigwaitinfo and sigtimedwait take it from there (intercept/sigwait.c);
+ * sigpending reports it.
+ *
+ * Where a thread delivers (its "safe points", each holding no lock of
+ * the runtime): as it resumes from any park (sched/park.c) or yield; as a
+ * call that signals may interrupt registers and leaves (io/sigintr.c);
+ * after it changes its own mask (intercept/sigmask.c); and in the kick
+ * handler when the kick interrupted it running (src/stack/signal.c).
+ *
+ * The sender (cap__sig_send) records the signal, then brings the thread
+ * to a safe point, and repeats until one of these holds:
+ *  - the signal is gone from the set (delivered or taken);
+ *  - the thread waits in a call the signal may interrupt: that call is
+ *    woken with EINTR (io/sigintr.c, cap__sig_direct), or, for a
+ *    read-like call and a SA_RESTART handler, woken to go on waiting, so
+ *    it delivers and parks again; a call that blocks the signal (its mask,
+ *    ppoll's or sigsuspend's) or that cannot be woken to go on (a
+ *    semaphore wait, an offloaded call under SA_RESTART) keeps it for the
+ *    call's end;
+ *  - the thread is runnable, or parked where no signal interrupts (a
+ *    mutex, a join): it delivers as it resumes;
+ *  - the thread runs on another worker: that worker is kicked
+ *    (CAP__SIG_KICK), and the kick handler delivers if it interrupted
+ *    that thread; the sender tries again until it did, or the thread
+ *    reached one of the cases above.
+ * The record and the thread's registration are ordered under the
+ * registry's shard locks (sigintr.h), so a thread that registers a call
+ * just as the signal is sent either is found there by the sender or finds
+ * the signal as it registers. A signal whose disposition is the default
+ * action (not ignore) and that the thread does not block is raised at
+ * once on the sender's kernel thread: it ends (or stops) the whole
+ * process wherever it is delivered. One that is ignored and not blocked
+ * is dropped, as the kernel drops it.
+ *
+ * Limits (docs/pthread-compat.md): one pending instance per signal (a
+ * real-time signal sent twice to a thread before it delivers is delivered
+ * once); a thread parked where no signal interrupts runs its handler only
+ * when it resumes.
+ */
+#ifndef CAP_IO_SIGDIRECT_H
+#define CAP_IO_SIGDIRECT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "thread/thread.h"
+
+/* Delivers the pending signals self's mask lets through, on its kernel
+ * thread (self is the running thread; not in a handler). Returns the last
+ * one delivered that interrupts a blocking call: one whose handler lacks
+ * SA_RESTART, or with restartable false any with a handler; 0 if none. */
+int cap__sig_deliver_pending(cap__thread *self, bool restartable);
+
+/* At a safe point of self: delivers, if anything is pending. */
+static inline void cap__sig_pending_check(cap__thread *self)
+{
+    if (__builtin_expect(atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0, 0))
+        cap__sig_deliver_pending(self, false);
+}
+
+/* For sigwait: takes one signal of set (bits) out of self's pending set;
+ * returns it, or 0. */
+int cap__sig_take_pending(cap__thread *self, uint64_t set);
+
+/* The kick handler, on a worker's kernel thread, when the kick interrupted
+ * a user thread (not a handler): if that thread has pending signals its
+ * mask lets through, sends them to this kernel thread and lets them
+ * through uctx's mask, so they are delivered as the kick handler returns,
+ * in the interrupted thread. */
+void cap__sig_pending_kicked(void *uctx);
+
+#endif /* CAP_IO_SIGDIRECT_H */
