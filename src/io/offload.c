@@ -94,8 +94,8 @@ static void wake_locked(struct job *j)
  * interrupted for nothing, run with the kick unblocked: any other job
  * (a disk transfer, sendfile, getaddrinfo, pclose) would see EINTR from a
  * late kick meant for the job its thread ran before (sent just as that
- * one completed), or from the program's own SIGURG, whose SA_RESTART the
- * kernel no longer sees. A late kick stays pending until the next such
+ * one completed: a kick ends a pool thread's call whatever SA_RESTART
+ * says, io/sigintr.h). A late kick stays pending until the next such
  * job unblocks it, and is handled before that job's call starts. */
 static void run(struct job *j, const sigset_t *kick)
 {

@@ -337,15 +337,19 @@ void cap__sig_handler_coming(void);
 
 /*
  * Kicks (src/stack/signal.c): CAP__SIG_KICK sent to one kernel thread of
- * ours to interrupt the system call it is blocked in (the offload pool,
- * io/offload.c). From the first cap__sig_kick_reserve on, the handler
+ * ours: to interrupt the system call an offload pool thread is blocked in
+ * (io/offload.c), or to run the kick handler on a worker (a new signal
+ * mask, io/sigmask.h; a signal sent to the user thread it runs,
+ * io/sigdirect.h). From the first cap__sig_kick_reserve on, the handler
  * trampoline stays installed for the signal whatever the program asks: a
  * kick runs no handler of the program's, any other delivery runs the
  * program's handler if it installed one and is ignored otherwise (SIGURG's
- * default action). The program's SA_RESTART and SA_RESETHAND for the
- * signal are honoured by the trampoline rather than given to the kernel,
- * so a blocking system call of a foreign thread interrupted by the
- * program's own SIGURG fails with EINTR even with SA_RESTART.
+ * default action). The kernel gets SA_RESTART, so a kick that lands on a
+ * worker blocked in a system call the runtime does not see lets the call
+ * go on; the trampoline makes the call fail with EINTR where that is the
+ * point (arch/sigrestart.h): a pool thread's, and any call the program's
+ * own handler installed without SA_RESTART interrupts. SA_RESETHAND is
+ * honoured by the trampoline too.
  */
 #define CAP__SIG_KICK SIGURG
 void cap__sig_kick_reserve(void);

@@ -79,6 +79,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/sigrestart.h"
 #include "arch/usercheck.h"
 #include "io/sigdirect.h"
 #include "io/sigintr.h"
@@ -252,6 +253,10 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
             cap__sigmask_kicked(uctx, open_top != NULL);
             if (open_top == NULL)
                 cap__sig_pending_kicked(uctx);
+            /* A pool thread's call must end (io/offload.c); a worker's
+             * goes on (SA_RESTART, arch/sigrestart.h). */
+            if (cap__worker_self() == NULL)
+                cap__arch_syscall_to_eintr(uctx);
             return;
         }
         if (!take_kick_entry(sig, &h))
@@ -290,6 +295,11 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     cap__handler_depth = o.depth;
     if (linked)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
+    /* The kick signal is restarted by the kernel: the program's handler
+     * without SA_RESTART interrupts the call here. */
+    if (sig == CAP__SIG_KICK && !(h.flags & SA_RESTART) &&
+        atomic_load_explicit(&kick_reserved, memory_order_relaxed))
+        cap__arch_syscall_to_eintr(uctx);
     /* Ended, then unlinked: a nested handler's jump in between ends it
      * again, which cap__sig_end ignores. */
     cap__sig_end(o.token, false);
@@ -475,7 +485,7 @@ static int kernel_flags(int sig, int flags)
 {
     flags |= SA_SIGINFO | (cap__linked_cfg.enabled ? SA_ONSTACK : 0);
     if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed))
-        flags &= ~(SA_RESTART | SA_RESETHAND);
+        flags = (flags | SA_RESTART) & ~SA_RESETHAND;
     return flags;
 }
 

@@ -19,6 +19,8 @@ set(CAPIO_TIMEOUT_accept_storm 120)
 set(CAPIO_ENV_buffered_file_writes "CAP_FILE_WRITES=worker")
 # Needs one worker for a known order of parks (see the program).
 set(CAPIO_WORKERS_signal_prefers_main_thread 1)
+# Needs a second worker: one thread holds its worker in a raw read(2).
+set(CAPIO_WORKERS_kick_restarts_unseen_call 2)
 
 # Each program runs again with CAP_MIGRATE=1 (io/<name>/<net>-uring/
 # w2-migrate), where a thread may resume on another worker than it parked
