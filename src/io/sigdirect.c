@@ -97,7 +97,6 @@ void cap__sig_pending_kicked(void *uctx)
 static void bring(cap__thread *t, cap_thread_t h, int sig, bool restart)
 {
     cap__worker *me = cap__worker_self();
-    bool reserved = false;
     for (unsigned round = 0;; round++) {
         if (!(atomic_load(&t->sig_pending) & bit(sig)) || cap__thread_handle(t) != h)
             return; /* delivered or taken, or t is gone */
@@ -112,13 +111,9 @@ static void bring(cap__thread *t, cap_thread_t h, int sig, bool restart)
         if (cap__sigmask_of(t) & bit(sig))
             return; /* it blocks sig now: held until it unblocks */
         pid_t tid = atomic_load_explicit(&w->tid, memory_order_acquire);
-        if (round % 4096 == 0 && tid != 0) {
-            if (!reserved) {
-                cap__sig_kick_reserve();
-                reserved = true;
-            }
+        /* Again now and then: a kick can merge with a program's SIGURG. */
+        if (round % 4096 == 0 && tid != 0)
             cap__sig_kick(tid);
-        }
         sched_yield();
     }
 }

@@ -353,7 +353,8 @@ void cap__sig_handler_coming(void);
  */
 #define CAP__SIG_KICK SIGURG
 void cap__sig_kick_reserve(void);
-/* Queues a kick to kernel thread tid of this process. */
+/* Queues a kick to kernel thread tid of this process (reserving the
+ * signal first, if that was not done yet). */
 void cap__sig_kick(pid_t tid);
 
 /* fork (intercept/handover.c), src/stack/signal.c: blocks every signal

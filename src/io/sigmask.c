@@ -209,7 +209,6 @@ static void reach_all(uint64_t gained, bool wait)
     if (gained == 0)
         return;
     cap__worker *self = cap__worker_self();
-    bool reserved = false;
     for (int i = 0; i < cap__rt.nworkers; i++) {
         cap__worker *w = &cap__rt.workers[i];
         if (w == self)
@@ -219,13 +218,8 @@ static void reach_all(uint64_t gained, bool wait)
             if ((atomic_load_explicit(&w->sig_applied, memory_order_acquire) & need) == need)
                 break;
             pid_t tid = atomic_load_explicit(&w->tid, memory_order_acquire);
-            if (round % 4096 == 0 && tid != 0) {
-                if (!reserved) {
-                    cap__sig_kick_reserve();
-                    reserved = true;
-                }
+            if (round % 4096 == 0 && tid != 0)
                 cap__sig_kick(tid);
-            }
             if (!wait)
                 break;
             sched_yield();

@@ -622,6 +622,7 @@ void cap__sig_fork_done(const sigset_t *saved)
 
 void cap__sig_kick(pid_t tid)
 {
+    cap__sig_kick_reserve(); /* once; then one load */
     siginfo_t si;
     memset(&si, 0, sizeof si);
     si.si_signo = CAP__SIG_KICK;

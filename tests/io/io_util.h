@@ -224,6 +224,17 @@ static inline void *signal_until_done(void *arg)
     return NULL;
 }
 
+/* Installs fn for sig with sa_flags flags and an empty sa_mask. */
+static inline void install_handler(int sig, void (*fn)(int), int flags)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sa.sa_flags = flags;
+    sigemptyset(&sa.sa_mask);
+    CHECK_EQ(sigaction(sig, &sa, NULL), 0);
+}
+
 /* Makes a FIFO at a fresh name in /tmp, written to path (32 bytes). */
 static inline void temp_fifo(char path[32])
 {

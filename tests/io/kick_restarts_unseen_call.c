@@ -33,16 +33,6 @@ static void on_urg(int sig)
     urgs++;
 }
 
-static void install_urg(int flags)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_urg;
-    sa.sa_flags = flags;
-    sigemptyset(&sa.sa_mask);
-    CHECK_EQ(sigaction(SIGURG, &sa, NULL), 0);
-}
-
 static atomic_long kthread;
 
 /* Blocks its worker in a read the runtime does not see; returns the
@@ -89,7 +79,7 @@ int main(void)
 
     /* A signal sent to A while it runs (to the runtime): delivered in A
      * by a kick; the handler has SA_RESTART, so the read goes on. */
-    install_urg(SA_RESTART);
+    install_handler(SIGURG, on_urg, SA_RESTART);
     a = start_reader();
     CHECK_EQ(cap_thread_kill(a, SIGURG), 0); /* A accepts it: kicked, handled in A */
     while (urgs == 0)
@@ -98,7 +88,7 @@ int main(void)
     CHECK_EQ((long)join(a), 'b');
 
     /* The program's own SIGURG without SA_RESTART interrupts the read. */
-    install_urg(0);
+    install_handler(SIGURG, on_urg, 0);
     a = start_reader();
     int before = urgs;
     while (atomic_load(&reading)) {

@@ -48,16 +48,6 @@ static void on_usr2(int sig)
     usr2_runs++;
 }
 
-static void install(int sig, void (*fn)(int), int flags)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = fn;
-    sa.sa_flags = flags;
-    sigemptyset(&sa.sa_mask);
-    CHECK_EQ(sigaction(sig, &sa, NULL), 0);
-}
-
 static sigset_t one(int sig)
 {
     sigset_t s;
@@ -421,8 +411,8 @@ static void default_action(void)
 int main(void)
 {
     CHECK_EQ(pipe(p), 0);
-    install(SIGUSR1, on_usr1, 0);
-    install(SIGUSR2, on_usr2, SA_RESTART);
+    install_handler(SIGUSR1, on_usr1, 0);
+    install_handler(SIGUSR2, on_usr2, SA_RESTART);
     errors();
     parked_read();
     mutex_wait();

@@ -105,20 +105,10 @@ static void *waiter(void *arg)
     return NULL;
 }
 
-static void install(int sig, void (*fn)(int), int flags)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = fn;
-    sa.sa_flags = flags;
-    sigemptyset(&sa.sa_mask);
-    CHECK_EQ(sigaction(sig, &sa, NULL), 0);
-}
-
 int main(void)
 {
-    install(SIGUSR1, on_usr1, 0);
-    install(SIGUSR2, on_usr2, SA_RESTART);
+    install_handler(SIGUSR1, on_usr1, 0);
+    install_handler(SIGUSR2, on_usr2, SA_RESTART);
     for (int i = 0; i < THREADS; i++) {
         CHECK_EQ(pipe(slots[i].p), 0);
         CHECK_EQ(cap_sem_init(&slots[i].sem, 0, 0), 0);
