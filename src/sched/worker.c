@@ -292,6 +292,7 @@ void cap__sched_forked(cap__thread *self)
         atomic_store(&cap__rt.nsleeping, 0);
         atomic_store(&cap__rt.nsleeping_forever, 0);
     }
+    cap__thread_table_forked();
     cap__wait_forked();
     cap__deadlock_forked();
 }

@@ -131,3 +131,15 @@ void cap__thread_foreach(void (*fn)(cap__thread *t, void *arg), void *arg)
                 fn(&chunk[i], arg);
     }
 }
+
+void cap__thread_table_forked(void)
+{
+    table_lock = (cap__spin)CAP__SPIN_INIT;
+    uint32_t n = atomic_load_explicit(&nchunks, memory_order_acquire);
+    for (uint32_t c = 0; c < n; c++) {
+        cap__thread *chunk = atomic_load_explicit(&chunks[c], memory_order_acquire);
+        for (uint32_t i = 0; i < CHUNK_TCBS; i++)
+            if (atomic_load_explicit(&chunk[i].lock.held, memory_order_relaxed) != 0)
+                chunk[i].lock = (cap__spin)CAP__SPIN_INIT;
+    }
+}

@@ -133,6 +133,12 @@ cap__thread *cap__thread_take_cached(size_t size);
 bool cap__thread_release_keep(cap__thread *t);
 /* Calls fn for every TCB not in state FREE (racy snapshot; for reports). */
 void cap__thread_foreach(void (*fn)(cap__thread *t, void *arg), void *arg);
+/* In a fork's child, on its one kernel thread: the table's lock and the
+ * TCB locks that a kernel thread the child does not have held at the fork
+ * (a finishing thread's, an instant after its joiner woke) are released,
+ * so the child's creates, joins and signals do not wait on them for
+ * ever. Only locked ones are written: the pages of the rest stay shared. */
+void cap__thread_table_forked(void);
 
 /* Runs key destructors of the calling thread (thread exit path). */
 void cap__keys_run_destructors(cap__thread *self);
