@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/sigdirect.h"
 #include "io/sigmask.h"
 #include "runtime/config.h"
 #include "sched/park.h"
@@ -258,6 +259,7 @@ void *cap__thread_entry(void *arg)
     cap__switch_first_entry();
     cap__worker_entered();
     cap__thread *self = arg;
+    cap__sig_pending_check(self); /* sent before it first ran (io/sigdirect.h) */
     void *ret = self->start(self->start_arg);
 #ifdef CAP__ASAN
     exit_thread(self, ret);

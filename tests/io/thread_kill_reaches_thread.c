@@ -319,7 +319,7 @@ static void errors(void)
     CHECK_EQ(cap_thread_kill(t, 0), ESRCH);
     CHECK_EQ(cap_thread_kill(t, SIGUSR1), ESRCH);
     /* Ignored and not blocked: dropped, not pending. */
-    CHECK_EQ(signal(SIGHUP, SIG_IGN), SIG_DFL);
+    CHECK(signal(SIGHUP, SIG_IGN) != SIG_ERR);
     CHECK_EQ(cap_thread_kill(self, SIGHUP), 0);
     CHECK_EQ(cap_thread_kill(self, SIGWINCH), 0);
     sigset_t pend;
