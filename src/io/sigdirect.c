@@ -118,10 +118,75 @@ static void bring(cap__thread *t, cap_thread_t h, int sig, bool restart)
     }
 }
 
+/* ---- sent from a handler --------------------------------------------------
+
+ * pthread_kill is async-signal-safe, but bring() takes the registry's and
+ * descriptors' locks, which the code a handler interrupted may hold. A
+ * handler's send is recorded here and brought by the signal dispatch that
+ * follows the handler (util/sigctx.h), in ordinary context. A slot is
+ * free (0), being filled (1) or ready (2). */
+enum { DEFERRED = 64 };
+static struct {
+    _Atomic int state;
+    cap__thread *t;
+    cap_thread_t h;
+    int sig;
+    bool restart;
+} deferred[DEFERRED];
+
+static bool defer(cap__thread *t, cap_thread_t h, int sig, bool restart)
+{
+    for (int i = 0; i < DEFERRED; i++) {
+        int free_slot = 0;
+        if (atomic_compare_exchange_strong(&deferred[i].state, &free_slot, 1)) {
+            deferred[i].t = t;
+            deferred[i].h = h;
+            deferred[i].sig = sig;
+            deferred[i].restart = restart;
+            atomic_store_explicit(&deferred[i].state, 2, memory_order_release);
+            cap__sig_note_work_left();
+            return true;
+        }
+    }
+    return false;
+}
+
+void cap__sig_run_deferred_sends(void)
+{
+    for (int i = 0; i < DEFERRED; i++) {
+        if (atomic_load_explicit(&deferred[i].state, memory_order_acquire) != 2)
+            continue;
+        cap__thread *t = deferred[i].t;
+        cap_thread_t h = deferred[i].h;
+        int sig = deferred[i].sig;
+        bool restart = deferred[i].restart;
+        atomic_store(&deferred[i].state, 0);
+        bring(t, h, sig, restart);
+    }
+}
+
 /* The glibc-internal signals (SIGCANCEL, SIGSETXID): pthread_kill refuses them. */
 static bool internal(int sig)
 {
     return sig == 32 || sig == 33;
+}
+
+/* cap_thread_kill's end in a handler, sig recorded in t's set. */
+static int from_handler(cap__thread *t, cap_thread_t h, int sig, bool blocked, bool restart)
+{
+    cap__worker *w = cap__worker_self();
+    if (w != NULL && w->current == t) {
+        /* The thread this handler interrupted: delivered now, nested, as
+         * the kernel would deliver a signal it sends itself. */
+        if (!blocked && take(t, sig))
+            cap__sigmask_raise_here(sig);
+        return 0;
+    }
+    if (!defer(t, h, sig, restart)) {
+        take(t, sig);
+        return EAGAIN; /* DEFERRED sends from handlers not yet brought */
+    }
+    return 0;
 }
 
 int cap_thread_kill(cap_thread_t h, int sig)
@@ -133,15 +198,21 @@ int cap_thread_kill(cap_thread_t h, int sig)
         return ESRCH;
     int flags = 0;
     enum cap__sig_disp disp = sig != 0 ? cap__sig_disposition(sig, &flags) : CAP__DISP_IGNORE;
-    cap__spin_lock(&t->lock);
+    /* In a handler the TCB lock may be held by the code it interrupted:
+     * the checks are made without it (a TCB is never unmapped). */
+    bool in_handler = cap__in_signal_handler();
+    if (!in_handler)
+        cap__spin_lock(&t->lock);
     int state = atomic_load(&t->state);
     if (cap__thread_handle(t) != h || state == CAP__T_FREE) {
-        cap__spin_unlock(&t->lock);
+        if (!in_handler)
+            cap__spin_unlock(&t->lock);
         return ESRCH;
     }
     /* An exited thread not yet joined: the signal is dropped (glibc). */
     if (sig == 0 || state == CAP__T_EXITED) {
-        cap__spin_unlock(&t->lock);
+        if (!in_handler)
+            cap__spin_unlock(&t->lock);
         return 0;
     }
     /* Against the thread's unblocking: the record, then its mask (it
@@ -152,11 +223,14 @@ int cap_thread_kill(cap_thread_t h, int sig)
     if (!blocked && disp != CAP__DISP_HANDLER) {
         /* Dropped, or the default action: whole-process either way. */
         bool mine = take(t, sig);
-        cap__spin_unlock(&t->lock);
+        if (!in_handler)
+            cap__spin_unlock(&t->lock);
         if (mine && disp == CAP__DISP_DEFAULT)
             cap__sigmask_raise_here(sig);
         return 0;
     }
+    if (in_handler)
+        return from_handler(t, h, sig, blocked, (flags & SA_RESTART) != 0);
     cap__spin_unlock(&t->lock);
     cap__thread *self = cap__current();
     if (t == self)

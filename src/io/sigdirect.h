@@ -49,10 +49,16 @@
  * process wherever it is delivered. One that is ignored and not blocked
  * is dropped, as the kernel drops it.
  *
+ * A send from inside a handler (pthread_kill is async-signal-safe) takes
+ * no lock: one aimed at the thread the handler interrupted is delivered
+ * at once, nested; others are recorded and brought by the signal
+ * dispatch that follows the handler (cap__sig_run_deferred_sends).
+ *
  * Limits (docs/pthread-compat.md): one pending instance per signal (a
  * real-time signal sent twice to a thread before it delivers is delivered
  * once); a thread parked where no signal interrupts runs its handler only
- * when it resumes.
+ * when it resumes; at most 64 sends from handlers wait for their dispatch
+ * (EAGAIN beyond).
  */
 #ifndef CAP_IO_SIGDIRECT_H
 #define CAP_IO_SIGDIRECT_H
@@ -86,5 +92,10 @@ int cap__sig_take_pending(cap__thread *self, uint64_t set);
  * through uctx's mask, so they are delivered as the kick handler returns,
  * in the interrupted thread. */
 void cap__sig_pending_kicked(void *uctx);
+
+/* The sends made inside handlers (pthread_kill is async-signal-safe):
+ * recorded there and brought to their threads here, by the signal
+ * dispatch that follows the handler (io/sigintr.c). */
+void cap__sig_run_deferred_sends(void);
 
 #endif /* CAP_IO_SIGDIRECT_H */

@@ -570,6 +570,7 @@ static void dispatch(void *arg)
     cap__run_deferred_wakes(); /* what the handlers posted (sched/park.h) */
     cap__pipe_run_deferred();  /* and wrote to our pipes (io/pipe.h) */
     cap__fd_run_deferred();    /* and did to the descriptor table (io/fd.h) */
+    cap__sig_run_deferred_sends(); /* and sent to threads (io/sigdirect.h) */
     cap__spin_lock(&dispatch_lock);
     dispatch_some(0);
     cap__spin_unlock(&dispatch_lock);

@@ -5,6 +5,8 @@
  *  - a read it is parked in fails with EINTR after the handler ran
  *    (handler without SA_RESTART), or goes on and later returns its data
  *    (SA_RESTART: the handler runs while the read still waits);
+ *  - so does a signal sent from inside another signal's handler (on any
+ *    kernel thread: pthread_kill is async-signal-safe);
  *  - a thread parked on a mutex runs the handler as it gets the mutex;
  *  - sigsuspend returns EINTR after the handler;
  *  - a thread that blocks the signal keeps it pending (sigpending shows
@@ -120,6 +122,37 @@ static void parked_read(void)
         cap_usleep(1000);
     CHECK_EQ(usr2_in, t);
     CHECK_EQ(write(p[1], "x", 1), 1);
+    join(t);
+}
+
+/* ---- sent from inside a handler ------------------------------------------- */
+
+static _Atomic cap_thread_t forward_to;
+
+/* pthread_kill is async-signal-safe: a process-directed SIGPROF, handled
+ * on whatever kernel thread, forwards SIGUSR1 to one thread. */
+static void on_prof(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    if (cap_thread_kill(forward_to, SIGUSR1) != 0)
+        _exit(6);
+    errno = saved;
+}
+
+static void from_a_handler(void)
+{
+    install_handler(SIGPROF, on_prof, SA_RESTART);
+    usr1_runs = 0;
+    atomic_store(&ready, 0);
+    atomic_store(&done, 0);
+    cap_thread_t t = spawn(read_interrupted, NULL);
+    forward_to = t;
+    wait_for(&ready);
+    while (!atomic_load(&done)) {
+        CHECK_EQ(kill(getpid(), SIGPROF), 0);
+        cap_usleep(5000);
+    }
     join(t);
 }
 
@@ -415,6 +448,7 @@ int main(void)
     install_handler(SIGUSR2, on_usr2, SA_RESTART);
     errors();
     parked_read();
+    from_a_handler();
     mutex_wait();
     suspend();
     blocked();
