@@ -37,7 +37,7 @@ static bool take(cap__thread *t, int sig)
     return (atomic_fetch_and(&t->sig_pending, ~bit(sig)) & bit(sig)) != 0;
 }
 
-int cap__sig_deliver_pending(cap__thread *self, bool restartable)
+int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode)
 {
     if (cap__in_signal_handler())
         return 0; /* ordinary code of this thread delivers them */
@@ -51,9 +51,13 @@ int cap__sig_deliver_pending(cap__thread *self, bool restartable)
             continue;
         int flags = 0;
         bool handled = cap__sig_disposition(sig, &flags) == CAP__DISP_HANDLER;
+        cap__sig_own_delivery = mode;
         cap__sigmask_raise_here(sig);
+        cap__sig_own_delivery = CAP__OWN_FREE;
         if (handled && !(restartable && (flags & SA_RESTART)))
             interrupting = sig;
+        if (mode == CAP__OWN_IN_CALL && atomic_load(&self->jump_due) != NULL)
+            return sig; /* its handler jumped: the call ends */
     }
 }
 
@@ -234,7 +238,7 @@ int cap_thread_kill(cap_thread_t h, int sig)
     cap__spin_unlock(&t->lock);
     cap__thread *self = cap__current();
     if (t == self)
-        cap__sig_deliver_pending(self, false);
+        cap__sig_deliver_pending(self, false, CAP__OWN_FREE);
     else
         bring(t, h, sig, (flags & SA_RESTART) != 0);
     return 0;

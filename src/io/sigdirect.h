@@ -19,10 +19,18 @@
  * sigpending reports it.
  *
  * Where a thread delivers (its "safe points", each holding no lock of
- * the runtime): as it resumes from any park (sched/park.c) or yield; as a
- * call that signals may interrupt registers and leaves (io/sigintr.c);
- * after it changes its own mask (intercept/sigmask.c); and in the kick
- * handler when the kick interrupted it running (src/stack/signal.c).
+ * the runtime): as it resumes from a park outside a call registered for
+ * signals (sched/park.c: a mutex, a join, a sleep), or from a yield, and
+ * at its start; as a call that signals may interrupt registers and leaves
+ * (io/sigintr.c); after it changes its own mask (intercept/sigmask.c);
+ * and in the kick handler when the kick interrupted it running
+ * (src/stack/signal.c). Inside a registered call the call's records are
+ * linked (on its stack): a handler there that jumps out (siglongjmp, the
+ * classic way to abandon a blocking call) has its jump handed to the
+ * thread itself, as src/stack/signal.c hands a jump into a parked thread,
+ * and the call ends with EINTR and makes the jump as it returns. As it
+ * resumes from another wait (a mutex, a join, a disk read: records of
+ * their own), a jump out of the handler is refused with a message.
  *
  * The sender (cap__sig_send) records the signal, then brings the thread
  * to a safe point, and repeats until one of these holds:
@@ -68,18 +76,40 @@
 #include <stdint.h>
 
 #include "thread/thread.h"
+#include "util/sigctx.h"
 
 /* Delivers the pending signals self's mask lets through, on its kernel
  * thread (self is the running thread; not in a handler). Returns the last
  * one delivered that interrupts a blocking call: one whose handler lacks
- * SA_RESTART, or with restartable false any with a handler; 0 if none. */
-int cap__sig_deliver_pending(cap__thread *self, bool restartable);
+ * SA_RESTART, or with restartable false any with a handler; 0 if none.
+ * mode (enum cap__own_delivery, util/sigctx.h): CAP__OWN_IN_CALL, self
+ * is inside a call registered for signals (io/sigintr.h), whose records a
+ * jump out of a handler would abandon: such a jump is handed to self
+ * instead (src/stack/signal.c) and made as the call returns, and the
+ * signal then counts as interrupting. */
+int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode);
 
-/* At a safe point of self: delivers, if anything is pending. */
+/* At a safe point of self outside the runtime's waits: delivers, if
+ * anything is pending (a handler may jump from here). */
 static inline void cap__sig_pending_check(cap__thread *self)
 {
     if (__builtin_expect(atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0, 0))
-        cap__sig_deliver_pending(self, false);
+        cap__sig_deliver_pending(self, false, CAP__OWN_FREE);
+}
+
+/* The same inside a registered call (cap__sig_leave). */
+static inline void cap__sig_pending_in_call(cap__thread *self)
+{
+    if (__builtin_expect(atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0, 0))
+        cap__sig_deliver_pending(self, false, CAP__OWN_IN_CALL);
+}
+
+/* The same as self resumes from a park outside a registered call, in
+ * whatever wait (sched/park.c). */
+static inline void cap__sig_pending_resumed(cap__thread *self)
+{
+    if (__builtin_expect(atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0, 0))
+        cap__sig_deliver_pending(self, false, CAP__OWN_NO_JUMP);
 }
 
 /* For sigwait: takes one signal of set (bits) out of self's pending set;

@@ -219,7 +219,7 @@ static void enter_pending(cap__sig_waiter *sw, cap__thread *self)
 {
     uint64_t takes = atomic_load(&self->sig_pending) & sw->in.takes;
     int sig = takes != 0 ? __builtin_ctzll(takes) + 1
-                         : cap__sig_deliver_pending(self, sw->in.restart);
+                         : cap__sig_deliver_pending(self, sw->in.restart, CAP__OWN_IN_CALL);
     if (sig != 0 && atomic_load(&sw->sig) == 0) {
         atomic_store_explicit(&sw->hit, 0, memory_order_relaxed);
         atomic_store(&sw->sig, sig);
@@ -269,6 +269,8 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
     else
         l->head[k] = sw;
     l->tail[k] = sw;
+    sw->outer = self->sig_call;
+    self->sig_call = sw;
     cap__spin_unlock(&l->lock);
     /* Registered first: a pending signal the new mask accepts is
      * delivered as it is installed, and interrupts this call. */
@@ -333,15 +335,18 @@ int cap__sig_leave(cap__sig_waiter *sw)
         sw->next->prev = sw->prev;
     else
         l->tail[k] = sw->prev;
+    sw->thread->sig_call = sw->outer;
     int sig = atomic_load_explicit(&sw->sig, memory_order_relaxed);
     uint64_t hit = atomic_load_explicit(&sw->hit, memory_order_relaxed);
     cap__spin_unlock(&l->lock);
     /* Signals sent to the thread: delivered before the call returns,
-     * under the call's mask, and then those only its mask held. */
-    cap__sig_pending_check(sw->thread);
+     * under the call's mask, and then those only its mask held. A jump
+     * out of their handlers is made as the call returns (the call is
+     * still in progress: io/sigdirect.h). */
+    cap__sig_pending_in_call(sw->thread);
     if (sw->in.masked) { /* its thread's mask again */
         cap__sigmask_set(sw->thread, sw->mask_before);
-        cap__sig_pending_check(sw->thread);
+        cap__sig_pending_in_call(sw->thread);
     }
     if (sig != 0 && hit != 0)
         wait_over(hit); /* EINTR comes after the handler, as in Linux */
@@ -447,19 +452,6 @@ static void unlock_all(int nshards)
 
 /* ---- signals sent to one thread (io/sigdirect.h) ------------------------- */
 
-/* t's registered call, or NULL (every shard lock held). */
-static cap__sig_waiter *call_of(const cap__thread *t, int nshards)
-{
-    for (int i = -1; i < nshards; i++) {
-        struct cap__sig_list *l = i < 0 ? &main_list : &shards[i];
-        for (int k = 0; k < 2; k++)
-            for (cap__sig_waiter *sw = l->head[k]; sw != NULL; sw = sw->next)
-                if (sw->thread == t)
-                    return sw;
-    }
-    return NULL;
-}
-
 enum cap__sig_direct_result cap__sig_direct(cap__thread *t, int sig, bool restart)
 {
     uint64_t bit = UINT64_C(1) << (sig - 1);
@@ -468,7 +460,7 @@ enum cap__sig_direct_result cap__sig_direct(cap__thread *t, int sig, bool restar
     /* Outside dispatch_lock: a delivery's choice and this one take the
      * same shard locks, and each looks at sw->sig under them. */
     lock_all(nshards);
-    cap__sig_waiter *sw = call_of(t, nshards);
+    cap__sig_waiter *sw = t->sig_call; /* written under its shard's lock */
     if (sw == NULL) {
         r = CAP__DIRECT_NONE;
     } else if (atomic_load_explicit(&sw->sig, memory_order_relaxed) != 0) {

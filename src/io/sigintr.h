@@ -224,6 +224,7 @@ struct cap__sig_waiter {
     _Atomic int sig;               /* the signal that interrupted the call, or 0 */
     uint64_t mask_before;          /* in.masked: its thread's mask outside the call */
     struct cap__thread *thread;    /* the calling thread */
+    cap__sig_waiter *outer;        /* thread->sig_call before it entered */
     bool (*interrupt)(void *arg);  /* wakes it; dispatch calls it under the list lock */
     void *arg;
 };

@@ -76,8 +76,10 @@ static inline int park_self(cap__thread *self, enum cap__park_reason reason, con
     /* Claimed, so no waker writes the token now: a release store is enough. */
     atomic_store_explicit(&self->wait, CAP__WAIT_IDLE, memory_order_release);
     int result = self->wake_result;
-    /* A safe point: signals sent to it meanwhile (io/sigdirect.h). */
-    cap__sig_pending_check(self);
+    /* A safe point, outside a call registered for signals, which
+     * delivers as it leaves (io/sigdirect.h). */
+    if (self->sig_call == NULL)
+        cap__sig_pending_resumed(self);
     return result;
 }
 

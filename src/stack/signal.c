@@ -103,6 +103,7 @@ static struct {
 static cap__spin table_lock = CAP__SPIN_INIT;
 __thread unsigned cap__handler_depth __attribute__((tls_model("initial-exec")));
 __thread unsigned long cap__handler_runs __attribute__((tls_model("initial-exec")));
+__thread int cap__sig_own_delivery __attribute__((tls_model("initial-exec")));
 
 /* A program handler running on this kernel thread, in the trampoline's
  * frame; the newest is open_top. Linked before the handler runs and
@@ -113,6 +114,8 @@ struct open_handler {
     uint64_t token;  /* its delivery (cap__sig_begin), 0 once ended */
     unsigned depth;  /* cap__handler_depth outside it */
     bool in_sched;   /* it interrupted a worker's scheduler, not a user thread */
+    int own;         /* a signal sent to the interrupted thread, delivered by
+                        it: enum cap__own_delivery (util/sigctx.h) */
     cap__thread *interrupted; /* the user thread it interrupted, if any */
     int sig;
     void *escape[5]; /* __builtin_setjmp: back to the trampoline, as if returned */
@@ -276,8 +279,11 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     struct open_handler o = { .prev = open_top,
                               .depth = cap__handler_depth,
                               .in_sched = w != NULL && w->current == NULL,
+                              .own = aimed_at_runner(sig, info) ? cap__sig_own_delivery
+                                                                : CAP__OWN_FREE,
                               .interrupted = w != NULL ? w->current : NULL,
                               .sig = sig };
+    cap__sig_own_delivery = CAP__OWN_FREE; /* not for a nested handler */
     open_top = &o;
     atomic_signal_fence(memory_order_seq_cst); /* linked before it counts */
     cap__handler_depth = o.depth + 1;
@@ -402,6 +408,11 @@ static _Noreturn void refuse(void)
              "runtime could hand the jump to: not supported (README, Limits)\n");
 }
 
+/* Records the jump for t (its record and jump_due), then leaves the
+ * handler as if it had returned. */
+static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct __jmp_buf_tag *env,
+                              int val);
+
 static _Noreturn void hand_over(struct open_handler *o, struct __jmp_buf_tag *env, int val,
                                 const char *to)
 {
@@ -411,6 +422,12 @@ static _Noreturn void hand_over(struct open_handler *o, struct __jmp_buf_tag *en
     if (t == NULL || t == o->interrupted || o->token == 0 || !in_a_call(t) ||
         atomic_load(&t->jump_due) != NULL)
         refuse();
+    hand_to(t, o, env, val);
+}
+
+static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct __jmp_buf_tag *env,
+                              int val)
+{
     struct cap__handed_jump *j = NULL;
     for (int i = 0; i < HANDED_JUMPS && j == NULL; i++) {
         int free_slot = 0;
@@ -425,7 +442,8 @@ static _Noreturn void hand_over(struct open_handler *o, struct __jmp_buf_tag *en
     j->token = o->token;
     atomic_fetch_add(&cap__sig_jumps_pending, 1);
     atomic_store(&t->jump_due, j); /* release: the record before t sees it */
-    cap__sig_force(o->token, t);
+    if (o->token != 0) /* else t itself ran the handler, inside its call */
+        cap__sig_force(o->token, t);
 #ifdef CAP__ASAN
     __asan_handle_no_return(); /* the handler's frames are left */
 #endif
@@ -445,6 +463,17 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
         if (o->prev == NULL &&
             (o->in_sched || (o->interrupted != NULL && !on_stack_of(o->interrupted, to))))
             hand_over(o, env, val, to);
+        /* A signal the thread delivered to itself inside a call: the
+         * call's records are linked on the frames the jump would leave;
+         * the call ends first (io/sigdirect.h). */
+        if (o->prev == NULL && o->own == CAP__OWN_IN_CALL && o->interrupted != NULL &&
+            atomic_load(&o->interrupted->jump_due) == NULL)
+            hand_to(o->interrupted, o, env, val);
+        if (o->prev == NULL && o->own == CAP__OWN_NO_JUMP)
+            cap__die("the handler of a signal sent to a thread (pthread_kill, raise) "
+                     "jumped (longjmp) out of a wait that signals do not interrupt "
+                     "(a mutex, condition variable, join or file read): not supported "
+                     "(docs/pthread-compat.md, Signals)\n");
         uint64_t token = o->token;
         o->token = 0;
         open_top = o->prev;

@@ -73,6 +73,9 @@ typedef struct cap__thread {
     /* [atomic] signals sent to it alone (pthread_kill, raise) and not yet
      * delivered or taken, bit sig - 1 (io/sigdirect.h) */
     _Atomic uint64_t sig_pending;
+    /* [its shard lock] its call registered for signals, if any
+     * (io/sigintr.h): where a signal sent to it is delivered */
+    struct cap__sig_waiter *sig_call;
     const void *create_site;       /* return address of cap_thread_create's caller */
     cap__stack stack;
     size_t stack_request;          /* the size asked for: a TCB cached with its

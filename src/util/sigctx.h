@@ -95,6 +95,17 @@ int cap__sig_jump_signal(struct cap__thread *t, uint64_t *token);
  * deadlock report (sched/deadlock.c) holds back. */
 bool cap__sig_program_handlers(void);
 
+/* Set around a delivery of a signal sent to the running user thread
+ * (io/sigdirect.h), saying what a jump out of its handler may do
+ * (src/stack/signal.c): leave freely (the thread was outside the
+ * runtime's waits), be handed to the thread and made as its call returns
+ * (inside a call registered for signals), or nothing (as it resumes from
+ * another wait, whose records the jump would abandon: refused with a
+ * message). */
+enum cap__own_delivery { CAP__OWN_FREE, CAP__OWN_IN_CALL, CAP__OWN_NO_JUMP };
+extern __thread int cap__sig_own_delivery
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
 /* What a delivery of sig would do now (io/sigdirect.c): run the program's
  * handler (its sa_flags in *flags), nothing, or the default action when
  * that is not to ignore it (end, dump core, stop the process). */
