@@ -351,7 +351,9 @@ struct cap__handed_jump {
 void __asan_handle_no_return(void);
 #endif
 
-enum { HANDED_JUMPS = 8 };
+/* Each jump waits in one until its thread makes it: a thread's own
+ * (io/sigdirect.h) too, so room for many threads abandoning calls at once. */
+enum { HANDED_JUMPS = 256 };
 static struct cap__handed_jump handed[HANDED_JUMPS];
 
 struct owner_search {
@@ -435,7 +437,9 @@ static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct __j
             j = &handed[i];
     }
     if (j == NULL)
-        refuse();
+        cap__die("more than %d jumps (longjmp) out of signal handlers wait to be "
+                 "made by their threads at once: not supported\n",
+                 HANDED_JUMPS);
     memcpy(&j->env, env, sizeof j->env);
     j->val = val;
     j->sig = o->sig;

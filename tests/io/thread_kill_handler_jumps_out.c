@@ -17,7 +17,7 @@
 
 #include "io/io_util.h"
 
-enum { THREADS = 8, ROUNDS = 40 };
+enum { THREADS = 32, ROUNDS = 20 };
 
 struct slot {
     _Atomic cap_thread_t t;
