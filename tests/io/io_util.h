@@ -20,8 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -233,6 +235,38 @@ static inline void install_handler(int sig, void (*fn)(int), int flags)
     sa.sa_flags = flags;
     sigemptyset(&sa.sa_mask);
     CHECK_EQ(sigaction(sig, &sa, NULL), 0);
+}
+
+/* Runs this program again as `self child` (posix_spawn, stderr to a
+ * pipe) and checks that it dies of SIGABRT with message on its stderr:
+ * the runtime's refusal of something unsupported. */
+static inline void child_aborts_with(const char *self, const char *message)
+{
+    extern char **environ;
+    int errp[2];
+    CHECK_EQ(pipe(errp), 0);
+    posix_spawn_file_actions_t fa;
+    CHECK_EQ(posix_spawn_file_actions_init(&fa), 0);
+    CHECK_EQ(posix_spawn_file_actions_adddup2(&fa, errp[1], 2), 0);
+    char *args[] = { (char *)self, "child", NULL };
+    pid_t pid;
+    CHECK_EQ(posix_spawn(&pid, "/proc/self/exe", &fa, NULL, args, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    CHECK_EQ(close(errp[1]), 0);
+    char err[4096];
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof err - 1 && (r = read(errp[0], err + got, sizeof err - 1 - got)) > 0)
+        got += (size_t)r;
+    err[got] = '\0';
+    CHECK_EQ(close(errp[0]), 0);
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+        fprintf(stderr, "child status %#x, stderr: %s\n", status, err);
+    CHECK(WIFSIGNALED(status));
+    CHECK_EQ(WTERMSIG(status), SIGABRT);
+    CHECK(strstr(err, message) != NULL);
 }
 
 /* Makes a FIFO at a fresh name in /tmp, written to path (32 bytes). */

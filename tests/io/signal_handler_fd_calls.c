@@ -83,12 +83,7 @@ int main(void)
     T = sv[1];
     R = dup(S);
     CHECK(R >= 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_usr1;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+    install_handler(SIGUSR1, on_usr1, SA_RESTART);
     timer_t tick = every(SIGUSR1, 100000, 0);
 
     cap_thread_t w = spawn(writer, NULL);

@@ -10,14 +10,10 @@
  * handler; the child must die of SIGABRT with the message on stderr. */
 #include <setjmp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 
 #include "io/io_util.h"
-
-extern char **environ;
 
 static sigjmp_buf env;
 
@@ -57,29 +53,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "child") == 0)
         return child();
-    int errp[2];
-    CHECK_EQ(pipe(errp), 0);
-    posix_spawn_file_actions_t fa;
-    CHECK_EQ(posix_spawn_file_actions_init(&fa), 0);
-    CHECK_EQ(posix_spawn_file_actions_adddup2(&fa, errp[1], 2), 0);
-    char *args[] = { argv[0], "child", NULL };
-    pid_t pid;
-    CHECK_EQ(posix_spawn(&pid, "/proc/self/exe", &fa, NULL, args, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    CHECK_EQ(close(errp[1]), 0);
-    char err[4096];
-    size_t got = 0;
-    ssize_t r;
-    while (got < sizeof err - 1 && (r = read(errp[0], err + got, sizeof err - 1 - got)) > 0)
-        got += (size_t)r;
-    err[got] = '\0';
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
-        fprintf(stderr, "child status %#x, stderr: %s\n", status, err);
-    CHECK(WIFSIGNALED(status));
-    CHECK_EQ(WTERMSIG(status), SIGABRT);
-    CHECK(strstr(err, "jumped (longjmp) into the frames of another user thread") != NULL);
+    child_aborts_with(argv[0], "jumped (longjmp) into the frames of another user thread");
     puts("ok");
     return 0;
 }
