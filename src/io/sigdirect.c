@@ -7,8 +7,10 @@
  *
  * Invariant: a bit is set in a thread's sig_pending only while the
  * thread lives (under its TCB lock, which its exit takes to become
- * EXITED), and cleared by whoever delivers or takes it (an atomic
- * fetch-and: exactly one of them); a new thread starts with none.
+ * EXITED; a send from a handler checks without the lock, so a TCB
+ * released and reused in that instant could get a stray bit), and
+ * cleared by whoever delivers or takes it (an atomic fetch-and: exactly
+ * one of them); a new thread starts with none.
  */
 #include "io/sigdirect.h"
 
