@@ -37,10 +37,10 @@
  *  - the signal is gone from the set (delivered or taken);
  *  - the thread waits in a call the signal may interrupt: that call is
  *    woken with EINTR (io/sigintr.c, cap__sig_direct), or, for a
- *    read-like call and a SA_RESTART handler, woken to go on waiting, so
- *    it delivers and parks again; a call that blocks the signal (its mask,
- *    ppoll's or sigsuspend's) or that cannot be woken to go on (a
- *    semaphore wait, an offloaded call under SA_RESTART) keeps it for the
+ *    read-like call or a semaphore wait and a SA_RESTART handler, woken
+ *    to go on waiting, so it delivers and parks again; a call that blocks
+ *    the signal (its mask, ppoll's or sigsuspend's) or that cannot be
+ *    woken to go on (an offloaded call under SA_RESTART) keeps it for the
  *    call's end;
  *  - the thread is runnable, or parked where no signal interrupts (a
  *    mutex, a join): it delivers as it resumes;

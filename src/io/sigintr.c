@@ -51,6 +51,7 @@
 #include "io/pipe.h"
 #include "io/sigdirect.h"
 #include "io/sigmask.h"
+#include "sched/park.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/clock.h"
@@ -224,6 +225,11 @@ static void enter_pending(cap__sig_waiter *sw, cap__thread *self)
         atomic_store_explicit(&sw->hit, 0, memory_order_relaxed);
         atomic_store(&sw->sig, sig);
     }
+}
+
+void cap__sig_call_pending_slow(cap__sig_waiter *sw)
+{
+    enter_pending(sw, sw->thread);
 }
 
 void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(void *),
@@ -468,9 +474,11 @@ enum cap__sig_direct_result cap__sig_direct(cap__thread *t, int sig, bool restar
     } else if (!(sw->in.takes & bit) && (sw->in.blocked & bit)) {
         r = CAP__DIRECT_HELD;
     } else if (!(sw->in.takes & bit) && restart && sw->in.restart) {
-        /* Goes on after the handler: only a descriptor wait can be woken
-         * so (it tries its transfer again and parks anew). */
-        if (sw->interrupt != cap__io_interrupt_excl)
+        /* Goes on after the handler: a descriptor wait (it tries its
+         * transfer again and parks anew, delivering as it leaves and
+         * enters) and a semaphore wait (it delivers before it parks
+         * again, sync/sem.c) can be woken so. */
+        if (sw->interrupt != cap__io_interrupt_excl && sw->interrupt != cap__wait_interrupt)
             r = CAP__DIRECT_HELD;
         else if (sw->interrupt(sw->arg))
             r = CAP__DIRECT_DONE;

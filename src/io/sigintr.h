@@ -242,6 +242,18 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
 /* Ends it; returns the signal that interrupted the call, or 0. If one
  * did, returns only once that delivery's handler is over ("Ordering"). */
 int cap__sig_leave(cap__sig_waiter *sw);
+/* Inside a registered call that waits again after a wake-up (a
+ * semaphore wait): signals sent to its thread meanwhile are delivered (a
+ * handler's jump is handed to the thread, io/sigdirect.h), and one that
+ * interrupts this kind of call marks it as cap__sig_direct would. Call
+ * before parking again, holding no lock. */
+void cap__sig_call_pending_slow(cap__sig_waiter *sw);
+static inline void cap__sig_call_pending(cap__sig_waiter *sw, const _Atomic uint64_t *pending)
+{
+    if (__builtin_expect(atomic_load_explicit(pending, memory_order_relaxed) != 0, 0))
+        cap__sig_call_pending_slow(sw);
+}
+
 /* True once a signal interrupted the call; check under the wait
  * structure's lock before parking. */
 static inline bool cap__sig_hit(cap__sig_waiter *sw)
@@ -303,8 +315,8 @@ void cap__sig_force(uint64_t token, struct cap__thread *t);
 
 /* A signal sent to t alone (io/sigdirect.h), pending in its set: if t
  * waits in a registered call, interrupts it (EINTR; its sw->hit is 0, no
- * delivery's number), or for a read-like call and a SA_RESTART handler
- * (restart) wakes it to go on. Under the registry's locks, so a call
+ * delivery's number), or for a read-like call or a semaphore wait and
+ * a SA_RESTART handler (restart) wakes it to go on. Under the registry's locks, so a call
  * that registers meanwhile finds the signal pending as it enters.
  * CAP__DIRECT_NONE: no call of t's to wake now (none registered, or one
  * running between two parks); _DONE: woken, or interrupted already;

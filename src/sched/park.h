@@ -165,7 +165,8 @@ typedef struct cap__addr_waiter {
  * before each park. cap__wait_interrupt(w) is the matching interrupt
  * callback for io/sigintr.h (w->intr is then the waiter's sig): it wakes
  * the thread if it is parked on w, under the bucket lock, and always
- * takes the delivery. The caller checks *w->intr itself after a wake-up. */
+ * takes the delivery (a wake-up to go on, *w->intr 0, only if it found
+ * the thread parked). The caller checks *w->intr itself after a wake-up. */
 int cap__wait_on_intr(cap__addr_waiter *w, uint32_t expected, uint64_t deadline,
                       enum cap__park_reason reason);
 bool cap__wait_interrupt(void *w);

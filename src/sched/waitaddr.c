@@ -167,12 +167,17 @@ bool cap__wait_interrupt(void *arg)
     waiter_t *w = arg;
     struct bucket *b = bucket_of(w->addr);
     cap__spin_lock(&b->lock);
+    /* *intr 0: a wake-up after which the wait goes on (io/sigintr.h,
+     * cap__sig_direct), taken only if it finds the thread parked. */
+    bool took = atomic_load(w->intr) != 0;
     if (w->linked) {
         unlink_waiter(b, w);
-        cap__unpark(w->thread); /* false: the timer or a cancel won, it unlinks nothing */
+        /* false: the timer or a cancel won, it unlinks nothing */
+        if (cap__unpark(w->thread))
+            took = true;
     }
     cap__spin_unlock(&b->lock);
-    return true;
+    return took;
 }
 
 int cap__wake_on(const _Atomic uint32_t *addr, int n)

@@ -116,8 +116,12 @@ struct intr_wait {
  * unregistered if none can yet). */
 static bool interrupted(struct intr_wait *iw, cap__addr_waiter *aw)
 {
-    if (iw->entered)
+    if (iw->entered) {
+        /* Woken to go on by a signal sent to this thread (io/sigdirect.h):
+         * its handler runs here, before the wait parks again. */
+        cap__sig_call_pending(&iw->sw, &iw->sw.thread->sig_pending);
         return cap__sig_hit(&iw->sw);
+    }
     /* Relaxed: a wait that reads 0 here and parks reads the flag again
      * under the bucket lock (sched/waitaddr.c). */
     if (atomic_load_explicit(&cap__sig_handled, memory_order_relaxed) == 0) {

@@ -4,7 +4,8 @@
  * another one, and
  *  - a read it is parked in fails with EINTR after the handler ran
  *    (handler without SA_RESTART), or goes on and later returns its data
- *    (SA_RESTART: the handler runs while the read still waits);
+ *    (SA_RESTART: the handler runs while the read still waits); so does
+ *    a semaphore wait;
  *  - so does a signal sent from inside another signal's handler (on any
  *    kernel thread: pthread_kill is async-signal-safe);
  *  - a thread parked on a mutex runs the handler as it gets the mutex;
@@ -154,6 +155,36 @@ static void from_a_handler(void)
         cap_usleep(5000);
     }
     join(t);
+}
+
+/* ---- a semaphore wait under SA_RESTART: handler, then it goes on --------- */
+
+static cap_sem_t sem;
+
+static void *sem_waiter(void *arg)
+{
+    (void)arg;
+    atomic_store(&ready, 1);
+    CHECK_EQ(cap_sem_wait(&sem), 0);
+    CHECK_GE(usr2_runs, 1);
+    return NULL;
+}
+
+static void sem_goes_on(void)
+{
+    usr2_runs = 0;
+    atomic_store(&ready, 0);
+    CHECK_EQ(cap_sem_init(&sem, 0, 0), 0);
+    cap_thread_t t = spawn(sem_waiter, NULL);
+    wait_for(&ready);
+    cap_usleep(20000); /* most likely parked by now (either way is right) */
+    CHECK_EQ(cap_thread_kill(t, SIGUSR2), 0);
+    while (usr2_runs == 0) /* runs while the wait goes on */
+        cap_usleep(1000);
+    CHECK_EQ(usr2_in, t);
+    CHECK_EQ(cap_sem_post(&sem), 0);
+    join(t);
+    CHECK_EQ(cap_sem_destroy(&sem), 0);
 }
 
 /* ---- a mutex wait: the handler runs as it gets the mutex ----------------- */
@@ -449,6 +480,7 @@ int main(void)
     errors();
     parked_read();
     from_a_handler();
+    sem_goes_on();
     mutex_wait();
     suspend();
     blocked();
