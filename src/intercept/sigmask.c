@@ -49,7 +49,7 @@ static int change_mask(int how, const sigset_t *set, sigset_t *old)
     /* The mask, then the thread's own pending set (io/sigdirect.h: the
      * sender records, then reads the mask). */
     atomic_thread_fence(memory_order_seq_cst);
-    cap__sig_pending_check(self);
+    cap__sig_pending_check(self, CAP__OWN_FREE);
     return rc;
 }
 

@@ -195,6 +195,42 @@ static int from_handler(cap__thread *t, cap_thread_t h, int sig, bool blocked, b
     return 0;
 }
 
+/* What record() left to do. */
+enum recorded { GONE, DONE, RAISE_HERE, PENDING };
+
+/* Checks h and records sig in t's set, under t's lock (without it in a
+ * handler, where the code the handler interrupted may hold it: a TCB is
+ * never unmapped). GONE: no such thread; DONE: nothing more (sig 0, an
+ * exited thread not yet joined, whose signal is dropped as glibc does,
+ * or an ignored signal t does not block); RAISE_HERE: the default action,
+ * whole-process, to raise here; PENDING: pending for t (*blocked: t's
+ * mask holds it). */
+static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__sig_disp disp,
+                            bool *blocked)
+{
+    bool locked = !cap__in_signal_handler();
+    if (locked)
+        cap__spin_lock(&t->lock);
+    int state = atomic_load(&t->state);
+    enum recorded r = PENDING;
+    if (cap__thread_handle(t) != h || state == CAP__T_FREE) {
+        r = GONE;
+    } else if (sig == 0 || state == CAP__T_EXITED) {
+        r = DONE;
+    } else {
+        /* Against the thread's unblocking: the record, then its mask (it
+         * changes the mask, then looks at the record: both sequentially
+         * consistent). */
+        atomic_fetch_or(&t->sig_pending, bit(sig));
+        *blocked = (cap__sigmask_of(t) & bit(sig)) != 0;
+        if (!*blocked && disp != CAP__DISP_HANDLER)
+            r = take(t, sig) && disp == CAP__DISP_DEFAULT ? RAISE_HERE : DONE;
+    }
+    if (locked)
+        cap__spin_unlock(&t->lock);
+    return r;
+}
+
 int cap_thread_kill(cap_thread_t h, int sig)
 {
     if (sig < 0 || sig >= NSIG || internal(sig))
@@ -204,44 +240,24 @@ int cap_thread_kill(cap_thread_t h, int sig)
         return ESRCH;
     int flags = 0;
     enum cap__sig_disp disp = sig != 0 ? cap__sig_disposition(sig, &flags) : CAP__DISP_IGNORE;
-    /* In a handler the TCB lock may be held by the code it interrupted:
-     * the checks are made without it (a TCB is never unmapped). */
-    bool in_handler = cap__in_signal_handler();
-    if (!in_handler)
-        cap__spin_lock(&t->lock);
-    int state = atomic_load(&t->state);
-    if (cap__thread_handle(t) != h || state == CAP__T_FREE) {
-        if (!in_handler)
-            cap__spin_unlock(&t->lock);
+    bool blocked = false, restart = (flags & SA_RESTART) != 0;
+    switch (record(t, h, sig, disp, &blocked)) {
+    case GONE:
         return ESRCH;
-    }
-    /* An exited thread not yet joined: the signal is dropped (glibc). */
-    if (sig == 0 || state == CAP__T_EXITED) {
-        if (!in_handler)
-            cap__spin_unlock(&t->lock);
+    case DONE:
         return 0;
-    }
-    /* Against the thread's unblocking: the record, then its mask (it
-     * changes the mask, then looks at the record: both sequentially
-     * consistent). */
-    atomic_fetch_or(&t->sig_pending, bit(sig));
-    bool blocked = (cap__sigmask_of(t) & bit(sig)) != 0;
-    if (!blocked && disp != CAP__DISP_HANDLER) {
-        /* Dropped, or the default action: whole-process either way. */
-        bool mine = take(t, sig);
-        if (!in_handler)
-            cap__spin_unlock(&t->lock);
-        if (mine && disp == CAP__DISP_DEFAULT)
-            cap__sigmask_raise_here(sig);
+    case RAISE_HERE:
+        cap__sigmask_raise_here(sig);
         return 0;
+    case PENDING:
+        break;
     }
-    if (in_handler)
-        return from_handler(t, h, sig, blocked, (flags & SA_RESTART) != 0);
-    cap__spin_unlock(&t->lock);
+    if (cap__in_signal_handler())
+        return from_handler(t, h, sig, blocked, restart);
     cap__thread *self = cap__current();
     if (t == self)
         cap__sig_deliver_pending(self, false, CAP__OWN_FREE);
     else
-        bring(t, h, sig, (flags & SA_RESTART) != 0);
+        bring(t, h, sig, restart);
     return 0;
 }

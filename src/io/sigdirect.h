@@ -89,27 +89,15 @@
  * signal then counts as interrupting. */
 int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode);
 
-/* At a safe point of self outside the runtime's waits: delivers, if
- * anything is pending (a handler may jump from here). */
-static inline void cap__sig_pending_check(cap__thread *self)
+/* At a safe point of self: delivers its pending signals, if any, with
+ * mode saying what a handler's jump may do (util/sigctx.h): CAP__OWN_FREE
+ * outside the runtime's waits, CAP__OWN_IN_CALL inside a registered call
+ * (cap__sig_leave), CAP__OWN_NO_JUMP as it resumes from another wait
+ * (sched/park.c). One load when nothing is pending. */
+static inline void cap__sig_pending_check(cap__thread *self, int mode)
 {
     if (__builtin_expect(atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0, 0))
-        cap__sig_deliver_pending(self, false, CAP__OWN_FREE);
-}
-
-/* The same inside a registered call (cap__sig_leave). */
-static inline void cap__sig_pending_in_call(cap__thread *self)
-{
-    if (__builtin_expect(atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0, 0))
-        cap__sig_deliver_pending(self, false, CAP__OWN_IN_CALL);
-}
-
-/* The same as self resumes from a park outside a registered call, in
- * whatever wait (sched/park.c). */
-static inline void cap__sig_pending_resumed(cap__thread *self)
-{
-    if (__builtin_expect(atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0, 0))
-        cap__sig_deliver_pending(self, false, CAP__OWN_NO_JUMP);
+        cap__sig_deliver_pending(self, false, mode);
 }
 
 /* For sigwait: takes one signal of set (bits) out of self's pending set;

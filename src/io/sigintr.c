@@ -349,10 +349,10 @@ int cap__sig_leave(cap__sig_waiter *sw)
      * under the call's mask, and then those only its mask held. A jump
      * out of their handlers is made as the call returns (the call is
      * still in progress: io/sigdirect.h). */
-    cap__sig_pending_in_call(sw->thread);
+    cap__sig_pending_check(sw->thread, CAP__OWN_IN_CALL);
     if (sw->in.masked) { /* its thread's mask again */
         cap__sigmask_set(sw->thread, sw->mask_before);
-        cap__sig_pending_in_call(sw->thread);
+        cap__sig_pending_check(sw->thread, CAP__OWN_IN_CALL);
     }
     if (sig != 0 && hit != 0)
         wait_over(hit); /* EINTR comes after the handler, as in Linux */

@@ -78,8 +78,9 @@ static inline int park_self(cap__thread *self, enum cap__park_reason reason, con
     int result = self->wake_result;
     /* A safe point, outside a call registered for signals, which
      * delivers as it leaves (io/sigdirect.h). */
-    if (self->sig_call == NULL)
-        cap__sig_pending_resumed(self);
+    if (__builtin_expect(atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0, 0) &&
+        self->sig_call == NULL)
+        cap__sig_deliver_pending(self, false, CAP__OWN_NO_JUMP);
     return result;
 }
 

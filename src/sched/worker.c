@@ -631,7 +631,7 @@ int cap_yield(void)
         return 0;
     }
     yield_on(w, self);
-    cap__sig_pending_check(self); /* a safe point (io/sigdirect.h) */
+    cap__sig_pending_check(self, CAP__OWN_FREE); /* a safe point (io/sigdirect.h) */
     return 0;
 }
 
