@@ -25,6 +25,7 @@
 #include "capriccio.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
+#include "sched/park.h"
 #include "sched/worker.h"
 #include "util/sigctx.h"
 
@@ -111,11 +112,17 @@ static void bring(cap__thread *t, cap_thread_t h, int sig, bool restart)
         int state = atomic_load(&t->state);
         if (cap__sig_direct(t, sig, restart) != CAP__DIRECT_NONE)
             return;
+        if (cap__sigmask_of(t) & bit(sig))
+            return; /* it blocks sig now: held until it unblocks */
+        if (cap__sig_wake_claim(t)) {
+            /* Parked on a mutex, condition variable, join...: it runs the
+             * handler and waits again (sched/park.h). */
+            cap__make_runnable(t);
+            return;
+        }
         cap__worker *w = __atomic_load_n(&t->worker, __ATOMIC_RELAXED);
         if (state != CAP__T_RUNNING || w == NULL || w == me)
             return; /* it delivers as it resumes */
-        if (cap__sigmask_of(t) & bit(sig))
-            return; /* it blocks sig now: held until it unblocks */
         pid_t tid = atomic_load_explicit(&w->tid, memory_order_acquire);
         /* Again now and then: a kick can merge with a program's SIGURG. */
         if (round % 4096 == 0 && tid != 0)

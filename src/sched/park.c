@@ -20,6 +20,7 @@
 #include <errno.h>
 
 #include "io/sigdirect.h"
+#include "io/sigmask.h"
 #include "sched/policy.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
@@ -77,9 +78,10 @@ static inline int park_self(cap__thread *self, enum cap__park_reason reason, con
     atomic_store_explicit(&self->wait, CAP__WAIT_IDLE, memory_order_release);
     int result = self->wake_result;
     /* A safe point, outside a call registered for signals, which
-     * delivers as it leaves (io/sigdirect.h). */
+     * delivers as it leaves (io/sigdirect.h), and unless a signal ended
+     * the park: its caller delivers once it has unlinked itself. */
     if (__builtin_expect(atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0, 0) &&
-        self->sig_call == NULL)
+        self->sig_call == NULL && result != CAP__WAKE_SIGNAL)
         cap__sig_deliver_pending(self, false, CAP__OWN_NO_JUMP);
     return result;
 }
@@ -96,7 +98,7 @@ int cap__park(enum cap__park_reason reason, const void *obj, uint64_t deadline,
 bool cap__wait_claim(cap__thread *t)
 {
     uint32_t v = atomic_load(&t->wait);
-    while (v == CAP__WAIT_WAITING || v == CAP__WAIT_WAITING_CANCELLABLE)
+    while ((v & CAP__WAIT_WAITING) != 0) /* either waiting value, signallable or not */
         if (atomic_compare_exchange_weak(&t->wait, &v, CAP__WAIT_CLAIMED))
             return true;
     return false;
@@ -183,11 +185,13 @@ int cap__wait_on_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
 
 bool cap__cancel_claim(cap__thread *t)
 {
-    uint32_t v = CAP__WAIT_WAITING_CANCELLABLE;
-    if (!atomic_compare_exchange_strong(&t->wait, &v, CAP__WAIT_CLAIMED))
-        return false;
-    t->wake_result = ECANCELED;
-    return true;
+    uint32_t v = atomic_load(&t->wait);
+    while ((v & ~(uint32_t)CAP__WAIT_SIGNALLABLE) == CAP__WAIT_WAITING_CANCELLABLE)
+        if (atomic_compare_exchange_weak(&t->wait, &v, CAP__WAIT_CLAIMED)) {
+            t->wake_result = ECANCELED;
+            return true;
+        }
+    return false;
 }
 
 bool cap__cancel_recheck(cap__thread *t)
@@ -197,4 +201,27 @@ bool cap__cancel_recheck(cap__thread *t)
     if (atomic_load(&t->cancel_gen) != atomic_load_explicit(&t->gen, memory_order_relaxed))
         return false;
     return cap__cancel_claim(t);
+}
+
+/* ---- signals sent to a parked thread ------------------------------- */
+
+bool cap__sig_wake_claim(cap__thread *t)
+{
+    uint32_t v = atomic_load(&t->wait);
+    while ((v & CAP__WAIT_SIGNALLABLE) != 0 && (v & CAP__WAIT_WAITING) != 0)
+        if (atomic_compare_exchange_weak(&t->wait, &v, CAP__WAIT_CLAIMED)) {
+            t->wake_result = CAP__WAKE_SIGNAL;
+            return true;
+        }
+    return false;
+}
+
+bool cap__sig_wake_recheck(cap__thread *t)
+{
+    /* seq_cst load after finish_switch's seq_cst store of the token:
+     * pairs with the sender's record of the signal before its claim. t's
+     * mask is its own and t is parked: it cannot change under us. */
+    if ((atomic_load(&t->sig_pending) & ~cap__sigmask_of(t)) == 0)
+        return false;
+    return cap__sig_wake_claim(t);
 }

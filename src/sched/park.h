@@ -30,10 +30,26 @@
  * A cancel racing a park is never lost: the canceller stores the request
  * and then tries the claim; the scheduler stores the token and then looks
  * for a request (both seq_cst, Dekker), so at least one sees the other.
+ *
+ * Signals sent to a thread (io/sigdirect.h): POSIX wants the handler of a
+ * signal sent to a thread that waits for a mutex, a condition variable or
+ * a join to run while it waits, after which the wait goes on (or, for a
+ * condition variable, may return 0). Those waits are address waits
+ * (cap__wait_on, which any caller already re-checks after a return of 0)
+ * or a join, and both unlink themselves after any unexpected end of the
+ * park, as after a timeout; so they publish their token with
+ * CAP__WAIT_SIGNALLABLE, and the sender claims such a token without any
+ * lock, as a canceller does (cap__sig_wake_claim). The woken wait sees
+ * CAP__WAKE_SIGNAL, unlinks itself, delivers the thread's pending signals
+ * with no record of its own linked, and waits again. The same Dekker pair
+ * as for cancellation keeps a send racing a park from being missed: the
+ * sender records the signal and then tries the claim; the scheduler
+ * publishes the token and then looks at the thread's pending set.
  */
 #ifndef CAP_SCHED_PARK_H
 #define CAP_SCHED_PARK_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -67,7 +83,14 @@ enum {
     CAP__WAIT_WAITING,  /* parked and switched out; wakers may claim it */
     CAP__WAIT_CLAIMED,  /* a waker or the timer won; it is being made runnable */
     CAP__WAIT_WAITING_CANCELLABLE, /* WAITING, at a cancellation point */
+    /* Added to either WAITING value: a signal sent to the thread may end
+     * the park (below, cap__sig_wake_claim). Every waiting value has bit 0
+     * set; IDLE and CLAIMED do not. */
+    CAP__WAIT_SIGNALLABLE = 4,
 };
+
+/* wake_result of a park ended by a signal sent to the thread. */
+enum { CAP__WAKE_SIGNAL = EINTR };
 
 /* Releases the wait structure's lock; runs on the scheduler context after
  * the switch. Returning false cancels the park: the thread resumes at
@@ -133,6 +156,15 @@ bool cap__cancel_recheck(struct cap__thread *t);
  * caller then makes it runnable. Callable from any kernel thread. */
 bool cap__cancel_claim(struct cap__thread *t);
 
+/* Claims t if its park is signallable, for a signal sent to it (the
+ * caller then makes it runnable; the park returns CAP__WAKE_SIGNAL).
+ * Callable from any kernel thread. */
+bool cap__sig_wake_claim(struct cap__thread *t);
+/* Scheduler side, after finish_switch published a signallable token and
+ * released the wait structure's lock: true if it claimed t because a
+ * signal its mask lets through is pending (t must then be requeued). */
+bool cap__sig_wake_recheck(struct cap__thread *t);
+
 /* cap__current(), the calling user thread, is in sched/worker.h (inline:
  * it is on every intercepted call and every park). */
 
@@ -149,6 +181,8 @@ bool cap__cancel_claim(struct cap__thread *t);
  * the CPU and returns 0. */
 int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
                  enum cap__park_reason reason);
+/* (A signal sent to the thread ends such a wait too: its handler runs
+ * with nothing linked and the wait returns 0, see above.) */
 /* The record of one address wait. cap__wait_on keeps it on its own
  * stack; an interruptible wait (below) keeps it in the caller's frame. */
 typedef struct cap__addr_waiter {

@@ -24,6 +24,10 @@
  * setting the flag, so either the wait sees the flag and returns to let
  * its caller register, or the sweep finds it linked and wakes it.
  *
+ * A plain wait (cap__wait_on) may also be ended by a signal sent to its
+ * thread (park.h): it unlinks itself as after a timeout, delivers with
+ * nothing linked, and returns 0 for its caller to wait again.
+ *
  * Wake-ups asked for inside a signal handler (sem_post) cannot take a
  * bucket lock, which the interrupted code may hold: they set the bucket's
  * `deferred` mark and a global one, and the signal dispatch, in ordinary
@@ -35,6 +39,7 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include "io/sigdirect.h"
 #include "io/sigintr.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
@@ -122,7 +127,8 @@ static int wait_rec(waiter_t *w, uint32_t expected, uint64_t deadline,
     link_tail(b, w);
     int rc = cap__park(reason, addr, deadline, unlock_bucket, b);
     if (rc != 0) {
-        /* Timed out: unlink under the lock, unless a waker got there. */
+        /* Timed out, cancelled or a signal: unlink under the lock, unless
+         * a waker got there. */
         cap__spin_lock(&b->lock);
         if (w->linked)
             unlink_waiter(b, w);
@@ -149,7 +155,15 @@ int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadl
     if (self == NULL)
         return wait_foreign(addr, expected, deadline);
     waiter_t w = { .addr = addr, .thread = self };
-    return wait_rec(&w, expected, deadline, reason);
+    self->park_signallable = true; /* park.h: the record is unlinked below */
+    int rc = wait_rec(&w, expected, deadline, reason);
+    self->park_signallable = false;
+    if (rc == CAP__WAKE_SIGNAL) {
+        /* Unlinked: the handler may park, even here (park.h). */
+        cap__sig_pending_check(self, CAP__OWN_NO_JUMP);
+        rc = 0;
+    }
+    return rc;
 }
 
 int cap__wait_on_intr(cap__addr_waiter *w, uint32_t expected, uint64_t deadline,

@@ -722,20 +722,25 @@ static void finish_switch_step(cap__worker *w)
     switch (w->after) {
     case CAP__AFTER_PARK: {
         /* Only now, with its context saved, may anyone claim the thread.
-         * A park at a cancellation point gets its own token, and after
-         * publishing it we look for a cancel request that raced with the
-         * park (the Dekker half described in park.h). `cancellable` is read
-         * before the store: once the token is out, a waker may resume the
-         * thread, which then owns its fields again. */
+         * A park at a cancellation point gets its own token, one that a
+         * signal sent to the thread may end a flag in it, and after
+         * publishing it we look for a cancel request or a pending signal
+         * that raced with the park (the Dekker halves described in
+         * park.h). The flags are read before the store: once the token is
+         * out, a waker may resume the thread, which then owns its fields
+         * again. */
         bool cancellable = back->park_cancellable;
-        atomic_store(&back->wait,
-                     cancellable ? CAP__WAIT_WAITING_CANCELLABLE : CAP__WAIT_WAITING);
+        bool signallable = back->park_signallable;
+        uint32_t token = cancellable ? CAP__WAIT_WAITING_CANCELLABLE : CAP__WAIT_WAITING;
+        atomic_store(&back->wait, signallable ? token | CAP__WAIT_SIGNALLABLE : token);
         if (w->after_unlock != NULL && !w->after_unlock(w->after_arg)) {
             if (cap__wait_claim(back)) {
                 back->wake_result = EAGAIN;
                 requeue(w, back);
             }
-        } else if (cancellable && cap__cancel_recheck(back)) {
+        } else if ((cancellable && cap__cancel_recheck(back)) ||
+                   (signallable && atomic_load(&back->sig_pending) != 0 &&
+                    cap__sig_wake_recheck(back))) {
             requeue(w, back);
         }
         break;

@@ -342,7 +342,9 @@ static cap__thread *lookup_locked(cap_thread_t h)
 /* A cancellation point (issue 3): a joiner cancelled while it waits
  * unlinks itself under t->lock, as POSIX wants t left joinable, and then
  * acts; if t finished meanwhile its unpark of us lost to the cancel, and t
- * simply stays a zombie for the next joiner. */
+ * simply stays a zombie for the next joiner. A signal sent to the joiner
+ * (sched/park.h) ends its park the same way: it runs the handler with t
+ * joinable and starts over. */
 int cap_thread_join(cap_thread_t h, void **retval)
 {
     cap__thread *self = cap__current();
@@ -350,6 +352,7 @@ int cap_thread_join(cap_thread_t h, void **retval)
         return EPERM;
     if (h == cap__thread_handle(self))
         return EDEADLK;
+again:
     cap__cancel_point();
     cap__thread *t = lookup_locked(h);
     if (t == NULL)
@@ -361,14 +364,21 @@ int cap_thread_join(cap_thread_t h, void **retval)
     t->joined = true;
     if (atomic_load(&t->state) != CAP__T_EXITED) {
         t->joiner = self;
+        self->park_signallable = true; /* see below */
         int rc = cap__park_cancellable(CAP__PARK_JOIN, t, CAP__FOREVER, unlock_tcb, t);
-        if (rc == ECANCELED) {
+        self->park_signallable = false;
+        if (rc == ECANCELED || rc == CAP__WAKE_SIGNAL) {
             cap__spin_lock(&t->lock);
             if (t->joiner == self)
                 t->joiner = NULL;
             t->joined = false;
             cap__spin_unlock(&t->lock);
-            cap__cancel_act();
+            if (rc == ECANCELED)
+                cap__cancel_act();
+            /* A signal sent to us (sched/park.h): its handler runs with
+             * t joinable again, then the join starts over. */
+            cap__sig_pending_check(self, CAP__OWN_NO_JUMP);
+            goto again;
         }
         /* Woken by t's exit (cap__thread_finish, or t's hand-off to us in
          * claim_joiner), which wrote retval and EXITED before the wake-up

@@ -97,6 +97,8 @@ typedef struct cap__thread {
     bool cancel_async;             /* [owner] CAP_CANCEL_ASYNCHRONOUS was asked for */
     bool cancelling;               /* [owner] acting on a cancel or exiting: no more points */
     bool park_cancellable;         /* [owner] the current park is a cancellation point */
+    bool park_signallable;         /* [owner] a signal sent to it may end the current
+                                      park (sched/park.h) */
     struct cap_cleanup_frame *cleanup; /* [owner] innermost cleanup handler */
 
     /* Last, out of the hot lines: read only in a fork's child. */
