@@ -338,6 +338,10 @@ int cap__offload(void (*fn)(void *arg), void *arg);
  * *result. From any other thread, or when no pool thread can be started,
  * runs fn inline. */
 long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap__intr *in);
+/* Its interrupt for the signal registry: one of the waits a signal sent
+ * to the thread can wake to go on (cap__sig_direct; the call then runs
+ * the handler while its job goes on in the pool). */
+bool cap__offload_interrupt(void *arg);
 /* True while jobs of user threads are queued or running in the pool. */
 bool cap__offload_busy(void);
 /* In a fork's child: an empty pool with no threads (the parent's are not

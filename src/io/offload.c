@@ -59,6 +59,7 @@ struct job {
     cap__spin lock;
     bool done;         /* [lock] */
     bool parked;       /* [lock] the waiter is parked on the job */
+    cap__sig_waiter *sw; /* cap__offload_call's record in the signal registry */
 };
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -245,14 +246,19 @@ int cap__offload(void (*fn)(void *arg), void *arg)
 }
 
 /* Dispatch's interrupt (under the registry's locks): wakes the waiter,
- * which then sees the signal and stops the job. */
-static bool interrupt_job(void *arg)
+ * which then sees the signal and stops the job. With no signal in the
+ * record, a signal sent to the thread under a SA_RESTART handler
+ * (cap__sig_direct): a wake-up after which the waiter delivers it and
+ * parks again while the job goes on, taken only if the waiter was parked
+ * (else it delivers before it parks: cap__offload_call). */
+bool cap__offload_interrupt(void *arg)
 {
     struct job *j = arg;
     cap__spin_lock(&j->lock);
+    bool took = j->parked || atomic_load(&j->sw->sig) != 0;
     wake_locked(j);
     cap__spin_unlock(&j->lock);
-    return true;
+    return took;
 }
 
 /* Ends j early: takes it off the queue if no pool thread has it (true:
@@ -287,14 +293,14 @@ static bool stop_job(struct job *j)
 long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap__intr *in)
 {
     struct cap__thread *self = cap__current();
-    struct job j = { .fn = fn, .arg = arg, .result = result, .thread = self };
+    cap__sig_waiter sw;
+    struct job j = { .fn = fn, .arg = arg, .result = result, .thread = self, .sw = &sw };
     if (self == NULL) {
         fn(arg); /* a signal interrupts it as it would any call */
         return *result;
     }
     /* Entered first: dispatch takes the registry's locks, then j.lock. */
-    cap__sig_waiter sw;
-    cap__sig_enter(&sw, in, interrupt_job, &j);
+    cap__sig_enter(&sw, in, cap__offload_interrupt, &j);
     cap__spin_lock(&j.lock);
     if (submit(&j) != 0) { /* no pool thread: inline, on the worker */
         cap__spin_unlock(&j.lock);
@@ -307,10 +313,20 @@ long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap
         int rc = park_on(&j, &sw, CAP__FOREVER, in->cancel);
         if (j.done)
             break;
-        if (rc == ECANCELED)
+        if (rc == ECANCELED) {
             why = ECANCELED;
-        else if (cap__sig_hit(&sw))
+        } else if (cap__sig_hit(&sw)) {
             why = EINTR;
+        } else if (atomic_load(&self->sig_pending) != 0) {
+            /* Woken to go on by a signal sent to this thread (or it came
+             * between two parks): its handler runs here, with no lock
+             * held, and the wait goes on unless it interrupts the call. */
+            cap__spin_unlock(&j.lock);
+            cap__sig_call_pending(&sw, &self->sig_pending);
+            cap__spin_lock(&j.lock);
+            if (cap__sig_hit(&sw))
+                why = EINTR;
+        }
     }
     cap__spin_unlock(&j.lock);
     cap__sig_leave(&sw);

@@ -476,9 +476,11 @@ enum cap__sig_direct_result cap__sig_direct(cap__thread *t, int sig, bool restar
     } else if (!(sw->in.takes & bit) && restart && sw->in.restart) {
         /* Goes on after the handler: a descriptor wait (it tries its
          * transfer again and parks anew, delivering as it leaves and
-         * enters) and a semaphore wait (it delivers before it parks
-         * again, sync/sem.c) can be woken so. */
-        if (sw->interrupt != cap__io_interrupt_excl && sw->interrupt != cap__wait_interrupt)
+         * enters), a semaphore wait (it delivers before it parks again,
+         * sync/sem.c) and an offloaded call (it delivers and parks again
+         * while its job goes on, io/offload.c) can be woken so. */
+        if (sw->interrupt != cap__io_interrupt_excl && sw->interrupt != cap__wait_interrupt &&
+            sw->interrupt != cap__offload_interrupt)
             r = CAP__DIRECT_HELD;
         else if (sw->interrupt(sw->arg))
             r = CAP__DIRECT_DONE;
