@@ -20,7 +20,9 @@
  *
  * Where a thread delivers (its "safe points", each holding no lock of
  * the runtime): as it resumes from a park outside a call registered for
- * signals (sched/park.c: a mutex, a join, a sleep), or from a yield, and
+ * signals (sched/park.c: a disk read, an offloaded call), or from a
+ * yield; in a mutex, condition variable, once, barrier or join wait once
+ * it has unlinked itself (sched/park.h); and
  * at its start; as a call that signals may interrupt registers and leaves
  * (io/sigintr.c); after it changes its own mask (intercept/sigmask.c);
  * and in the kick handler when the kick interrupted it running
@@ -37,13 +39,16 @@
  *  - the signal is gone from the set (delivered or taken);
  *  - the thread waits in a call the signal may interrupt: that call is
  *    woken with EINTR (io/sigintr.c, cap__sig_direct), or, for a
- *    read-like call or a semaphore wait and a SA_RESTART handler, woken
- *    to go on waiting, so it delivers and parks again; a call that blocks
- *    the signal (its mask, ppoll's or sigsuspend's) or that cannot be
- *    woken to go on (an offloaded call under SA_RESTART) keeps it for the
- *    call's end;
+ *    read-like call, a semaphore wait or an offloaded call and a
+ *    SA_RESTART handler, woken to go on waiting, so it delivers and parks
+ *    again; a call that blocks the signal (its mask, ppoll's or
+ *    sigsuspend's) keeps it for the call's end;
+ *  - the thread is parked in a wait whose token is signallable (a
+ *    mutex, condition variable, once, barrier or join wait): the sender
+ *    claims it (sched/park.h), and the thread unlinks itself, delivers
+ *    and waits again;
  *  - the thread is runnable, or parked where no signal interrupts (a
- *    mutex, a join): it delivers as it resumes;
+ *    disk read): it delivers as it resumes;
  *  - the thread runs on another worker: that worker is kicked
  *    (CAP__SIG_KICK), and the kick handler delivers if it interrupted
  *    that thread; the sender tries again until it did, or the thread
@@ -64,9 +69,9 @@
  *
  * Limits (docs/pthread-compat.md): one pending instance per signal (a
  * real-time signal sent twice to a thread before it delivers is delivered
- * once); a thread parked where no signal interrupts runs its handler only
- * when it resumes; at most 64 sends from handlers wait for their dispatch
- * (EAGAIN beyond).
+ * once); a thread in a disk read runs its handler only when the read
+ * ends (as the kernel does); at most 64 sends from handlers wait for
+ * their dispatch (EAGAIN beyond).
  */
 #ifndef CAP_IO_SIGDIRECT_H
 #define CAP_IO_SIGDIRECT_H

@@ -315,13 +315,14 @@ void cap__sig_force(uint64_t token, struct cap__thread *t);
 
 /* A signal sent to t alone (io/sigdirect.h), pending in its set: if t
  * waits in a registered call, interrupts it (EINTR; its sw->hit is 0, no
- * delivery's number), or for a read-like call or a semaphore wait and
- * a SA_RESTART handler (restart) wakes it to go on. Under the registry's locks, so a call
- * that registers meanwhile finds the signal pending as it enters.
- * CAP__DIRECT_NONE: no call of t's to wake now (none registered, or one
- * running between two parks); _DONE: woken, or interrupted already;
- * _HELD: its call keeps the signal pending (its mask blocks it, or it
- * cannot be woken to go on), to be delivered as the call ends. */
+ * delivery's number), or for a read-like call, a semaphore wait or an
+ * offloaded call and a SA_RESTART handler (restart) wakes it to go on.
+ * Under the registry's locks, so a call that registers meanwhile finds
+ * the signal pending as it enters. CAP__DIRECT_NONE: no call of t's to
+ * wake now (none registered, or one running between two parks); _DONE:
+ * woken, or interrupted already; _HELD: its call keeps the signal
+ * pending (its mask blocks it, or it cannot be woken to go on), to be
+ * delivered as the call ends. */
 enum cap__sig_direct_result { CAP__DIRECT_NONE, CAP__DIRECT_DONE, CAP__DIRECT_HELD };
 enum cap__sig_direct_result cap__sig_direct(struct cap__thread *t, int sig, bool restart);
 
