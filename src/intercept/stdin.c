@@ -1,0 +1,548 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stdio input on a user thread: fgets, getline/getdelim, fread, fgetc,
+ * getc, getchar (and their _unlocked and _FORTIFY_SOURCE names), and the
+ * scanf family, on a stream over a pipe, FIFO, socket or terminal.
+ *
+ * glibc refills a stream's buffer through its internal read, which no
+ * interposition sees, so such a call blocked its worker (and every thread
+ * queued there) until input came. Here the wrapper parks the thread until
+ * the descriptor is readable, through the I/O layer like a read (signals
+ * and cancellation as for read: a handler without SA_RESTART ends the
+ * call with EINTR and the stream's error flag, as glibc's read would),
+ * and only then lets glibc refill: one refill reads what is there and does
+ * not block. fgets, getdelim and fread are made here from the stream's
+ * buffer (its public read pointers) and __uflow, one refill at a time, so
+ * a line or a block that arrives in pieces parks between the pieces. The
+ * one-character calls and the scanf family wait only before they start
+ * (scanf's later refills, inside glibc, still block the worker: a number
+ * split across two writes).
+ *
+ * Invariants:
+ *  - never park holding the stream's lock. glibc's FILE lock is
+ *    recursive and owned by the kernel thread, so while one user thread
+ *    held it parked, another thread of the same worker would walk in.
+ *    The wrappers release it around each wait, and do not wait at all if
+ *    this kernel thread holds the lock when the call begins (the caller's
+ *    flockfile, or another thread of this worker's between two of its
+ *    stdio calls): the call is then glibc's, as before. A lock held by a
+ *    thread of another worker is waited for in flockfile, as in glibc:
+ *    never for long, since no holder parks.
+ *  - the stream's EOF flag is sticky (glibc 2.28 on): a stream at EOF is
+ *    not waited on.
+ *  - glibc flushes a line-buffered stdout before it refills a line-
+ *    buffered or unbuffered input stream (a prompt); that flush is made
+ *    here before the wait, since the refill comes only after it.
+ * Where a condition does not hold (a regular file, a wide stream, a
+ * descriptor the application made non-blocking, one the backend cannot
+ * watch, a stream with no descriptor, a thread the runtime does not run)
+ * the call is glibc's unchanged.
+ *
+ * glibc specifics (a FILE's lock layout and internal flag values) are
+ * confined to this file; the lock layout is checked once at first use,
+ * and if it is not what we expect no call waits here.
+ */
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "intercept/intercept.h"
+#include "io/io.h"
+#include "sched/worker.h"
+
+/* Macros in <stdio.h> with optimisation on: the functions are wanted. */
+#undef fread_unlocked
+#undef getc
+#undef getc_unlocked
+#undef getchar
+#undef getchar_unlocked
+#undef fgetc_unlocked
+
+/* glibc's internal flag values (libio.h), stable since the libio rewrite;
+ * _IO_EOF_SEEN, _IO_ERR_SEEN and _IO_USER_LOCK are public. */
+enum {
+    FL_UNBUFFERED = 0x0002,
+    FL_NO_READS = 0x0004,
+    FL_IN_BACKUP = 0x0100,
+    FL_LINE_BUF = 0x0200,
+};
+
+/* nptl's recursive stdio lock (_IO_lock_t): the futex word first. */
+struct file_lock {
+    int lock;
+    int cnt;
+    void *owner;
+};
+
+extern int __uflow(FILE *fp);
+
+/* ---- whether a call may wait here -------------------------------------- */
+
+static int layout_state; /* 0 unchecked, 1 as expected, 2 not: never wait */
+
+/* Whether fp's lock is held by this kernel thread: by the calling user
+ * thread (its flockfile) or by another of this worker's. */
+static bool held_here(FILE *fp)
+{
+    void *owner = __atomic_load_n(&((struct file_lock *)fp->_lock)->owner, __ATOMIC_RELAXED);
+    return owner == (void *)pthread_self();
+}
+
+/* Once: a private stream's lock names this kernel thread exactly while
+ * it holds it. */
+static bool layout_ok(void)
+{
+    int s = __atomic_load_n(&layout_state, __ATOMIC_RELAXED);
+    if (s != 0)
+        return s == 1;
+    char byte = 'x';
+    FILE *f = fmemopen(&byte, 1, "r");
+    bool ok = false;
+    if (f != NULL && f->_lock != NULL && !(f->_flags & _IO_USER_LOCK)) {
+        struct file_lock *l = f->_lock;
+        bool free_before = !held_here(f) && l->lock == 0 && l->cnt == 0;
+        flockfile(f);
+        bool held = held_here(f) && l->lock != 0 && l->cnt == 1;
+        funlockfile(f);
+        ok = free_before && held && !held_here(f) && l->lock == 0;
+    }
+    if (f != NULL)
+        fclose(f);
+    __atomic_store_n(&layout_state, ok ? 1 : 2, __ATOMIC_RELAXED);
+    return ok;
+}
+
+/* Whether fp holds unread input. After an ungetc that did not fit the
+ * buffer, glibc reads from a backup area and keeps the main area's unread
+ * part in _IO_save_base.._IO_save_end until it switches back. */
+static bool buffered(const FILE *fp)
+{
+    if (fp->_IO_read_ptr < fp->_IO_read_end)
+        return true;
+    return (fp->_flags & FL_IN_BACKUP) && fp->_IO_save_end > fp->_IO_save_base;
+}
+
+/* Whether fp's next refill may park the caller instead of blocking its
+ * worker (see the top of the file). The caller holds no lock of fp. */
+static bool may_wait(FILE *fp)
+{
+    if (fp == NULL || !cap__ic_user())
+        return false;
+    if (fp->_flags & (_IO_EOF_SEEN | FL_NO_READS))
+        return false;
+    if (fp->_mode > 0 || fp->_fileno < 0)
+        return false; /* wide-oriented, or no descriptor (fmemopen, fopencookie) */
+    if (!(fp->_flags & _IO_USER_LOCK) && (fp->_lock == NULL || !layout_ok() || held_here(fp)))
+        return false; /* (held elsewhere: flockfile waits, briefly, see the top) */
+    cap__fd *f = cap__fd_get(fp->_fileno);
+    if (f == NULL)
+        return false;
+    int kind = cap__fd_classify(f, fp->_fileno);
+    if (kind != CAP__FD_SOCKET && kind != CAP__FD_STREAM)
+        return false;
+    if (cap__fd_has(f, CAP__FDF_UNPOLLABLE | CAP__FDF_INTERNAL) || cap__ic_nonblock(f))
+        return false;
+    return true;
+}
+
+static ssize_t input_ready(int fd, void *arg)
+{
+    (void)arg;
+    return cap__ic_revents_now(fd, POLLIN) != 0 ? 1 : -EAGAIN;
+}
+
+/* Parks until fp's descriptor is readable (or hung up, or in error: the
+ * refill then finds out). 0, or -1 with errno EINTR and fp's error flag
+ * set, as a refill whose read a handler interrupted; a cancel acts here.
+ * The caller holds no lock of fp. */
+static int wait_input(FILE *fp)
+{
+    if ((fp->_flags & (FL_LINE_BUF | FL_UNBUFFERED)) ||
+        (fp->_IO_buf_base == NULL && isatty(fp->_fileno))) /* glibc's first refill
+                                                               makes a terminal's
+                                                               stream line-buffered */
+        if (stdout != fp && (stdout->_flags & FL_LINE_BUF))
+            fflush(stdout); /* glibc's flush before the refill, see the top */
+    int fd = fp->_fileno;
+    cap__fd *f = cap__fd_get(fd);
+    if (f == NULL)
+        return 0;
+    cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
+    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, input_ready, NULL, CAP__FOREVER, false, &in, 0);
+    if (r == -ECANCELED)
+        cap__cancel_point();
+    if (r == -EINTR) {
+        fp->_flags |= _IO_ERR_SEEN;
+        cap__ic_ret(r); /* errno, and a handler's jump into this thread */
+        return -1;
+    }
+    return 0; /* else a refill will tell (EBADF after a close, say) */
+}
+
+/* The stream's lock, if it uses one: held by the wrappers below except
+ * around waits. */
+static void lock(FILE *fp, bool locking)
+{
+    if (locking)
+        flockfile(fp);
+}
+
+static void unlock(FILE *fp, bool locking)
+{
+    if (locking)
+        funlockfile(fp);
+}
+
+/* Refills fp, waiting first if nothing is there; returns its next
+ * character (consumed), or EOF. Called with fp locked (if locking). */
+static int refill(FILE *fp, bool locking)
+{
+    if (!buffered(fp)) {
+        unlock(fp, locking);
+        int rc = wait_input(fp);
+        lock(fp, locking);
+        if (rc != 0)
+            return EOF;
+    }
+    if (fp->_IO_read_ptr < fp->_IO_read_end) /* another thread refilled it meanwhile */
+        return (unsigned char)*fp->_IO_read_ptr++;
+    return __uflow(fp); /* reads what is there, or switches back to the main area */
+}
+
+/* ---- fgets -------------------------------------------------------------- */
+
+static char *fgets_here(char *s, int n, FILE *fp, bool locking)
+{
+    lock(fp, locking);
+    int old_error = fp->_flags & _IO_ERR_SEEN; /* glibc reports this call's errors */
+    fp->_flags &= ~_IO_ERR_SEEN;
+    size_t got = 0, room = (size_t)n - 1;
+    bool ended = false;
+    while (got < room && !ended) {
+        if (fp->_IO_read_ptr >= fp->_IO_read_end) {
+            int c = refill(fp, locking);
+            if (c == EOF)
+                break;
+            s[got++] = (char)c;
+            ended = c == '\n';
+            continue;
+        }
+        size_t have = (size_t)(fp->_IO_read_end - fp->_IO_read_ptr);
+        size_t take = have < room - got ? have : room - got;
+        char *nl = memchr(fp->_IO_read_ptr, '\n', take);
+        if (nl != NULL) {
+            take = (size_t)(nl - fp->_IO_read_ptr) + 1;
+            ended = true;
+        }
+        memcpy(s + got, fp->_IO_read_ptr, take);
+        fp->_IO_read_ptr += take;
+        got += take;
+    }
+    char *r = s;
+    if (got == 0 || ((fp->_flags & _IO_ERR_SEEN) && errno != EAGAIN))
+        r = NULL;
+    else
+        s[got] = '\0';
+    fp->_flags |= old_error;
+    unlock(fp, locking);
+    return r;
+}
+
+char *fgets(char *s, int n, FILE *fp)
+{
+    if (n <= 1 || !may_wait(fp))
+        return CAP__REAL(fgets)(s, n, fp);
+    return fgets_here(s, n, fp, !(fp->_flags & _IO_USER_LOCK));
+}
+
+char *fgets_unlocked(char *s, int n, FILE *fp)
+{
+    if (n <= 1 || !may_wait(fp))
+        return CAP__REAL(fgets_unlocked)(s, n, fp);
+    return fgets_here(s, n, fp, false);
+}
+
+extern void __chk_fail(void) __attribute__((noreturn));
+
+char *__fgets_chk(char *s, size_t size, int n, FILE *fp)
+{
+    if (n > 0 && (size_t)n > size)
+        __chk_fail();
+    return fgets(s, n, fp);
+}
+
+char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *fp)
+{
+    if (n > 0 && (size_t)n > size)
+        __chk_fail();
+    return fgets_unlocked(s, n, fp);
+}
+
+/* ---- getdelim, getline ------------------------------------------------- */
+
+/* Makes room for want bytes in *line (size *cap); false with errno ENOMEM
+ * or EOVERFLOW, as glibc. */
+static bool grow(char **line, size_t *cap, size_t want)
+{
+    if (want <= *cap)
+        return true;
+    if (want > (size_t)SSIZE_MAX) {
+        errno = EOVERFLOW;
+        return false;
+    }
+    size_t n = *cap < 120 ? 120 : *cap;
+    while (n < want)
+        n = n > SIZE_MAX / 2 ? want : n * 2;
+    char *p = realloc(*line, n);
+    if (p == NULL) {
+        errno = ENOMEM;
+        return false;
+    }
+    *line = p;
+    *cap = n;
+    return true;
+}
+
+ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
+{
+    if (line == NULL || cap == NULL || !may_wait(fp))
+        return CAP__REAL(getdelim)(line, cap, delim, fp);
+    bool locking = !(fp->_flags & _IO_USER_LOCK);
+    lock(fp, locking);
+    if (*line == NULL)
+        *cap = 0;
+    size_t got = 0;
+    ssize_t r = -1;
+    bool ended = false, failed = false;
+    while (!ended) {
+        if (fp->_IO_read_ptr >= fp->_IO_read_end) {
+            int c = refill(fp, locking);
+            if (c == EOF)
+                break;
+            if (!grow(line, cap, got + 2)) {
+                failed = true;
+                fp->_flags |= _IO_ERR_SEEN;
+                break;
+            }
+            (*line)[got++] = (char)c;
+            ended = (unsigned char)c == (unsigned char)delim;
+            continue;
+        }
+        size_t have = (size_t)(fp->_IO_read_end - fp->_IO_read_ptr);
+        char *d = memchr(fp->_IO_read_ptr, delim, have);
+        if (d != NULL) {
+            have = (size_t)(d - fp->_IO_read_ptr) + 1;
+            ended = true;
+        }
+        if (!grow(line, cap, got + have + 1)) {
+            failed = true;
+            fp->_flags |= _IO_ERR_SEEN;
+            break;
+        }
+        memcpy(*line + got, fp->_IO_read_ptr, have);
+        fp->_IO_read_ptr += have;
+        got += have;
+    }
+    if (!failed && got > 0) {
+        (*line)[got] = '\0';
+        r = (ssize_t)got;
+    } else if (!failed && got == 0 && !grow(line, cap, 1)) {
+        fp->_flags |= _IO_ERR_SEEN; /* glibc allocates even at EOF */
+    } else if (!failed && *line != NULL) {
+        (*line)[0] = '\0';
+    }
+    unlock(fp, locking);
+    return r;
+}
+
+ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *fp)
+    __attribute__((alias("getdelim")));
+
+ssize_t getline(char **line, size_t *cap, FILE *fp)
+{
+    return getdelim(line, cap, '\n', fp);
+}
+
+/* ---- fread ------------------------------------------------------------- */
+
+static size_t fread_here(void *p, size_t size, size_t n, FILE *fp, bool locking)
+{
+    size_t want = size * n, got = 0;
+    lock(fp, locking);
+    while (got < want) {
+        if (fp->_IO_read_ptr >= fp->_IO_read_end) {
+            int c = refill(fp, locking);
+            if (c == EOF)
+                break;
+            ((char *)p)[got++] = (char)c;
+            continue;
+        }
+        size_t have = (size_t)(fp->_IO_read_end - fp->_IO_read_ptr);
+        size_t take = have < want - got ? have : want - got;
+        memcpy((char *)p + got, fp->_IO_read_ptr, take);
+        fp->_IO_read_ptr += take;
+        got += take;
+    }
+    unlock(fp, locking);
+    return got / size;
+}
+
+/* Whether size * n overflows (glibc then reads nothing too: its check is
+ * the same multiplication). */
+static bool too_big(size_t size, size_t n)
+{
+    return n != 0 && size > SIZE_MAX / n;
+}
+
+size_t fread(void *p, size_t size, size_t n, FILE *fp)
+{
+    if (size == 0 || n == 0 || too_big(size, n) || !may_wait(fp))
+        return CAP__REAL(fread)(p, size, n, fp);
+    return fread_here(p, size, n, fp, !(fp->_flags & _IO_USER_LOCK));
+}
+
+size_t fread_unlocked(void *p, size_t size, size_t n, FILE *fp)
+{
+    if (size == 0 || n == 0 || too_big(size, n) || !may_wait(fp))
+        return CAP__REAL(fread_unlocked)(p, size, n, fp);
+    return fread_here(p, size, n, fp, false);
+}
+
+size_t __fread_chk(void *p, size_t room, size_t size, size_t n, FILE *fp)
+{
+    if (too_big(size, n) || size * n > room)
+        __chk_fail();
+    return fread(p, size, n, fp);
+}
+
+size_t __fread_unlocked_chk(void *p, size_t room, size_t size, size_t n, FILE *fp)
+{
+    if (too_big(size, n) || size * n > room)
+        __chk_fail();
+    return fread_unlocked(p, size, n, fp);
+}
+
+/* ---- one character, and scanf: a wait before the call ------------------ */
+
+/* Waits for input if fp has none buffered and may wait; false if the
+ * wait failed (EINTR: the caller returns EOF, the error flag set). */
+static bool ready_before(FILE *fp)
+{
+    if (fp == NULL || buffered(fp) || !may_wait(fp))
+        return true;
+    return wait_input(fp) == 0;
+}
+
+int fgetc(FILE *fp)
+{
+    return ready_before(fp) ? CAP__REAL(fgetc)(fp) : EOF;
+}
+
+int getc(FILE *fp)
+{
+    return ready_before(fp) ? CAP__REAL(getc)(fp) : EOF;
+}
+
+int _IO_getc(FILE *fp) __attribute__((alias("getc")));
+
+int getchar(void)
+{
+    return ready_before(stdin) ? CAP__REAL(getchar)() : EOF;
+}
+
+int fgetc_unlocked(FILE *fp)
+{
+    return ready_before(fp) ? CAP__REAL(fgetc_unlocked)(fp) : EOF;
+}
+
+int getc_unlocked(FILE *fp)
+{
+    return ready_before(fp) ? CAP__REAL(getc_unlocked)(fp) : EOF;
+}
+
+int getchar_unlocked(void)
+{
+    return ready_before(stdin) ? CAP__REAL(getchar_unlocked)() : EOF;
+}
+
+/* <stdio.h> maps the C names to the C99 ones (__isoc99_*, what a
+ * program built in C99 mode or later calls); the plain names, what older
+ * binaries call, are defined under labels of their own. */
+int plain_vfscanf(FILE *fp, const char *fmt, va_list ap) __asm__("vfscanf");
+int plain_vscanf(const char *fmt, va_list ap) __asm__("vscanf");
+int plain_fscanf(FILE *fp, const char *fmt, ...) __asm__("fscanf");
+int plain_scanf(const char *fmt, ...) __asm__("scanf");
+extern int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap);
+extern int __isoc99_vscanf(const char *fmt, va_list ap);
+extern int __isoc99_fscanf(FILE *fp, const char *fmt, ...);
+extern int __isoc99_scanf(const char *fmt, ...);
+
+int plain_vfscanf(FILE *fp, const char *fmt, va_list ap)
+{
+    static int (*real)(FILE *, const char *, va_list);
+    if (real == NULL)
+        real = (int (*)(FILE *, const char *, va_list))cap__real_sym("vfscanf");
+    return ready_before(fp) ? real(fp, fmt, ap) : EOF;
+}
+
+int plain_vscanf(const char *fmt, va_list ap)
+{
+    return plain_vfscanf(stdin, fmt, ap);
+}
+
+int plain_fscanf(FILE *fp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = plain_vfscanf(fp, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int plain_scanf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = plain_vfscanf(stdin, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap)
+{
+    static int (*real)(FILE *, const char *, va_list);
+    if (real == NULL)
+        real = (int (*)(FILE *, const char *, va_list))cap__real_sym("__isoc99_vfscanf");
+    return ready_before(fp) ? real(fp, fmt, ap) : EOF;
+}
+
+int __isoc99_vscanf(const char *fmt, va_list ap)
+{
+    return __isoc99_vfscanf(stdin, fmt, ap);
+}
+
+int __isoc99_fscanf(FILE *fp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = __isoc99_vfscanf(fp, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int __isoc99_scanf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = __isoc99_vfscanf(stdin, fmt, ap);
+    va_end(ap);
+    return r;
+}

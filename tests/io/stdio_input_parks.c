@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: stdio input on a pipe parks only the reading thread: the
+ * thread that writes the input runs meanwhile, on the same worker
+ * (CAP_WORKERS=1), so before (glibc's refills block the worker) each of
+ * these hung:
+ *  - fgets, getline, getdelim and fread get input that arrives in pieces,
+ *    byte-exact, a line or block split across writes included;
+ *  - fgetc, getc, getchar and scanf (on stdin) wait for their input;
+ *  - EOF once the writer closes (feof, not ferror);
+ *  - a signal sent to the reader with a handler without SA_RESTART ends
+ *    fgets with NULL, ferror and EINTR (as glibc's read would), and the
+ *    stream works after clearerr; with SA_RESTART the handler runs while
+ *    fgets waits, and the line then comes;
+ *  - a character put back with ungetc comes first;
+ *  - a stream the caller locked (flockfile) is glibc's: it still reads. */
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "io/io_util.h"
+
+static int wfd; /* the pipe's write end, for the writer threads */
+
+struct pieces {
+    const char *part[4];
+    bool close_after;
+};
+
+static void *writer(void *arg)
+{
+    struct pieces *p = arg;
+    for (int i = 0; i < 4 && p->part[i] != NULL; i++) {
+        cap_usleep(2000); /* the reader is parked by now (or soon: either way) */
+        size_t n = strlen(p->part[i]);
+        CHECK_EQ(write(wfd, p->part[i], n), (ssize_t)n);
+    }
+    if (p->close_after)
+        CHECK_EQ(close(wfd), 0);
+    return NULL;
+}
+
+static FILE *open_pipe_stream(void)
+{
+    int p[2];
+    CHECK_EQ(pipe(p), 0);
+    wfd = p[1];
+    FILE *in = fdopen(p[0], "r");
+    CHECK(in != NULL);
+    return in;
+}
+
+static cap_thread_t feed(struct pieces *p)
+{
+    return spawn(writer, p);
+}
+
+static void lines_in_pieces(void)
+{
+    FILE *in = open_pipe_stream();
+    struct pieces p = { { "hel", "lo\nwor", "ld\n", NULL }, false };
+    cap_thread_t t = feed(&p);
+    char buf[64];
+    CHECK(fgets(buf, sizeof buf, in) == buf);
+    CHECK_EQ(strcmp(buf, "hello\n"), 0);
+    CHECK(fgets(buf, sizeof buf, in) == buf);
+    CHECK_EQ(strcmp(buf, "world\n"), 0);
+    join(t);
+
+    /* A line longer than getline's first buffer, in pieces; then getdelim. */
+    static char long_line[301];
+    memset(long_line, 'a', 299);
+    long_line[299] = '\n';
+    /* The long line itself split in two. */
+    static char first[151], second[151];
+    memcpy(first, long_line, 150);
+    memcpy(second, long_line + 150, 150);
+    struct pieces q = { { first, second, "one,two", ",three\n" }, true };
+    t = feed(&q);
+    char *line = NULL;
+    size_t cap = 0;
+    CHECK_EQ(getline(&line, &cap, in), 300);
+    CHECK_EQ(memcmp(line, long_line, 300), 0);
+    CHECK_GE(cap, 301);
+    CHECK_EQ(getdelim(&line, &cap, ',', in), 4);
+    CHECK_EQ(strcmp(line, "one,"), 0);
+    CHECK_EQ(getdelim(&line, &cap, ',', in), 4);
+    CHECK_EQ(strcmp(line, "two,"), 0);
+    CHECK_EQ(getline(&line, &cap, in), 6);
+    CHECK_EQ(strcmp(line, "three\n"), 0);
+    join(t);
+    CHECK_EQ(getline(&line, &cap, in), -1); /* the writer closed */
+    CHECK(feof(in));
+    CHECK(!ferror(in));
+    free(line);
+    CHECK_EQ(fclose(in), 0);
+}
+
+static void blocks_and_chars(void)
+{
+    FILE *in = open_pipe_stream();
+    struct pieces p = { { "abc", "def", "ghij", "KL" }, true };
+    cap_thread_t t = feed(&p);
+    char buf[16] = { 0 };
+    CHECK_EQ(fread(buf, 1, 10, in), 10);
+    CHECK_EQ(memcmp(buf, "abcdefghij", 10), 0);
+    CHECK_EQ(fgetc(in), 'K');
+    CHECK_EQ(getc(in), 'L');
+    CHECK_EQ(getc(in), EOF);
+    CHECK(feof(in));
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+
+    /* fread of whole items: 3 items of 4 bytes, the last one cut by EOF. */
+    in = open_pipe_stream();
+    struct pieces q = { { "12345", "678", "9ab", NULL }, true };
+    t = feed(&q);
+    char items[12];
+    CHECK_EQ(fread(items, 4, 3, in), 2);
+    CHECK_EQ(memcmp(items, "12345678", 8), 0);
+    CHECK(feof(in));
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+}
+
+static void ungetc_first(void)
+{
+    FILE *in = open_pipe_stream();
+    CHECK_EQ(ungetc('x', in), 'x');
+    struct pieces p = { { "yz\n", NULL }, true };
+    cap_thread_t t = feed(&p);
+    char buf[16];
+    CHECK(fgets(buf, sizeof buf, in) == buf);
+    CHECK_EQ(strcmp(buf, "xyz\n"), 0);
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+}
+
+static void caller_holds_lock(void)
+{
+    FILE *in = open_pipe_stream();
+    CHECK_EQ(write(wfd, "ready\n", 6), 6);
+    char buf[16];
+    flockfile(in);
+    CHECK(fgets(buf, sizeof buf, in) == buf); /* glibc's: the data is there */
+    funlockfile(in);
+    CHECK_EQ(strcmp(buf, "ready\n"), 0);
+    CHECK_EQ(close(wfd), 0);
+    CHECK_EQ(fclose(in), 0);
+}
+
+/* ---- stdin: getchar and scanf --------------------------------------------- */
+
+static void stdin_calls(void)
+{
+    int p[2];
+    CHECK_EQ(pipe(p), 0);
+    CHECK_EQ(dup2(p[0], 0), 0);
+    CHECK_EQ(close(p[0]), 0);
+    wfd = p[1];
+    struct pieces q = { { "Q", "42 17\n", NULL }, true };
+    cap_thread_t t = feed(&q);
+    CHECK_EQ(getchar(), 'Q');
+    int a = 0, b = 0;
+    CHECK_EQ(scanf("%d %d", &a, &b), 2);
+    CHECK_EQ(a, 42);
+    CHECK_EQ(b, 17);
+    join(t);
+}
+
+/* ---- signals -------------------------------------------------------------- */
+
+static atomic_int usr1_runs, usr2_runs, reading, got_line;
+static FILE *sig_in;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&usr1_runs, 1);
+}
+
+static void on_usr2(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&usr2_runs, 1);
+}
+
+static void *interrupted_reader(void *arg)
+{
+    (void)arg;
+    char buf[16];
+    atomic_store(&reading, 1);
+    errno = 0;
+    char *r = fgets(buf, sizeof buf, sig_in);
+    CHECK(r == NULL);
+    CHECK_EQ(errno, EINTR);
+    CHECK(ferror(sig_in));
+    CHECK(!feof(sig_in));
+    clearerr(sig_in);
+    return NULL;
+}
+
+static void *restarted_reader(void *arg)
+{
+    (void)arg;
+    char buf[16];
+    atomic_store(&reading, 1);
+    CHECK(fgets(buf, sizeof buf, sig_in) == buf);
+    CHECK_EQ(strcmp(buf, "late\n"), 0);
+    atomic_store(&got_line, 1);
+    return NULL;
+}
+
+static void signals(void)
+{
+    install_handler(SIGUSR1, on_usr1, 0);
+    install_handler(SIGUSR2, on_usr2, SA_RESTART);
+    sig_in = open_pipe_stream();
+
+    atomic_store(&reading, 0);
+    cap_thread_t t = spawn(interrupted_reader, NULL);
+    while (!atomic_load(&reading))
+        cap_usleep(1000);
+    cap_usleep(5000);
+    CHECK_EQ(cap_thread_kill(t, SIGUSR1), 0);
+    join(t);
+    CHECK_EQ(atomic_load(&usr1_runs), 1);
+
+    atomic_store(&reading, 0);
+    t = spawn(restarted_reader, NULL);
+    while (!atomic_load(&reading))
+        cap_usleep(1000);
+    cap_usleep(5000);
+    CHECK_EQ(cap_thread_kill(t, SIGUSR2), 0);
+    while (atomic_load(&usr2_runs) == 0)
+        cap_usleep(1000); /* the handler runs while fgets still waits */
+    CHECK_EQ(atomic_load(&got_line), 0);
+    CHECK_EQ(write(wfd, "late\n", 5), 5);
+    join(t);
+    CHECK_EQ(atomic_load(&got_line), 1);
+    CHECK_EQ(close(wfd), 0);
+    CHECK_EQ(fclose(sig_in), 0);
+}
+
+int main(void)
+{
+    lines_in_pieces();
+    blocks_and_chars();
+    ungetc_first();
+    caller_holds_lock();
+    signals();
+    stdin_calls();
+    return 0;
+}
