@@ -485,12 +485,22 @@ extern int __isoc99_vscanf(const char *fmt, va_list ap);
 extern int __isoc99_fscanf(FILE *fp, const char *fmt, ...);
 extern int __isoc99_scanf(const char *fmt, ...);
 
+/* glibc's vfscanf under its plain name or its C99 one, looked up once. */
+static int scan(bool c99, FILE *fp, const char *fmt, va_list ap)
+{
+    typedef int (*scanner)(FILE *, const char *, va_list);
+    static scanner real[2];
+    scanner f = __atomic_load_n(&real[c99], __ATOMIC_RELAXED);
+    if (f == NULL) {
+        f = (scanner)cap__real_sym(c99 ? "__isoc99_vfscanf" : "vfscanf");
+        __atomic_store_n(&real[c99], f, __ATOMIC_RELAXED);
+    }
+    return ready_before(fp) ? f(fp, fmt, ap) : EOF;
+}
+
 int plain_vfscanf(FILE *fp, const char *fmt, va_list ap)
 {
-    static int (*real)(FILE *, const char *, va_list);
-    if (real == NULL)
-        real = (int (*)(FILE *, const char *, va_list))cap__real_sym("vfscanf");
-    return ready_before(fp) ? real(fp, fmt, ap) : EOF;
+    return scan(false, fp, fmt, ap);
 }
 
 int plain_vscanf(const char *fmt, va_list ap)
@@ -518,10 +528,7 @@ int plain_scanf(const char *fmt, ...)
 
 int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap)
 {
-    static int (*real)(FILE *, const char *, va_list);
-    if (real == NULL)
-        real = (int (*)(FILE *, const char *, va_list))cap__real_sym("__isoc99_vfscanf");
-    return ready_before(fp) ? real(fp, fmt, ap) : EOF;
+    return scan(true, fp, fmt, ap);
 }
 
 int __isoc99_vscanf(const char *fmt, va_list ap)
