@@ -45,8 +45,23 @@ int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode)
     if (cap__in_signal_handler())
         return 0; /* ordinary code of this thread delivers them */
     int interrupting = 0;
+    /* A sender that finds this thread in one of the handlers below does
+     * not wait for it (bring): this loop delivers what it sent. In FREE
+     * mode the handler's end does (src/stack/signal.c), and a jump out of
+     * the handler may leave the loop. */
+    bool flagged = mode != CAP__OWN_FREE;
+    if (flagged)
+        atomic_store(&self->sig_delivering, true);
     for (;;) {
         uint64_t ready = atomic_load(&self->sig_pending) & ~cap__sigmask_of(self);
+        if (ready == 0 && flagged) {
+            /* The flag off, then a last look (against the sender's record,
+             * then its look at the flag: sequentially consistent). */
+            atomic_store(&self->sig_delivering, false);
+            ready = atomic_load(&self->sig_pending) & ~cap__sigmask_of(self);
+            if (ready != 0)
+                atomic_store(&self->sig_delivering, true);
+        }
         if (ready == 0)
             return interrupting;
         int sig = __builtin_ctzll(ready) + 1;
@@ -59,8 +74,11 @@ int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode)
         cap__sig_own_delivery = CAP__OWN_FREE;
         if (handled && !(restartable && (flags & SA_RESTART)))
             interrupting = sig;
-        if (mode == CAP__OWN_IN_CALL && atomic_load(&self->jump_due) != NULL)
-            return sig; /* its handler jumped: the call ends */
+        if (mode == CAP__OWN_IN_CALL && atomic_load(&self->jump_due) != NULL) {
+            atomic_store(&self->sig_delivering, false);
+            return sig; /* its handler jumped: the call ends (and delivers
+                           what is left as it leaves) */
+        }
     }
 }
 
@@ -81,6 +99,12 @@ void cap__sig_pending_kicked(void *uctx)
     cap__worker *w = cap__worker_self();
     cap__thread *t = w != NULL ? w->current : NULL;
     if (t == NULL || atomic_load(&t->sig_pending) == 0)
+        return;
+    /* Inside a call registered for signals (between two of its parks):
+     * its records are linked, and the call delivers as it leaves, or the
+     * sender reaches it once it parks. Inside the thread's own delivery
+     * loop (a wait's or a call's): the loop delivers. */
+    if (__atomic_load_n(&t->sig_call, __ATOMIC_RELAXED) != NULL || atomic_load(&t->sig_delivering))
         return;
     uint64_t *mask = (uint64_t *)&((ucontext_t *)uctx)->uc_sigmask;
     uint64_t ready;
@@ -123,6 +147,16 @@ static void bring(cap__thread *t, cap_thread_t h, int sig, bool restart)
         cap__worker *w = __atomic_load_n(&t->worker, __ATOMIC_RELAXED);
         if (state != CAP__T_RUNNING || w == NULL || w == me)
             return; /* it delivers as it resumes */
+        /* In a handler of its worker's (whose sa_mask may hold sig),
+         * outside a call registered for signals: the handler's end
+         * delivers (src/stack/signal.c), or the thread's delivery loop
+         * the handler runs in (sig_delivering). After the record, against
+         * that end's store of the depth (the loop's of its flag), then its
+         * look at the set (all sequentially consistent). */
+        if (atomic_load(&w->handlers) != 0 && __atomic_load_n(&w->current, __ATOMIC_RELAXED) == t &&
+            (__atomic_load_n(&t->sig_call, __ATOMIC_RELAXED) == NULL ||
+             atomic_load(&t->sig_delivering)))
+            return;
         pid_t tid = atomic_load_explicit(&w->tid, memory_order_acquire);
         /* Again now and then: a kick can merge with a program's SIGURG. */
         if (round % 4096 == 0 && tid != 0)

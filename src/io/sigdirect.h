@@ -52,7 +52,17 @@
  *  - the thread runs on another worker: that worker is kicked
  *    (CAP__SIG_KICK), and the kick handler delivers if it interrupted
  *    that thread; the sender tries again until it did, or the thread
- *    reached one of the cases above.
+ *    reached one of the cases above;
+ *  - the thread runs a handler there (whose sa_mask may hold the signal,
+ *    and which may run for long): if it is outside a registered call, the
+ *    end of the outermost handler delivers (the worker's `handlers`
+ *    depth, set before the handler and cleared before that end looks at
+ *    the set: a Dekker pair with the sender's record and look); if the
+ *    handler runs in the thread's own delivery loop in a call or a wait
+ *    (sig_delivering), that loop delivers. A handler that jumps out
+ *    instead leaves it for the thread's next safe point. A handler run
+ *    inside a registered call between two of its parks (a process-wide
+ *    signal) is waited for, as the kick is.
  * The record and the thread's registration are ordered under the
  * registry's shard locks (sigintr.h), so a thread that registers a call
  * just as the signal is sent either is found there by the sender or finds
@@ -110,10 +120,12 @@ static inline void cap__sig_pending_check(cap__thread *self, int mode)
 int cap__sig_take_pending(cap__thread *self, uint64_t set);
 
 /* The kick handler, on a worker's kernel thread, when the kick interrupted
- * a user thread (not a handler): if that thread has pending signals its
- * mask lets through, sends them to this kernel thread and lets them
- * through uctx's mask, so they are delivered as the kick handler returns,
- * in the interrupted thread. */
+ * a user thread (not a handler), and the end of the outermost program
+ * handler that interrupted one (src/stack/signal.c): if that thread has
+ * pending signals its mask lets through and is not inside a call
+ * registered for signals (which delivers as it leaves), sends them to
+ * this kernel thread and lets them through uctx's mask, so they are
+ * delivered as the handler returns, in the interrupted thread. */
 void cap__sig_pending_kicked(void *uctx);
 
 /* The sends made inside handlers (pthread_kill is async-signal-safe):

@@ -330,6 +330,31 @@ static void wait_over(uint64_t token)
 
 int cap__sig_leave(cap__sig_waiter *sw)
 {
+    return cap__sig_leave_direct(sw, NULL);
+}
+
+/* The thread's own pending signals, delivered as a call leaves (under
+ * the call's mask, then those only its mask held); returns one that
+ * interrupts the call, or 0. */
+static int leave_pending(cap__sig_waiter *sw)
+{
+    cap__thread *self = sw->thread;
+    int direct = 0;
+    if (atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0)
+        direct = cap__sig_deliver_pending(self, sw->in.restart, CAP__OWN_IN_CALL);
+    if (sw->in.masked) { /* its thread's mask again */
+        cap__sigmask_set(self, sw->mask_before);
+        if (atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0) {
+            int more = cap__sig_deliver_pending(self, sw->in.restart, CAP__OWN_IN_CALL);
+            if (more != 0)
+                direct = more;
+        }
+    }
+    return direct;
+}
+
+int cap__sig_leave_direct(cap__sig_waiter *sw, int *direct)
+{
     struct cap__sig_list *l = sw->list;
     int k = !sw->in.restart;
     cap__spin_lock(&l->lock);
@@ -349,11 +374,9 @@ int cap__sig_leave(cap__sig_waiter *sw)
      * under the call's mask, and then those only its mask held. A jump
      * out of their handlers is made as the call returns (the call is
      * still in progress: io/sigdirect.h). */
-    cap__sig_pending_check(sw->thread, CAP__OWN_IN_CALL);
-    if (sw->in.masked) { /* its thread's mask again */
-        cap__sigmask_set(sw->thread, sw->mask_before);
-        cap__sig_pending_check(sw->thread, CAP__OWN_IN_CALL);
-    }
+    int d = leave_pending(sw);
+    if (direct != NULL)
+        *direct = d;
     if (sig != 0 && hit != 0)
         wait_over(hit); /* EINTR comes after the handler, as in Linux */
     return sig;

@@ -242,6 +242,12 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
 /* Ends it; returns the signal that interrupted the call, or 0. If one
  * did, returns only once that delivery's handler is over ("Ordering"). */
 int cap__sig_leave(cap__sig_waiter *sw);
+/* cap__sig_leave for a call that goes on afterwards (a parked-only call
+ * between two parks): also sets *direct to a signal sent to the thread
+ * and delivered as it left whose handler interrupts the call (no
+ * SA_RESTART, or a call that is never restarted), else 0; the call then
+ * ends with EINTR rather than park again. */
+int cap__sig_leave_direct(cap__sig_waiter *sw, int *direct);
 /* Inside a registered call that waits again after a wake-up (a
  * semaphore wait): signals sent to its thread meanwhile are delivered (a
  * handler's jump is handed to the thread, io/sigdirect.h), and one that

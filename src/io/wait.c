@@ -491,8 +491,14 @@ __attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uin
         if (cap__sig_hit_first(&c->sw, now))
             rc = EINTR;
     }
-    if (leave)
-        cap__sig_leave(&c->sw);
+    if (leave) {
+        /* A signal sent to the thread and delivered as it left, whose
+         * handler interrupts the call: it ends here, not parks again. */
+        int direct = 0;
+        cap__sig_leave_direct(&c->sw, &direct);
+        if (direct != 0 && rc == 0)
+            rc = EINTR;
+    }
     return rc;
 }
 

@@ -133,6 +133,11 @@ typedef struct cap__worker {
      * runs, and the target it has installed (written by that thread). */
     _Atomic pid_t tid;
     _Atomic uint64_t sig_applied;
+    /* Program signal handlers open on its kernel thread (nesting depth,
+     * src/stack/signal.c): while one interrupts the current thread, a
+     * signal sent to that thread is delivered as the outermost returns
+     * (io/sigdirect.h). */
+    _Atomic unsigned handlers;
 } cap__worker;
 
 typedef struct cap__runtime {

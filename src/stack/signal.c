@@ -287,6 +287,8 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     open_top = &o;
     atomic_signal_fence(memory_order_seq_cst); /* linked before it counts */
     cap__handler_depth = o.depth + 1;
+    if (w != NULL)
+        atomic_store(&w->handlers, o.depth + 1);
     /* Numbered before the handler runs (io/sigintr.h, "Ordering"), with
      * the flags read as this delivery began. */
     o.token = aimed_at_runner(sig, info) ? 0 : cap__sig_begin(sig, h.flags);
@@ -299,6 +301,8 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
             h.handler(sig);
     }
     cap__handler_depth = o.depth;
+    if (w != NULL)
+        atomic_store(&w->handlers, o.depth); /* before the pending check below */
     if (linked)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
     /* The kick signal is restarted by the kernel: the program's handler
@@ -314,6 +318,12 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     open_top = o.prev;
     /* The mask it returns to, for a target a kick installed meanwhile. */
     cap__sigmask_handler_exit(mask_entry, uctx);
+    /* The outermost handler that interrupted a user thread outside the
+     * runtime's own deliveries: signals sent to that thread meanwhile
+     * (its sa_mask held them, and the sender did not wait: sigdirect.c)
+     * are delivered as it returns to the thread. */
+    if (w != NULL && o.depth == 0 && !o.in_sched && o.own == CAP__OWN_FREE)
+        cap__sig_pending_kicked(uctx);
 }
 
 /* ---- jumps into another thread ---------------------------------------
@@ -482,6 +492,9 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
         o->token = 0;
         open_top = o->prev;
         cap__handler_depth = o->depth;
+        cap__worker *w = cap__worker_self();
+        if (w != NULL)
+            atomic_store(&w->handlers, o->depth);
         cap__sig_end(token, true);
     }
 }

@@ -73,6 +73,9 @@ typedef struct cap__thread {
     /* [atomic] signals sent to it alone (pthread_kill, raise) and not yet
      * delivered or taken, bit sig - 1 (io/sigdirect.h) */
     _Atomic uint64_t sig_pending;
+    /* [atomic] inside cap__sig_deliver_pending in a mode that forbids a
+     * free jump (io/sigdirect.c): that loop delivers what comes meanwhile */
+    atomic_bool sig_delivering;
     /* [its shard lock] its call registered for signals, if any
      * (io/sigintr.h): where a signal sent to it is delivered */
     struct cap__sig_waiter *sig_call;

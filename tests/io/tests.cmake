@@ -21,6 +21,8 @@ set(CAPIO_ENV_buffered_file_writes "CAP_FILE_WRITES=worker")
 set(CAPIO_WORKERS_signal_prefers_main_thread 1)
 # Needs a second worker: one thread holds its worker in a raw read(2).
 set(CAPIO_WORKERS_kick_restarts_unseen_call 2)
+# Needs a second worker: the target computes on one without yielding.
+set(CAPIO_WORKERS_thread_kill_into_handler_returns 2)
 
 # Each program runs again with CAP_MIGRATE=1 (io/<name>/<net>-uring/
 # w2-migrate), where a thread may resume on another worker than it parked
@@ -31,7 +33,10 @@ set(CAPIO_WORKERS_kick_restarts_unseen_call 2)
 # on uring, the FIFO opens, whose reader's close may release the FIFO only
 # when the kernel thread that armed its poll next enters the kernel
 # (README, Limits).
-set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens)
+set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens
+    # its reader, woken, may resume on main's worker and hold it in a
+    # spinning handler while main's timer waits there
+    thread_kill_into_handler_returns)
 set(CAPIO_NOT_MIGRATED_uring fifo_open_parks_only_caller)
 file(GLOB capio_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/io/*.c)
 foreach(src ${capio_srcs})
