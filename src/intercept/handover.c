@@ -73,6 +73,7 @@ pid_t fork(void)
     if (pid == 0) { /* before any signal is let in */
         cap__sched_forked(cap__current());
         cap__io_forked();
+        cap__stream_turns_forked();
         cap__sigmask_forked(cap__current());
     }
     cap__sig_fork_done(&saved);

@@ -19,6 +19,12 @@
  * split across two writes).
  *
  * Invariants:
+ *  - each call is atomic with respect to the other wrapped calls on the
+ *    same stream, as POSIX wants of stdio (two threads reading lines of
+ *    one stream never share a line): a call that may wait holds the
+ *    stream's *turn*, a user-level mutex found by the FILE's address in a
+ *    small table, for its whole length, since glibc's lock cannot be
+ *    held across a park;
  *  - never park holding the stream's lock. glibc's FILE lock is
  *    recursive and owned by the kernel thread, so while one user thread
  *    held it parked, another thread of the same worker would walk in.
@@ -57,6 +63,8 @@
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "sched/worker.h"
+#include "util/spin.h"
+#include "capriccio/sync.h"
 
 /* Macros in <stdio.h> with optimisation on: the functions are wanted. */
 #undef fread_unlocked
@@ -83,6 +91,103 @@ struct file_lock {
 };
 
 extern int __uflow(FILE *fp);
+
+/* ---- a stream's turn ----------------------------------------------------- */
+
+/* One entry per stream a wrapped call ever waited in, kept until the
+ * stream is closed (cap__stream_turn_forget; a stream closed where we do
+ * not see it leaves its entry to the next stream at that address, which
+ * is harmless). NBUCKETS chains under one spinlock held for a lookup. */
+enum { NBUCKETS = 64 };
+
+struct turn {
+    FILE *fp;
+    cap_mutex_t m;
+    struct turn *next;
+};
+
+static cap__spin table_lock = CAP__SPIN_INIT;
+static struct turn *table[NBUCKETS];
+
+static struct turn **bucket(FILE *fp)
+{
+    uintptr_t a = (uintptr_t)fp;
+    return &table[(a >> 4 ^ a >> 10) & (NBUCKETS - 1)];
+}
+
+static struct turn *find_locked(FILE *fp)
+{
+    struct turn *t = *bucket(fp);
+    while (t != NULL && t->fp != fp)
+        t = t->next;
+    return t;
+}
+
+/* Waits for fp's turn and returns it (give it back with turn_end); NULL
+ * if memory ran out (the call then goes without: only its waits are then
+ * not exclusive). */
+static struct turn *turn_begin(FILE *fp)
+{
+    cap__spin_lock(&table_lock);
+    struct turn *t = find_locked(fp);
+    cap__spin_unlock(&table_lock);
+    if (t == NULL) {
+        struct turn *fresh = malloc(sizeof *fresh); /* outside the spinlock */
+        if (fresh == NULL || cap_mutex_init(&fresh->m, NULL) != 0) {
+            free(fresh);
+            return NULL;
+        }
+        fresh->fp = fp;
+        cap__spin_lock(&table_lock);
+        t = find_locked(fp);
+        if (t == NULL) {
+            t = fresh;
+            t->next = *bucket(fp);
+            *bucket(fp) = t;
+            fresh = NULL;
+        }
+        cap__spin_unlock(&table_lock);
+        if (fresh != NULL) { /* another call made one meanwhile */
+            cap_mutex_destroy(&fresh->m);
+            free(fresh);
+        }
+    }
+    cap_mutex_lock(&t->m);
+    return t;
+}
+
+static void turn_end(struct turn *t)
+{
+    if (t != NULL)
+        cap_mutex_unlock(&t->m);
+}
+
+void cap__stream_turn_forget(FILE *fp)
+{
+    cap__spin_lock(&table_lock);
+    struct turn *t = find_locked(fp);
+    if (t != NULL) {
+        struct turn **pp = bucket(fp);
+        while (*pp != t)
+            pp = &(*pp)->next;
+        *pp = t->next;
+    }
+    cap__spin_unlock(&table_lock);
+    if (t != NULL) { /* no call is in it: closing a stream in use is undefined */
+        cap_mutex_destroy(&t->m);
+        free(t);
+    }
+}
+
+void cap__stream_turns_forked(void)
+{
+    /* Every call in the table was a lost thread's (a fork is not made
+     * from inside one), and the lock may have been held by one: the
+     * entries are dropped (leaked: their mutexes may be held). */
+    table_lock = (cap__spin)CAP__SPIN_INIT;
+    for (int i = 0; i < NBUCKETS; i++)
+        table[i] = NULL;
+}
 
 /* ---- whether a call may wait here -------------------------------------- */
 
@@ -144,6 +249,11 @@ static bool may_wait(FILE *fp)
         return false; /* (held elsewhere: flockfile waits, briefly, see the top) */
     cap__fd *f = cap__fd_get(fp->_fileno);
     if (f == NULL)
+        return false;
+    /* A close under way on the number (a pclose waiting for its child,
+     * whose descriptor glibc already closed): classifying would wait for
+     * it, and the number may already be another stream's (io/fd.h). */
+    if (cap__fd_has(f, CAP__FDF_CLOSING))
         return false;
     int kind = cap__fd_classify(f, fp->_fileno);
     if (kind != CAP__FD_SOCKET && kind != CAP__FD_STREAM)
@@ -256,18 +366,49 @@ static char *fgets_here(char *s, int n, FILE *fp, bool locking)
     return r;
 }
 
+/* fgets when fp's buffer holds the whole answer: under fp's lock, no
+ * turn (a call waiting mid-way leaves the buffer empty). False if it
+ * would need a refill. */
+static bool fgets_buffered(char *s, int n, FILE *fp, bool locking)
+{
+    lock(fp, locking);
+    size_t have = (size_t)(fp->_IO_read_end - fp->_IO_read_ptr), room = (size_t)n - 1;
+    size_t take = have < room ? have : room;
+    char *nl = fp->_IO_read_ptr < fp->_IO_read_end ? memchr(fp->_IO_read_ptr, '\n', take) : NULL;
+    bool whole = (fp->_flags & FL_IN_BACKUP) == 0 && take > 0 && (nl != NULL || take == room);
+    if (whole) {
+        if (nl != NULL)
+            take = (size_t)(nl - fp->_IO_read_ptr) + 1;
+        memcpy(s, fp->_IO_read_ptr, take);
+        fp->_IO_read_ptr += take;
+        s[take] = '\0';
+    }
+    unlock(fp, locking);
+    return whole;
+}
+
 char *fgets(char *s, int n, FILE *fp)
 {
     if (n <= 1 || !may_wait(fp))
         return CAP__REAL(fgets)(s, n, fp);
-    return fgets_here(s, n, fp, !(fp->_flags & _IO_USER_LOCK));
+    if (fgets_buffered(s, n, fp, !(fp->_flags & _IO_USER_LOCK)))
+        return s;
+    struct turn *t = turn_begin(fp);
+    char *r = fgets_here(s, n, fp, !(fp->_flags & _IO_USER_LOCK));
+    turn_end(t);
+    return r;
 }
 
 char *fgets_unlocked(char *s, int n, FILE *fp)
 {
     if (n <= 1 || !may_wait(fp))
         return CAP__REAL(fgets_unlocked)(s, n, fp);
-    return fgets_here(s, n, fp, false);
+    if (fgets_buffered(s, n, fp, false))
+        return s;
+    struct turn *t = turn_begin(fp);
+    char *r = fgets_here(s, n, fp, false);
+    turn_end(t);
+    return r;
 }
 
 extern void __chk_fail(void) __attribute__((noreturn));
@@ -311,10 +452,8 @@ static bool grow(char **line, size_t *cap, size_t want)
     return true;
 }
 
-ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
+static ssize_t getdelim_here(char **line, size_t *cap, int delim, FILE *fp)
 {
-    if (line == NULL || cap == NULL || !may_wait(fp))
-        return CAP__REAL(getdelim)(line, cap, delim, fp);
     bool locking = !(fp->_flags & _IO_USER_LOCK);
     lock(fp, locking);
     if (*line == NULL)
@@ -363,6 +502,45 @@ ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
     return r;
 }
 
+/* getdelim when fp's buffer holds the whole line (see fgets_buffered):
+ * its length, or -2 if it would need a refill (or memory ran out: the
+ * slow path then says so). */
+static ssize_t getdelim_buffered(char **line, size_t *cap, int delim, FILE *fp)
+{
+    bool locking = !(fp->_flags & _IO_USER_LOCK);
+    lock(fp, locking);
+    ssize_t r = -2;
+    char *d = NULL;
+    if ((fp->_flags & FL_IN_BACKUP) == 0 && fp->_IO_read_ptr < fp->_IO_read_end)
+        d = memchr(fp->_IO_read_ptr, delim, (size_t)(fp->_IO_read_end - fp->_IO_read_ptr));
+    if (d != NULL) {
+        size_t len = (size_t)(d - fp->_IO_read_ptr) + 1;
+        if (*line == NULL)
+            *cap = 0;
+        if (grow(line, cap, len + 1)) {
+            memcpy(*line, fp->_IO_read_ptr, len);
+            (*line)[len] = '\0';
+            fp->_IO_read_ptr += len;
+            r = (ssize_t)len;
+        }
+    }
+    unlock(fp, locking);
+    return r;
+}
+
+ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
+{
+    if (line == NULL || cap == NULL || !may_wait(fp))
+        return CAP__REAL(getdelim)(line, cap, delim, fp);
+    ssize_t r = getdelim_buffered(line, cap, delim, fp);
+    if (r != -2)
+        return r;
+    struct turn *t = turn_begin(fp);
+    r = getdelim_here(line, cap, delim, fp);
+    turn_end(t);
+    return r;
+}
+
 ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *fp)
     __attribute__((alias("getdelim")));
 
@@ -372,6 +550,20 @@ ssize_t getline(char **line, size_t *cap, FILE *fp)
 }
 
 /* ---- fread ------------------------------------------------------------- */
+
+/* fread when fp's buffer holds all of it (see fgets_buffered). */
+static bool fread_buffered(void *p, size_t want, FILE *fp, bool locking)
+{
+    lock(fp, locking);
+    bool whole = (fp->_flags & FL_IN_BACKUP) == 0 && fp->_IO_read_ptr < fp->_IO_read_end &&
+                 (size_t)(fp->_IO_read_end - fp->_IO_read_ptr) >= want;
+    if (whole) {
+        memcpy(p, fp->_IO_read_ptr, want);
+        fp->_IO_read_ptr += want;
+    }
+    unlock(fp, locking);
+    return whole;
+}
 
 static size_t fread_here(void *p, size_t size, size_t n, FILE *fp, bool locking)
 {
@@ -406,14 +598,24 @@ size_t fread(void *p, size_t size, size_t n, FILE *fp)
 {
     if (size == 0 || n == 0 || too_big(size, n) || !may_wait(fp))
         return CAP__REAL(fread)(p, size, n, fp);
-    return fread_here(p, size, n, fp, !(fp->_flags & _IO_USER_LOCK));
+    if (fread_buffered(p, size * n, fp, !(fp->_flags & _IO_USER_LOCK)))
+        return n;
+    struct turn *t = turn_begin(fp);
+    size_t r = fread_here(p, size, n, fp, !(fp->_flags & _IO_USER_LOCK));
+    turn_end(t);
+    return r;
 }
 
 size_t fread_unlocked(void *p, size_t size, size_t n, FILE *fp)
 {
     if (size == 0 || n == 0 || too_big(size, n) || !may_wait(fp))
         return CAP__REAL(fread_unlocked)(p, size, n, fp);
-    return fread_here(p, size, n, fp, false);
+    if (fread_buffered(p, size * n, fp, false))
+        return n;
+    struct turn *t = turn_begin(fp);
+    size_t r = fread_here(p, size, n, fp, false);
+    turn_end(t);
+    return r;
 }
 
 size_t __fread_chk(void *p, size_t room, size_t size, size_t n, FILE *fp)
@@ -432,45 +634,57 @@ size_t __fread_unlocked_chk(void *p, size_t room, size_t size, size_t n, FILE *f
 
 /* ---- one character, and scanf: a wait before the call ------------------ */
 
-/* Waits for input if fp has none buffered and may wait; false if the
- * wait failed (EINTR: the caller returns EOF, the error flag set). */
-static bool ready_before(FILE *fp)
+/* A one-character call (real: glibc's, on fp). A character in fp's buffer
+ * is taken under fp's lock, without a turn (a call waiting mid-way leaves
+ * the buffer empty, so none is); else, in fp's turn, the wait and then
+ * glibc's call. */
+static int char_call(FILE *fp, bool locking, int (*real)(FILE *))
 {
-    if (fp == NULL || buffered(fp) || !may_wait(fp))
-        return true;
-    return wait_input(fp) == 0;
+    if (!may_wait(fp))
+        return real(fp);
+    lock(fp, locking);
+    if (fp->_IO_read_ptr < fp->_IO_read_end) {
+        int c = (unsigned char)*fp->_IO_read_ptr++;
+        unlock(fp, locking);
+        return c;
+    }
+    unlock(fp, locking);
+    struct turn *t = turn_begin(fp);
+    int c = buffered(fp) || wait_input(fp) == 0 ? real(fp) : EOF;
+    turn_end(t);
+    return c;
 }
 
 int fgetc(FILE *fp)
 {
-    return ready_before(fp) ? CAP__REAL(fgetc)(fp) : EOF;
+    return char_call(fp, fp != NULL && !(fp->_flags & _IO_USER_LOCK), CAP__REAL(fgetc));
 }
 
 int getc(FILE *fp)
 {
-    return ready_before(fp) ? CAP__REAL(getc)(fp) : EOF;
+    return char_call(fp, fp != NULL && !(fp->_flags & _IO_USER_LOCK), CAP__REAL(getc));
 }
 
 int _IO_getc(FILE *fp) __attribute__((alias("getc")));
 
 int getchar(void)
 {
-    return ready_before(stdin) ? CAP__REAL(getchar)() : EOF;
+    return getc(stdin);
 }
 
 int fgetc_unlocked(FILE *fp)
 {
-    return ready_before(fp) ? CAP__REAL(fgetc_unlocked)(fp) : EOF;
+    return char_call(fp, false, CAP__REAL(fgetc_unlocked));
 }
 
 int getc_unlocked(FILE *fp)
 {
-    return ready_before(fp) ? CAP__REAL(getc_unlocked)(fp) : EOF;
+    return char_call(fp, false, CAP__REAL(getc_unlocked));
 }
 
 int getchar_unlocked(void)
 {
-    return ready_before(stdin) ? CAP__REAL(getchar_unlocked)() : EOF;
+    return getc_unlocked(stdin);
 }
 
 /* <stdio.h> maps the C names to the C99 ones (__isoc99_*, what a
@@ -495,7 +709,12 @@ static int scan(bool c99, FILE *fp, const char *fmt, va_list ap)
         f = (scanner)cap__real_sym(c99 ? "__isoc99_vfscanf" : "vfscanf");
         __atomic_store_n(&real[c99], f, __ATOMIC_RELAXED);
     }
-    return ready_before(fp) ? f(fp, fmt, ap) : EOF;
+    if (!may_wait(fp))
+        return f(fp, fmt, ap);
+    struct turn *t = turn_begin(fp);
+    int r = buffered(fp) || wait_input(fp) == 0 ? f(fp, fmt, ap) : EOF;
+    turn_end(t);
+    return r;
 }
 
 int plain_vfscanf(FILE *fp, const char *fmt, va_list ap)

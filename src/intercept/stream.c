@@ -8,6 +8,7 @@
  *    known number that is no longer open is forgotten.
  *  - pclose also waits for the child: on a user thread that wait runs on
  *    the offload pool, so only the caller waits.
+ * fclose and pclose also drop the stream's turn entry (stdin.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,6 +35,8 @@ static void stream_closed(int fd)
 
 int fclose(FILE *stream)
 {
+    if (stream != NULL)
+        cap__stream_turn_forget(stream);
     int fd = stream_closing(stream);
     int r = CAP__REAL(fclose)(stream);
     stream_closed(fd);
@@ -74,6 +77,8 @@ static void run_pclose(void *arg)
 
 int pclose(FILE *stream)
 {
+    if (stream != NULL)
+        cap__stream_turn_forget(stream);
     int fd = stream_closing(stream);
     struct pclose_call c = { .stream = stream };
     if (!cap__ic_user() || cap__offload(run_pclose, &c) != 0) {

@@ -12,6 +12,10 @@
  *    stream works after clearerr; with SA_RESTART the handler runs while
  *    fgets waits, and the line then comes;
  *  - a character put back with ungetc comes first;
+ *  - eight threads reading lines of one stream (fgets and getline) while
+ *    the lines arrive in pieces of 1-40 bytes each get whole lines, and
+ *    every line is read exactly once (each call is atomic, as POSIX wants
+ *    of stdio, though it waits in between);
  *  - a stream the caller locked (flockfile) is glibc's: it still reads. */
 #include <signal.h>
 #include <stdatomic.h>
@@ -243,6 +247,79 @@ static void signals(void)
     CHECK_EQ(fclose(sig_in), 0);
 }
 
+/* ---- one stream, many readers: whole lines each -------------------------- */
+
+enum { LINES = 3000, READERS = 8 };
+static FILE *shared;
+static atomic_int seen[LINES];
+static atomic_int torn;
+
+static void *line_reader(void *arg)
+{
+    bool use_getline = (intptr_t)arg % 2 != 0;
+    char buf[32], *line = NULL;
+    size_t cap = 0;
+    for (;;) {
+        const char *got;
+        if (use_getline) {
+            if (getline(&line, &cap, shared) < 0)
+                break;
+            got = line;
+        } else {
+            if (fgets(buf, sizeof buf, shared) == NULL)
+                break;
+            got = buf;
+        }
+        int k = -1;
+        char end = 0;
+        if (sscanf(got, "L%5d%c", &k, &end) != 2 || end != '\n' || strlen(got) != 7 ||
+            k < 0 || k >= LINES)
+            atomic_fetch_add(&torn, 1);
+        else
+            atomic_fetch_add(&seen[k], 1);
+    }
+    free(line);
+    return NULL;
+}
+
+static void *line_writer(void *arg)
+{
+    (void)arg;
+    static char all[LINES * 7 + 1];
+    for (int k = 0; k < LINES; k++)
+        snprintf(all + 7 * k, 8, "L%05d\n", k);
+    unsigned seed = 7;
+    size_t at = 0, total = (size_t)LINES * 7;
+    while (at < total) {
+        seed = seed * 1103515245u + 12345u;
+        size_t n = 1 + (seed >> 16) % 40;
+        if (n > total - at)
+            n = total - at;
+        CHECK_EQ(write(wfd, all + at, n), (ssize_t)n);
+        at += n;
+        if ((seed >> 8) % 4 == 0)
+            cap_yield(); /* readers run out of input mid-line */
+    }
+    CHECK_EQ(close(wfd), 0);
+    return NULL;
+}
+
+static void shared_stream_lines(void)
+{
+    shared = open_pipe_stream();
+    cap_thread_t r[READERS];
+    for (int i = 0; i < READERS; i++)
+        r[i] = spawn(line_reader, (void *)(intptr_t)i);
+    cap_thread_t w = spawn(line_writer, NULL);
+    join(w);
+    for (int i = 0; i < READERS; i++)
+        join(r[i]);
+    CHECK_EQ(atomic_load(&torn), 0);
+    for (int k = 0; k < LINES; k++)
+        CHECK_EQ(atomic_load(&seen[k]), 1);
+    CHECK_EQ(fclose(shared), 0);
+}
+
 int main(void)
 {
     lines_in_pieces();
@@ -250,6 +327,7 @@ int main(void)
     ungetc_first();
     caller_holds_lock();
     signals();
+    shared_stream_lines();
     stdin_calls();
     return 0;
 }
