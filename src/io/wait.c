@@ -40,6 +40,7 @@
 #include "io/wait.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -562,11 +563,27 @@ static void block_in_poll(int fd, int dir, uint64_t deadline)
     syscall(SYS_ppoll, &p, 1, tsp, NULL, 0);
 }
 
+/* Whether fd, a descriptor the runtime did not make non-blocking, is
+ * non-blocking now though the application's view says not: its file's
+ * O_NONBLOCK was set where the wrappers do not see (another process
+ * sharing the file, a raw fcntl system call). The kernel's call would then
+ * have said EAGAIN, and so does the wrapper's. Asked of the kernel before
+ * the first park only: a call that would wait anyway can afford it. */
+static bool file_nonblock_unseen(cap__fd *f, int fd)
+{
+    if (fd < 0 || cap__fd_has(f, CAP__FDF_OWNED | CAP__FDF_INTERNAL))
+        return false;
+    long fl = syscall(SYS_fcntl, fd, F_GETFL);
+    return fl >= 0 && (fl & O_NONBLOCK);
+}
+
 ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
                         uint64_t *deadline_p, const cap__intr *in, size_t drain, bool skipped)
 {
     cap__fd *f = tk->f;
     int fd = tk->fd, dir = tk->dir;
+    if (file_nonblock_unseen(f, fd))
+        return -EAGAIN;
     /* A timeout counted from here (io.h): one clock read, and the first
      * park need not read it again (the timeout is > 0). */
     bool fresh = *deadline_p == CAP__IO_TIMEO_LATER;
