@@ -64,6 +64,7 @@
 #include "io/io.h"
 #include "sched/worker.h"
 #include "util/spin.h"
+#include "capriccio/cancel.h"
 #include "capriccio/sync.h"
 
 /* Macros in <stdio.h> with optimisation on: the functions are wanted. */
@@ -123,10 +124,22 @@ static struct turn *find_locked(FILE *fp)
     return t;
 }
 
-/* Waits for fp's turn and returns it (give it back with turn_end); NULL
- * if memory ran out (the call then goes without: only its waits are then
- * not exclusive). */
-static struct turn *turn_begin(FILE *fp)
+/* A call's hold of a turn: the turn (NULL if memory ran out: the call
+ * then goes without, only its waits are then not exclusive), and the
+ * cleanup frame that gives it back if a cancel acts in one of its waits. */
+struct hold {
+    struct turn *t;
+    cap_cleanup_frame_t frame;
+};
+
+static void give_back(void *arg)
+{
+    struct turn *t = arg;
+    if (t != NULL)
+        cap_mutex_unlock(&t->m);
+}
+
+static struct turn *turn_of(FILE *fp)
 {
     cap__spin_lock(&table_lock);
     struct turn *t = find_locked(fp);
@@ -152,14 +165,21 @@ static struct turn *turn_begin(FILE *fp)
             free(fresh);
         }
     }
-    cap_mutex_lock(&t->m);
     return t;
 }
 
-static void turn_end(struct turn *t)
+/* Waits for fp's turn (give it back with turn_end). */
+static void turn_begin(FILE *fp, struct hold *h)
 {
-    if (t != NULL)
-        cap_mutex_unlock(&t->m);
+    h->t = turn_of(fp);
+    if (h->t != NULL)
+        cap_mutex_lock(&h->t->m);
+    cap_cleanup_frame_push(&h->frame, give_back, h->t);
+}
+
+static void turn_end(struct hold *h)
+{
+    cap_cleanup_frame_pop(&h->frame, 1);
 }
 
 void cap__stream_turn_forget(FILE *fp)
@@ -393,9 +413,10 @@ char *fgets(char *s, int n, FILE *fp)
         return CAP__REAL(fgets)(s, n, fp);
     if (fgets_buffered(s, n, fp, !(fp->_flags & _IO_USER_LOCK)))
         return s;
-    struct turn *t = turn_begin(fp);
+    struct hold h;
+    turn_begin(fp, &h);
     char *r = fgets_here(s, n, fp, !(fp->_flags & _IO_USER_LOCK));
-    turn_end(t);
+    turn_end(&h);
     return r;
 }
 
@@ -405,9 +426,10 @@ char *fgets_unlocked(char *s, int n, FILE *fp)
         return CAP__REAL(fgets_unlocked)(s, n, fp);
     if (fgets_buffered(s, n, fp, false))
         return s;
-    struct turn *t = turn_begin(fp);
+    struct hold h;
+    turn_begin(fp, &h);
     char *r = fgets_here(s, n, fp, false);
-    turn_end(t);
+    turn_end(&h);
     return r;
 }
 
@@ -535,9 +557,10 @@ ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
     ssize_t r = getdelim_buffered(line, cap, delim, fp);
     if (r != -2)
         return r;
-    struct turn *t = turn_begin(fp);
+    struct hold h;
+    turn_begin(fp, &h);
     r = getdelim_here(line, cap, delim, fp);
-    turn_end(t);
+    turn_end(&h);
     return r;
 }
 
@@ -600,9 +623,10 @@ size_t fread(void *p, size_t size, size_t n, FILE *fp)
         return CAP__REAL(fread)(p, size, n, fp);
     if (fread_buffered(p, size * n, fp, !(fp->_flags & _IO_USER_LOCK)))
         return n;
-    struct turn *t = turn_begin(fp);
+    struct hold h;
+    turn_begin(fp, &h);
     size_t r = fread_here(p, size, n, fp, !(fp->_flags & _IO_USER_LOCK));
-    turn_end(t);
+    turn_end(&h);
     return r;
 }
 
@@ -612,9 +636,10 @@ size_t fread_unlocked(void *p, size_t size, size_t n, FILE *fp)
         return CAP__REAL(fread_unlocked)(p, size, n, fp);
     if (fread_buffered(p, size * n, fp, false))
         return n;
-    struct turn *t = turn_begin(fp);
+    struct hold h;
+    turn_begin(fp, &h);
     size_t r = fread_here(p, size, n, fp, false);
-    turn_end(t);
+    turn_end(&h);
     return r;
 }
 
@@ -649,9 +674,10 @@ static int char_call(FILE *fp, bool locking, int (*real)(FILE *))
         return c;
     }
     unlock(fp, locking);
-    struct turn *t = turn_begin(fp);
+    struct hold h;
+    turn_begin(fp, &h);
     int c = buffered(fp) || wait_input(fp) == 0 ? real(fp) : EOF;
-    turn_end(t);
+    turn_end(&h);
     return c;
 }
 
@@ -711,9 +737,10 @@ static int scan(bool c99, FILE *fp, const char *fmt, va_list ap)
     }
     if (!may_wait(fp))
         return f(fp, fmt, ap);
-    struct turn *t = turn_begin(fp);
+    struct hold h;
+    turn_begin(fp, &h);
     int r = buffered(fp) || wait_input(fp) == 0 ? f(fp, fmt, ap) : EOF;
-    turn_end(t);
+    turn_end(&h);
     return r;
 }
 

@@ -11,6 +11,8 @@
  *    fgets with NULL, ferror and EINTR (as glibc's read would), and the
  *    stream works after clearerr; with SA_RESTART the handler runs while
  *    fgets waits, and the line then comes;
+ *  - a thread cancelled while fgets waits ends, and the next reader of
+ *    the stream gets its line;
  *  - a character put back with ungetc comes first;
  *  - eight threads reading lines of one stream (fgets and getline) while
  *    the lines arrive in pieces of 1-40 bytes each get whole lines, and
@@ -247,6 +249,43 @@ static void signals(void)
     CHECK_EQ(fclose(sig_in), 0);
 }
 
+/* ---- cancellation in a wait ---------------------------------------------- */
+
+static FILE *cancel_in;
+
+static void *cancelled_reader(void *arg)
+{
+    (void)arg;
+    char buf[16];
+    atomic_store(&reading, 1);
+    fgets(buf, sizeof buf, cancel_in); /* cancelled while it waits */
+    CHECK(0);
+    return NULL;
+}
+
+/* A thread cancelled in fgets's wait ends, and leaves the stream to the
+ * next reader (its turn given back). */
+static void cancelled_wait(void)
+{
+    cancel_in = open_pipe_stream();
+    atomic_store(&reading, 0);
+    cap_thread_t t = spawn(cancelled_reader, NULL);
+    while (!atomic_load(&reading))
+        cap_usleep(1000);
+    cap_usleep(5000);
+    CHECK_EQ(cap_thread_cancel(t), 0);
+    void *ret = NULL;
+    CHECK_EQ(cap_thread_join(t, &ret), 0);
+    CHECK(ret == CAP_CANCELED);
+    struct pieces p = { { "after\n", NULL }, true };
+    t = feed(&p);
+    char buf[16];
+    CHECK(fgets(buf, sizeof buf, cancel_in) == buf);
+    CHECK_EQ(strcmp(buf, "after\n"), 0);
+    join(t);
+    CHECK_EQ(fclose(cancel_in), 0);
+}
+
 /* ---- one stream, many readers: whole lines each -------------------------- */
 
 enum { LINES = 3000, READERS = 8 };
@@ -327,6 +366,7 @@ int main(void)
     ungetc_first();
     caller_holds_lock();
     signals();
+    cancelled_wait();
     shared_stream_lines();
     stdin_calls();
     return 0;
