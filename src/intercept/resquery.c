@@ -13,8 +13,9 @@
  * /etc/resolv.conf like any fresh thread's, not the calling worker's (a
  * program that edits `_res` on a user thread edits its worker's, shared
  * by every user thread there: use the res_n* forms with a state of your
- * own, which go to the pool as given). The legacy __res_* names of
- * programs built before glibc 2.34 are not intercepted.
+ * own, which go to the pool as given). The __res_* names, which programs
+ * built against glibc before 2.34 call (libresolv's then, compatibility
+ * symbols of libc's now), are the same functions here.
  */
 #include <netdb.h>
 #include <resolv.h>
@@ -164,3 +165,23 @@ int res_nsend(res_state state, const unsigned char *msg, int msglen, unsigned ch
                       .answer = answer, .anslen = anslen };
     return go(&c);
 }
+
+/* The names of programs built before glibc 2.34 (see the top). */
+int __res_query(const char *name, int class, int type, unsigned char *answer, int anslen) __THROW
+    __attribute__((alias("res_query")));
+int __res_search(const char *name, int class, int type, unsigned char *answer, int anslen) __THROW
+    __attribute__((alias("res_search")));
+int __res_querydomain(const char *name, const char *domain, int class, int type,
+                      unsigned char *answer, int anslen) __THROW
+    __attribute__((alias("res_querydomain")));
+int __res_send(const unsigned char *msg, int msglen, unsigned char *answer, int anslen) __THROW
+    __attribute__((alias("res_send")));
+int __res_nquery(res_state state, const char *name, int class, int type, unsigned char *answer,
+                 int anslen) __THROW __attribute__((alias("res_nquery")));
+int __res_nsearch(res_state state, const char *name, int class, int type, unsigned char *answer,
+                  int anslen) __THROW __attribute__((alias("res_nsearch")));
+int __res_nquerydomain(res_state state, const char *name, const char *domain, int class,
+                       int type, unsigned char *answer, int anslen) __THROW
+    __attribute__((alias("res_nquerydomain")));
+int __res_nsend(res_state state, const unsigned char *msg, int msglen, unsigned char *answer,
+                int anslen) __THROW __attribute__((alias("res_nsend")));

@@ -5,7 +5,10 @@
  * process on a loopback UDP port, so a query that blocked the worker
  * (with CAP_WORKERS=1, the only one) would never be answered and would
  * fail after its timeout. Many queries run at once, each with its own
- * state. The implicit forms carry h_errno back from the pool. */
+ * state. The implicit forms carry h_errno back from the pool. A program
+ * built before glibc 2.34 calls the __res_* names (bound as an old
+ * binary binds them: version GLIBC_2.2.5): they are the same functions,
+ * and a query through one also waits on the pool. */
 #include <arpa/inet.h>
 #include <arpa/nameser.h>
 #include <netdb.h>
@@ -20,6 +23,12 @@
 #include "io/io_util.h"
 
 enum { QUERIERS = 16, ROUNDS = 4 };
+
+/* The names a program built against glibc before 2.34 binds. */
+int old_res_nquery(res_state, const char *, int, int, unsigned char *, int);
+int old_res_query(const char *, int, int, unsigned char *, int);
+__asm__(".symver old_res_nquery, __res_nquery@GLIBC_2.2.5");
+__asm__(".symver old_res_query, __res_query@GLIBC_2.2.5");
 
 /* h_errno is glibc's per kernel thread, behind a const accessor, like
  * errno: read and written out of line, so that its address is looked up
@@ -151,6 +160,11 @@ int main(void)
     struct __res_state st;
     state_for_us(&st);
     unsigned char ans[512];
+    /* As a program built before glibc 2.34 calls it. */
+    CHECK((void *)old_res_nquery == (void *)res_nquery);
+    CHECK((void *)old_res_query == (void *)res_query);
+    CHECK(old_res_nquery(&st, "cap.test", C_IN, T_A, ans, sizeof ans) > 0); /* answered by the
+                                                                                server here */
     CHECK(res_nquery(&st, "stop.test", C_IN, T_A, ans, sizeof ans) > 0);
     join(server);
     res_nclose(&st);
