@@ -289,18 +289,25 @@ static ssize_t input_ready(int fd, void *arg)
     return cap__ic_revents_now(fd, POLLIN) != 0 ? 1 : -EAGAIN;
 }
 
-/* Parks until fp's descriptor is readable (or hung up, or in error: the
- * refill then finds out). 0, or -1 with errno EINTR and fp's error flag
- * set, as a refill whose read a handler interrupted; a cancel acts here.
- * The caller holds no lock of fp. */
-static int wait_input(FILE *fp)
+/* glibc flushes a line-buffered stdout before it refills a line-buffered
+ * or unbuffered stream (see the top). */
+static void flush_before_refill(FILE *fp)
 {
     if ((fp->_flags & (FL_LINE_BUF | FL_UNBUFFERED)) ||
         (fp->_IO_buf_base == NULL && isatty(fp->_fileno))) /* glibc's first refill
                                                                makes a terminal's
                                                                stream line-buffered */
         if (stdout != fp && (stdout->_flags & FL_LINE_BUF))
-            fflush(stdout); /* glibc's flush before the refill, see the top */
+            fflush(stdout);
+}
+
+/* Parks until fp's descriptor is readable (or hung up, or in error: the
+ * refill then finds out). 0, or -1 with errno EINTR and fp's error flag
+ * set, as a refill whose read a handler interrupted; a cancel acts here.
+ * The caller holds no lock of fp. */
+static int wait_input(FILE *fp)
+{
+    flush_before_refill(fp);
     int fd = fp->_fileno;
     cap__fd *f = cap__fd_get(fd);
     if (f == NULL)
@@ -588,11 +595,38 @@ static bool fread_buffered(void *p, size_t want, FILE *fp, bool locking)
     return whole;
 }
 
+/* A read of at least a buffer's worth into the caller's memory, past the
+ * stream's buffer, as glibc's fread makes it (fewer, larger system
+ * calls): through the read wrapper, which parks, with fp's lock released
+ * (its turn is held). Only on an unseekable stream (no file offset to
+ * keep) that has nothing buffered. Returns the bytes read; sets fp's EOF
+ * or error flag as glibc's refill would. */
+static size_t read_past_buffer(FILE *fp, char *p, size_t n, bool locking)
+{
+    flush_before_refill(fp);
+    unlock(fp, locking);
+    ssize_t r = read(fp->_fileno, p, n);
+    lock(fp, locking);
+    if (r > 0)
+        return (size_t)r;
+    fp->_flags |= r == 0 ? _IO_EOF_SEEN : _IO_ERR_SEEN;
+    return 0;
+}
+
 static size_t fread_here(void *p, size_t size, size_t n, FILE *fp, bool locking)
 {
     size_t want = size * n, got = 0;
     lock(fp, locking);
     while (got < want) {
+        size_t bufsize = (size_t)(fp->_IO_buf_end - fp->_IO_buf_base);
+        if (fp->_IO_read_ptr >= fp->_IO_read_end && !(fp->_flags & FL_IN_BACKUP) &&
+            fp->_offset == -1 && fp->_IO_buf_base != NULL && want - got >= bufsize) {
+            size_t r = read_past_buffer(fp, (char *)p + got, want - got, locking);
+            if (r == 0)
+                break;
+            got += r;
+            continue;
+        }
         if (fp->_IO_read_ptr >= fp->_IO_read_end) {
             int c = refill(fp, locking);
             if (c == EOF)

@@ -4,7 +4,8 @@
  * (CAP_WORKERS=1), so before (glibc's refills block the worker) each of
  * these hung:
  *  - fgets, getline, getdelim and fread get input that arrives in pieces,
- *    byte-exact, a line or block split across writes included;
+ *    byte-exact, a line or block split across writes included, and a
+ *    block larger than the stream's buffer;
  *  - fgetc, getc, getchar and scanf (on stdin) wait for their input;
  *  - EOF once the writer closes (feof, not ferror);
  *  - a signal sent to the reader with a handler without SA_RESTART ends
@@ -126,6 +127,41 @@ static void blocks_and_chars(void)
     CHECK_EQ(fread(items, 4, 3, in), 2);
     CHECK_EQ(memcmp(items, "12345678", 8), 0);
     CHECK(feof(in));
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+}
+
+/* A block larger than the stream's buffer (read past it, as glibc does),
+ * written in pieces: byte-exact, and then the rest through the buffer. */
+enum { BIG = 100000 };
+static unsigned char big_data[BIG + 10];
+
+static void *big_writer(void *arg)
+{
+    (void)arg;
+    for (size_t at = 0; at < sizeof big_data;) {
+        size_t n = sizeof big_data - at < 7000 ? sizeof big_data - at : 7000;
+        CHECK_EQ(write(wfd, big_data + at, n), (ssize_t)n);
+        at += n;
+        cap_yield();
+    }
+    CHECK_EQ(close(wfd), 0);
+    return NULL;
+}
+
+static void big_block(void)
+{
+    for (size_t i = 0; i < sizeof big_data; i++)
+        big_data[i] = (unsigned char)(i * 7 + i / 251);
+    FILE *in = open_pipe_stream();
+    cap_thread_t t = spawn(big_writer, NULL);
+    static unsigned char got[BIG + 10];
+    CHECK_EQ(fgetc(in), big_data[0]); /* the buffer exists now */
+    CHECK_EQ(fread(got + 1, 1, BIG - 1, in), BIG - 1);
+    CHECK_EQ(fread(got + BIG, 1, 10, in), 10);
+    CHECK_EQ(fread(got, 1, 1, in), 0);
+    CHECK(feof(in));
+    CHECK_EQ(memcmp(got + 1, big_data + 1, BIG + 9), 0);
     join(t);
     CHECK_EQ(fclose(in), 0);
 }
@@ -363,6 +399,7 @@ int main(void)
 {
     lines_in_pieces();
     blocks_and_chars();
+    big_block();
     ungetc_first();
     caller_holds_lock();
     signals();
