@@ -19,7 +19,9 @@
  *    the lines arrive in pieces of 1-40 bytes each get whole lines, and
  *    every line is read exactly once (each call is atomic, as POSIX wants
  *    of stdio, though it waits in between);
- *  - a stream the caller locked (flockfile) is glibc's: it still reads. */
+ *  - fgets under the caller's own flockfile, with the line already in
+ *    the pipe, returns it (the wrapper leaves such a call to glibc; this
+ *    part shows only that the call still works, not which path took it). */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
