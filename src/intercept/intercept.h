@@ -181,7 +181,7 @@ static inline rlim_t cap__ic_nofile_soft(void)
     return getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : RLIM_INFINITY;
 }
 
-/* stdio input (stdin.c): a closed stream's turn entry goes; in a fork's
+/* stdio (stdio_turn.c): a closed stream's turn entry goes; in a fork's
  * child, every entry (their calls were lost threads'). */
 struct _IO_FILE; /* glibc's FILE */
 void cap__stream_turn_forget(struct _IO_FILE *fp);

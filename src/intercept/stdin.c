@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stdio input on a user thread: fgets, getline/getdelim, fread, fgetc,
- * getc, getchar (and their _unlocked and _FORTIFY_SOURCE names), and the
- * scanf family, on a stream over a pipe, FIFO, socket or terminal.
+ * getc, getchar (and their _unlocked and _FORTIFY_SOURCE names, and
+ * __uflow, which the getc_unlocked macro calls when the buffer is empty),
+ * and the scanf family, on a stream over a pipe, FIFO, socket or
+ * terminal.
  *
  * glibc refills a stream's buffer through its internal read, which no
  * interposition sees, so such a call blocked its worker (and every thread
@@ -22,9 +24,8 @@
  *  - each call is atomic with respect to the other wrapped calls on the
  *    same stream, as POSIX wants of stdio (two threads reading lines of
  *    one stream never share a line): a call that may wait holds the
- *    stream's *turn*, a user-level mutex found by the FILE's address in a
- *    small table, for its whole length, since glibc's lock cannot be
- *    held across a park;
+ *    stream's *turn* (stdio_turn.h) for its whole length, since glibc's
+ *    lock cannot be held across a park;
  *  - never park holding the stream's lock. glibc's FILE lock is
  *    recursive and owned by the kernel thread, so while one user thread
  *    held it parked, another thread of the same worker would walk in.
@@ -44,9 +45,8 @@
  * watch, a stream with no descriptor, a thread the runtime does not run)
  * the call is glibc's unchanged.
  *
- * glibc specifics (a FILE's lock layout and internal flag values) are
- * confined to this file; the lock layout is checked once at first use,
- * and if it is not what we expect no call waits here.
+ * glibc specifics (a FILE's buffer pointers and internal flag values) are
+ * confined to the stdio wrappers (stdio_turn.h, stdout.c).
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
@@ -61,11 +61,10 @@
 #include <unistd.h>
 
 #include "intercept/intercept.h"
+#include "intercept/stdio_turn.h"
 #include "io/io.h"
 #include "sched/worker.h"
-#include "util/spin.h"
 #include "capriccio/cancel.h"
-#include "capriccio/sync.h"
 
 /* Macros in <stdio.h> with optimisation on: the functions are wanted. */
 #undef fread_unlocked
@@ -75,175 +74,7 @@
 #undef getchar_unlocked
 #undef fgetc_unlocked
 
-/* glibc's internal flag values (libio.h), stable since the libio rewrite;
- * _IO_EOF_SEEN, _IO_ERR_SEEN and _IO_USER_LOCK are public. */
-enum {
-    FL_UNBUFFERED = 0x0002,
-    FL_NO_READS = 0x0004,
-    FL_IN_BACKUP = 0x0100,
-    FL_LINE_BUF = 0x0200,
-};
-
-/* nptl's recursive stdio lock (_IO_lock_t): the futex word first. */
-struct file_lock {
-    int lock;
-    int cnt;
-    void *owner;
-};
-
 extern int __uflow(FILE *fp);
-
-/* ---- a stream's turn ----------------------------------------------------- */
-
-/* One entry per stream a wrapped call ever waited in, kept until the
- * stream is closed (cap__stream_turn_forget; a stream closed where we do
- * not see it leaves its entry to the next stream at that address, which
- * is harmless). NBUCKETS chains under one spinlock held for a lookup. */
-enum { NBUCKETS = 64 };
-
-struct turn {
-    FILE *fp;
-    cap_mutex_t m;
-    struct turn *next;
-};
-
-static cap__spin table_lock = CAP__SPIN_INIT;
-static struct turn *table[NBUCKETS];
-
-static struct turn **bucket(FILE *fp)
-{
-    uintptr_t a = (uintptr_t)fp;
-    return &table[(a >> 4 ^ a >> 10) & (NBUCKETS - 1)];
-}
-
-static struct turn *find_locked(FILE *fp)
-{
-    struct turn *t = *bucket(fp);
-    while (t != NULL && t->fp != fp)
-        t = t->next;
-    return t;
-}
-
-/* A call's hold of a turn: the turn (NULL if memory ran out: the call
- * then goes without, only its waits are then not exclusive), and the
- * cleanup frame that gives it back if a cancel acts in one of its waits. */
-struct hold {
-    struct turn *t;
-    cap_cleanup_frame_t frame;
-};
-
-static void give_back(void *arg)
-{
-    struct turn *t = arg;
-    if (t != NULL)
-        cap_mutex_unlock(&t->m);
-}
-
-static struct turn *turn_of(FILE *fp)
-{
-    cap__spin_lock(&table_lock);
-    struct turn *t = find_locked(fp);
-    cap__spin_unlock(&table_lock);
-    if (t == NULL) {
-        struct turn *fresh = malloc(sizeof *fresh); /* outside the spinlock */
-        if (fresh == NULL || cap_mutex_init(&fresh->m, NULL) != 0) {
-            free(fresh);
-            return NULL;
-        }
-        fresh->fp = fp;
-        cap__spin_lock(&table_lock);
-        t = find_locked(fp);
-        if (t == NULL) {
-            t = fresh;
-            t->next = *bucket(fp);
-            *bucket(fp) = t;
-            fresh = NULL;
-        }
-        cap__spin_unlock(&table_lock);
-        if (fresh != NULL) { /* another call made one meanwhile */
-            cap_mutex_destroy(&fresh->m);
-            free(fresh);
-        }
-    }
-    return t;
-}
-
-/* Waits for fp's turn (give it back with turn_end). */
-static void turn_begin(FILE *fp, struct hold *h)
-{
-    h->t = turn_of(fp);
-    if (h->t != NULL)
-        cap_mutex_lock(&h->t->m);
-    cap_cleanup_frame_push(&h->frame, give_back, h->t);
-}
-
-static void turn_end(struct hold *h)
-{
-    cap_cleanup_frame_pop(&h->frame, 1);
-}
-
-void cap__stream_turn_forget(FILE *fp)
-{
-    cap__spin_lock(&table_lock);
-    struct turn *t = find_locked(fp);
-    if (t != NULL) {
-        struct turn **pp = bucket(fp);
-        while (*pp != t)
-            pp = &(*pp)->next;
-        *pp = t->next;
-    }
-    cap__spin_unlock(&table_lock);
-    if (t != NULL) { /* no call is in it: closing a stream in use is undefined */
-        cap_mutex_destroy(&t->m);
-        free(t);
-    }
-}
-
-void cap__stream_turns_forked(void)
-{
-    /* Every call in the table was a lost thread's (a fork is not made
-     * from inside one), and the lock may have been held by one: the
-     * entries are dropped (leaked: their mutexes may be held). */
-    table_lock = (cap__spin)CAP__SPIN_INIT;
-    for (int i = 0; i < NBUCKETS; i++)
-        table[i] = NULL;
-}
-
-/* ---- whether a call may wait here -------------------------------------- */
-
-static int layout_state; /* 0 unchecked, 1 as expected, 2 not: never wait */
-
-/* Whether fp's lock is held by this kernel thread: by the calling user
- * thread (its flockfile) or by another of this worker's. */
-static bool held_here(FILE *fp)
-{
-    void *owner = __atomic_load_n(&((struct file_lock *)fp->_lock)->owner, __ATOMIC_RELAXED);
-    return owner == (void *)pthread_self();
-}
-
-/* Once: a private stream's lock names this kernel thread exactly while
- * it holds it. */
-static bool layout_ok(void)
-{
-    int s = __atomic_load_n(&layout_state, __ATOMIC_RELAXED);
-    if (s != 0)
-        return s == 1;
-    char byte = 'x';
-    FILE *f = fmemopen(&byte, 1, "r");
-    bool ok = false;
-    if (f != NULL && f->_lock != NULL && !(f->_flags & _IO_USER_LOCK)) {
-        struct file_lock *l = f->_lock;
-        bool free_before = !held_here(f) && l->lock == 0 && l->cnt == 0;
-        flockfile(f);
-        bool held = held_here(f) && l->lock != 0 && l->cnt == 1;
-        funlockfile(f);
-        ok = free_before && held && !held_here(f) && l->lock == 0;
-    }
-    if (f != NULL)
-        fclose(f);
-    __atomic_store_n(&layout_state, ok ? 1 : 2, __ATOMIC_RELAXED);
-    return ok;
-}
 
 /* Whether fp holds unread input. After an ungetc that did not fit the
  * buffer, glibc reads from a backup area and keeps the main area's unread
@@ -252,35 +83,16 @@ static bool buffered(const FILE *fp)
 {
     if (fp->_IO_read_ptr < fp->_IO_read_end)
         return true;
-    return (fp->_flags & FL_IN_BACKUP) && fp->_IO_save_end > fp->_IO_save_base;
+    return (fp->_flags & CAP__IOF_IN_BACKUP) && fp->_IO_save_end > fp->_IO_save_base;
 }
 
 /* Whether fp's next refill may park the caller instead of blocking its
  * worker (see the top of the file). The caller holds no lock of fp. */
 static bool may_wait(FILE *fp)
 {
-    if (fp == NULL || !cap__ic_user())
+    if (fp != NULL && (fp->_flags & (_IO_EOF_SEEN | CAP__IOF_NO_READS)))
         return false;
-    if (fp->_flags & (_IO_EOF_SEEN | FL_NO_READS))
-        return false;
-    if (fp->_mode > 0 || fp->_fileno < 0)
-        return false; /* wide-oriented, or no descriptor (fmemopen, fopencookie) */
-    if (!(fp->_flags & _IO_USER_LOCK) && (fp->_lock == NULL || !layout_ok() || held_here(fp)))
-        return false; /* (held elsewhere: flockfile waits, briefly, see the top) */
-    cap__fd *f = cap__fd_get(fp->_fileno);
-    if (f == NULL)
-        return false;
-    /* A close under way on the number (a pclose waiting for its child,
-     * whose descriptor glibc already closed): classifying would wait for
-     * it, and the number may already be another stream's (io/fd.h). */
-    if (cap__fd_has(f, CAP__FDF_CLOSING))
-        return false;
-    int kind = cap__fd_classify(f, fp->_fileno);
-    if (kind != CAP__FD_SOCKET && kind != CAP__FD_STREAM)
-        return false;
-    if (cap__fd_has(f, CAP__FDF_UNPOLLABLE | CAP__FDF_INTERNAL) || cap__ic_nonblock(f))
-        return false;
-    return true;
+    return cap__stdio_may_park(fp);
 }
 
 static ssize_t input_ready(int fd, void *arg)
@@ -293,11 +105,11 @@ static ssize_t input_ready(int fd, void *arg)
  * or unbuffered stream (see the top). */
 static void flush_before_refill(FILE *fp)
 {
-    if ((fp->_flags & (FL_LINE_BUF | FL_UNBUFFERED)) ||
+    if ((fp->_flags & (CAP__IOF_LINE_BUF | CAP__IOF_UNBUFFERED)) ||
         (fp->_IO_buf_base == NULL && isatty(fp->_fileno))) /* glibc's first refill
                                                                makes a terminal's
                                                                stream line-buffered */
-        if (stdout != fp && (stdout->_flags & FL_LINE_BUF))
+        if (stdout != fp && (stdout->_flags & CAP__IOF_LINE_BUF))
             fflush(stdout);
 }
 
@@ -324,18 +136,16 @@ static int wait_input(FILE *fp)
     return 0; /* else a refill will tell (EBADF after a close, say) */
 }
 
-/* The stream's lock, if it uses one: held by the wrappers below except
+/* The stream's lock (stdio_turn.h): held by the wrappers below except
  * around waits. */
 static void lock(FILE *fp, bool locking)
 {
-    if (locking)
-        flockfile(fp);
+    cap__stdio_lock(fp, locking);
 }
 
 static void unlock(FILE *fp, bool locking)
 {
-    if (locking)
-        funlockfile(fp);
+    cap__stdio_unlock(fp, locking);
 }
 
 /* Refills fp, waiting first if nothing is there; returns its next
@@ -351,7 +161,7 @@ static int refill(FILE *fp, bool locking)
     }
     if (fp->_IO_read_ptr < fp->_IO_read_end) /* another thread refilled it meanwhile */
         return (unsigned char)*fp->_IO_read_ptr++;
-    return __uflow(fp); /* reads what is there, or switches back to the main area */
+    return CAP__REAL(__uflow)(fp); /* reads what is there, or switches back to the main area */
 }
 
 /* ---- fgets -------------------------------------------------------------- */
@@ -402,7 +212,7 @@ static bool fgets_buffered(char *s, int n, FILE *fp, bool locking)
     size_t have = (size_t)(fp->_IO_read_end - fp->_IO_read_ptr), room = (size_t)n - 1;
     size_t take = have < room ? have : room;
     char *nl = fp->_IO_read_ptr < fp->_IO_read_end ? memchr(fp->_IO_read_ptr, '\n', take) : NULL;
-    bool whole = (fp->_flags & FL_IN_BACKUP) == 0 && take > 0 && (nl != NULL || take == room);
+    bool whole = (fp->_flags & CAP__IOF_IN_BACKUP) == 0 && take > 0 && (nl != NULL || take == room);
     if (whole) {
         if (nl != NULL)
             take = (size_t)(nl - fp->_IO_read_ptr) + 1;
@@ -420,10 +230,10 @@ char *fgets(char *s, int n, FILE *fp)
         return CAP__REAL(fgets)(s, n, fp);
     if (fgets_buffered(s, n, fp, !(fp->_flags & _IO_USER_LOCK)))
         return s;
-    struct hold h;
-    turn_begin(fp, &h);
+    struct cap__stdio_hold h;
+    cap__stdio_turn_begin(fp, &h);
     char *r = fgets_here(s, n, fp, !(fp->_flags & _IO_USER_LOCK));
-    turn_end(&h);
+    cap__stdio_turn_end(&h);
     return r;
 }
 
@@ -433,10 +243,10 @@ char *fgets_unlocked(char *s, int n, FILE *fp)
         return CAP__REAL(fgets_unlocked)(s, n, fp);
     if (fgets_buffered(s, n, fp, false))
         return s;
-    struct hold h;
-    turn_begin(fp, &h);
+    struct cap__stdio_hold h;
+    cap__stdio_turn_begin(fp, &h);
     char *r = fgets_here(s, n, fp, false);
-    turn_end(&h);
+    cap__stdio_turn_end(&h);
     return r;
 }
 
@@ -540,7 +350,7 @@ static ssize_t getdelim_buffered(char **line, size_t *cap, int delim, FILE *fp)
     lock(fp, locking);
     ssize_t r = -2;
     char *d = NULL;
-    if ((fp->_flags & FL_IN_BACKUP) == 0 && fp->_IO_read_ptr < fp->_IO_read_end)
+    if ((fp->_flags & CAP__IOF_IN_BACKUP) == 0 && fp->_IO_read_ptr < fp->_IO_read_end)
         d = memchr(fp->_IO_read_ptr, delim, (size_t)(fp->_IO_read_end - fp->_IO_read_ptr));
     if (d != NULL) {
         size_t len = (size_t)(d - fp->_IO_read_ptr) + 1;
@@ -564,10 +374,10 @@ ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
     ssize_t r = getdelim_buffered(line, cap, delim, fp);
     if (r != -2)
         return r;
-    struct hold h;
-    turn_begin(fp, &h);
+    struct cap__stdio_hold h;
+    cap__stdio_turn_begin(fp, &h);
     r = getdelim_here(line, cap, delim, fp);
-    turn_end(&h);
+    cap__stdio_turn_end(&h);
     return r;
 }
 
@@ -585,7 +395,7 @@ ssize_t getline(char **line, size_t *cap, FILE *fp)
 static bool fread_buffered(void *p, size_t want, FILE *fp, bool locking)
 {
     lock(fp, locking);
-    bool whole = (fp->_flags & FL_IN_BACKUP) == 0 && fp->_IO_read_ptr < fp->_IO_read_end &&
+    bool whole = (fp->_flags & CAP__IOF_IN_BACKUP) == 0 && fp->_IO_read_ptr < fp->_IO_read_end &&
                  (size_t)(fp->_IO_read_end - fp->_IO_read_ptr) >= want;
     if (whole) {
         memcpy(p, fp->_IO_read_ptr, want);
@@ -619,7 +429,7 @@ static size_t fread_here(void *p, size_t size, size_t n, FILE *fp, bool locking)
     lock(fp, locking);
     while (got < want) {
         size_t bufsize = (size_t)(fp->_IO_buf_end - fp->_IO_buf_base);
-        if (fp->_IO_read_ptr >= fp->_IO_read_end && !(fp->_flags & FL_IN_BACKUP) &&
+        if (fp->_IO_read_ptr >= fp->_IO_read_end && !(fp->_flags & CAP__IOF_IN_BACKUP) &&
             fp->_offset == -1 && fp->_IO_buf_base != NULL && want - got >= bufsize) {
             size_t r = read_past_buffer(fp, (char *)p + got, want - got, locking);
             if (r == 0)
@@ -657,10 +467,10 @@ size_t fread(void *p, size_t size, size_t n, FILE *fp)
         return CAP__REAL(fread)(p, size, n, fp);
     if (fread_buffered(p, size * n, fp, !(fp->_flags & _IO_USER_LOCK)))
         return n;
-    struct hold h;
-    turn_begin(fp, &h);
+    struct cap__stdio_hold h;
+    cap__stdio_turn_begin(fp, &h);
     size_t r = fread_here(p, size, n, fp, !(fp->_flags & _IO_USER_LOCK));
-    turn_end(&h);
+    cap__stdio_turn_end(&h);
     return r;
 }
 
@@ -670,10 +480,10 @@ size_t fread_unlocked(void *p, size_t size, size_t n, FILE *fp)
         return CAP__REAL(fread_unlocked)(p, size, n, fp);
     if (fread_buffered(p, size * n, fp, false))
         return n;
-    struct hold h;
-    turn_begin(fp, &h);
+    struct cap__stdio_hold h;
+    cap__stdio_turn_begin(fp, &h);
     size_t r = fread_here(p, size, n, fp, false);
-    turn_end(&h);
+    cap__stdio_turn_end(&h);
     return r;
 }
 
@@ -708,10 +518,10 @@ static int char_call(FILE *fp, bool locking, int (*real)(FILE *))
         return c;
     }
     unlock(fp, locking);
-    struct hold h;
-    turn_begin(fp, &h);
+    struct cap__stdio_hold h;
+    cap__stdio_turn_begin(fp, &h);
     int c = buffered(fp) || wait_input(fp) == 0 ? real(fp) : EOF;
-    turn_end(&h);
+    cap__stdio_turn_end(&h);
     return c;
 }
 
@@ -747,6 +557,13 @@ int getchar_unlocked(void)
     return getc_unlocked(stdin);
 }
 
+/* The getc_unlocked macro's call when fp's buffer is empty (glibc's own
+ * refills use an internal name, never this one). */
+int __uflow(FILE *fp)
+{
+    return char_call(fp, fp != NULL && !(fp->_flags & _IO_USER_LOCK), CAP__REAL(__uflow));
+}
+
 /* <stdio.h> maps the C names to the C99 ones (__isoc99_*, what a
  * program built in C99 mode or later calls); the plain names, what older
  * binaries call, are defined under labels of their own. */
@@ -771,10 +588,10 @@ static int scan(bool c99, FILE *fp, const char *fmt, va_list ap)
     }
     if (!may_wait(fp))
         return f(fp, fmt, ap);
-    struct hold h;
-    turn_begin(fp, &h);
+    struct cap__stdio_hold h;
+    cap__stdio_turn_begin(fp, &h);
     int r = buffered(fp) || wait_input(fp) == 0 ? f(fp, fmt, ap) : EOF;
-    turn_end(&h);
+    cap__stdio_turn_end(&h);
     return r;
 }
 

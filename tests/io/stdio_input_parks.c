@@ -6,7 +6,9 @@
  *  - fgets, getline, getdelim and fread get input that arrives in pieces,
  *    byte-exact, a line or block split across writes included, and a
  *    block larger than the stream's buffer;
- *  - fgetc, getc, getchar and scanf (on stdin) wait for their input;
+ *  - fgetc, getc, getc_unlocked (with optimisation the macro, whose
+ *    refill is __uflow), getchar and scanf (on stdin) wait for their
+ *    input;
  *  - EOF once the writer closes (feof, not ferror);
  *  - a signal sent to the reader with a handler without SA_RESTART ends
  *    fgets with NULL, ferror and EINTR (as glibc's read would), and the
@@ -109,13 +111,13 @@ static void lines_in_pieces(void)
 static void blocks_and_chars(void)
 {
     FILE *in = open_pipe_stream();
-    struct pieces p = { { "abc", "def", "ghij", "KL" }, true };
+    struct pieces p = { { "abc", "defghij", "K", "L" }, true };
     cap_thread_t t = feed(&p);
     char buf[16] = { 0 };
     CHECK_EQ(fread(buf, 1, 10, in), 10);
     CHECK_EQ(memcmp(buf, "abcdefghij", 10), 0);
     CHECK_EQ(fgetc(in), 'K');
-    CHECK_EQ(getc(in), 'L');
+    CHECK_EQ(getc_unlocked(in), 'L'); /* with optimisation, the macro: __uflow */
     CHECK_EQ(getc(in), EOF);
     CHECK(feof(in));
     join(t);

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the stdio wrappers share (input: stdin.c, output: stdout.c): a
+ * stream's *turn*, and the test of whether a call on a stream may park.
+ *
+ * A turn is a user-level mutex found by the FILE's address. glibc's own
+ * FILE lock is recursive and owned by the kernel thread, so it cannot be
+ * held across a park (another thread of the same worker would walk in):
+ * a wrapped call that may park holds the stream's turn for its whole
+ * length instead, and the FILE lock only between its waits. That keeps
+ * each call atomic with respect to the other wrapped calls on the stream,
+ * as POSIX wants of stdio.
+ *
+ * glibc specifics (the lock's layout, internal flag values) are confined
+ * to the stdio wrappers; the lock layout is checked once at first use,
+ * and if it is not what we expect no stdio call parks.
+ */
+#ifndef CAP_INTERCEPT_STDIO_TURN_H
+#define CAP_INTERCEPT_STDIO_TURN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "capriccio/cancel.h"
+
+/* glibc's internal flag values (libio.h), stable since the libio rewrite;
+ * _IO_EOF_SEEN, _IO_ERR_SEEN and _IO_USER_LOCK are public. */
+enum {
+    CAP__IOF_UNBUFFERED = 0x0002,
+    CAP__IOF_NO_READS = 0x0004,
+    CAP__IOF_NO_WRITES = 0x0008,
+    CAP__IOF_IN_BACKUP = 0x0100,
+    CAP__IOF_LINE_BUF = 0x0200,
+    CAP__IOF_CURRENTLY_PUTTING = 0x0800,
+};
+
+struct cap__stdio_turn;
+
+/* A call's hold of a turn: the turn (NULL if memory ran out: the call
+ * then goes without, only its waits are then not exclusive), and the
+ * cleanup frame that gives it back if a cancel acts in one of its waits. */
+struct cap__stdio_hold {
+    struct cap__stdio_turn *t;
+    cap_cleanup_frame_t frame;
+};
+
+/* Waits for fp's turn; give it back with cap__stdio_turn_end. */
+void cap__stdio_turn_begin(FILE *fp, struct cap__stdio_hold *h);
+void cap__stdio_turn_end(struct cap__stdio_hold *h);
+
+/* Whether a call on fp, made now by the calling thread, may park instead
+ * of blocking its worker in glibc: a user thread; a byte stream (not
+ * wide) over a descriptor the I/O layer can watch (socket, pipe, FIFO,
+ * terminal) that the application did not make non-blocking and that has
+ * no close under way; and fp's lock not held by this kernel thread (the
+ * caller's flockfile, or another thread of this worker between two of
+ * its calls: the call is then glibc's). The caller holds no lock of fp. */
+bool cap__stdio_may_park(FILE *fp);
+
+/* fp's lock, if it uses one (locking: not _IO_USER_LOCK and not an
+ * _unlocked call). */
+static inline void cap__stdio_lock(FILE *fp, bool locking)
+{
+    if (locking)
+        flockfile(fp);
+}
+
+static inline void cap__stdio_unlock(FILE *fp, bool locking)
+{
+    if (locking)
+        funlockfile(fp);
+}
+
+#endif /* CAP_INTERCEPT_STDIO_TURN_H */
