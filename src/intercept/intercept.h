@@ -17,8 +17,9 @@
  * these names: calling `read` here would come back into the wrapper.
  *
  * glibc calls its internal aliases (printf -> __write), so stdio never
- * enters these wrappers: a stream write blocks its kernel thread instead
- * of parking while holding the FILE lock (DESIGN.md, Hazard).
+ * enters these wrappers: the stdio calls themselves are wrapped instead
+ * (stdin.c, stdout.c), and park with the FILE lock released (DESIGN.md,
+ * Hazard).
  */
 #ifndef CAP_INTERCEPT_INTERCEPT_H
 #define CAP_INTERCEPT_INTERCEPT_H
@@ -186,6 +187,9 @@ static inline rlim_t cap__ic_nofile_soft(void)
 struct _IO_FILE; /* glibc's FILE */
 void cap__stream_turn_forget(struct _IO_FILE *fp);
 void cap__stream_turns_forked(void);
+/* stdio output (stdout.c): fclose's flush, made first where it may park;
+ * 0 or EOF (errno set), as fflush. */
+int cap__stdio_flush_before_close(struct _IO_FILE *fp);
 
 /* The application's O_NONBLOCK view of a classified descriptor. */
 static inline bool cap__ic_nonblock(const cap__fd *f)

@@ -8,7 +8,9 @@
  *    known number that is no longer open is forgotten.
  *  - pclose also waits for the child: on a user thread that wait runs on
  *    the offload pool, so only the caller waits.
- * fclose and pclose also drop the stream's turn entry (stdin.c).
+ * fclose and pclose also drop the stream's turn entry (stdio_turn.c);
+ * fclose writes out buffered output first (stdout.c), parking where
+ * glibc's flush would block the worker.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,11 +37,16 @@ static void stream_closed(int fd)
 
 int fclose(FILE *stream)
 {
+    int flushed = cap__stdio_flush_before_close(stream), err = errno;
     if (stream != NULL)
         cap__stream_turn_forget(stream);
     int fd = stream_closing(stream);
     int r = CAP__REAL(fclose)(stream);
     stream_closed(fd);
+    if (flushed == EOF && r == 0) {
+        errno = err;
+        return EOF;
+    }
     return r;
 }
 

@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stdio output on a user thread: fwrite, fputs, puts, fputc, putc,
+ * putchar (and their _unlocked names, and __overflow, which the
+ * putc_unlocked macro calls when the buffer is full), the printf family
+ * (printf, fprintf, vprintf, vfprintf and their _FORTIFY_SOURCE names),
+ * and fflush (fclose's flush goes through it: stream.c), on a stream over
+ * a pipe, FIFO, socket or terminal.
+ *
+ * glibc writes a stream's buffer out through its internal write, which
+ * no interposition sees, so a write to a full pipe blocked the worker and
+ * every thread queued there (a server logging to a pipe whose reader
+ * lagged stopped serving). Here a call whose bytes fit in the stream's
+ * buffer copies them in under the stream's lock, as glibc does (no system
+ * call, no turn). A call that would write takes the stream's turn
+ * (stdio_turn.h), moves the buffered bytes out and leaves the buffer
+ * empty, then writes them and its own bytes with writev through the write
+ * wrapper, which parks, with the lock released. Threads that meanwhile
+ * fill the emptied buffer put their bytes after this call's; a call that
+ * needs a write waits for the turn, so calls stay whole and in order of
+ * their writes.
+ *
+ * Invariants:
+ *  - never park holding the stream's lock (DESIGN.md, Hazard): the lock
+ *    is released around the write, the turn kept;
+ *  - the stream's state is glibc's own between calls: the buffer is left
+ *    as glibc's flush leaves it (empty, read and write pointers at its
+ *    base, the write end at the base for a line-buffered or unbuffered
+ *    stream), and a line-buffered stream keeps what follows the call's
+ *    last newline buffered, as glibc does;
+ *  - a write error sets the stream's error flag, the call reports the
+ *    bytes of its own that reached the descriptor, and the unwritten
+ *    bytes are dropped, as glibc's failed flush drops them. A handler
+ *    without SA_RESTART that interrupts a write before any byte moved is
+ *    such an error (EINTR), as in glibc.
+ * A call is glibc's unchanged where it may not park (stdio_turn.h) or the
+ * stream is not plainly writing (unread input in its buffer, a put-back
+ * area, a known file offset). A cancel that acts while the write waits
+ * ends the call: its bytes and the ones it took out of the buffer are
+ * lost (glibc would keep the buffered ones).
+ * Not wrapped: perror, psignal, the err/warn family, the wide-character
+ * calls, and fflush(NULL)'s streams other than stdout and stderr.
+ */
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "intercept/intercept.h"
+#include "intercept/stdio_turn.h"
+
+/* Macros in <stdio.h> with optimisation on: the functions are wanted. */
+#undef putc
+#undef putc_unlocked
+#undef putchar
+#undef putchar_unlocked
+#undef fputc_unlocked
+#undef fwrite_unlocked
+
+extern int __overflow(FILE *fp, int ch);
+
+enum { MAX_PIECES = 2 }; /* puts: the string and its newline */
+
+/* Whether output on fp may park (stdio_turn.h). */
+static bool may_park(FILE *fp)
+{
+    if (fp != NULL && (fp->_flags & CAP__IOF_NO_WRITES))
+        return false;
+    return cap__stdio_may_park(fp);
+}
+
+/* Whether fp is writing as glibc leaves a stream it writes: a buffer, no
+ * input in it (a flush would seek back over that), no put-back area, and
+ * no known file offset to keep. Called with fp locked. */
+static bool putting(const FILE *fp)
+{
+    return (fp->_flags & CAP__IOF_CURRENTLY_PUTTING) && fp->_IO_write_base != NULL &&
+           fp->_IO_read_end == fp->_IO_write_base && !(fp->_flags & CAP__IOF_IN_BACKUP) &&
+           fp->_offset == -1;
+}
+
+/* Makes fp write as above if it can be done without a system call: a
+ * fresh stream, or one whose input is all consumed, switches as glibc
+ * switches it on its first write (its overflow with no character, which
+ * writes nothing here since nothing is buffered for output). Called with
+ * fp locked. */
+static bool ready_to_put(FILE *fp)
+{
+    if (fp->_mode == 0)
+        fp->_mode = -1; /* byte-oriented from its first write, as fwide(fp, -1) */
+    if (putting(fp))
+        return true;
+    if ((fp->_flags & (CAP__IOF_CURRENTLY_PUTTING | CAP__IOF_IN_BACKUP)) ||
+        fp->_IO_read_ptr < fp->_IO_read_end || fp->_offset != -1)
+        return false;
+    return CAP__REAL(__overflow)(fp, EOF) == 0 && putting(fp);
+}
+
+/* The buffer as glibc's flush leaves it. */
+static void set_empty(FILE *fp)
+{
+    char *base = fp->_IO_buf_base;
+    fp->_IO_read_base = fp->_IO_read_ptr = fp->_IO_read_end = base;
+    fp->_IO_write_base = fp->_IO_write_ptr = base;
+    fp->_IO_write_end =
+        (fp->_flags & (CAP__IOF_LINE_BUF | CAP__IOF_UNBUFFERED)) ? base : fp->_IO_buf_end;
+}
+
+static bool has_newline(const struct iovec *v, int nv)
+{
+    for (int i = 0; i < nv; i++)
+        if (v[i].iov_len > 0 && memchr(v[i].iov_base, '\n', v[i].iov_len) != NULL)
+            return true;
+    return false;
+}
+
+/* Whether total bytes go into fp's buffer without a write, as in glibc:
+ * a fully buffered stream up to its write end, a line-buffered one up to
+ * the buffer's end if no newline comes, an unbuffered one never. */
+static bool fits(const FILE *fp, const struct iovec *v, int nv, size_t total)
+{
+    if (total == 0)
+        return true;
+    if (fp->_flags & CAP__IOF_UNBUFFERED)
+        return false;
+    if (fp->_flags & CAP__IOF_LINE_BUF)
+        return total <= (size_t)(fp->_IO_buf_end - fp->_IO_write_ptr) && !has_newline(v, nv);
+    return total <= (size_t)(fp->_IO_write_end - fp->_IO_write_ptr);
+}
+
+static void copy_in(FILE *fp, const struct iovec *v, int nv)
+{
+    for (int i = 0; i < nv; i++) {
+        memcpy(fp->_IO_write_ptr, v[i].iov_base, v[i].iov_len);
+        fp->_IO_write_ptr += v[i].iov_len;
+    }
+}
+
+/* glibc's way, for a stream not writing as putting() wants. Called with
+ * fp locked. */
+static size_t put_glibc(FILE *fp, const struct iovec *v, int nv)
+{
+    size_t done = 0;
+    for (int i = 0; i < nv; i++) {
+        size_t r = CAP__REAL(fwrite_unlocked)(v[i].iov_base, 1, v[i].iov_len, fp);
+        done += r;
+        if (r < v[i].iov_len)
+            break;
+    }
+    return done;
+}
+
+/* The bytes of a line-buffered call's pieces after its last newline, when
+ * they fit in the buffer: glibc keeps them buffered. */
+static size_t tail_kept(const FILE *fp, const struct iovec *v, int nv)
+{
+    if (!(fp->_flags & CAP__IOF_LINE_BUF) || (fp->_flags & CAP__IOF_UNBUFFERED))
+        return 0;
+    size_t tail = 0;
+    for (int i = nv - 1; i >= 0; i--) {
+        const char *p = v[i].iov_base;
+        for (size_t k = v[i].iov_len; k > 0; k--) {
+            if (p[k - 1] == '\n')
+                return tail <= (size_t)(fp->_IO_buf_end - fp->_IO_buf_base) ? tail : 0;
+            tail++;
+        }
+    }
+    return 0; /* no newline: all of it goes */
+}
+
+/* Writes the n vectors, all of them, through the write wrapper (which
+ * parks); the bytes written, and in *err the error that stopped it. */
+static size_t write_all(int fd, struct iovec *v, int n, int *err)
+{
+    size_t done = 0;
+    *err = 0;
+    while (n > 0 && v[0].iov_len == 0) {
+        v++;
+        n--;
+    }
+    while (n > 0) {
+        ssize_t r = writev(fd, v, n);
+        if (r <= 0) {
+            *err = r < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)r;
+        size_t left = (size_t)r;
+        while (n > 0 && left >= v[0].iov_len) {
+            left -= v[0].iov_len;
+            v++;
+            n--;
+        }
+        if (n > 0) {
+            v[0].iov_base = (char *)v[0].iov_base + left;
+            v[0].iov_len -= left;
+        }
+    }
+    return done;
+}
+
+/* In fp's turn, with fp locked (if locking) and writing: writes out what
+ * fp buffers and then the call's pieces (if flush, even when they fit),
+ * parking with the lock released. Returns the call's bytes accepted;
+ * *failed tells whether a write failed (fp's error flag and errno set). */
+static size_t put_in_turn(FILE *fp, const struct iovec *v, int nv, size_t total, bool locking,
+                          bool flush, bool *failed)
+{
+    *failed = false;
+    size_t pending = (size_t)(fp->_IO_write_ptr - fp->_IO_write_base);
+    if (fits(fp, v, nv, total) && !(flush && pending > 0)) {
+        copy_in(fp, v, nv); /* another call wrote the buffer out meanwhile */
+        return total;
+    }
+    char *held = NULL;
+    if (pending > 0) {
+        held = malloc(pending);
+        if (held == NULL) { /* no memory: glibc writes, blocking */
+            if (flush) {
+                *failed = CAP__REAL(fflush_unlocked)(fp) != 0;
+                return 0;
+            }
+            size_t r = put_glibc(fp, v, nv);
+            *failed = r < total;
+            return r;
+        }
+        memcpy(held, fp->_IO_write_base, pending);
+    }
+    size_t keep = tail_kept(fp, v, nv);
+    struct iovec all[1 + MAX_PIECES];
+    int n = 0;
+    all[n++] = (struct iovec){ held, pending };
+    size_t to_write = total - keep;
+    for (int i = 0; i < nv && to_write > 0; i++) {
+        size_t len = v[i].iov_len < to_write ? v[i].iov_len : to_write;
+        all[n++] = (struct iovec){ v[i].iov_base, len };
+        to_write -= len;
+    }
+    set_empty(fp);
+    int fd = fp->_fileno, err;
+    cap_cleanup_frame_t frame; /* a cancel in the write frees what it took out */
+    cap_cleanup_frame_push(&frame, free, held);
+    cap__stdio_unlock(fp, locking);
+    size_t wrote = write_all(fd, all, n, &err);
+    cap__stdio_lock(fp, locking);
+    cap_cleanup_frame_pop(&frame, 1);
+    if (err != 0) {
+        *failed = true;
+        fp->_flags |= _IO_ERR_SEEN;
+        errno = err;
+        return wrote > pending ? wrote - pending : 0;
+    }
+    if (keep > 0) { /* the buffer may hold other calls' bytes by now */
+        struct iovec rest[MAX_PIECES] = { { NULL, 0 } };
+        int m = 0;
+        size_t skip = total - keep;
+        for (int i = 0; i < nv; i++) {
+            if (skip >= v[i].iov_len) {
+                skip -= v[i].iov_len;
+                continue;
+            }
+            rest[m++] = (struct iovec){ (char *)v[i].iov_base + skip, v[i].iov_len - skip };
+            skip = 0;
+        }
+        if (fits(fp, rest, m, keep))
+            copy_in(fp, rest, m);
+        else
+            return total - keep + put_in_turn(fp, rest, m, keep, locking, false, failed);
+    }
+    return total;
+}
+
+/* Puts the nv pieces (total bytes) on fp as one call: total, or on a
+ * write error the bytes of the call that reached the descriptor (fp's
+ * error flag then set, errno the write's). The caller has checked
+ * may_park(fp). */
+static size_t put(FILE *fp, const struct iovec *v, int nv, size_t total, bool locking)
+{
+    cap__stdio_lock(fp, locking);
+    size_t r;
+    if (!ready_to_put(fp)) {
+        r = put_glibc(fp, v, nv);
+    } else if (fits(fp, v, nv, total)) {
+        copy_in(fp, v, nv);
+        r = total;
+    } else {
+        cap__stdio_unlock(fp, locking);
+        struct cap__stdio_hold h;
+        cap__stdio_turn_begin(fp, &h);
+        cap__stdio_lock(fp, locking);
+        bool failed;
+        r = ready_to_put(fp) ? put_in_turn(fp, v, nv, total, locking, false, &failed)
+                             : put_glibc(fp, v, nv);
+        cap__stdio_unlock(fp, locking);
+        cap__stdio_turn_end(&h);
+        return r;
+    }
+    cap__stdio_unlock(fp, locking);
+    return r;
+}
+
+static bool locks(const FILE *fp)
+{
+    return !(fp->_flags & _IO_USER_LOCK);
+}
+
+/* ---- fwrite, fputs, puts ------------------------------------------------ */
+
+static size_t fwrite_here(const void *p, size_t size, size_t n, FILE *fp, bool locking)
+{
+    size_t total = size * n;
+    struct iovec v = { (void *)p, total };
+    size_t r = put(fp, &v, 1, total, locking);
+    return r == total ? n : r / size;
+}
+
+size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
+{
+    if (size == 0 || n == 0 || (n != 0 && size > SIZE_MAX / n) || !may_park(fp))
+        return CAP__REAL(fwrite)(p, size, n, fp);
+    return fwrite_here(p, size, n, fp, locks(fp));
+}
+
+size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *fp)
+{
+    if (size == 0 || n == 0 || (n != 0 && size > SIZE_MAX / n) || !may_park(fp))
+        return CAP__REAL(fwrite_unlocked)(p, size, n, fp);
+    return fwrite_here(p, size, n, fp, false);
+}
+
+int fputs(const char *s, FILE *fp)
+{
+    if (!may_park(fp))
+        return CAP__REAL(fputs)(s, fp);
+    size_t len = strlen(s);
+    struct iovec v = { (void *)s, len };
+    return put(fp, &v, 1, len, locks(fp)) == len ? 1 : EOF;
+}
+
+int fputs_unlocked(const char *s, FILE *fp)
+{
+    if (!may_park(fp))
+        return CAP__REAL(fputs_unlocked)(s, fp);
+    size_t len = strlen(s);
+    struct iovec v = { (void *)s, len };
+    return put(fp, &v, 1, len, false) == len ? 1 : EOF;
+}
+
+int puts(const char *s)
+{
+    FILE *fp = stdout;
+    if (!may_park(fp))
+        return CAP__REAL(puts)(s);
+    size_t len = strlen(s);
+    struct iovec v[2] = { { (void *)s, len }, { "\n", 1 } };
+    if (put(fp, v, 2, len + 1, locks(fp)) != len + 1)
+        return EOF;
+    return len < INT_MAX ? (int)len + 1 : INT_MAX;
+}
+
+/* ---- one character ------------------------------------------------------ */
+
+static int put_char(int c, FILE *fp, bool locking)
+{
+    unsigned char byte = (unsigned char)c;
+    struct iovec v = { &byte, 1 };
+    return put(fp, &v, 1, 1, locking) == 1 ? byte : EOF;
+}
+
+int fputc(int c, FILE *fp)
+{
+    if (!may_park(fp))
+        return CAP__REAL(fputc)(c, fp);
+    return put_char(c, fp, locks(fp));
+}
+
+int putc(int c, FILE *fp)
+{
+    if (!may_park(fp))
+        return CAP__REAL(putc)(c, fp);
+    return put_char(c, fp, locks(fp));
+}
+
+int _IO_putc(int c, FILE *fp)
+{
+    return putc(c, fp);
+}
+
+int putchar(int c)
+{
+    return putc(c, stdout);
+}
+
+int fputc_unlocked(int c, FILE *fp)
+{
+    if (!may_park(fp))
+        return CAP__REAL(fputc_unlocked)(c, fp);
+    return put_char(c, fp, false);
+}
+
+int putc_unlocked(int c, FILE *fp)
+{
+    return fputc_unlocked(c, fp);
+}
+
+int putchar_unlocked(int c)
+{
+    return fputc_unlocked(c, stdout);
+}
+
+/* The putc_unlocked macro's call when fp's write pointer reached its end
+ * (glibc's own calls use an internal name, never this one). With EOF it
+ * only sets the stream up or flushes, as glibc's. */
+int __overflow(FILE *fp, int c)
+{
+    if (c == EOF || !may_park(fp))
+        return CAP__REAL(__overflow)(fp, c);
+    return put_char(c, fp, locks(fp));
+}
+
+/* ---- the printf family --------------------------------------------------- */
+
+extern int __vsnprintf_chk(char *s, size_t n, int flag, size_t room, const char *fmt, va_list ap);
+extern int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap);
+
+/* Formats into memory (with the fortified checks when flag > 0, as
+ * __vfprintf_chk) and puts the text on fp as one call. */
+static int print(FILE *fp, int flag, const char *fmt, va_list ap)
+{
+    char small[512], *text = small;
+    va_list again;
+    va_copy(again, ap);
+    int n = flag > 0 ? __vsnprintf_chk(small, sizeof small, flag, sizeof small, fmt, ap)
+                     : vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small) {
+        text = malloc((size_t)n + 1);
+        if (text == NULL) {
+            va_end(again);
+            errno = ENOMEM;
+            return -1;
+        }
+        n = flag > 0 ? __vsnprintf_chk(text, (size_t)n + 1, flag, (size_t)n + 1, fmt, again)
+                     : vsnprintf(text, (size_t)n + 1, fmt, again);
+    }
+    va_end(again);
+    if (n >= 0) {
+        struct iovec v = { text, (size_t)n };
+        if (put(fp, &v, 1, (size_t)n, locks(fp)) != (size_t)n)
+            n = -1;
+    }
+    if (text != small)
+        free(text);
+    return n;
+}
+
+int vfprintf(FILE *fp, const char *fmt, va_list ap)
+{
+    if (!may_park(fp))
+        return CAP__REAL(vfprintf)(fp, fmt, ap);
+    return print(fp, 0, fmt, ap);
+}
+
+int vprintf(const char *fmt, va_list ap)
+{
+    return vfprintf(stdout, fmt, ap);
+}
+
+int fprintf(FILE *fp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vfprintf(fp, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+int printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
+{
+    if (!may_park(fp))
+        return CAP__REAL(__vfprintf_chk)(fp, flag, fmt, ap);
+    return print(fp, flag, fmt, ap);
+}
+
+int __vprintf_chk(int flag, const char *fmt, va_list ap)
+{
+    return __vfprintf_chk(stdout, flag, fmt, ap);
+}
+
+int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = __vfprintf_chk(fp, flag, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+int __printf_chk(int flag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = __vfprintf_chk(stdout, flag, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* ---- fflush ------------------------------------------------------------- */
+
+/* Writes out what fp buffers, parking; glibc's fflush (real) where fp is
+ * not writing as putting() wants (an input stream's sync, say), or
+ * nothing if real is NULL. */
+static int flush(FILE *fp, bool locking, int (*real)(FILE *))
+{
+    if (!may_park(fp))
+        return real != NULL ? real(fp) : 0;
+    cap__stdio_lock(fp, locking);
+    if (!putting(fp)) {
+        cap__stdio_unlock(fp, locking);
+        return real != NULL ? real(fp) : 0;
+    }
+    if (fp->_IO_write_ptr == fp->_IO_write_base) {
+        cap__stdio_unlock(fp, locking);
+        return 0;
+    }
+    cap__stdio_unlock(fp, locking);
+    struct cap__stdio_hold h;
+    cap__stdio_turn_begin(fp, &h);
+    cap__stdio_lock(fp, locking);
+    int r = 0;
+    if (putting(fp)) {
+        bool failed;
+        put_in_turn(fp, NULL, 0, 0, locking, true, &failed);
+        r = failed ? EOF : 0;
+    } else {
+        r = CAP__REAL(fflush_unlocked)(fp);
+    }
+    cap__stdio_unlock(fp, locking);
+    cap__stdio_turn_end(&h);
+    return r;
+}
+
+int cap__stdio_flush_before_close(FILE *fp)
+{
+    return fp != NULL ? flush(fp, locks(fp), NULL) : 0; /* else glibc's fclose flushes */
+}
+
+int fflush(FILE *fp)
+{
+    if (fp == NULL) {
+        /* Every stream: stdout and stderr here, the others glibc's. */
+        int r = flush(stdout, locks(stdout), CAP__REAL(fflush));
+        if (flush(stderr, locks(stderr), CAP__REAL(fflush)) != 0)
+            r = EOF;
+        return CAP__REAL(fflush)(NULL) != 0 ? EOF : r;
+    }
+    return flush(fp, locks(fp), CAP__REAL(fflush));
+}
+
+int fflush_unlocked(FILE *fp)
+{
+    if (fp == NULL)
+        return fflush(NULL);
+    return flush(fp, false, CAP__REAL(fflush_unlocked));
+}
