@@ -3,8 +3,8 @@
  * stdio input on a user thread: fgets, getline/getdelim, fread, fgetc,
  * getc, getchar (and their _unlocked and _FORTIFY_SOURCE names, and
  * __uflow, which the getc_unlocked macro calls when the buffer is empty),
- * and the scanf family, on a stream over a pipe, FIFO, socket or
- * terminal.
+ * on a stream over a pipe, FIFO, socket or terminal; and the refill the
+ * scanf family (scanf.c) reads through.
  *
  * glibc refills a stream's buffer through its internal read, which no
  * interposition sees, so such a call blocked its worker (and every thread
@@ -16,9 +16,7 @@
  * not block. fgets, getdelim and fread are made here from the stream's
  * buffer (its public read pointers) and __uflow, one refill at a time, so
  * a line or a block that arrives in pieces parks between the pieces. The
- * one-character calls and the scanf family wait only before they start
- * (scanf's later refills, inside glibc, still block the worker: a number
- * split across two writes).
+ * one-character calls wait before glibc's call.
  *
  * Invariants:
  *  - each call is atomic with respect to the other wrapped calls on the
@@ -79,7 +77,7 @@ extern int __uflow(FILE *fp);
 /* Whether fp holds unread input. After an ungetc that did not fit the
  * buffer, glibc reads from a backup area and keeps the main area's unread
  * part in _IO_save_base.._IO_save_end until it switches back. */
-static bool buffered(const FILE *fp)
+bool cap__stdio_buffered(const FILE *fp)
 {
     if (fp->_IO_read_ptr < fp->_IO_read_end)
         return true;
@@ -88,7 +86,7 @@ static bool buffered(const FILE *fp)
 
 /* Whether fp's next refill may park the caller instead of blocking its
  * worker (see the top of the file). The caller holds no lock of fp. */
-static bool may_wait(FILE *fp)
+bool cap__stdio_may_read(FILE *fp)
 {
     if (fp != NULL && (fp->_flags & (_IO_EOF_SEEN | CAP__IOF_NO_READS)))
         return false;
@@ -150,9 +148,9 @@ static void unlock(FILE *fp, bool locking)
 
 /* Refills fp, waiting first if nothing is there; returns its next
  * character (consumed), or EOF. Called with fp locked (if locking). */
-static int refill(FILE *fp, bool locking)
+int cap__stdio_refill(FILE *fp, bool locking)
 {
-    if (!buffered(fp)) {
+    if (!cap__stdio_buffered(fp)) {
         unlock(fp, locking);
         int rc = wait_input(fp);
         lock(fp, locking);
@@ -175,7 +173,7 @@ static char *fgets_here(char *s, int n, FILE *fp, bool locking)
     bool ended = false;
     while (got < room && !ended) {
         if (fp->_IO_read_ptr >= fp->_IO_read_end) {
-            int c = refill(fp, locking);
+            int c = cap__stdio_refill(fp, locking);
             if (c == EOF)
                 break;
             s[got++] = (char)c;
@@ -226,7 +224,7 @@ static bool fgets_buffered(char *s, int n, FILE *fp, bool locking)
 
 char *fgets(char *s, int n, FILE *fp)
 {
-    if (n <= 1 || !may_wait(fp))
+    if (n <= 1 || !cap__stdio_may_read(fp))
         return CAP__REAL(fgets)(s, n, fp);
     if (fgets_buffered(s, n, fp, !(fp->_flags & _IO_USER_LOCK)))
         return s;
@@ -239,7 +237,7 @@ char *fgets(char *s, int n, FILE *fp)
 
 char *fgets_unlocked(char *s, int n, FILE *fp)
 {
-    if (n <= 1 || !may_wait(fp))
+    if (n <= 1 || !cap__stdio_may_read(fp))
         return CAP__REAL(fgets_unlocked)(s, n, fp);
     if (fgets_buffered(s, n, fp, false))
         return s;
@@ -302,7 +300,7 @@ static ssize_t getdelim_here(char **line, size_t *cap, int delim, FILE *fp)
     bool ended = false, failed = false;
     while (!ended) {
         if (fp->_IO_read_ptr >= fp->_IO_read_end) {
-            int c = refill(fp, locking);
+            int c = cap__stdio_refill(fp, locking);
             if (c == EOF)
                 break;
             if (!grow(line, cap, got + 2)) {
@@ -369,7 +367,7 @@ static ssize_t getdelim_buffered(char **line, size_t *cap, int delim, FILE *fp)
 
 ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
 {
-    if (line == NULL || cap == NULL || !may_wait(fp))
+    if (line == NULL || cap == NULL || !cap__stdio_may_read(fp))
         return CAP__REAL(getdelim)(line, cap, delim, fp);
     ssize_t r = getdelim_buffered(line, cap, delim, fp);
     if (r != -2)
@@ -438,7 +436,7 @@ static size_t fread_here(void *p, size_t size, size_t n, FILE *fp, bool locking)
             continue;
         }
         if (fp->_IO_read_ptr >= fp->_IO_read_end) {
-            int c = refill(fp, locking);
+            int c = cap__stdio_refill(fp, locking);
             if (c == EOF)
                 break;
             ((char *)p)[got++] = (char)c;
@@ -463,7 +461,7 @@ static bool too_big(size_t size, size_t n)
 
 size_t fread(void *p, size_t size, size_t n, FILE *fp)
 {
-    if (size == 0 || n == 0 || too_big(size, n) || !may_wait(fp))
+    if (size == 0 || n == 0 || too_big(size, n) || !cap__stdio_may_read(fp))
         return CAP__REAL(fread)(p, size, n, fp);
     if (fread_buffered(p, size * n, fp, !(fp->_flags & _IO_USER_LOCK)))
         return n;
@@ -476,7 +474,7 @@ size_t fread(void *p, size_t size, size_t n, FILE *fp)
 
 size_t fread_unlocked(void *p, size_t size, size_t n, FILE *fp)
 {
-    if (size == 0 || n == 0 || too_big(size, n) || !may_wait(fp))
+    if (size == 0 || n == 0 || too_big(size, n) || !cap__stdio_may_read(fp))
         return CAP__REAL(fread_unlocked)(p, size, n, fp);
     if (fread_buffered(p, size * n, fp, false))
         return n;
@@ -501,7 +499,7 @@ size_t __fread_unlocked_chk(void *p, size_t room, size_t size, size_t n, FILE *f
     return fread_unlocked(p, size, n, fp);
 }
 
-/* ---- one character, and scanf: a wait before the call ------------------ */
+/* ---- one character: a wait before the call ------------------------------ */
 
 /* A one-character call (real: glibc's, on fp). A character in fp's buffer
  * is taken under fp's lock, without a turn (a call waiting mid-way leaves
@@ -509,7 +507,7 @@ size_t __fread_unlocked_chk(void *p, size_t room, size_t size, size_t n, FILE *f
  * glibc's call. */
 static int char_call(FILE *fp, bool locking, int (*real)(FILE *))
 {
-    if (!may_wait(fp))
+    if (!cap__stdio_may_read(fp))
         return real(fp);
     lock(fp, locking);
     if (fp->_IO_read_ptr < fp->_IO_read_end) {
@@ -520,7 +518,7 @@ static int char_call(FILE *fp, bool locking, int (*real)(FILE *))
     unlock(fp, locking);
     struct cap__stdio_hold h;
     cap__stdio_turn_begin(fp, &h);
-    int c = buffered(fp) || wait_input(fp) == 0 ? real(fp) : EOF;
+    int c = cap__stdio_buffered(fp) || wait_input(fp) == 0 ? real(fp) : EOF;
     cap__stdio_turn_end(&h);
     return c;
 }
@@ -562,91 +560,4 @@ int getchar_unlocked(void)
 int __uflow(FILE *fp)
 {
     return char_call(fp, fp != NULL && !(fp->_flags & _IO_USER_LOCK), CAP__REAL(__uflow));
-}
-
-/* <stdio.h> maps the C names to the C99 ones (__isoc99_*, what a
- * program built in C99 mode or later calls); the plain names, what older
- * binaries call, are defined under labels of their own. */
-int plain_vfscanf(FILE *fp, const char *fmt, va_list ap) __asm__("vfscanf");
-int plain_vscanf(const char *fmt, va_list ap) __asm__("vscanf");
-int plain_fscanf(FILE *fp, const char *fmt, ...) __asm__("fscanf");
-int plain_scanf(const char *fmt, ...) __asm__("scanf");
-extern int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap);
-extern int __isoc99_vscanf(const char *fmt, va_list ap);
-extern int __isoc99_fscanf(FILE *fp, const char *fmt, ...);
-extern int __isoc99_scanf(const char *fmt, ...);
-
-/* glibc's vfscanf under its plain name or its C99 one, looked up once. */
-static int scan(bool c99, FILE *fp, const char *fmt, va_list ap)
-{
-    typedef int (*scanner)(FILE *, const char *, va_list);
-    static scanner real[2];
-    scanner f = __atomic_load_n(&real[c99], __ATOMIC_RELAXED);
-    if (f == NULL) {
-        f = (scanner)cap__real_sym(c99 ? "__isoc99_vfscanf" : "vfscanf");
-        __atomic_store_n(&real[c99], f, __ATOMIC_RELAXED);
-    }
-    if (!may_wait(fp))
-        return f(fp, fmt, ap);
-    struct cap__stdio_hold h;
-    cap__stdio_turn_begin(fp, &h);
-    int r = buffered(fp) || wait_input(fp) == 0 ? f(fp, fmt, ap) : EOF;
-    cap__stdio_turn_end(&h);
-    return r;
-}
-
-int plain_vfscanf(FILE *fp, const char *fmt, va_list ap)
-{
-    return scan(false, fp, fmt, ap);
-}
-
-int plain_vscanf(const char *fmt, va_list ap)
-{
-    return plain_vfscanf(stdin, fmt, ap);
-}
-
-int plain_fscanf(FILE *fp, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int r = plain_vfscanf(fp, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-int plain_scanf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int r = plain_vfscanf(stdin, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap)
-{
-    return scan(true, fp, fmt, ap);
-}
-
-int __isoc99_vscanf(const char *fmt, va_list ap)
-{
-    return __isoc99_vfscanf(stdin, fmt, ap);
-}
-
-int __isoc99_fscanf(FILE *fp, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int r = __isoc99_vfscanf(fp, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-int __isoc99_scanf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int r = __isoc99_vfscanf(stdin, fmt, ap);
-    va_end(ap);
-    return r;
 }

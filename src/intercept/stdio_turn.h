@@ -57,6 +57,16 @@ void cap__stdio_turn_end(struct cap__stdio_hold *h);
  * its calls: the call is then glibc's). The caller holds no lock of fp. */
 bool cap__stdio_may_park(FILE *fp);
 
+/* Input (stdin.c), for the scanf family (scanf.c): whether a read of fp
+ * may park (cap__stdio_may_park, and fp not at EOF or write-only);
+ * whether fp holds unread input; and fp's refill, parking first if
+ * nothing is there: the next character (consumed) or EOF (fp's EOF or
+ * error flag set, errno EINTR after a handler without SA_RESTART), called
+ * with fp locked (if locking) and released around the wait. */
+bool cap__stdio_may_read(FILE *fp);
+bool cap__stdio_buffered(const FILE *fp);
+int cap__stdio_refill(FILE *fp, bool locking);
+
 /* fp's lock, if it uses one (locking: not _IO_USER_LOCK and not an
  * _unlocked call). */
 static inline void cap__stdio_lock(FILE *fp, bool locking)

@@ -9,6 +9,11 @@
  *  - fgetc, getc, getc_unlocked (with optimisation the macro, whose
  *    refill is __uflow), getchar and scanf (on stdin) wait for their
  *    input;
+ *  - fscanf in the usual loop (each call after the first starts with only
+ *    a newline buffered) and on numbers and words split across writes
+ *    waits for what each conversion needs, and leaves what it read ahead
+ *    or pushed back to the next call (fgets, fgetc); 30,000 numbers in
+ *    writes that cut lines anywhere all arrive, in order;
  *  - EOF once the writer closes (feof, not ferror);
  *  - a signal sent to the reader with a handler without SA_RESTART ends
  *    fgets with NULL, ferror and EINTR (as glibc's read would), and the
@@ -215,6 +220,93 @@ static void stdin_calls(void)
     join(t);
 }
 
+/* ---- scanf: input a conversion needs after it started --------------------- */
+
+enum { NUMBERS = 30000 };
+
+/* 1..NUMBERS, one per line, in writes of 1-700 bytes that cut lines
+ * anywhere. */
+static void *number_writer(void *arg)
+{
+    (void)arg;
+    static char text[NUMBERS * 7];
+    size_t len = 0;
+    for (int i = 1; i <= NUMBERS; i++)
+        len += (size_t)sprintf(text + len, "%d\n", i);
+    for (size_t at = 0, k = 0; at < len; k++) {
+        size_t n = (k * 7919) % 700 + 1;
+        if (n > len - at)
+            n = len - at;
+        CHECK_EQ(write(wfd, text + at, n), (ssize_t)n);
+        at += n;
+        if (k % 4 == 0)
+            cap_yield(); /* the reader often finds a line cut short */
+    }
+    CHECK_EQ(close(wfd), 0);
+    return NULL;
+}
+
+static void scanf_parks_throughout(void)
+{
+    /* The usual loop: each call after the first starts with only the
+     * previous line's newline in the buffer. */
+    FILE *in = open_pipe_stream();
+    struct pieces p = { { "1\n", "20\n", "300\n", NULL }, true };
+    cap_thread_t t = feed(&p);
+    int x, sum = 0, calls = 0;
+    while (fscanf(in, "%d", &x) == 1) {
+        sum += x;
+        calls++;
+    }
+    CHECK_EQ(sum, 321);
+    CHECK_EQ(calls, 3);
+    CHECK(feof(in));
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+
+    /* Many numbers, lines cut anywhere: every one, in order (what a
+     * call reads ahead goes back to the stream for the next). */
+    in = open_pipe_stream();
+    t = spawn(number_writer, NULL);
+    int want = 1;
+    while (fscanf(in, "%d", &x) == 1)
+        CHECK_EQ(x, want++);
+    CHECK_EQ(want, NUMBERS + 1);
+    CHECK(feof(in));
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+
+    /* Numbers and a string split across writes; what scanf read ahead
+     * and pushed back is the stream's again: fgets sees it, and %n
+     * counts as glibc does. */
+    in = open_pipe_stream();
+    struct pieces q = { { "4", "5 6", "7 wo", "rd tail\n" }, true };
+    t = feed(&q);
+    int a = 0, b = 0, n = 0;
+    char word[16];
+    CHECK_EQ(fscanf(in, "%d %d %15s%n", &a, &b, word, &n), 3);
+    CHECK_EQ(a, 45);
+    CHECK_EQ(b, 67);
+    CHECK_EQ(strcmp(word, "word"), 0);
+    CHECK_EQ(n, 10);
+    char rest[16];
+    CHECK(fgets(rest, sizeof rest, in) == rest);
+    CHECK_EQ(strcmp(rest, " tail\n"), 0);
+    CHECK(fgets(rest, sizeof rest, in) == NULL);
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+
+    /* A matching failure: the character that failed stays unread. */
+    in = open_pipe_stream();
+    struct pieces r = { { "12", "x\n", NULL }, true };
+    t = feed(&r);
+    CHECK_EQ(fscanf(in, "%d%d", &a, &b), 1);
+    CHECK_EQ(a, 12);
+    CHECK_EQ(fgetc(in), 'x');
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+}
+
 /* ---- signals -------------------------------------------------------------- */
 
 static atomic_int usr1_runs, usr2_runs, reading, got_line;
@@ -410,5 +502,6 @@ int main(void)
     cancelled_wait();
     shared_stream_lines();
     stdin_calls();
+    scanf_parks_throughout();
     return 0;
 }

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The scanf family on a user thread (vfscanf, vscanf, fscanf, scanf and
+ * their C99 names __isoc99_*), on a stream over a pipe, FIFO, socket or
+ * terminal: the thread parks for input instead of blocking its worker,
+ * also for input a conversion needs after it started.
+ *
+ * glibc's vfscanf refills the stream through its internal calls, which
+ * no wrapper sees. So, unless the stream's buffer already holds a whole
+ * line with something in it (what scanf mostly reads; glibc's call then
+ * runs on the stream itself, fast), glibc's vfscanf runs on a private
+ * cookie stream (fopencookie) whose reads take the bytes of the real
+ * stream's buffer and refill it through the parking refill (stdin.c). When
+ * it ends, the bytes the private stream holds unread (its read-ahead, and
+ * the character scanf pushed back) are given back to the real stream, so
+ * the next call sees them as glibc would have left them.
+ *
+ * Invariants:
+ *  - every call holds the stream's turn (stdio_turn.h), so a call is
+ *    atomic among the wrapped calls on the stream, though it waits;
+ *  - the real stream's lock is held only inside the private stream's
+ *    read, never across a park (the private stream takes no lock);
+ *  - the bytes the private stream holds are a suffix of the bytes its
+ *    reads took, all from the real stream's current buffer area, which
+ *    still holds them in place: giving them back moves the read pointer
+ *    back (else, as a fallback, glibc's ungetc).
+ * A format that reads past the end of a line the buffer already holds
+ * ("%d%d" on "1\n" when "2" is not written yet) still blocks the worker
+ * for the rest, on the fast path.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdio_ext.h>
+#include <string.h>
+
+#include "intercept/intercept.h"
+#include "intercept/stdio_turn.h"
+
+extern int __uflow(FILE *fp);
+
+/* <stdio.h> maps the C names to the C99 ones (__isoc99_*, what a
+ * program built in C99 mode or later calls); the plain names, what older
+ * binaries call, are defined under labels of their own. */
+int plain_vfscanf(FILE *fp, const char *fmt, va_list ap) __asm__("vfscanf");
+int plain_vscanf(const char *fmt, va_list ap) __asm__("vscanf");
+int plain_fscanf(FILE *fp, const char *fmt, ...) __asm__("fscanf");
+int plain_scanf(const char *fmt, ...) __asm__("scanf");
+extern int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap);
+extern int __isoc99_vscanf(const char *fmt, va_list ap);
+extern int __isoc99_fscanf(FILE *fp, const char *fmt, ...);
+extern int __isoc99_scanf(const char *fmt, ...);
+
+enum { SOURCE_BUF = 256 }; /* the private stream's buffer: what may be given back */
+
+/* glibc's vfscanf under its plain name or its C99 one, looked up once. */
+typedef int (*scanner)(FILE *, const char *, va_list);
+
+static scanner glibc_scanner(bool c99)
+{
+    static scanner real[2];
+    scanner f = __atomic_load_n(&real[c99], __ATOMIC_RELAXED);
+    if (f == NULL) {
+        f = (scanner)cap__real_sym(c99 ? "__isoc99_vfscanf" : "vfscanf");
+        __atomic_store_n(&real[c99], f, __ATOMIC_RELAXED);
+    }
+    return f;
+}
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* Whether fp's buffer holds something other than white space followed by
+ * a newline: a line scanf will mostly read without a refill. */
+static bool line_ahead(FILE *fp, bool locking)
+{
+    cap__stdio_lock(fp, locking);
+    bool ahead = false;
+    if (!(fp->_flags & CAP__IOF_IN_BACKUP)) {
+        const char *p = fp->_IO_read_ptr, *end = fp->_IO_read_end;
+        while (p < end && is_blank(*p) && *p != '\n')
+            p++;
+        while (p < end && *p == '\n') /* blank lines: scanf skips them too, mostly */
+            p++;
+        ahead = p < end && memchr(p, '\n', (size_t)(end - p)) != NULL;
+    }
+    cap__stdio_unlock(fp, locking);
+    return ahead;
+}
+
+struct source {
+    FILE *fp;
+    bool locking;
+};
+
+/* The private stream's read: what fp's buffer holds (refilled first,
+ * parking, if empty). 0 at EOF; -1 with errno on an error (EINTR from a
+ * handler without SA_RESTART: fp's error flag is set too). */
+static ssize_t source_read(void *cookie, char *buf, size_t n)
+{
+    struct source *src = cookie;
+    FILE *fp = src->fp;
+    cap__stdio_lock(fp, src->locking);
+    ssize_t r;
+    if (fp->_IO_read_ptr >= fp->_IO_read_end) {
+        int c = cap__stdio_refill(fp, src->locking);
+        if (c == EOF) {
+            r = (fp->_flags & _IO_ERR_SEEN) ? -1 : 0;
+            cap__stdio_unlock(fp, src->locking);
+            return r;
+        }
+        if (fp->_IO_read_ptr > fp->_IO_read_base &&
+            (unsigned char)fp->_IO_read_ptr[-1] == (unsigned char)c) {
+            fp->_IO_read_ptr--; /* in place, just behind the read pointer: from there */
+        } else {
+            buf[0] = (char)c; /* (never seen) */
+            cap__stdio_unlock(fp, src->locking);
+            return 1;
+        }
+    }
+    size_t have = (size_t)(fp->_IO_read_end - fp->_IO_read_ptr);
+    size_t take = have < n ? have : n;
+    if (take > SOURCE_BUF)
+        take = SOURCE_BUF; /* (n is the buffer's size) */
+    memcpy(buf, fp->_IO_read_ptr, take);
+    fp->_IO_read_ptr += take;
+    cap__stdio_unlock(fp, src->locking);
+    return (ssize_t)take;
+}
+
+/* Gives the n bytes at p, which the private stream did not use, back to
+ * fp: they are the last n its reads took. Called with fp locked. */
+static void give_back(FILE *fp, const char *p, size_t n)
+{
+    if ((size_t)(fp->_IO_read_ptr - fp->_IO_read_base) >= n &&
+        memcmp(fp->_IO_read_ptr - n, p, n) == 0) {
+        fp->_IO_read_ptr -= n;
+        return;
+    }
+    while (n > 0) /* not in place (never seen): glibc's push-back area */
+        ungetc((unsigned char)p[--n], fp);
+}
+
+/* glibc's vfscanf on a private stream reading fp (see the top). -2 if
+ * the private stream could not be made. */
+static int scan_parked(scanner f, FILE *fp, bool locking, const char *fmt, va_list ap)
+{
+    struct source src = { fp, locking };
+    FILE *priv = fopencookie(&src, "r", (cookie_io_functions_t){ .read = source_read });
+    if (priv == NULL)
+        return -2;
+    __fsetlocking(priv, FSETLOCKING_BYCALLER);
+    char buf[SOURCE_BUF]; /* (glibc ignores a size given without a buffer) */
+    if (setvbuf(priv, buf, _IOFBF, sizeof buf) != 0) {
+        CAP__REAL(fclose)(priv);
+        return -2;
+    }
+    int r = f(priv, fmt, ap), err = errno;
+    /* What priv holds unread: its read-ahead, and the character scanf
+     * pushed back (in place, or in priv's own push-back area). */
+    char left[2 * SOURCE_BUF]; /* its buffer, and a push-back area scanf fills with one */
+    size_t n = 0;
+    while (n < sizeof left && cap__stdio_buffered(priv))
+        left[n++] = (char)(priv->_IO_read_ptr < priv->_IO_read_end
+                               ? (unsigned char)*priv->_IO_read_ptr++
+                               : CAP__REAL(__uflow)(priv)); /* back to its main area */
+    cap__stdio_lock(fp, locking);
+    give_back(fp, left, n);
+    cap__stdio_unlock(fp, locking);
+    CAP__REAL(fclose)(priv);
+    errno = err;
+    return r;
+}
+
+static int scan(bool c99, FILE *fp, const char *fmt, va_list ap)
+{
+    scanner f = glibc_scanner(c99);
+    if (!cap__stdio_may_read(fp))
+        return f(fp, fmt, ap);
+    bool locking = !(fp->_flags & _IO_USER_LOCK);
+    struct cap__stdio_hold h;
+    cap__stdio_turn_begin(fp, &h);
+    int r = -2;
+    if (!line_ahead(fp, locking))
+        r = scan_parked(f, fp, locking, fmt, ap);
+    if (r == -2)
+        r = f(fp, fmt, ap); /* a line is there (or no memory for the private stream) */
+    cap__stdio_turn_end(&h);
+    return r;
+}
+
+int plain_vfscanf(FILE *fp, const char *fmt, va_list ap)
+{
+    return scan(false, fp, fmt, ap);
+}
+
+int plain_vscanf(const char *fmt, va_list ap)
+{
+    return plain_vfscanf(stdin, fmt, ap);
+}
+
+int plain_fscanf(FILE *fp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = plain_vfscanf(fp, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int plain_scanf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = plain_vfscanf(stdin, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap)
+{
+    return scan(true, fp, fmt, ap);
+}
+
+int __isoc99_vscanf(const char *fmt, va_list ap)
+{
+    return __isoc99_vfscanf(stdin, fmt, ap);
+}
+
+int __isoc99_fscanf(FILE *fp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = __isoc99_vfscanf(fp, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int __isoc99_scanf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = __isoc99_vfscanf(stdin, fmt, ap);
+    va_end(ap);
+    return r;
+}
