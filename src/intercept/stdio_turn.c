@@ -125,12 +125,12 @@ void cap__stream_turn_forget(FILE *fp)
 
 void cap__stream_turns_forked(void)
 {
-    /* Every call in the table was a lost thread's (a fork is not made
-     * from inside one), and the lock may have been held by one: the
-     * entries are dropped (leaked: their mutexes may be held). */
+    /* Every call in a turn was a lost thread's (a fork is not made from
+     * inside one): each turn starts free again, with no waiters. */
     table_lock = (cap__spin)CAP__SPIN_INIT;
     for (int i = 0; i < NBUCKETS; i++)
-        table[i] = NULL;
+        for (struct cap__stdio_turn *t = table[i]; t != NULL; t = t->next)
+            cap_mutex_init(&t->m, NULL);
 }
 
 /* ---- whether a call may wait here -------------------------------------- */
