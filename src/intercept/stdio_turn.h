@@ -67,6 +67,12 @@ bool cap__stdio_may_read(FILE *fp);
 bool cap__stdio_buffered(const FILE *fp);
 int cap__stdio_refill(FILE *fp, bool locking);
 
+/* Output (stdout.c), for the error reporters (report.c): whether output
+ * on fp may park, and n bytes put on fp as one call (0, or EOF with fp's
+ * error flag and errno set). */
+bool cap__stdio_may_put(FILE *fp);
+int cap__stdio_put(FILE *fp, const char *text, size_t n);
+
 /* fp's lock, if it uses one (locking: not _IO_USER_LOCK and not an
  * _unlocked call). */
 static inline void cap__stdio_lock(FILE *fp, bool locking)

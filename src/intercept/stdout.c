@@ -38,8 +38,9 @@
  * area, a known file offset). A cancel that acts while the write waits
  * ends the call: its bytes and the ones it took out of the buffer are
  * lost (glibc would keep the buffered ones).
- * Not wrapped: perror, psignal, the err/warn family, the wide-character
- * calls, and fflush(NULL)'s streams other than stdout and stderr.
+ * perror and the err/warn family are in report.c. Not wrapped: psignal,
+ * error(3), the wide-character calls, and fflush(NULL)'s streams other
+ * than stdout and stderr.
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
@@ -516,6 +517,19 @@ int __printf_chk(int flag, const char *fmt, ...)
     int n = __vfprintf_chk(stdout, flag, fmt, ap);
     va_end(ap);
     return n;
+}
+
+/* ---- for the error reporters (report.c) --------------------------------- */
+
+bool cap__stdio_may_put(FILE *fp)
+{
+    return may_park(fp);
+}
+
+int cap__stdio_put(FILE *fp, const char *text, size_t n)
+{
+    struct iovec v = { (void *)text, n };
+    return put(fp, &v, 1, n, locks(fp)) == n ? 0 : EOF;
 }
 
 /* ---- fflush ------------------------------------------------------------- */

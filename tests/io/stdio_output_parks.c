@@ -7,6 +7,8 @@
  *    included), fputc, putc and putc_unlocked, and on stdout printf, puts
  *    and putchar, arrive byte-exact and in order, a megabyte of them
  *    through a 64 KiB pipe;
+ *  - perror, warn and warnx (and errx, in a child) to stderr made a full
+ *    pipe: glibc's text, errno kept;
  *  - a line-buffered stream writes through a call's last newline and
  *    keeps what follows buffered; an unbuffered one writes every call at
  *    once (glibc's behaviour, kept);
@@ -22,6 +24,7 @@
  *    fprintf, fputs and fwrite while a slow reader drains it: every line
  *    arrives whole, exactly once, each thread's in its order (each call
  *    is atomic, as POSIX wants of stdio, though it waits in between). */
+#include <err.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -29,6 +32,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "fork_util.h"
 #include "io/io_util.h"
 
 static int rfd; /* the pipe's read end, for the drainers */
@@ -155,6 +159,69 @@ static void on_stdout(void)
     CHECK_EQ(memcmp(d.got, expect, expect_len), 0);
     free(d.got);
     CHECK_EQ(close(rfd), 0);
+}
+
+/* ---- the error reporters, on stderr made a full pipe -------------------- */
+
+static int errx_child(void)
+{
+    errx(3, "bye %d", 5);
+}
+
+static void reporters(void)
+{
+    CHECK_EQ(fflush(stderr), 0);
+    int saved = dup(2);
+    CHECK_GE(saved, 0);
+    int p[2];
+    CHECK_EQ(pipe(p), 0);
+    rfd = p[0];
+    CHECK_EQ(dup2(p[1], 2), 2);
+    CHECK_EQ(close(p[1]), 0);
+    expect_len = 0;
+    int size = fcntl(2, F_GETPIPE_SZ);
+    CHECK_GT(size, 0);
+    char *fill = calloc(1, (size_t)size);
+    CHECK(fill != NULL);
+    CHECK_EQ(write(2, fill, (size_t)size), size); /* full: the first report waits */
+    expect_add(fill, (size_t)size);
+    free(fill);
+    struct drain d = { 0, NULL };
+    cap_thread_t t = spawn(drainer, &d);
+    errno = ENOENT;
+    perror("open x");
+    CHECK_EQ(errno, ENOENT);
+    expect_add("open x: No such file or directory\n", 34);
+    errno = EACCES;
+    warn("file %d", 7);
+    CHECK_EQ(errno, EACCES);
+    expect_add("stdio_output_parks: file 7: Permission denied\n", 46);
+    warnx("plain %s", "text");
+    expect_add("stdio_output_parks: plain text\n", 31);
+    CHECK_EQ(dup2(saved, 2), 2); /* the pipe's last write end closes: EOF */
+    join(t);
+    CHECK_EQ(d.total, expect_len);
+    CHECK_EQ(memcmp(d.got, expect, expect_len), 0);
+    free(d.got);
+    CHECK_EQ(close(rfd), 0);
+
+    /* errx in a child, its stderr a pipe of its own: the text and the
+     * status (a sanitizer may add lines of its own at the child's exit). */
+    CHECK_EQ(pipe(p), 0);
+    CHECK_EQ(dup2(p[1], 2), 2);
+    CHECK_EQ(close(p[1]), 0);
+    pid_t pid = fork_child(errx_child);
+    CHECK_EQ(dup2(saved, 2), 2);
+    CHECK_EQ(close(saved), 0);
+    static char out[4096];
+    size_t got = 0;
+    ssize_t r;
+    while ((r = read(p[0], out + got, sizeof out - 1 - got)) > 0)
+        got += (size_t)r;
+    out[got] = '\0';
+    CHECK_EQ(child_exit_status(pid), 3);
+    CHECK(strstr(out, "stdio_output_parks: bye 5\n") != NULL);
+    CHECK_EQ(close(p[0]), 0);
 }
 
 /* ---- buffering modes ---------------------------------------------------- */
@@ -449,6 +516,7 @@ int main(void)
 {
     megabyte();
     on_stdout();
+    reporters();
     buffering_modes();
     write_errors();
     signals();
