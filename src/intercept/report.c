@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The error reporters that write to stderr: perror, and the err/warn
- * family (warn, warnx, vwarn, vwarnx, err, errx, verr, verrx). glibc
+ * The error reporters that write to stderr: perror, the err/warn family
+ * (warn, warnx, vwarn, vwarnx, err, errx, verr, verrx) and error(3)
+ * (error, error_at_line). glibc
  * writes them through its internal calls, so on a full pipe they blocked
  * the worker; here, on a user thread, the message is made in memory and
  * written as one call through the stdio output path (stdout.c), which
- * parks. The text is glibc's: "prog: " (the short program name), the
- * caller's format, and for perror/warn/err ": " and strerror(errno),
- * then a newline.
+ * parks. The text is glibc's: "prog: " (the short program name; error(3)
+ * the full one, or what error_print_progname prints), error_at_line's
+ * "file:line: ", the caller's format, and for perror/warn/err (error(3):
+ * a nonzero errnum) ": " and the error's string, then a newline.
  *
  * Invariants:
  *  - errno on return is what it was on entry (the reporters are called
@@ -20,6 +22,8 @@
  */
 #include <err.h>
 #include <errno.h>
+#include <error.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,4 +176,112 @@ void perror(const char *s)
     }
     free(text);
     set_errno(err);
+}
+
+/* ---- error(3) ------------------------------------------------------------ */
+
+/* glibc flushes stdout first if its descriptor is open. */
+static void flush_stdout(void)
+{
+    int fd = fileno(stdout);
+    if (fd >= 0 && fcntl(fd, F_GETFL) >= 0)
+        fflush(stdout);
+}
+
+/* The report of error and error_at_line after the program name (where
+ * prefix, if any, is "file:line: "); exits if status is nonzero. */
+static void error_report(int status, int errnum, const char *prefix, const char *fmt,
+                         va_list ap)
+{
+    char *body = NULL, msg[128], reason[160] = "", *text = NULL;
+    if (vasprintf(&body, fmt, ap) < 0)
+        body = NULL;
+    if (errnum != 0)
+        snprintf(reason, sizeof reason, ": %s", strerror_r(errnum, msg, sizeof msg));
+    int n = asprintf(&text, "%s%s%s\n", prefix, body != NULL ? body : "", reason);
+    if (n >= 0)
+        cap__stdio_put(stderr, text, (size_t)n);
+    free(text);
+    free(body);
+    error_message_count++;
+    fflush(stderr);
+    if (status != 0)
+        exit(status);
+}
+
+/* The program's name, as error(3) prints it. */
+static void error_name(void)
+{
+    if (error_print_progname != NULL) {
+        error_print_progname();
+    } else {
+        size_t len = strlen(program_invocation_name);
+        char *text = malloc(len + 3);
+        if (text != NULL) {
+            memcpy(text, program_invocation_name, len);
+            memcpy(text + len, ": ", 3);
+            cap__stdio_put(stderr, text, len + 2);
+            free(text);
+        }
+    }
+}
+
+static bool error_here(void)
+{
+    return cap__stdio_may_put(stderr) && stderr->_mode <= 0;
+}
+
+void error(int status, int errnum, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (!error_here()) {
+        char *text = NULL; /* glibc's error has no va_list form: format here */
+        if (vasprintf(&text, fmt, ap) < 0)
+            text = NULL;
+        va_end(ap);
+        CAP__REAL(error)(status, errnum, "%s", text != NULL ? text : fmt);
+        free(text);
+        return;
+    }
+    flush_stdout();
+    error_name();
+    error_report(status, errnum, "", fmt, ap);
+    va_end(ap);
+}
+
+void error_at_line(int status, int errnum, const char *file, unsigned int line, const char *fmt,
+                   ...)
+{
+    static const char *last_file;
+    static unsigned int last_line;
+    if (error_one_per_line) {
+        if (line == last_line &&
+            (file == last_file || (file != NULL && last_file != NULL && strcmp(file, last_file) == 0)))
+            return; /* glibc: once per line */
+        last_file = file;
+        last_line = line;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    if (!error_here()) {
+        char *text = NULL;
+        if (vasprintf(&text, fmt, ap) < 0)
+            text = NULL;
+        va_end(ap);
+        int saved = error_one_per_line;
+        error_one_per_line = 0; /* checked above */
+        CAP__REAL(error_at_line)(status, errnum, file, line, "%s", text != NULL ? text : fmt);
+        error_one_per_line = saved;
+        free(text);
+        return;
+    }
+    flush_stdout();
+    error_name();
+    char *prefix = NULL;
+    if (file == NULL || asprintf(&prefix, "%s:%u: ", file, line) < 0)
+        prefix = NULL;
+    error_report(status, errnum, prefix != NULL ? prefix : " ", fmt, ap);
+    free(prefix); /* (not reached when error_report exits) */
+    va_end(ap);
 }

@@ -7,8 +7,9 @@
  *    included), fputc, putc and putc_unlocked, and on stdout printf, puts
  *    and putchar, arrive byte-exact and in order, a megabyte of them
  *    through a 64 KiB pipe;
- *  - perror, warn and warnx (and errx, in a child) to stderr made a full
- *    pipe: glibc's text, errno kept;
+ *  - perror, warn, warnx, error and error_at_line, each on stderr made
+ *    a full pipe: glibc's text, errno kept; errx in a child: its text and
+ *    exit status;
  *  - a line-buffered stream writes through a call's last newline and
  *    keeps what follows buffered; an unbuffered one writes every call at
  *    once (glibc's behaviour, kept);
@@ -25,6 +26,7 @@
  *    arrives whole, exactly once, each thread's in its order (each call
  *    is atomic, as POSIX wants of stdio, though it waits in between). */
 #include <err.h>
+#include <error.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -168,9 +170,11 @@ static int errx_child(void)
     errx(3, "bye %d", 5);
 }
 
-static void reporters(void)
+/* Makes stderr a full pipe drained by another thread (after a while),
+ * runs report, puts stderr back, and checks what came through: the
+ * fill, then expected. */
+static void report_on_full_pipe(void (*report)(void), const char *expected)
 {
-    CHECK_EQ(fflush(stderr), 0);
     int saved = dup(2);
     CHECK_GE(saved, 0);
     int p[2];
@@ -183,30 +187,70 @@ static void reporters(void)
     CHECK_GT(size, 0);
     char *fill = calloc(1, (size_t)size);
     CHECK(fill != NULL);
-    CHECK_EQ(write(2, fill, (size_t)size), size); /* full: the first report waits */
+    CHECK_EQ(write(2, fill, (size_t)size), size); /* full: the report waits */
     expect_add(fill, (size_t)size);
     free(fill);
+    expect_add(expected, strlen(expected));
     struct drain d = { 0, NULL };
     cap_thread_t t = spawn(drainer, &d);
-    errno = ENOENT;
-    perror("open x");
-    CHECK_EQ(errno, ENOENT);
-    expect_add("open x: No such file or directory\n", 34);
-    errno = EACCES;
-    warn("file %d", 7);
-    CHECK_EQ(errno, EACCES);
-    expect_add("stdio_output_parks: file 7: Permission denied\n", 46);
-    warnx("plain %s", "text");
-    expect_add("stdio_output_parks: plain text\n", 31);
+    report();
     CHECK_EQ(dup2(saved, 2), 2); /* the pipe's last write end closes: EOF */
+    CHECK_EQ(close(saved), 0);
     join(t);
     CHECK_EQ(d.total, expect_len);
     CHECK_EQ(memcmp(d.got, expect, expect_len), 0);
     free(d.got);
     CHECK_EQ(close(rfd), 0);
+}
+
+static void call_perror(void)
+{
+    errno = ENOENT;
+    perror("open x");
+    CHECK_EQ(errno, ENOENT);
+}
+
+static void call_warn(void)
+{
+    errno = EACCES;
+    warn("file %d", 7);
+    CHECK_EQ(errno, EACCES);
+}
+
+static void call_warnx(void)
+{
+    warnx("plain %s", "text");
+}
+
+static void call_error(void)
+{
+    error(0, EACCES, "e %d", 1);
+}
+
+static void call_error_at_line(void)
+{
+    error_at_line(0, 0, "f.c", 12, "at %s", "line");
+}
+
+static void reporters(void)
+{
+    CHECK_EQ(fflush(stderr), 0);
+    report_on_full_pipe(call_perror, "open x: No such file or directory\n");
+    report_on_full_pipe(call_warn, "stdio_output_parks: file 7: Permission denied\n");
+    report_on_full_pipe(call_warnx, "stdio_output_parks: plain text\n");
+    unsigned counted = error_message_count;
+    char line[512];
+    snprintf(line, sizeof line, "%s: e 1: Permission denied\n", program_invocation_name);
+    report_on_full_pipe(call_error, line);
+    snprintf(line, sizeof line, "%s: f.c:12: at line\n", program_invocation_name);
+    report_on_full_pipe(call_error_at_line, line);
+    CHECK_EQ(error_message_count, counted + 2);
 
     /* errx in a child, its stderr a pipe of its own: the text and the
      * status (a sanitizer may add lines of its own at the child's exit). */
+    int saved = dup(2);
+    CHECK_GE(saved, 0);
+    int p[2];
     CHECK_EQ(pipe(p), 0);
     CHECK_EQ(dup2(p[1], 2), 2);
     CHECK_EQ(close(p[1]), 0);
