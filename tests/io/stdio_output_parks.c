@@ -129,18 +129,51 @@ static void megabyte(void)
     CHECK_EQ(close(rfd), 0);
 }
 
-/* printf, puts and putchar on stdout, made a pipe for the while. */
-static void on_stdout(void)
+/* Makes descriptor fd the write end of a fresh pipe (rfd its read end);
+ * returns a duplicate of what fd was. */
+static int fd_to_pipe(int fd)
 {
-    CHECK_EQ(fflush(stdout), 0);
-    int saved = dup(1);
+    int saved = dup(fd);
     CHECK_GE(saved, 0);
     int p[2];
     CHECK_EQ(pipe(p), 0);
     rfd = p[0];
-    CHECK_EQ(dup2(p[1], 1), 1);
+    CHECK_EQ(dup2(p[1], fd), fd);
     CHECK_EQ(close(p[1]), 0);
     expect_len = 0;
+    return saved;
+}
+
+/* Puts saved back on fd (the pipe's last write end closes: EOF), waits
+ * for the drainer t and checks that it read what was expected. */
+static void fd_back_and_check(int fd, int saved, cap_thread_t t, struct drain *d)
+{
+    CHECK_EQ(dup2(saved, fd), fd);
+    CHECK_EQ(close(saved), 0);
+    join(t);
+    CHECK_EQ(d->total, expect_len);
+    CHECK_EQ(memcmp(d->got, expect, expect_len), 0);
+    free(d->got);
+    CHECK_EQ(close(rfd), 0);
+}
+
+/* Fills the pipe whose write end is fd (zeros); returns how many bytes. */
+static int fill_pipe(int fd)
+{
+    int size = fcntl(fd, F_GETPIPE_SZ);
+    CHECK_GT(size, 0);
+    char *fill = calloc(1, (size_t)size);
+    CHECK(fill != NULL);
+    CHECK_EQ(write(fd, fill, (size_t)size), size);
+    free(fill);
+    return size;
+}
+
+/* printf, puts and putchar on stdout, made a pipe for the while. */
+static void on_stdout(void)
+{
+    CHECK_EQ(fflush(stdout), 0);
+    int saved = fd_to_pipe(1);
     struct drain d = { 0, NULL };
     cap_thread_t t = spawn(drainer, &d);
     char line[64];
@@ -154,13 +187,7 @@ static void on_stdout(void)
         expect_add("!", 1);
     }
     CHECK_EQ(fflush(stdout), 0);
-    CHECK_EQ(dup2(saved, 1), 1); /* the pipe's last write end closes: EOF */
-    CHECK_EQ(close(saved), 0);
-    join(t);
-    CHECK_EQ(d.total, expect_len);
-    CHECK_EQ(memcmp(d.got, expect, expect_len), 0);
-    free(d.got);
-    CHECK_EQ(close(rfd), 0);
+    fd_back_and_check(1, saved, t, &d);
 }
 
 /* ---- the error reporters, on stderr made a full pipe -------------------- */
@@ -175,32 +202,15 @@ static int errx_child(void)
  * fill, then expected. */
 static void report_on_full_pipe(void (*report)(void), const char *expected)
 {
-    int saved = dup(2);
-    CHECK_GE(saved, 0);
-    int p[2];
-    CHECK_EQ(pipe(p), 0);
-    rfd = p[0];
-    CHECK_EQ(dup2(p[1], 2), 2);
-    CHECK_EQ(close(p[1]), 0);
-    expect_len = 0;
-    int size = fcntl(2, F_GETPIPE_SZ);
-    CHECK_GT(size, 0);
-    char *fill = calloc(1, (size_t)size);
-    CHECK(fill != NULL);
-    CHECK_EQ(write(2, fill, (size_t)size), size); /* full: the report waits */
-    expect_add(fill, (size_t)size);
-    free(fill);
+    int saved = fd_to_pipe(2);
+    int size = fill_pipe(2); /* full: the report waits */
+    static char zeros[1 << 20];
+    expect_add(zeros, (size_t)size);
     expect_add(expected, strlen(expected));
     struct drain d = { 0, NULL };
     cap_thread_t t = spawn(drainer, &d);
     report();
-    CHECK_EQ(dup2(saved, 2), 2); /* the pipe's last write end closes: EOF */
-    CHECK_EQ(close(saved), 0);
-    join(t);
-    CHECK_EQ(d.total, expect_len);
-    CHECK_EQ(memcmp(d.got, expect, expect_len), 0);
-    free(d.got);
-    CHECK_EQ(close(rfd), 0);
+    fd_back_and_check(2, saved, t, &d);
 }
 
 static void call_perror(void)
@@ -348,12 +358,7 @@ static int fill_size;
 static FILE *full_pipe_stream(void)
 {
     FILE *out = open_pipe_stream();
-    fill_size = fcntl(fileno(out), F_GETPIPE_SZ);
-    CHECK_GT(fill_size, 0);
-    char *fill = calloc(1, (size_t)fill_size);
-    CHECK(fill != NULL);
-    CHECK_EQ(write(fileno(out), fill, (size_t)fill_size), fill_size);
-    free(fill);
+    fill_size = fill_pipe(fileno(out));
     static char hundred[100];
     memset(hundred, 'h', sizeof hundred);
     CHECK_EQ(fwrite(hundred, 1, sizeof hundred, out), sizeof hundred);
