@@ -3,15 +3,29 @@
  * with it) gets user-level threads and intercepted I/O when the library
  * is preloaded: main runs as a user thread, and its read() of an empty
  * pipe parks it while a thread it created (found with dlsym) sleeps with
- * usleep() and writes. On CAP_WORKERS=1 a read() that was not
- * intercepted would block the only worker forever. */
+ * usleep() and writes; then its fprintf and fflush to a full pipe park it
+ * while another such thread drains the pipe. On CAP_WORKERS=1 a call that
+ * was not intercepted would block the only worker forever. */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static int p[2];
+static int p[2], q[2];
+static char drained[1 << 17];
+static size_t drained_len;
+
+static void *drainer(void *arg)
+{
+    (void)arg;
+    usleep(20000); /* main is parked on the full pipe by now */
+    ssize_t r;
+    while ((r = read(q[0], drained + drained_len, sizeof drained - drained_len)) > 0)
+        drained_len += (size_t)r;
+    return r == 0 ? NULL : (void *)1;
+}
 
 static void *writer(void *arg)
 {
@@ -46,6 +60,24 @@ int main(void)
     void *ret = (void *)1;
     if (join(t, &ret) != 0 || ret != NULL)
         return 1;
+
+    if (pipe(q) != 0)
+        return 1;
+    static char zeros[1 << 16];
+    int size = fcntl(q[1], F_GETPIPE_SZ);
+    if (size <= 0 || size > (int)sizeof zeros || write(q[1], zeros, (size_t)size) != size)
+        return 1; /* the pipe is full now */
+    FILE *out = fdopen(q[1], "w");
+    if (out == NULL || create(&t, NULL, drainer, NULL) != 0)
+        return 1;
+    if (fprintf(out, "stdio %s\n", "parks") != 12 || fclose(out) != 0)
+        return 1;
+    ret = (void *)1;
+    if (join(t, &ret) != 0 || ret != NULL || drained_len != (size_t)size + 12 ||
+        memcmp(drained + size, "stdio parks\n", 12) != 0) {
+        fprintf(stderr, "the pipe gave the wrong data\n");
+        return 1;
+    }
     puts("preload ok");
     return 0;
 }
