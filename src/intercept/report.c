@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The error reporters that write to stderr: perror, the err/warn family
- * (warn, warnx, vwarn, vwarnx, err, errx, verr, verrx) and error(3)
- * (error, error_at_line). glibc
- * writes them through its internal calls, so on a full pipe they blocked
- * the worker; here, on a user thread, the message is made in memory and
+ * The error reporters that write to stderr: perror, psignal, the err/warn
+ * family (warn, warnx, vwarn, vwarnx, err, errx, verr, verrx) and
+ * error(3) (error, error_at_line). glibc writes them through its internal
+ * calls, so on a full pipe they blocked the worker; here, on a user thread, the message is made in memory and
  * written as one call through the stdio output path (stdout.c), which
  * parks. The text is glibc's: "prog: " (the short program name; error(3)
  * the full one, or what error_print_progname prints), error_at_line's
@@ -18,12 +17,14 @@
  *    (which writes through a private stream on a duplicate of stderr's
  *    descriptor): the message goes straight to the descriptor through the
  *    write wrapper, past stderr's buffer; on a byte stream it is a call
- *    on stderr; on a wide one, or where output may not park, glibc's.
+ *    on stderr, as all the others are; on a wide one, or where output may
+ *    not park, glibc's.
  */
 #include <err.h>
 #include <errno.h>
 #include <error.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,28 +144,20 @@ void errx(int status, const char *fmt, ...)
     verrx(status, fmt, ap);
 }
 
-void perror(const char *s)
+/* perror's and psignal's message: "s: " (if s is not empty) then what,
+ * then a newline; straight to the descriptor if stderr has no
+ * orientation and straight (perror: see the top), else a call on it. */
+static void report_line(const char *s, const char *what, bool straight)
 {
-    int err = errno;
     FILE *fp = stderr;
-    if (!cap__stdio_may_put(fp) || fp->_mode > 0) {
-        CAP__REAL(perror)(s);
-        set_errno(err);
-        return;
-    }
-    char reason[128];
     char *text = NULL;
     int n = asprintf(&text, "%s%s%s\n", s != NULL && *s ? s : "", s != NULL && *s ? ": " : "",
-                     strerror_r(err, reason, sizeof reason));
-    if (n < 0) {
-        set_errno(err);
-        CAP__REAL(perror)(s);
-        set_errno(err);
+                     what);
+    if (n < 0)
         return;
-    }
-    if (fp->_mode < 0) {
+    if (fp->_mode < 0 || !straight) {
         cap__stdio_put(fp, text, (size_t)n);
-    } else { /* no orientation: straight to the descriptor, as glibc */
+    } else {
         for (size_t done = 0; done < (size_t)n;) {
             ssize_t r = write(fileno(fp), text + done, (size_t)n - done); /* the wrapper */
             if (r <= 0) {
@@ -175,6 +168,36 @@ void perror(const char *s)
         }
     }
     free(text);
+}
+
+void psignal(int sig, const char *s)
+{
+    int err = errno;
+    if (!cap__stdio_may_put(stderr) || stderr->_mode > 0) {
+        CAP__REAL(psignal)(sig, s);
+        set_errno(err);
+        return;
+    }
+    const char *desc = sigdescr_np(sig);
+    char unknown[48];
+    if (desc == NULL) {
+        snprintf(unknown, sizeof unknown, "Unknown signal %d", sig);
+        desc = unknown;
+    }
+    report_line(s, desc, false);
+    set_errno(err);
+}
+
+void perror(const char *s)
+{
+    int err = errno;
+    if (!cap__stdio_may_put(stderr) || stderr->_mode > 0) {
+        CAP__REAL(perror)(s);
+        set_errno(err);
+        return;
+    }
+    char reason[128];
+    report_line(s, strerror_r(err, reason, sizeof reason), true);
     set_errno(err);
 }
 

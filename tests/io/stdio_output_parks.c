@@ -7,9 +7,9 @@
  *    included), fputc, putc and putc_unlocked, and on stdout printf, puts
  *    and putchar, arrive byte-exact and in order, a megabyte of them
  *    through a 64 KiB pipe;
- *  - perror, warn, warnx, error and error_at_line, each on stderr made
- *    a full pipe: glibc's text, errno kept; errx in a child: its text and
- *    exit status;
+ *  - perror, psignal, warn, warnx, error and error_at_line, each on
+ *    stderr made a full pipe: glibc's text, errno kept; errx in a child:
+ *    its text and exit status;
  *  - a line-buffered stream writes through a call's last newline and
  *    keeps what follows buffered; an unbuffered one writes every call at
  *    once (glibc's behaviour, kept);
@@ -220,6 +220,11 @@ static void call_perror(void)
     CHECK_EQ(errno, ENOENT);
 }
 
+static void call_psignal(void)
+{
+    psignal(SIGUSR1, "got");
+}
+
 static void call_warn(void)
 {
     errno = EACCES;
@@ -246,6 +251,7 @@ static void reporters(void)
 {
     CHECK_EQ(fflush(stderr), 0);
     report_on_full_pipe(call_perror, "open x: No such file or directory\n");
+    report_on_full_pipe(call_psignal, "got: User defined signal 1\n");
     report_on_full_pipe(call_warn, "stdio_output_parks: file 7: Permission denied\n");
     report_on_full_pipe(call_warnx, "stdio_output_parks: plain text\n");
     unsigned counted = error_message_count;
