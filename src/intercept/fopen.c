@@ -83,7 +83,7 @@ FILE *fopen(const char *path, const char *mode)
     if (fp == NULL) {
         int err = errno;
         close(fd);
-        errno = err;
+        cap__ic_set_errno(err); /* (close may have yielded) */
     }
     return fp;
 }

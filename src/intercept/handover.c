@@ -81,7 +81,7 @@ pid_t fork(void)
         cap__atfork_child(&snap);
     else
         cap__atfork_parent(&snap);
-    errno = e;
+    cap__ic_set_errno(e); /* the fork handlers may have parked */
     return pid;
 }
 

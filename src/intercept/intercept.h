@@ -45,6 +45,12 @@
  * message if there is none. */
 void *cap__real_sym(const char *name);
 
+/* Sets errno, for a function that read or wrote it before it parked:
+ * glibc's __errno_location is declared const, so a compiler may keep the
+ * address it returned then, the errno of the worker the thread ran on
+ * before. Out of line (noipa), this asks again. */
+void cap__ic_set_errno(int e);
+
 /* A cached pointer to the next definition of fn, of fn's own type. */
 #define CAP__REAL(fn)                                                              \
     ({                                                                             \

@@ -5,6 +5,7 @@
  * sockets we made non-blocking.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,6 +21,11 @@ void *cap__real_sym(const char *name)
     if (p == NULL)
         cap__die("cannot find libc's %s: %s\n", name, dlerror());
     return p;
+}
+
+__attribute__((noipa)) void cap__ic_set_errno(int e)
+{
+    errno = e;
 }
 
 bool cap__ic_emulated(int fd)

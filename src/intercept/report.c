@@ -34,16 +34,6 @@
 #include "intercept/intercept.h"
 #include "intercept/stdio_turn.h"
 
-/* Sets errno from a function that read it before it parked: glibc's
- * __errno_location is declared const, so a compiler may keep the address
- * it returned then, the errno of the worker the thread ran on before. A
- * function of its own (noipa: not inlined nor analysed into its callers)
- * asks again. */
-__attribute__((noipa)) static void set_errno(int e)
-{
-    errno = e;
-}
-
 /* "prog: " + formatted text (if fmt) + ": " strerror(err) (if with_errno)
  * + newline, in a malloc'd string (NULL if memory ran out). */
 static char *compose(const char *fmt, va_list ap, bool with_errno, int err, size_t *len)
@@ -86,20 +76,20 @@ void vwarn(const char *fmt, va_list ap)
 {
     int err = errno;
     if (!report(fmt, ap, true, err)) {
-        set_errno(err);
+        cap__ic_set_errno(err);
         CAP__REAL(vwarn)(fmt, ap);
     }
-    set_errno(err);
+    cap__ic_set_errno(err);
 }
 
 void vwarnx(const char *fmt, va_list ap)
 {
     int err = errno;
     if (!report(fmt, ap, false, err)) {
-        set_errno(err);
+        cap__ic_set_errno(err);
         CAP__REAL(vwarnx)(fmt, ap);
     }
-    set_errno(err);
+    cap__ic_set_errno(err);
 }
 
 void warn(const char *fmt, ...)
@@ -175,7 +165,7 @@ void psignal(int sig, const char *s)
     int err = errno;
     if (!cap__stdio_may_put(stderr) || stderr->_mode > 0) {
         CAP__REAL(psignal)(sig, s);
-        set_errno(err);
+        cap__ic_set_errno(err);
         return;
     }
     const char *desc = sigdescr_np(sig);
@@ -185,7 +175,7 @@ void psignal(int sig, const char *s)
         desc = unknown;
     }
     report_line(s, desc, false);
-    set_errno(err);
+    cap__ic_set_errno(err);
 }
 
 void perror(const char *s)
@@ -193,12 +183,12 @@ void perror(const char *s)
     int err = errno;
     if (!cap__stdio_may_put(stderr) || stderr->_mode > 0) {
         CAP__REAL(perror)(s);
-        set_errno(err);
+        cap__ic_set_errno(err);
         return;
     }
     char reason[128];
     report_line(s, strerror_r(err, reason, sizeof reason), true);
-    set_errno(err);
+    cap__ic_set_errno(err);
 }
 
 /* ---- error(3) ------------------------------------------------------------ */

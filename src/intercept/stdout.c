@@ -253,7 +253,7 @@ static size_t put_in_turn(FILE *fp, const struct iovec *v, int nv, size_t total,
     if (err != 0) {
         *failed = true;
         fp->_flags |= _IO_ERR_SEEN;
-        errno = err;
+        cap__ic_set_errno(err); /* after a park (intercept.h) */
         return wrote > pending ? wrote - pending : 0;
     }
     if (keep > 0) { /* the buffer may hold other calls' bytes by now */
