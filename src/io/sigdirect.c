@@ -11,6 +11,17 @@
  * released and reused in that instant could get a stray bit), and
  * cleared by whoever delivers or takes it (an atomic fetch-and: exactly
  * one of them); a new thread starts with none.
+ *
+ * Real-time signals queue, as POSIX wants: each has a count of pending
+ * instances in the TCB (sig_queued, at most QUEUE_MAX; a send beyond it
+ * fails with EAGAIN, as the kernel's does at RLIMIT_SIGPENDING), and its
+ * bit says the count is not 0. A sender counts first, then sets the bit;
+ * a taker counts down and clears the bit when it took the last one, then
+ * looks at the count again and sets the bit back if a sender counted
+ * meanwhile. So the bit can be seen set with the count at 0 for a
+ * moment (a take then fails and is retried), but never stays clear
+ * while instances are counted. Each instance is delivered by its own
+ * raise (the kernel queues real-time signals too).
  */
 #include "io/sigdirect.h"
 
@@ -34,10 +45,54 @@ static uint64_t bit(int sig)
     return UINT64_C(1) << (sig - 1);
 }
 
-/* Takes sig out of t's set; false if someone else took it first. */
+enum { RT_FIRST = 34, QUEUE_MAX = 255 };
+
+/* sig's instance count, for a real-time signal; NULL for the others. */
+static _Atomic uint8_t *queued(cap__thread *t, int sig)
+{
+    return sig >= RT_FIRST && sig < RT_FIRST + CAP__SIG_QUEUED ? &t->sig_queued[sig - RT_FIRST]
+                                                                : NULL;
+}
+
+/* Counts one more instance of sig for t (then the caller sets its bit);
+ * false if QUEUE_MAX are pending. */
+static bool count_in(cap__thread *t, int sig)
+{
+    _Atomic uint8_t *q = queued(t, sig);
+    if (q == NULL)
+        return true;
+    uint8_t n = atomic_load(q);
+    do {
+        if (n == QUEUE_MAX)
+            return false;
+    } while (!atomic_compare_exchange_weak(q, &n, (uint8_t)(n + 1)));
+    return true;
+}
+
+/* Takes one instance of sig out of t's set; false if there was none
+ * (someone else took it first). */
 static bool take(cap__thread *t, int sig)
 {
-    return (atomic_fetch_and(&t->sig_pending, ~bit(sig)) & bit(sig)) != 0;
+    _Atomic uint8_t *q = queued(t, sig);
+    if (q == NULL)
+        return (atomic_fetch_and(&t->sig_pending, ~bit(sig)) & bit(sig)) != 0;
+    uint8_t n = atomic_load(q);
+    do {
+        if (n == 0)
+            return false;
+    } while (!atomic_compare_exchange_weak(q, &n, (uint8_t)(n - 1)));
+    if (n == 1) { /* the last: the bit goes, unless a sender counted since */
+        atomic_fetch_and(&t->sig_pending, ~bit(sig));
+        if (atomic_load(q) != 0)
+            atomic_fetch_or(&t->sig_pending, bit(sig));
+    }
+    return true;
+}
+
+void cap__sig_queued_clear(cap__thread *t)
+{
+    for (int i = 0; i < CAP__SIG_QUEUED; i++)
+        atomic_store(&t->sig_queued[i], 0);
 }
 
 int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode)
@@ -237,7 +292,7 @@ static int from_handler(cap__thread *t, cap_thread_t h, int sig, bool blocked, b
 }
 
 /* What record() left to do. */
-enum recorded { GONE, DONE, RAISE_HERE, PENDING };
+enum recorded { GONE, DONE, RAISE_HERE, PENDING, FULL };
 
 /* Checks h and records sig in t's set, under t's lock (without it in a
  * handler, where the code the handler interrupted may hold it: a TCB is
@@ -245,7 +300,8 @@ enum recorded { GONE, DONE, RAISE_HERE, PENDING };
  * exited thread not yet joined, whose signal is dropped as glibc does,
  * or an ignored signal t does not block); RAISE_HERE: the default action,
  * whole-process, to raise here; PENDING: pending for t (*blocked: t's
- * mask holds it). */
+ * mask holds it); FULL: QUEUE_MAX instances of the real-time signal sig
+ * are pending for t already. */
 static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__sig_disp disp,
                             bool *blocked)
 {
@@ -262,10 +318,14 @@ static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__s
         /* Against the thread's unblocking: the record, then its mask (it
          * changes the mask, then looks at the record: both sequentially
          * consistent). */
-        atomic_fetch_or(&t->sig_pending, bit(sig));
-        *blocked = (cap__sigmask_of(t) & bit(sig)) != 0;
-        if (!*blocked && disp != CAP__DISP_HANDLER)
-            r = take(t, sig) && disp == CAP__DISP_DEFAULT ? RAISE_HERE : DONE;
+        if (!count_in(t, sig)) {
+            r = FULL;
+        } else {
+            atomic_fetch_or(&t->sig_pending, bit(sig));
+            *blocked = (cap__sigmask_of(t) & bit(sig)) != 0;
+            if (!*blocked && disp != CAP__DISP_HANDLER)
+                r = take(t, sig) && disp == CAP__DISP_DEFAULT ? RAISE_HERE : DONE;
+        }
     }
     if (locked)
         cap__spin_unlock(&t->lock);
@@ -285,6 +345,8 @@ int cap_thread_kill(cap_thread_t h, int sig)
     switch (record(t, h, sig, disp, &blocked)) {
     case GONE:
         return ESRCH;
+    case FULL:
+        return EAGAIN;
     case DONE:
         return 0;
     case RAISE_HERE:

@@ -77,9 +77,9 @@
  * at once, nested; others are recorded and brought by the signal
  * dispatch that follows the handler (cap__sig_run_deferred_sends).
  *
- * Limits (docs/pthread-compat.md): one pending instance per signal (a
- * real-time signal sent twice to a thread before it delivers is delivered
- * once); a thread in a disk read runs its handler only when the read
+ * Limits (docs/pthread-compat.md): one pending instance per standard
+ * signal (as in the kernel), up to 255 per real-time signal (EAGAIN
+ * beyond); a thread in a disk read runs its handler only when the read
  * ends (as the kernel does); at most 64 sends from handlers wait for
  * their dispatch (EAGAIN beyond).
  */
@@ -114,6 +114,10 @@ static inline void cap__sig_pending_check(cap__thread *self, int mode)
     if (__builtin_expect(atomic_load_explicit(&self->sig_pending, memory_order_relaxed) != 0, 0))
         cap__sig_deliver_pending(self, false, mode);
 }
+
+/* No real-time signal instances counted for t (a new thread, a fork's
+ * child: its sig_pending cleared with it). */
+void cap__sig_queued_clear(cap__thread *t);
 
 /* For sigwait: takes one signal of set (bits) out of self's pending set;
  * returns it, or 0. */

@@ -37,6 +37,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "io/sigdirect.h"
 #include "io/sigintr.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
@@ -413,6 +414,7 @@ void cap__sigmask_forked(cap__thread *self)
         /* The child's only thread: the parent's others never run again.
          * Its pending signals are the parent's (POSIX: none). */
         atomic_store(&self->sig_pending, 0);
+        cap__sig_queued_clear(self);
         struct cap__sigclass *c = self->sigclass;
         if (c != &cap__sigclass_first)
             atomic_store(&c->live, 1);

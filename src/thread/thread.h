@@ -24,6 +24,10 @@
 #include "stack/stack.h"
 #include "util/spin.h"
 
+/* Real-time signals a thread queues instances of (io/sigdirect.c): the
+ * kernel's 34..64 (32 and 33 are glibc's own). */
+#define CAP__SIG_QUEUED 31
+
 struct cap__worker;
 
 enum cap__thread_state {
@@ -73,6 +77,10 @@ typedef struct cap__thread {
     /* [atomic] signals sent to it alone (pthread_kill, raise) and not yet
      * delivered or taken, bit sig - 1 (io/sigdirect.h) */
     _Atomic uint64_t sig_pending;
+    /* [atomic] instances of each real-time signal in sig_pending (the
+     * kernel's first real-time number on: io/sigdirect.c); a real-time
+     * signal's bit is set while its count is not 0 */
+    _Atomic uint8_t sig_queued[CAP__SIG_QUEUED];
     /* [atomic] inside cap__sig_deliver_pending in a mode that forbids a
      * free jump (io/sigdirect.c): that loop delivers what comes meanwhile */
     atomic_bool sig_delivering;
