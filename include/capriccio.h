@@ -97,6 +97,8 @@ int cap_thread_getstack(cap_thread_t thread, void **addr, size_t *size);
  * the thread blocks it. A signal ignored and not blocked is dropped; one
  * whose default action ends or stops the process does so. sig 0 only
  * checks that thread exists (an exited one not yet joined counts).
+ * A real-time signal queues: each instance sent is delivered (or taken)
+ * on its own, up to 255 pending per signal and thread (EAGAIN beyond).
  * EINVAL for a signal number out of range or reserved by glibc (32, 33),
  * ESRCH on an unknown or stale handle. Limits: docs/pthread-compat.md. */
 int cap_thread_kill(cap_thread_t thread, int sig);
