@@ -19,8 +19,8 @@
  * a taker counts down and clears the bit when it took the last one, then
  * looks at the count again and sets the bit back if a sender counted
  * meanwhile. So the bit can be seen set with the count at 0 for a
- * moment (a take then fails and is retried), but never stays clear
- * while instances are counted. Each instance is delivered by its own
+ * moment (a take then settles the bit itself and fails), but never stays
+ * clear while instances are counted. Each instance is delivered by its own
  * raise (the kernel queues real-time signals too).
  */
 #include "io/sigdirect.h"
@@ -69,8 +69,20 @@ static bool count_in(cap__thread *t, int sig)
     return true;
 }
 
+/* A real-time signal's bit after its count reached 0: cleared, then set
+ * back if a sender counted since. */
+static void settle(cap__thread *t, int sig, _Atomic uint8_t *q)
+{
+    atomic_fetch_and(&t->sig_pending, ~bit(sig));
+    if (atomic_load(q) != 0)
+        atomic_fetch_or(&t->sig_pending, bit(sig));
+}
+
 /* Takes one instance of sig out of t's set; false if there was none
- * (someone else took it first). */
+ * (someone else took it first). A take that finds the bit set with the
+ * count at 0 settles the bit itself: the taker that counted down may be
+ * the code a handler interrupted on this kernel thread, which cannot
+ * settle it before the handler returns, so waiting for it would hang. */
 static bool take(cap__thread *t, int sig)
 {
     _Atomic uint8_t *q = queued(t, sig);
@@ -78,14 +90,13 @@ static bool take(cap__thread *t, int sig)
         return (atomic_fetch_and(&t->sig_pending, ~bit(sig)) & bit(sig)) != 0;
     uint8_t n = atomic_load(q);
     do {
-        if (n == 0)
+        if (n == 0) {
+            settle(t, sig, q);
             return false;
+        }
     } while (!atomic_compare_exchange_weak(q, &n, (uint8_t)(n - 1)));
-    if (n == 1) { /* the last: the bit goes, unless a sender counted since */
-        atomic_fetch_and(&t->sig_pending, ~bit(sig));
-        if (atomic_load(q) != 0)
-            atomic_fetch_or(&t->sig_pending, bit(sig));
-    }
+    if (n == 1)
+        settle(t, sig, q); /* the last */
     return true;
 }
 
