@@ -38,9 +38,9 @@
  * area, a known file offset). A cancel that acts while the write waits
  * ends the call: its bytes and the ones it took out of the buffer are
  * lost (glibc would keep the buffered ones).
- * perror and the err/warn family are in report.c. Not wrapped: psignal,
- * error(3), the wide-character calls, and fflush(NULL)'s streams other
- * than stdout and stderr.
+ * perror, psignal, the err/warn family and error(3) are in report.c.
+ * Not wrapped: psiginfo, the wide-character calls, and fflush(NULL)'s
+ * streams other than stdout and stderr.
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
