@@ -28,6 +28,7 @@
  * ("%d%d" on "1\n" when "2" is not written yet) still blocks the worker
  * for the rest, on the fast path.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,11 +68,6 @@ static scanner glibc_scanner(bool c99)
     return f;
 }
 
-static bool is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
 /* Whether fp's buffer holds something other than white space followed by
  * a newline: a line scanf will mostly read without a refill. */
 static bool line_ahead(FILE *fp, bool locking)
@@ -80,9 +76,7 @@ static bool line_ahead(FILE *fp, bool locking)
     bool ahead = false;
     if (!(fp->_flags & CAP__IOF_IN_BACKUP)) {
         const char *p = fp->_IO_read_ptr, *end = fp->_IO_read_end;
-        while (p < end && is_blank(*p) && *p != '\n')
-            p++;
-        while (p < end && *p == '\n') /* blank lines: scanf skips them too, mostly */
+        while (p < end && isspace((unsigned char)*p)) /* scanf skips it too, mostly */
             p++;
         ahead = p < end && memchr(p, '\n', (size_t)(end - p)) != NULL;
     }

@@ -13,7 +13,8 @@
  *    a newline buffered) and on numbers and words split across writes
  *    waits for what each conversion needs, and leaves what it read ahead
  *    or pushed back to the next call (fgets, fgetc); 30,000 numbers in
- *    writes that cut lines anywhere all arrive, in order;
+ *    writes that cut lines anywhere all arrive, in order; a call that
+ *    finds only blank lines buffered waits for its number;
  *  - EOF once the writer closes (feof, not ferror);
  *  - a signal sent to the reader with a handler without SA_RESTART ends
  *    fgets with NULL, ferror and EINTR (as glibc's read would), and the
@@ -293,6 +294,20 @@ static void scanf_parks_throughout(void)
     CHECK(fgets(rest, sizeof rest, in) == rest);
     CHECK_EQ(strcmp(rest, " tail\n"), 0);
     CHECK(fgets(rest, sizeof rest, in) == NULL);
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+
+    /* Only white space and blank lines left in the buffer when the call
+     * begins: it waits for the number (glibc's call on the stream would
+     * block the worker). */
+    in = open_pipe_stream();
+    CHECK_EQ(write(wfd, "5\n \n", 4), 4);
+    CHECK_EQ(fscanf(in, "%d", &a), 1); /* leaves "\n \n" buffered */
+    CHECK_EQ(a, 5);
+    struct pieces w = { { "8\n", NULL }, true };
+    t = feed(&w);
+    CHECK_EQ(fscanf(in, "%d", &a), 1);
+    CHECK_EQ(a, 8);
     join(t);
     CHECK_EQ(fclose(in), 0);
 
