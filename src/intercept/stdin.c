@@ -134,26 +134,14 @@ static int wait_input(FILE *fp)
     return 0; /* else a refill will tell (EBADF after a close, say) */
 }
 
-/* The stream's lock (stdio_turn.h): held by the wrappers below except
- * around waits. */
-static void lock(FILE *fp, bool locking)
-{
-    cap__stdio_lock(fp, locking);
-}
-
-static void unlock(FILE *fp, bool locking)
-{
-    cap__stdio_unlock(fp, locking);
-}
-
 /* Refills fp, waiting first if nothing is there; returns its next
  * character (consumed), or EOF. Called with fp locked (if locking). */
 int cap__stdio_refill(FILE *fp, bool locking)
 {
     if (!cap__stdio_buffered(fp)) {
-        unlock(fp, locking);
+        cap__stdio_unlock(fp, locking);
         int rc = wait_input(fp);
-        lock(fp, locking);
+        cap__stdio_lock(fp, locking);
         if (rc != 0)
             return EOF;
     }
@@ -166,7 +154,7 @@ int cap__stdio_refill(FILE *fp, bool locking)
 
 static char *fgets_here(char *s, int n, FILE *fp, bool locking)
 {
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     int old_error = fp->_flags & _IO_ERR_SEEN; /* glibc reports this call's errors */
     fp->_flags &= ~_IO_ERR_SEEN;
     size_t got = 0, room = (size_t)n - 1;
@@ -197,7 +185,7 @@ static char *fgets_here(char *s, int n, FILE *fp, bool locking)
     else
         s[got] = '\0';
     fp->_flags |= old_error;
-    unlock(fp, locking);
+    cap__stdio_unlock(fp, locking);
     return r;
 }
 
@@ -206,7 +194,7 @@ static char *fgets_here(char *s, int n, FILE *fp, bool locking)
  * would need a refill. */
 static bool fgets_buffered(char *s, int n, FILE *fp, bool locking)
 {
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     size_t have = (size_t)(fp->_IO_read_end - fp->_IO_read_ptr), room = (size_t)n - 1;
     size_t take = have < room ? have : room;
     char *nl = fp->_IO_read_ptr < fp->_IO_read_end ? memchr(fp->_IO_read_ptr, '\n', take) : NULL;
@@ -218,7 +206,7 @@ static bool fgets_buffered(char *s, int n, FILE *fp, bool locking)
         fp->_IO_read_ptr += take;
         s[take] = '\0';
     }
-    unlock(fp, locking);
+    cap__stdio_unlock(fp, locking);
     return whole;
 }
 
@@ -292,7 +280,7 @@ static bool grow(char **line, size_t *cap, size_t want)
 static ssize_t getdelim_here(char **line, size_t *cap, int delim, FILE *fp)
 {
     bool locking = !(fp->_flags & _IO_USER_LOCK);
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     if (*line == NULL)
         *cap = 0;
     size_t got = 0;
@@ -335,7 +323,7 @@ static ssize_t getdelim_here(char **line, size_t *cap, int delim, FILE *fp)
     } else if (!failed && *line != NULL) {
         (*line)[0] = '\0';
     }
-    unlock(fp, locking);
+    cap__stdio_unlock(fp, locking);
     return r;
 }
 
@@ -345,7 +333,7 @@ static ssize_t getdelim_here(char **line, size_t *cap, int delim, FILE *fp)
 static ssize_t getdelim_buffered(char **line, size_t *cap, int delim, FILE *fp)
 {
     bool locking = !(fp->_flags & _IO_USER_LOCK);
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     ssize_t r = -2;
     char *d = NULL;
     if ((fp->_flags & CAP__IOF_IN_BACKUP) == 0 && fp->_IO_read_ptr < fp->_IO_read_end)
@@ -361,7 +349,7 @@ static ssize_t getdelim_buffered(char **line, size_t *cap, int delim, FILE *fp)
             r = (ssize_t)len;
         }
     }
-    unlock(fp, locking);
+    cap__stdio_unlock(fp, locking);
     return r;
 }
 
@@ -392,14 +380,14 @@ ssize_t getline(char **line, size_t *cap, FILE *fp)
 /* fread when fp's buffer holds all of it (see fgets_buffered). */
 static bool fread_buffered(void *p, size_t want, FILE *fp, bool locking)
 {
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     bool whole = (fp->_flags & CAP__IOF_IN_BACKUP) == 0 && fp->_IO_read_ptr < fp->_IO_read_end &&
                  (size_t)(fp->_IO_read_end - fp->_IO_read_ptr) >= want;
     if (whole) {
         memcpy(p, fp->_IO_read_ptr, want);
         fp->_IO_read_ptr += want;
     }
-    unlock(fp, locking);
+    cap__stdio_unlock(fp, locking);
     return whole;
 }
 
@@ -412,9 +400,9 @@ static bool fread_buffered(void *p, size_t want, FILE *fp, bool locking)
 static size_t read_past_buffer(FILE *fp, char *p, size_t n, bool locking)
 {
     flush_before_refill(fp);
-    unlock(fp, locking);
+    cap__stdio_unlock(fp, locking);
     ssize_t r = read(fp->_fileno, p, n);
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     if (r > 0)
         return (size_t)r;
     fp->_flags |= r == 0 ? _IO_EOF_SEEN : _IO_ERR_SEEN;
@@ -424,7 +412,7 @@ static size_t read_past_buffer(FILE *fp, char *p, size_t n, bool locking)
 static size_t fread_here(void *p, size_t size, size_t n, FILE *fp, bool locking)
 {
     size_t want = size * n, got = 0;
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     while (got < want) {
         size_t bufsize = (size_t)(fp->_IO_buf_end - fp->_IO_buf_base);
         if (fp->_IO_read_ptr >= fp->_IO_read_end && !(fp->_flags & CAP__IOF_IN_BACKUP) &&
@@ -448,20 +436,13 @@ static size_t fread_here(void *p, size_t size, size_t n, FILE *fp, bool locking)
         fp->_IO_read_ptr += take;
         got += take;
     }
-    unlock(fp, locking);
+    cap__stdio_unlock(fp, locking);
     return got / size;
-}
-
-/* Whether size * n overflows (glibc then reads nothing too: its check is
- * the same multiplication). */
-static bool too_big(size_t size, size_t n)
-{
-    return n != 0 && size > SIZE_MAX / n;
 }
 
 size_t fread(void *p, size_t size, size_t n, FILE *fp)
 {
-    if (size == 0 || n == 0 || too_big(size, n) || !cap__stdio_may_read(fp))
+    if (size == 0 || n == 0 || cap__stdio_too_big(size, n) || !cap__stdio_may_read(fp))
         return CAP__REAL(fread)(p, size, n, fp);
     if (fread_buffered(p, size * n, fp, !(fp->_flags & _IO_USER_LOCK)))
         return n;
@@ -474,7 +455,7 @@ size_t fread(void *p, size_t size, size_t n, FILE *fp)
 
 size_t fread_unlocked(void *p, size_t size, size_t n, FILE *fp)
 {
-    if (size == 0 || n == 0 || too_big(size, n) || !cap__stdio_may_read(fp))
+    if (size == 0 || n == 0 || cap__stdio_too_big(size, n) || !cap__stdio_may_read(fp))
         return CAP__REAL(fread_unlocked)(p, size, n, fp);
     if (fread_buffered(p, size * n, fp, false))
         return n;
@@ -487,14 +468,14 @@ size_t fread_unlocked(void *p, size_t size, size_t n, FILE *fp)
 
 size_t __fread_chk(void *p, size_t room, size_t size, size_t n, FILE *fp)
 {
-    if (too_big(size, n) || size * n > room)
+    if (cap__stdio_too_big(size, n) || size * n > room)
         __chk_fail();
     return fread(p, size, n, fp);
 }
 
 size_t __fread_unlocked_chk(void *p, size_t room, size_t size, size_t n, FILE *fp)
 {
-    if (too_big(size, n) || size * n > room)
+    if (cap__stdio_too_big(size, n) || size * n > room)
         __chk_fail();
     return fread_unlocked(p, size, n, fp);
 }
@@ -509,13 +490,13 @@ static int char_call(FILE *fp, bool locking, int (*real)(FILE *))
 {
     if (!cap__stdio_may_read(fp))
         return real(fp);
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     if (fp->_IO_read_ptr < fp->_IO_read_end) {
         int c = (unsigned char)*fp->_IO_read_ptr++;
-        unlock(fp, locking);
+        cap__stdio_unlock(fp, locking);
         return c;
     }
-    unlock(fp, locking);
+    cap__stdio_unlock(fp, locking);
     struct cap__stdio_hold h;
     cap__stdio_turn_begin(fp, &h);
     int c = cap__stdio_buffered(fp) || wait_input(fp) == 0 ? real(fp) : EOF;

@@ -19,6 +19,7 @@
 #define CAP_INTERCEPT_STDIO_TURN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "capriccio/cancel.h"
@@ -72,6 +73,13 @@ int cap__stdio_refill(FILE *fp, bool locking);
  * error flag and errno set). */
 bool cap__stdio_may_put(FILE *fp);
 int cap__stdio_put(FILE *fp, const char *text, size_t n);
+
+/* Whether fread's or fwrite's size * n overflows (those calls are then
+ * left to glibc, whose check is the same multiplication). */
+static inline bool cap__stdio_too_big(size_t size, size_t n)
+{
+    return n != 0 && size > SIZE_MAX / n;
+}
 
 /* fp's lock, if it uses one (locking: not _IO_USER_LOCK and not an
  * _unlocked call). */

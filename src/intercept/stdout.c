@@ -276,6 +276,21 @@ static size_t put_in_turn(FILE *fp, const struct iovec *v, int nv, size_t total,
     return total;
 }
 
+/* With fp locked: waits for fp's turn (never holding the lock while it
+ * waits: the holder may be parked in its write), and locks fp again. */
+static void turn_begin_locked(FILE *fp, struct cap__stdio_hold *h, bool locking)
+{
+    cap__stdio_unlock(fp, locking);
+    cap__stdio_turn_begin(fp, h);
+    cap__stdio_lock(fp, locking);
+}
+
+static void turn_end_locked(FILE *fp, struct cap__stdio_hold *h, bool locking)
+{
+    cap__stdio_unlock(fp, locking);
+    cap__stdio_turn_end(h);
+}
+
 /* Puts the nv pieces (total bytes) on fp as one call: total, or on a
  * write error the bytes of the call that reached the descriptor (fp's
  * error flag then set, errno the write's). The caller has checked
@@ -290,15 +305,12 @@ static size_t put(FILE *fp, const struct iovec *v, int nv, size_t total, bool lo
         copy_in(fp, v, nv);
         r = total;
     } else {
-        cap__stdio_unlock(fp, locking);
         struct cap__stdio_hold h;
-        cap__stdio_turn_begin(fp, &h);
-        cap__stdio_lock(fp, locking);
+        turn_begin_locked(fp, &h, locking);
         bool failed;
         r = ready_to_put(fp) ? put_in_turn(fp, v, nv, total, locking, false, &failed)
                              : put_glibc(fp, v, nv);
-        cap__stdio_unlock(fp, locking);
-        cap__stdio_turn_end(&h);
+        turn_end_locked(fp, &h, locking);
         return r;
     }
     cap__stdio_unlock(fp, locking);
@@ -322,14 +334,14 @@ static size_t fwrite_here(const void *p, size_t size, size_t n, FILE *fp, bool l
 
 size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
 {
-    if (size == 0 || n == 0 || (n != 0 && size > SIZE_MAX / n) || !may_park(fp))
+    if (size == 0 || n == 0 || cap__stdio_too_big(size, n) || !may_park(fp))
         return CAP__REAL(fwrite)(p, size, n, fp);
     return fwrite_here(p, size, n, fp, locks(fp));
 }
 
 size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *fp)
 {
-    if (size == 0 || n == 0 || (n != 0 && size > SIZE_MAX / n) || !may_park(fp))
+    if (size == 0 || n == 0 || cap__stdio_too_big(size, n) || !may_park(fp))
         return CAP__REAL(fwrite_unlocked)(p, size, n, fp);
     return fwrite_here(p, size, n, fp, false);
 }
@@ -542,28 +554,23 @@ static int flush(FILE *fp, bool locking, int (*real)(FILE *))
     if (!may_park(fp))
         return real != NULL ? real(fp) : 0;
     cap__stdio_lock(fp, locking);
-    if (!putting(fp)) {
+    bool pending = putting(fp) && fp->_IO_write_ptr > fp->_IO_write_base;
+    bool others = !putting(fp); /* an input stream's sync, say: glibc's */
+    if (!pending) {
         cap__stdio_unlock(fp, locking);
-        return real != NULL ? real(fp) : 0;
+        return others && real != NULL ? real(fp) : 0;
     }
-    if (fp->_IO_write_ptr == fp->_IO_write_base) {
-        cap__stdio_unlock(fp, locking);
-        return 0;
-    }
-    cap__stdio_unlock(fp, locking);
     struct cap__stdio_hold h;
-    cap__stdio_turn_begin(fp, &h);
-    cap__stdio_lock(fp, locking);
+    turn_begin_locked(fp, &h, locking);
     int r = 0;
     if (putting(fp)) {
         bool failed;
         put_in_turn(fp, NULL, 0, 0, locking, true, &failed);
         r = failed ? EOF : 0;
-    } else {
-        r = CAP__REAL(fflush_unlocked)(fp);
+    } else if (real != NULL) {
+        r = CAP__REAL(fflush_unlocked)(fp); /* it stopped writing meanwhile */
     }
-    cap__stdio_unlock(fp, locking);
-    cap__stdio_turn_end(&h);
+    turn_end_locked(fp, &h, locking);
     return r;
 }
 
@@ -575,9 +582,10 @@ int cap__stdio_flush_before_close(FILE *fp)
 int fflush(FILE *fp)
 {
     if (fp == NULL) {
-        /* Every stream: stdout and stderr here, the others glibc's. */
-        int r = flush(stdout, locks(stdout), CAP__REAL(fflush));
-        if (flush(stderr, locks(stderr), CAP__REAL(fflush)) != 0)
+        /* Every stream: stdout's and stderr's output here (parking), then
+         * glibc's for the rest (which finds those two written out). */
+        int r = flush(stdout, locks(stdout), NULL);
+        if (flush(stderr, locks(stderr), NULL) != 0)
             r = EOF;
         return CAP__REAL(fflush)(NULL) != 0 ? EOF : r;
     }
