@@ -34,20 +34,21 @@
 #include "intercept/intercept.h"
 #include "intercept/stdio_turn.h"
 
-/* "prog: " + formatted text (if fmt) + ": " strerror(err) (if with_errno)
- * + newline, in a malloc'd string (NULL if memory ran out). */
-static char *compose(const char *fmt, va_list ap, bool with_errno, int err, size_t *len)
+/* head, the text fmt makes (if fmt), ": " and the string of err (if
+ * with_err; without the ": " when there is no fmt), and a newline, in a
+ * malloc'd string (NULL if memory ran out). */
+static char *compose(const char *head, const char *fmt, va_list ap, bool with_err, int err,
+                     size_t *len)
 {
     char *body = NULL;
     if (fmt != NULL && vasprintf(&body, fmt, ap) < 0)
         return NULL;
     char msg[128], reason[160] = "";
-    if (with_errno)
+    if (with_err)
         snprintf(reason, sizeof reason, "%s%s", fmt != NULL ? ": " : "",
                  strerror_r(err, msg, sizeof msg));
     char *text = NULL;
-    int n = asprintf(&text, "%s: %s%s\n", program_invocation_short_name,
-                     body != NULL ? body : "", reason);
+    int n = asprintf(&text, "%s%s%s\n", head, body != NULL ? body : "", reason);
     free(body);
     if (n < 0)
         return NULL;
@@ -60,10 +61,12 @@ static bool report(const char *fmt, va_list ap, bool with_errno, int err)
 {
     if (!cap__stdio_may_put(stderr) || stderr->_mode > 0)
         return false;
+    char head[256];
+    snprintf(head, sizeof head, "%s: ", program_invocation_short_name);
     va_list copy;
     va_copy(copy, ap);
     size_t len;
-    char *text = compose(fmt, copy, with_errno, err, &len);
+    char *text = compose(head, fmt, copy, with_errno, err, &len);
     va_end(copy);
     if (text == NULL)
         return false;
@@ -201,42 +204,31 @@ static void flush_stdout(void)
         fflush(stdout);
 }
 
-/* The report of error and error_at_line after the program name (where
- * prefix, if any, is "file:line: "); exits if status is nonzero. */
-static void error_report(int status, int errnum, const char *prefix, const char *fmt,
+/* The report of error and error_at_line: the program's name (or what
+ * error_print_progname prints, first), then where (error_at_line's
+ * "file:line: "), the text and errnum's string, as one call; then stdout
+ * is flushed first and stderr after, and a nonzero status exits. */
+static void error_report(int status, int errnum, const char *where, const char *fmt,
                          va_list ap)
 {
-    char *body = NULL, msg[128], reason[160] = "", *text = NULL;
-    if (vasprintf(&body, fmt, ap) < 0)
-        body = NULL;
-    if (errnum != 0)
-        snprintf(reason, sizeof reason, ": %s", strerror_r(errnum, msg, sizeof msg));
-    int n = asprintf(&text, "%s%s%s\n", prefix, body != NULL ? body : "", reason);
-    if (n >= 0)
-        cap__stdio_put(stderr, text, (size_t)n);
+    flush_stdout();
+    char *head = NULL;
+    if (error_print_progname != NULL) {
+        error_print_progname();
+        head = strdup(where);
+    } else if (asprintf(&head, "%s: %s", program_invocation_name, where) < 0) {
+        head = NULL;
+    }
+    size_t len;
+    char *text = head != NULL ? compose(head, fmt, ap, errnum != 0, errnum, &len) : NULL;
+    if (text != NULL)
+        cap__stdio_put(stderr, text, len);
     free(text);
-    free(body);
+    free(head);
     error_message_count++;
     fflush(stderr);
     if (status != 0)
         exit(status);
-}
-
-/* The program's name, as error(3) prints it. */
-static void error_name(void)
-{
-    if (error_print_progname != NULL) {
-        error_print_progname();
-    } else {
-        size_t len = strlen(program_invocation_name);
-        char *text = malloc(len + 3);
-        if (text != NULL) {
-            memcpy(text, program_invocation_name, len);
-            memcpy(text + len, ": ", 3);
-            cap__stdio_put(stderr, text, len + 2);
-            free(text);
-        }
-    }
 }
 
 static bool error_here(void)
@@ -257,8 +249,6 @@ void error(int status, int errnum, const char *fmt, ...)
         free(text);
         return;
     }
-    flush_stdout();
-    error_name();
     error_report(status, errnum, "", fmt, ap);
     va_end(ap);
 }
@@ -289,12 +279,10 @@ void error_at_line(int status, int errnum, const char *file, unsigned int line, 
         free(text);
         return;
     }
-    flush_stdout();
-    error_name();
-    char *prefix = NULL;
-    if (file == NULL || asprintf(&prefix, "%s:%u: ", file, line) < 0)
-        prefix = NULL;
-    error_report(status, errnum, prefix != NULL ? prefix : " ", fmt, ap);
-    free(prefix); /* (not reached when error_report exits) */
+    char *where = NULL;
+    if (file == NULL || asprintf(&where, "%s:%u: ", file, line) < 0)
+        where = NULL;
+    error_report(status, errnum, where != NULL ? where : " ", fmt, ap);
+    free(where); /* (not reached when error_report exits) */
     va_end(ap);
 }
