@@ -6,7 +6,13 @@
  * counts its turns. Each busy thread must have yielded at least once per
  * CAP__IO_TURN_MAX (64, src/io/io.h) transfers: the ticker ran at least
  * that many times. Before the rule, on one worker, the ticker did not run
- * at all until the busy thread finished. */
+ * at all until the busy thread finished.
+ * The count is checked on one worker only: with two, the ticker may run
+ * on the other worker, where its turns say nothing about the busy
+ * thread's yields (and a loaded machine may not run that worker
+ * meanwhile: a CI run under ASan failed so). The two-worker runs still
+ * check every transfer, under CAP_MIGRATE=1 with threads free to resume
+ * on either worker. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -65,7 +71,8 @@ static void check_turns(void *(*fn)(void *), int fd, int n)
     long before = atomic_load(&tk.ticks);
     struct busy b = { fd, n };
     join(spawn(fn, &b));
-    CHECK_GE(atomic_load(&tk.ticks) - before, n / TURN_MAX);
+    if (cap_worker_count() == 1)
+        CHECK_GE(atomic_load(&tk.ticks) - before, n / TURN_MAX);
     atomic_store(&tk.stop, 1);
     join(t);
 }
