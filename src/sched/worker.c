@@ -79,6 +79,7 @@
 
 #include "io/sigdirect.h"
 #include "runtime/config.h"
+#include "sched/held.h"
 #include "sched/policy.h"
 #include "sched/policy_fifo.h"
 #include "sched/poller.h"
@@ -427,10 +428,14 @@ void cap__switch_to_scheduler(cap__thread *self, enum cap__after after,
                               cap__unlock_fn unlock, void *arg)
 {
     cap__worker *w = self->worker;
+    if (__builtin_expect(self->held_locks != NULL, 0))
+        cap__held_release_all(self);
     leave_after(w, self, after, unlock, arg);
     self->saved_errno = *w->errno_slot;
     cap__switch(&self->sp, &self->asan_fake_stack, w->sched_sp, w->sched_lo, w->sched_size);
     finish_switch(self->worker); /* resumed, maybe by a thread's direct switch */
+    if (__builtin_expect(self->held_locks != NULL, 0))
+        cap__held_retake_all(self);
 }
 
 
@@ -503,12 +508,16 @@ static inline __attribute__((always_inline)) void prefetch_following(cap__worker
 static inline __attribute__((always_inline)) void
 switch_direct_mx(cap__worker *w, cap__thread *self, cap__thread *next, const uint32_t *mxcsr)
 {
+    if (__builtin_expect(self->held_locks != NULL, 0))
+        cap__held_release_all(self);
     self->saved_errno = *w->errno_slot;
     bool fresh = !next->started;
     enter(w, next);
     cap__switch_to_mx(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next),
                       stack_size(next), fresh, mxcsr);
     finish_switch(self->worker);
+    if (__builtin_expect(self->held_locks != NULL, 0))
+        cap__held_retake_all(self);
 }
 
 static inline __attribute__((always_inline)) void

@@ -174,6 +174,7 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     t->create_site = __builtin_return_address(0);
     t->keys = NULL;
     t->nkeys = 0;
+    t->held_locks = NULL; /* (a thread that exited holding one left it here) */
     atomic_store_explicit(&t->jump_due, NULL, memory_order_relaxed);
     atomic_store_explicit(&t->sig_pending, 0, memory_order_relaxed); /* POSIX: none at start */
     cap__sig_queued_clear(t);

@@ -43,6 +43,9 @@ typedef struct cap__thread {
     struct cap__worker *worker;    /* [owner] worker it runs on (or last ran on) */
     struct cap__thread *run_next;  /* [owner of the queue it is in] */
     int saved_errno;               /* [owner] errno while switched out */
+    /* [owner] kernel-thread-owned locks it holds, let go at its switches
+     * (sched/held.h); NULL for nearly every thread */
+    struct cap__held_lock *held_locks;
     _Atomic uint8_t state;         /* [atomic] enum cap__thread_state */
     bool started;                  /* [owner] has run at least once */
     bool is_main;                  /* runs main() on the process stack */
