@@ -79,8 +79,10 @@ void vwarn(const char *fmt, va_list ap)
 {
     int err = errno;
     if (!report(fmt, ap, true, err)) {
+        bool guarded = cap__stdio_guard(stderr);
         cap__ic_set_errno(err);
         CAP__REAL(vwarn)(fmt, ap);
+        cap__stdio_unguard(stderr, guarded);
     }
     cap__ic_set_errno(err);
 }
@@ -89,8 +91,10 @@ void vwarnx(const char *fmt, va_list ap)
 {
     int err = errno;
     if (!report(fmt, ap, false, err)) {
+        bool guarded = cap__stdio_guard(stderr);
         cap__ic_set_errno(err);
         CAP__REAL(vwarnx)(fmt, ap);
+        cap__stdio_unguard(stderr, guarded);
     }
     cap__ic_set_errno(err);
 }
@@ -167,7 +171,9 @@ void psignal(int sig, const char *s)
 {
     int err = errno;
     if (!cap__stdio_may_put(stderr) || stderr->_mode > 0) {
+        bool guarded = cap__stdio_guard(stderr);
         CAP__REAL(psignal)(sig, s);
+        cap__stdio_unguard(stderr, guarded);
         cap__ic_set_errno(err);
         return;
     }
@@ -185,7 +191,10 @@ void perror(const char *s)
 {
     int err = errno;
     if (!cap__stdio_may_put(stderr) || stderr->_mode > 0) {
+        bool guarded = cap__stdio_guard(stderr);
+        cap__ic_set_errno(err); /* (the guard may have parked) */
         CAP__REAL(perror)(s);
+        cap__stdio_unguard(stderr, guarded);
         cap__ic_set_errno(err);
         return;
     }

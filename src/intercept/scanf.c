@@ -171,8 +171,12 @@ static int scan_parked(scanner f, FILE *fp, bool locking, const char *fmt, va_li
 static int scan(bool c99, FILE *fp, const char *fmt, va_list ap)
 {
     scanner f = glibc_scanner(c99);
-    if (!cap__stdio_may_read(fp))
-        return f(fp, fmt, ap);
+    if (!cap__stdio_may_read(fp)) {
+        bool guarded = cap__stdio_guard(fp);
+        int r = f(fp, fmt, ap);
+        cap__stdio_unguard(fp, guarded);
+        return r;
+    }
     bool locking = !(fp->_flags & _IO_USER_LOCK);
     struct cap__stdio_hold h;
     cap__stdio_turn_begin(fp, &h);

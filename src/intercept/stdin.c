@@ -27,12 +27,13 @@
  *  - never park holding the stream's lock. glibc's FILE lock is
  *    recursive and owned by the kernel thread, so while one user thread
  *    held it parked, another thread of the same worker would walk in.
- *    The wrappers release it around each wait, and do not wait at all if
- *    this kernel thread holds the lock when the call begins (the caller's
- *    flockfile, or another thread of this worker's between two of its
- *    stdio calls): the call is then glibc's, as before. A lock held by a
- *    thread of another worker is waited for in flockfile, as in glibc:
- *    never for long, since no holder parks.
+ *    The wrappers release it around each wait. A caller's own flockfile
+ *    is let go while it is switched away (stdio_turn.h, flockfile), so
+ *    its calls wait like any other. If this kernel thread holds the lock
+ *    for another reason when the call begins (another thread of this
+ *    worker parked inside a call glibc made), the call is glibc's, as
+ *    before. A lock held by a thread of another worker is waited for in
+ *    glibc's lock, as in glibc: never for long, since no holder parks.
  *  - the stream's EOF flag is sticky (glibc 2.28 on): a stream at EOF is
  *    not waited on.
  *  - glibc flushes a line-buffered stdout before it refills a line-
@@ -212,8 +213,12 @@ static bool fgets_buffered(char *s, int n, FILE *fp, bool locking)
 
 char *fgets(char *s, int n, FILE *fp)
 {
-    if (n <= 1 || !cap__stdio_may_read(fp))
-        return CAP__REAL(fgets)(s, n, fp);
+    if (n <= 1 || !cap__stdio_may_read(fp)) {
+        bool guarded = cap__stdio_guard(fp);
+        char *r = CAP__REAL(fgets)(s, n, fp);
+        cap__stdio_unguard(fp, guarded);
+        return r;
+    }
     if (fgets_buffered(s, n, fp, !(fp->_flags & _IO_USER_LOCK)))
         return s;
     struct cap__stdio_hold h;
@@ -355,8 +360,12 @@ static ssize_t getdelim_buffered(char **line, size_t *cap, int delim, FILE *fp)
 
 ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
 {
-    if (line == NULL || cap == NULL || !cap__stdio_may_read(fp))
-        return CAP__REAL(getdelim)(line, cap, delim, fp);
+    if (line == NULL || cap == NULL || !cap__stdio_may_read(fp)) {
+        bool guarded = cap__stdio_guard(fp);
+        ssize_t r = CAP__REAL(getdelim)(line, cap, delim, fp);
+        cap__stdio_unguard(fp, guarded);
+        return r;
+    }
     ssize_t r = getdelim_buffered(line, cap, delim, fp);
     if (r != -2)
         return r;
@@ -442,8 +451,12 @@ static size_t fread_here(void *p, size_t size, size_t n, FILE *fp, bool locking)
 
 size_t fread(void *p, size_t size, size_t n, FILE *fp)
 {
-    if (size == 0 || n == 0 || cap__stdio_too_big(size, n) || !cap__stdio_may_read(fp))
-        return CAP__REAL(fread)(p, size, n, fp);
+    if (size == 0 || n == 0 || cap__stdio_too_big(size, n) || !cap__stdio_may_read(fp)) {
+        bool guarded = cap__stdio_guard(fp);
+        size_t r = CAP__REAL(fread)(p, size, n, fp);
+        cap__stdio_unguard(fp, guarded);
+        return r;
+    }
     if (fread_buffered(p, size * n, fp, !(fp->_flags & _IO_USER_LOCK)))
         return n;
     struct cap__stdio_hold h;
@@ -488,8 +501,12 @@ size_t __fread_unlocked_chk(void *p, size_t room, size_t size, size_t n, FILE *f
  * glibc's call. */
 static int char_call(FILE *fp, bool locking, int (*real)(FILE *))
 {
-    if (!cap__stdio_may_read(fp))
-        return real(fp);
+    if (!cap__stdio_may_read(fp)) {
+        bool guarded = locking && cap__stdio_guard(fp);
+        int c = real(fp);
+        cap__stdio_unguard(fp, guarded);
+        return c;
+    }
     cap__stdio_lock(fp, locking);
     if (fp->_IO_read_ptr < fp->_IO_read_end) {
         int c = (unsigned char)*fp->_IO_read_ptr++;

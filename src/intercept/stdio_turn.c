@@ -1,21 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Streams' turns and the test of whether a stdio call may park
- * (stdio_turn.h).
+ * Streams' turns, the test of whether a stdio call may park, and
+ * flockfile, ftrylockfile and funlockfile on user threads (stdio_turn.h).
  *
  * Invariants:
- *  - one turn per stream a wrapped call ever waited in, kept until the
- *    stream is closed (cap__stream_turn_forget);
+ *  - one turn per stream a wrapped call ever waited in or a user thread
+ *    locked, kept until the stream is closed (cap__stream_turn_forget);
  *  - the lock layout is checked once; until it is known good, no call
- *    parks.
+ *    parks and flockfile is glibc's;
+ *  - a stream is held by flockfile of a user thread exactly while its
+ *    turn's locked_by names that thread; the thread then owns the turn,
+ *    and holds glibc's lock whenever it runs (sched/held.h);
+ *  - cap__stdio_user_locks counts such streams: the checks that keep
+ *    other calls out cost one load while it is 0.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "intercept/intercept.h"
 #include "intercept/stdio_turn.h"
 #include "io/io.h"
+#include "sched/held.h"
 #include "util/spin.h"
 #include "capriccio/sync.h"
 
@@ -31,14 +38,25 @@ struct file_lock {
 /* One entry per stream a wrapped call ever waited in, kept until the
  * stream is closed (cap__stream_turn_forget; a stream closed where we do
  * not see it leaves its entry to the next stream at that address, which
- * is harmless). NBUCKETS chains under one spinlock held for a lookup. */
+ * is harmless). NBUCKETS chains under one spinlock held for a lookup.
+ *
+ * A turn is recursive for the user thread that holds it (owner, depth):
+ * a flockfile holder's own calls go on in it. */
 enum { NBUCKETS = 64 };
 
 struct cap__stdio_turn {
     FILE *fp;
     cap_mutex_t m;
+    _Atomic cap_thread_t owner; /* holder of m, 0 if none */
+    unsigned depth;             /* [owner] times taken */
+    unsigned locked;            /* [owner] flockfile levels among them */
+    _Atomic cap_thread_t locked_by; /* owner while locked != 0, else 0 */
+    int saved_cnt;              /* [owner] glibc's levels while switched away */
+    cap__held_lock held;        /* in the owner's list while locked != 0 */
     struct cap__stdio_turn *next;
 };
+
+_Atomic int cap__stdio_user_locks;
 
 static cap__spin table_lock = CAP__SPIN_INIT;
 static struct cap__stdio_turn *table[NBUCKETS];
@@ -57,25 +75,29 @@ static struct cap__stdio_turn *find_locked(FILE *fp)
     return t;
 }
 
-static void give_back(void *arg)
-{
-    struct cap__stdio_turn *t = arg;
-    if (t != NULL)
-        cap_mutex_unlock(&t->m);
-}
-
-static struct cap__stdio_turn *turn_of(FILE *fp)
+static struct cap__stdio_turn *find(FILE *fp)
 {
     cap__spin_lock(&table_lock);
     struct cap__stdio_turn *t = find_locked(fp);
     cap__spin_unlock(&table_lock);
+    return t;
+}
+
+static void release_held(cap__held_lock *l);
+static void retake_held(cap__held_lock *l);
+
+static struct cap__stdio_turn *turn_of(FILE *fp)
+{
+    struct cap__stdio_turn *t = find(fp);
     if (t == NULL) {
-        struct cap__stdio_turn *fresh = malloc(sizeof *fresh); /* outside the spinlock */
+        struct cap__stdio_turn *fresh = calloc(1, sizeof *fresh); /* outside the spinlock */
         if (fresh == NULL || cap_mutex_init(&fresh->m, NULL) != 0) {
             free(fresh);
             return NULL;
         }
         fresh->fp = fp;
+        fresh->held.release = release_held;
+        fresh->held.retake = retake_held;
         cap__spin_lock(&table_lock);
         t = find_locked(fp);
         if (t == NULL) {
@@ -93,11 +115,47 @@ static struct cap__stdio_turn *turn_of(FILE *fp)
     return t;
 }
 
+/* Takes t for the calling user thread, parking while another holds it. */
+static void take(struct cap__stdio_turn *t)
+{
+    cap_thread_t self = cap_thread_self();
+    if (atomic_load_explicit(&t->owner, memory_order_relaxed) == self) {
+        t->depth++;
+        return;
+    }
+    cap_mutex_lock(&t->m);
+    atomic_store_explicit(&t->owner, self, memory_order_relaxed);
+    t->depth = 1;
+}
+
+static bool try_take(struct cap__stdio_turn *t)
+{
+    cap_thread_t self = cap_thread_self();
+    if (atomic_load_explicit(&t->owner, memory_order_relaxed) == self) {
+        t->depth++;
+        return true;
+    }
+    if (cap_mutex_trylock(&t->m) != 0)
+        return false;
+    atomic_store_explicit(&t->owner, self, memory_order_relaxed);
+    t->depth = 1;
+    return true;
+}
+
+static void give_back(void *arg)
+{
+    struct cap__stdio_turn *t = arg;
+    if (t != NULL && --t->depth == 0) {
+        atomic_store_explicit(&t->owner, 0, memory_order_relaxed);
+        cap_mutex_unlock(&t->m);
+    }
+}
+
 void cap__stdio_turn_begin(FILE *fp, struct cap__stdio_hold *h)
 {
     h->t = turn_of(fp);
     if (h->t != NULL)
-        cap_mutex_lock(&h->t->m);
+        take(h->t);
     cap_cleanup_frame_push(&h->frame, give_back, h->t);
 }
 
@@ -117,20 +175,37 @@ void cap__stream_turn_forget(FILE *fp)
         *pp = t->next;
     }
     cap__spin_unlock(&table_lock);
-    if (t != NULL) { /* no call is in it: closing a stream in use is undefined */
-        cap_mutex_destroy(&t->m);
-        free(t);
+    if (t == NULL)
+        return;
+    cap_thread_t by = atomic_load(&t->locked_by);
+    if (by != 0 && by == cap_thread_self()) { /* closed under its own flockfile */
+        cap__held_remove(&t->held);
+        atomic_fetch_sub(&cap__stdio_user_locks, 1);
+    } else if (by != 0) {
+        return; /* another thread's lock: closing a stream in use is undefined; kept */
     }
+    /* no call is in it: closing a stream in use is undefined */
+    cap_mutex_destroy(&t->m);
+    free(t);
 }
 
 void cap__stream_turns_forked(void)
 {
     /* Every call in a turn was a lost thread's (a fork is not made from
-     * inside one): each turn starts free again, with no waiters. */
+     * inside one), and glibc's child makes every stream's lock free, the
+     * forking thread's flockfile's too: each turn starts free again, with
+     * no waiters. */
     table_lock = (cap__spin)CAP__SPIN_INIT;
+    cap__stdio_user_locks = 0;
+    cap__held_forget_all();
     for (int i = 0; i < NBUCKETS; i++)
-        for (struct cap__stdio_turn *t = table[i]; t != NULL; t = t->next)
+        for (struct cap__stdio_turn *t = table[i]; t != NULL; t = t->next) {
             cap_mutex_init(&t->m, NULL);
+            t->owner = 0;
+            t->depth = 0;
+            t->locked = 0;
+            t->locked_by = 0;
+        }
 }
 
 /* ---- whether a call may wait here -------------------------------------- */
@@ -158,9 +233,9 @@ static bool layout_ok(void)
     if (f != NULL && f->_lock != NULL && !(f->_flags & _IO_USER_LOCK)) {
         struct file_lock *l = f->_lock;
         bool free_before = !held_here(f) && l->lock == 0 && l->cnt == 0;
-        flockfile(f);
+        _IO_flockfile(f);
         bool held = held_here(f) && l->lock != 0 && l->cnt == 1;
-        funlockfile(f);
+        _IO_funlockfile(f);
         ok = free_before && held && !held_here(f) && l->lock == 0;
     }
     if (f != NULL)
@@ -169,13 +244,23 @@ static bool layout_ok(void)
     return ok;
 }
 
+/* Whether the calling thread holds fp by flockfile. */
+static bool locked_by_caller(FILE *fp)
+{
+    if (__atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) == 0)
+        return false;
+    struct cap__stdio_turn *t = find(fp);
+    return t != NULL && atomic_load(&t->locked_by) == cap_thread_self();
+}
+
 bool cap__stdio_may_park(FILE *fp)
 {
     if (fp == NULL || !cap__ic_user())
         return false;
     if (fp->_mode > 0 || fp->_fileno < 0)
         return false; /* wide-oriented, or no descriptor (fmemopen, fopencookie) */
-    if (!(fp->_flags & _IO_USER_LOCK) && (fp->_lock == NULL || !layout_ok() || held_here(fp)))
+    if (!(fp->_flags & _IO_USER_LOCK) &&
+        (fp->_lock == NULL || !layout_ok() || (held_here(fp) && !locked_by_caller(fp))))
         return false; /* (held elsewhere: flockfile waits, briefly: no holder parks) */
     cap__fd *f = cap__fd_get(fp->_fileno);
     if (f == NULL)
@@ -190,5 +275,133 @@ bool cap__stdio_may_park(FILE *fp)
         return false;
     if (cap__fd_has(f, CAP__FDF_UNPOLLABLE | CAP__FDF_INTERNAL) || cap__ic_nonblock(f))
         return false;
+    return true;
+}
+
+/* ---- flockfile on a user thread (stdio_turn.h) ---------------------------- */
+
+/* Whether flockfile of fp by the caller is done here: a user thread, and
+ * a stream with glibc's lock as we know it. */
+static bool lock_here(FILE *fp)
+{
+    return fp != NULL && cap__ic_user() && !(fp->_flags & _IO_USER_LOCK) && fp->_lock != NULL &&
+           layout_ok();
+}
+
+/* held's switch hooks: glibc's lock let go entirely, then taken back as
+ * deep (sched/held.h). Set while the thread runs, so owner is this
+ * kernel thread; if it is not (glibc's lock made free by a fork's child,
+ * say), nothing is let go. */
+static void release_held(cap__held_lock *l)
+{
+    struct cap__stdio_turn *t = (struct cap__stdio_turn *)((char *)l - offsetof(struct cap__stdio_turn, held));
+    struct file_lock *fl = t->fp->_lock;
+    t->saved_cnt = 0;
+    if (!held_here(t->fp) || fl->cnt < 1)
+        return;
+    t->saved_cnt = fl->cnt;
+    fl->cnt = 1;
+    _IO_funlockfile(t->fp);
+}
+
+static void retake_held(cap__held_lock *l)
+{
+    struct cap__stdio_turn *t = (struct cap__stdio_turn *)((char *)l - offsetof(struct cap__stdio_turn, held));
+    if (t->saved_cnt == 0)
+        return;
+    _IO_flockfile(t->fp);
+    ((struct file_lock *)t->fp->_lock)->cnt += t->saved_cnt - 1;
+}
+
+/* One more flockfile level of t, whose turn the caller has taken. */
+static void lock_level(struct cap__stdio_turn *t)
+{
+    if (t->locked++ == 0) {
+        atomic_fetch_add(&cap__stdio_user_locks, 1);
+        atomic_store(&t->locked_by, cap_thread_self());
+        cap__held_push(&t->held);
+    }
+}
+
+static void unlock_level(struct cap__stdio_turn *t)
+{
+    if (--t->locked == 0) {
+        cap__held_remove(&t->held);
+        atomic_store(&t->locked_by, 0);
+        atomic_fetch_sub(&cap__stdio_user_locks, 1);
+    }
+    give_back(t);
+}
+
+void flockfile(FILE *fp)
+{
+    struct cap__stdio_turn *t = lock_here(fp) ? turn_of(fp) : NULL;
+    if (t == NULL) { /* (or no memory for a turn: glibc's, as before) */
+        _IO_flockfile(fp);
+        return;
+    }
+    take(t);
+    lock_level(t);
+    _IO_flockfile(fp);
+}
+
+int ftrylockfile(FILE *fp)
+{
+    struct cap__stdio_turn *t = lock_here(fp) ? turn_of(fp) : NULL;
+    if (t == NULL)
+        return _IO_ftrylockfile(fp);
+    if (!try_take(t))
+        return -1;
+    if (_IO_ftrylockfile(fp) != 0) { /* inside a call of a thread of another worker */
+        give_back(t);
+        return -1;
+    }
+    lock_level(t);
+    return 0;
+}
+
+void funlockfile(FILE *fp)
+{
+    struct cap__stdio_turn *t = lock_here(fp) ? find(fp) : NULL;
+    if (t == NULL || atomic_load(&t->locked_by) != cap_thread_self()) {
+        _IO_funlockfile(fp);
+        return;
+    }
+    _IO_funlockfile(fp);
+    unlock_level(t);
+}
+
+/* The turn of fp if a user thread other than the caller holds fp by
+ * flockfile, else NULL. */
+static struct cap__stdio_turn *locked_by_other(FILE *fp)
+{
+    struct cap__stdio_turn *t = find(fp);
+    if (t == NULL)
+        return NULL;
+    cap_thread_t by = atomic_load(&t->locked_by);
+    return by != 0 && by != cap_thread_self() ? t : NULL;
+}
+
+/* The rest of cap__stdio_lock, with fp locked, while some user thread
+ * holds a stream by flockfile: if another holds fp, lets go, waits for
+ * its last funlockfile and locks again. Read under glibc's lock: a holder
+ * takes its turn and is named before it takes that lock, and lets it go
+ * only when it switches away, so a holder is seen here. */
+void cap__stdio_lock_held_off(FILE *fp)
+{
+    struct cap__stdio_turn *t;
+    while (cap__ic_user() && (t = locked_by_other(fp)) != NULL) {
+        _IO_funlockfile(fp);
+        take(t); /* parks until the holder's last funlockfile */
+        give_back(t);
+        _IO_flockfile(fp);
+    }
+}
+
+bool cap__stdio_guard_slow(FILE *fp)
+{
+    if (!lock_here(fp))
+        return false;
+    cap__stdio_lock(fp, true);
     return true;
 }

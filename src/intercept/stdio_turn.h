@@ -53,9 +53,10 @@ void cap__stdio_turn_end(struct cap__stdio_hold *h);
  * of blocking its worker in glibc: a user thread; a byte stream (not
  * wide) over a descriptor the I/O layer can watch (socket, pipe, FIFO,
  * terminal) that the application did not make non-blocking and that has
- * no close under way; and fp's lock not held by this kernel thread (the
- * caller's flockfile, or another thread of this worker between two of
- * its calls: the call is then glibc's). The caller holds no lock of fp. */
+ * no close under way; and fp's lock not held by this kernel thread,
+ * unless by the caller's flockfile (another thread of this worker parked
+ * inside a call of glibc's: the call is then glibc's too). The caller
+ * holds no lock of fp other than its flockfile. */
 bool cap__stdio_may_park(FILE *fp);
 
 /* Input (stdin.c), for the scanf family (scanf.c): whether a read of fp
@@ -81,18 +82,65 @@ static inline bool cap__stdio_too_big(size_t size, size_t n)
     return n != 0 && size > SIZE_MAX / n;
 }
 
+
+/* ---- flockfile (stdio_turn.c) ------------------------------------------
+ * flockfile, ftrylockfile and funlockfile on a user thread take fp's turn
+ * (recursively: the holder's own calls go on in it) and then glibc's lock,
+ * which the thread lets go whenever it switches away and takes back before
+ * it goes on (sched/held.h). So the holder may park, in its own stdio
+ * calls too, and every other user thread's call on fp waits for the
+ * holder's last funlockfile: a wrapped call in its turn, or, taking the
+ * lock, as soon as it finds fp held (cap__stdio_lock); a call left to
+ * glibc holds the lock across glibc's call (cap__stdio_guard), since it
+ * cannot be made to wait once inside. */
+
+/* Streams held by flockfile of user threads just now: while none is, the
+ * checks above cost this one load. */
+extern __attribute__((visibility("hidden"))) _Atomic int cap__stdio_user_locks;
+
+/* glibc's own lock calls, under the names glibc also exports them by:
+ * the library defines flockfile and funlockfile (below), and these names
+ * reach glibc's straight through its PLT. */
+extern void _IO_flockfile(FILE *fp);
+extern void _IO_funlockfile(FILE *fp);
+extern int _IO_ftrylockfile(FILE *fp);
+
+void cap__stdio_lock_held_off(FILE *fp);
+bool cap__stdio_guard_slow(FILE *fp);
+
 /* fp's lock, if it uses one (locking: not _IO_USER_LOCK and not an
- * _unlocked call). */
+ * _unlocked call): glibc's, taken once no other user thread holds fp by
+ * flockfile (waiting for that in fp's turn, lock released). */
 static inline void cap__stdio_lock(FILE *fp, bool locking)
 {
-    if (locking)
-        flockfile(fp);
+    if (!locking)
+        return;
+    _IO_flockfile(fp);
+    if (__builtin_expect(__atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) != 0, 0))
+        cap__stdio_lock_held_off(fp);
 }
 
 static inline void cap__stdio_unlock(FILE *fp, bool locking)
 {
     if (locking)
-        funlockfile(fp);
+        _IO_funlockfile(fp);
+}
+
+/* Before a call left to glibc on fp: while a user thread holds some
+ * stream by flockfile, locks fp (cap__stdio_lock) and returns true;
+ * pass that to cap__stdio_unguard after glibc's call. */
+static inline bool cap__stdio_guard(FILE *fp)
+{
+    if (__builtin_expect(
+            __atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) == 0, 1))
+        return false;
+    return cap__stdio_guard_slow(fp);
+}
+
+static inline void cap__stdio_unguard(FILE *fp, bool guarded)
+{
+    if (guarded)
+        cap__stdio_unlock(fp, true);
 }
 
 #endif /* CAP_INTERCEPT_STDIO_TURN_H */

@@ -334,8 +334,12 @@ static size_t fwrite_here(const void *p, size_t size, size_t n, FILE *fp, bool l
 
 size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
 {
-    if (size == 0 || n == 0 || cap__stdio_too_big(size, n) || !may_park(fp))
-        return CAP__REAL(fwrite)(p, size, n, fp);
+    if (size == 0 || n == 0 || cap__stdio_too_big(size, n) || !may_park(fp)) {
+        bool guarded = cap__stdio_guard(fp);
+        size_t r = CAP__REAL(fwrite)(p, size, n, fp);
+        cap__stdio_unguard(fp, guarded);
+        return r;
+    }
     return fwrite_here(p, size, n, fp, locks(fp));
 }
 
@@ -348,8 +352,12 @@ size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *fp)
 
 int fputs(const char *s, FILE *fp)
 {
-    if (!may_park(fp))
-        return CAP__REAL(fputs)(s, fp);
+    if (!may_park(fp)) {
+        bool guarded = cap__stdio_guard(fp);
+        int r = CAP__REAL(fputs)(s, fp);
+        cap__stdio_unguard(fp, guarded);
+        return r;
+    }
     size_t len = strlen(s);
     struct iovec v = { (void *)s, len };
     return put(fp, &v, 1, len, locks(fp)) == len ? 1 : EOF;
@@ -367,8 +375,12 @@ int fputs_unlocked(const char *s, FILE *fp)
 int puts(const char *s)
 {
     FILE *fp = stdout;
-    if (!may_park(fp))
-        return CAP__REAL(puts)(s);
+    if (!may_park(fp)) {
+        bool guarded = cap__stdio_guard(fp);
+        int r = CAP__REAL(puts)(s);
+        cap__stdio_unguard(fp, guarded);
+        return r;
+    }
     size_t len = strlen(s);
     struct iovec v[2] = { { (void *)s, len }, { "\n", 1 } };
     if (put(fp, v, 2, len + 1, locks(fp)) != len + 1)
@@ -385,17 +397,27 @@ static int put_char(int c, FILE *fp, bool locking)
     return put(fp, &v, 1, 1, locking) == 1 ? byte : EOF;
 }
 
+/* glibc's one-character call real, held off while another user thread
+ * holds fp by flockfile (stdio_turn.h). */
+static int guarded_char(int c, FILE *fp, int (*real)(int, FILE *))
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = real(c, fp);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
 int fputc(int c, FILE *fp)
 {
     if (!may_park(fp))
-        return CAP__REAL(fputc)(c, fp);
+        return guarded_char(c, fp, CAP__REAL(fputc));
     return put_char(c, fp, locks(fp));
 }
 
 int putc(int c, FILE *fp)
 {
     if (!may_park(fp))
-        return CAP__REAL(putc)(c, fp);
+        return guarded_char(c, fp, CAP__REAL(putc));
     return put_char(c, fp, locks(fp));
 }
 
@@ -473,8 +495,12 @@ static int print(FILE *fp, int flag, const char *fmt, va_list ap)
 
 int vfprintf(FILE *fp, const char *fmt, va_list ap)
 {
-    if (!may_park(fp))
-        return CAP__REAL(vfprintf)(fp, fmt, ap);
+    if (!may_park(fp)) {
+        bool guarded = cap__stdio_guard(fp);
+        int r = CAP__REAL(vfprintf)(fp, fmt, ap);
+        cap__stdio_unguard(fp, guarded);
+        return r;
+    }
     return print(fp, 0, fmt, ap);
 }
 
@@ -503,8 +529,12 @@ int printf(const char *fmt, ...)
 
 int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
 {
-    if (!may_park(fp))
-        return CAP__REAL(__vfprintf_chk)(fp, flag, fmt, ap);
+    if (!may_park(fp)) {
+        bool guarded = cap__stdio_guard(fp);
+        int r = CAP__REAL(__vfprintf_chk)(fp, flag, fmt, ap);
+        cap__stdio_unguard(fp, guarded);
+        return r;
+    }
     return print(fp, flag, fmt, ap);
 }
 
@@ -549,16 +579,26 @@ int cap__stdio_put(FILE *fp, const char *text, size_t n)
 /* Writes out what fp buffers, parking; glibc's fflush (real) where fp is
  * not writing as putting() wants (an input stream's sync, say), or
  * nothing if real is NULL. */
+static int flush_glibc(FILE *fp, bool locking, int (*real)(FILE *))
+{
+    if (real == NULL)
+        return 0;
+    bool guarded = locking && cap__stdio_guard(fp);
+    int r = real(fp);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
 static int flush(FILE *fp, bool locking, int (*real)(FILE *))
 {
     if (!may_park(fp))
-        return real != NULL ? real(fp) : 0;
+        return flush_glibc(fp, locking, real);
     cap__stdio_lock(fp, locking);
     bool pending = putting(fp) && fp->_IO_write_ptr > fp->_IO_write_base;
     bool others = !putting(fp); /* an input stream's sync, say: glibc's */
     if (!pending) {
         cap__stdio_unlock(fp, locking);
-        return others && real != NULL ? real(fp) : 0;
+        return others ? flush_glibc(fp, locking, real) : 0;
     }
     struct cap__stdio_hold h;
     turn_begin_locked(fp, &h, locking);

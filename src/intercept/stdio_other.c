@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stdio calls on a stream that never wait here but must still keep
+ * out of another user thread's flockfile (stdio_turn.h): positioning,
+ * ungetc, the flag tests, setvbuf. Each is glibc's, called with the
+ * stream locked (cap__stdio_guard) while some user thread holds a stream
+ * by flockfile; otherwise straight through, for one load.
+ *
+ * POSIX wants every call on a FILE (but the _unlocked ones) to act as if
+ * it took the stream's lock; glibc's lock alone cannot do that here,
+ * since a holder lets it go while it is parked (sched/held.h).
+ * Not wrapped (glibc's, not held off): the wide-character calls and the
+ * rarely used rest (setbuf, setbuffer, setlinebuf, fwide, fpurge, getw,
+ * putw).
+ */
+#define _FILE_OFFSET_BITS 32 /* the 32-bit names are defined here as such */
+#include <stdio.h>
+
+#include "intercept/intercept.h"
+#include "intercept/stdio_turn.h"
+
+int fseek(FILE *fp, long off, int whence)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(fseek)(fp, off, whence);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+int fseeko(FILE *fp, off_t off, int whence)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(fseeko)(fp, off, whence);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+int fseeko64(FILE *fp, off64_t off, int whence)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(fseeko64)(fp, off, whence);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+long ftell(FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    long r = CAP__REAL(ftell)(fp);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+off_t ftello(FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    off_t r = CAP__REAL(ftello)(fp);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+off64_t ftello64(FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    off64_t r = CAP__REAL(ftello64)(fp);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+void rewind(FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    CAP__REAL(rewind)(fp);
+    cap__stdio_unguard(fp, guarded);
+}
+
+int fgetpos(FILE *fp, fpos_t *pos)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(fgetpos)(fp, pos);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+int fgetpos64(FILE *fp, fpos64_t *pos)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(fgetpos64)(fp, pos);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+int fsetpos(FILE *fp, const fpos_t *pos)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(fsetpos)(fp, pos);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+int fsetpos64(FILE *fp, const fpos64_t *pos)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(fsetpos64)(fp, pos);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+int ungetc(int c, FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(ungetc)(c, fp);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+int feof(FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(feof)(fp);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+int ferror(FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(ferror)(fp);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+void clearerr(FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    CAP__REAL(clearerr)(fp);
+    cap__stdio_unguard(fp, guarded);
+}
+
+int setvbuf(FILE *fp, char *buf, int mode, size_t size)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(setvbuf)(fp, buf, mode, size);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
