@@ -46,6 +46,7 @@ foreach(src ${capio_srcs})
   if(DEFINED CAPIO_TIMEOUT_${name})
     set(timeout ${CAPIO_TIMEOUT_${name}})
   endif()
+  cap_dump_after(${timeout} dump_after)
   set(combos)
   foreach(net ${CAPIO_NETIO})
     list(APPEND combos "${net};uring")
@@ -70,7 +71,8 @@ foreach(src ${capio_srcs})
     math(EXPR i "${i} + 2")
     foreach(n ${workers})
       set(tname io/${name}/${net}-${disk}/w${n})
-      add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/${name})
+      add_test(NAME ${tname}
+               COMMAND ${CAP_HANG_DUMP} ${dump_after} ${CMAKE_CURRENT_BINARY_DIR}/io/${name})
       set_tests_properties(${tname} PROPERTIES
         ENVIRONMENT "CAP_WORKERS=${n};CAP_NETIO=${net};CAP_DISKIO=${disk}${extra_env}"
         TIMEOUT ${timeout} SKIP_RETURN_CODE 77
@@ -85,7 +87,8 @@ foreach(src ${capio_srcs})
       continue()
     endif()
     set(tname io/${name}/${net}-uring/w2-migrate)
-    add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/${name})
+    add_test(NAME ${tname}
+             COMMAND ${CAP_HANG_DUMP} ${dump_after} ${CMAKE_CURRENT_BINARY_DIR}/io/${name})
     set_tests_properties(${tname} PROPERTIES
       ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1;CAP_NETIO=${net};CAP_DISKIO=uring${extra_env}"
       TIMEOUT ${timeout} SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "is not available here")

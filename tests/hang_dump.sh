@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# hang_dump.sh SECONDS PROGRAM [ARGS...]
+# Runs PROGRAM (a test) and passes on its exit status. If it is still
+# running after SECONDS, prints what it is doing to stderr and kills it
+# (status 124): each kernel thread's system call and kernel stack
+# (/proc), and, where gdb is installed, every kernel thread's backtrace
+# and the runtime's user threads (tools/gdb/capriccio.py, `cap threads`).
+# ctest registers tests through it with SECONDS a little below the test's
+# TIMEOUT, so a hang in CI leaves a trace in the log instead of only
+# "Timeout" (tests/CMakeLists.txt).
+limit=$1
+shift
+if [ "${BASH_VERSINFO[0]}" -lt 5 ] || { [ "${BASH_VERSINFO[0]}" -eq 5 ] && [ "${BASH_VERSINFO[1]}" -lt 1 ]; }; then
+    exec "$@" # no `wait -n -p` before bash 5.1: run it plainly
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+
+# A background command of a script starts with SIGINT and SIGQUIT ignored
+# and stdin /dev/null: env gives the signals their default back, and the
+# program gets our stdin. (No job control: the program stays in our
+# process group, as a test run directly would be.)
+env --default-signal=INT,QUIT "$@" <&0 &
+pid=$!
+sleep "$limit" </dev/null >/dev/null 2>&1 &
+sleeper=$!
+wait -n -p ended "$pid" "$sleeper"
+rc=$?
+if [ "$ended" = "$pid" ]; then
+    kill "$sleeper" 2>/dev/null
+    wait "$sleeper" 2>/dev/null
+    exit "$rc"
+fi
+
+{
+    echo "hang_dump: '$*' still running after ${limit} s (pid $pid)"
+    for task in /proc/"$pid"/task/*; do
+        echo "--- kernel thread ${task##*/} ($(cat "$task"/comm 2>/dev/null)):" \
+             "syscall $(cut -d' ' -f1 "$task"/syscall 2>/dev/null)," \
+             "wchan $(cat "$task"/wchan 2>/dev/null)"
+        cat "$task"/stack 2>/dev/null
+    done
+    if command -v gdb >/dev/null 2>&1; then
+        gdb -p "$pid" -batch -nx -iex "set auto-load python-scripts off" -ex "source $here/../tools/gdb/capriccio.py" \
+            -ex "cap threads" -ex "thread apply all bt 40" 2>&1
+    fi
+} >&2
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+exit 124
