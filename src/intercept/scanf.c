@@ -6,14 +6,17 @@
  * also for input a conversion needs after it started.
  *
  * glibc's vfscanf refills the stream through its internal calls, which
- * no wrapper sees. So, unless the stream's buffer already holds a whole
- * line with something in it (what scanf mostly reads; glibc's call then
- * runs on the stream itself, fast), glibc's vfscanf runs on a private
- * cookie stream (fopencookie) whose reads take the bytes of the real
- * stream's buffer and refill it through the parking refill (stdin.c). When
- * it ends, the bytes the private stream holds unread (its read-ahead, and
- * the character scanf pushed back) are given back to the real stream, so
- * the next call sees them as glibc would have left them.
+ * no wrapper sees. So glibc's call first runs on the stream itself with
+ * its refills made to read nothing (scan_buffered): what scanf mostly
+ * reads is in the buffer already, and this is fast. If it tried a refill,
+ * it wanted more: the stream is put back as it was and
+ * glibc's vfscanf runs again, on a private cookie stream (fopencookie)
+ * whose reads take the bytes of the real stream's buffer and refill it
+ * through the parking refill (stdin.c). When it ends, the bytes the
+ * private stream holds unread (its read-ahead, and the character scanf
+ * pushed back) are given back to the real stream, so the next call sees
+ * them as glibc would have left them. A format that allocates (%m) goes
+ * to the private stream at once.
  *
  * Invariants:
  *  - every call holds the stream's turn (stdio_turn.h), so a call is
@@ -24,11 +27,10 @@
  *    reads took, all from the real stream's current buffer area, which
  *    still holds them in place: giving them back moves the read pointer
  *    back (else, as a fallback, glibc's ungetc).
- * A format that reads past the end of a line the buffer already holds
- * ("%d%d" on "1\n" when "2" is not written yet) still blocks the worker
- * for the rest, on the fast path.
+ * A conversion the first attempt completed is assigned again by the
+ * second (the same bytes, then more): an argument beyond the count the
+ * call returns may have been written by the first.
  */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -68,20 +70,50 @@ static scanner glibc_scanner(bool c99)
     return f;
 }
 
-/* Whether fp's buffer holds something other than white space followed by
- * a newline: a line scanf will mostly read without a refill. */
-static bool line_ahead(FILE *fp, bool locking)
+/* Whether fmt may allocate (%m, and glibc's old %as, %aS, %a[): made a
+ * second time, a call would lose what its first attempt allocated. */
+static bool allocates(const char *fmt)
+{
+    return strchr(fmt, 'm') != NULL || strstr(fmt, "%a") != NULL;
+}
+
+/* glibc's vfscanf on fp itself, from what fp's buffer holds, with its
+ * refills made to read nothing: the buffer's end is put at its start for
+ * the while, so glibc's refill asks for 0 bytes, which a pipe, socket or
+ * terminal answers at once with 0 (EOF to glibc; no byte is lost). Its
+ * result, or -2 if the call tried a refill and so wanted more than the
+ * buffer held: fp is then put back as it was (a failed refill leaves the
+ * bytes in place), for the parking path to read again, and what the
+ * attempt assigned is assigned again. Called in fp's turn, fp locked
+ * throughout (glibc's call never waits). */
+static int scan_buffered(scanner f, FILE *fp, bool locking, const char *fmt, va_list ap)
 {
     cap__stdio_lock(fp, locking);
-    bool ahead = false;
-    if (!(fp->_flags & CAP__IOF_IN_BACKUP)) {
-        const char *p = fp->_IO_read_ptr, *end = fp->_IO_read_end;
-        while (p < end && isspace((unsigned char)*p)) /* scanf skips it too, mostly */
-            p++;
-        ahead = p < end && memchr(p, '\n', (size_t)(end - p)) != NULL;
+    if ((fp->_flags & (CAP__IOF_IN_BACKUP | _IO_EOF_SEEN)) || fp->_IO_read_ptr >= fp->_IO_read_end ||
+        fp->_IO_buf_base == NULL) {
+        cap__stdio_unlock(fp, locking);
+        return -2;
+    }
+    char *read_base = fp->_IO_read_base, *read_ptr = fp->_IO_read_ptr;
+    char *read_end = fp->_IO_read_end, *buf_end = fp->_IO_buf_end;
+    int err = errno, flags = fp->_flags;
+    fp->_IO_buf_end = fp->_IO_buf_base;
+    int r = f(fp, fmt, ap);
+    fp->_IO_buf_end = buf_end;
+    int refilled = fp->_flags & ~flags & (_IO_EOF_SEEN | _IO_ERR_SEEN);
+    fp->_flags &= ~refilled;
+    /* (After its failed refill glibc's call reads and pushes back nothing
+     * more, so the stream is not in its push-back area; if it ever were,
+     * the result stands.) */
+    if (refilled != 0 && !(fp->_flags & CAP__IOF_IN_BACKUP)) {
+        fp->_IO_read_base = read_base;
+        fp->_IO_read_ptr = read_ptr;
+        fp->_IO_read_end = read_end;
+        errno = err;
+        r = -2;
     }
     cap__stdio_unlock(fp, locking);
-    return ahead;
+    return r;
 }
 
 struct source {
@@ -181,10 +213,16 @@ static int scan(bool c99, FILE *fp, const char *fmt, va_list ap)
     struct cap__stdio_hold h;
     cap__stdio_turn_begin(fp, &h);
     int r = -2;
-    if (!line_ahead(fp, locking))
+    if (!allocates(fmt)) {
+        va_list copy;
+        va_copy(copy, ap);
+        r = scan_buffered(f, fp, locking, fmt, copy);
+        va_end(copy);
+    }
+    if (r == -2)
         r = scan_parked(f, fp, locking, fmt, ap);
     if (r == -2)
-        r = f(fp, fmt, ap); /* a line is there (or no memory for the private stream) */
+        r = f(fp, fmt, ap); /* no memory for the private stream: glibc's, blocking */
     cap__stdio_turn_end(&h);
     return r;
 }

@@ -14,7 +14,10 @@
  *    waits for what each conversion needs, and leaves what it read ahead
  *    or pushed back to the next call (fgets, fgetc); 30,000 numbers in
  *    writes that cut lines anywhere all arrive, in order; a call that
- *    finds only blank lines buffered waits for its number;
+ *    finds only blank lines buffered waits for its number; a call that
+ *    finds a whole line buffered but wants more than it waits for the
+ *    rest (%d %d on " 1\n"), as does one whose number the buffer cuts;
+ *    a format that allocates (%ms) gets words split across writes;
  *  - EOF once the writer closes (feof, not ferror);
  *  - a signal sent to the reader with a handler without SA_RESTART ends
  *    fgets with NULL, ferror and EINTR (as glibc's read would), and the
@@ -308,6 +311,39 @@ static void scanf_parks_throughout(void)
     t = feed(&w);
     CHECK_EQ(fscanf(in, "%d", &a), 1);
     CHECK_EQ(a, 8);
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+
+    /* A whole line buffered, and a format that wants more than it: the
+     * call waits for the rest (glibc's call on the stream, which a
+     * buffered line used to get, blocked the worker at the line's end).
+     * A number cut at the buffer's end is read whole. */
+    in = open_pipe_stream();
+    CHECK_EQ(write(wfd, "0 1\n", 4), 4);
+    CHECK_EQ(fscanf(in, "%d", &a), 1); /* leaves " 1\n" buffered */
+    CHECK_EQ(a, 0);
+    struct pieces m = { { "2\n3", "4\n", NULL }, true };
+    t = feed(&m);
+    a = b = 0;
+    CHECK_EQ(fscanf(in, "%d %d", &a, &b), 2);
+    CHECK_EQ(a, 1);
+    CHECK_EQ(b, 2);
+    CHECK_EQ(fscanf(in, "%d", &a), 1); /* "3" buffered, "4" still coming */
+    CHECK_EQ(a, 34);
+    CHECK_EQ(fscanf(in, "%d", &a), EOF);
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+
+    /* A format that allocates (%ms), its word split across writes. */
+    in = open_pipe_stream();
+    struct pieces al = { { "ab", "cd ef\n", NULL }, true };
+    t = feed(&al);
+    char *word1 = NULL, *word2 = NULL;
+    CHECK_EQ(fscanf(in, "%ms %ms", &word1, &word2), 2);
+    CHECK_EQ(strcmp(word1, "abcd"), 0);
+    CHECK_EQ(strcmp(word2, "ef"), 0);
+    free(word1);
+    free(word2);
     join(t);
     CHECK_EQ(fclose(in), 0);
 
