@@ -39,8 +39,9 @@
  * ends the call: its bytes and the ones it took out of the buffer are
  * lost (glibc would keep the buffered ones).
  * perror, psignal, the err/warn family and error(3) are in report.c.
- * Not wrapped: psiginfo, the wide-character calls, and fflush(NULL)'s
- * streams other than stdout and stderr.
+ * fflush(NULL) writes stdout and stderr here and leaves the other
+ * streams to glibc's, run on the offload pool (flush_all_glibc).
+ * Not wrapped: psiginfo and the wide-character calls.
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
@@ -54,6 +55,7 @@
 
 #include "intercept/intercept.h"
 #include "intercept/stdio_turn.h"
+#include "io/io.h"
 
 /* Macros in <stdio.h> with optimisation on: the functions are wanted. */
 #undef putc
@@ -619,6 +621,32 @@ int cap__stdio_flush_before_close(FILE *fp)
     return fp != NULL ? flush(fp, locks(fp), NULL) : 0; /* else glibc's fclose flushes */
 }
 
+struct flush_all_call {
+    int result, err;
+};
+
+static void run_flush_all(void *arg)
+{
+    struct flush_all_call *c = arg;
+    c->result = CAP__REAL(fflush)(NULL);
+    c->err = errno;
+}
+
+/* glibc's fflush(NULL): every stream, each under its lock, written with
+ * glibc's blocking write. On a user thread it runs on a kernel thread of
+ * the offload pool, so a full pipe behind some stream blocks that thread,
+ * not the worker (glibc walks its own list of streams, under its own
+ * lock: nothing here can see a stream closed meanwhile). */
+static int flush_all_glibc(void)
+{
+    struct flush_all_call c = { 0, 0 };
+    if (!cap__ic_user() || cap__offload(run_flush_all, &c) != 0)
+        return CAP__REAL(fflush)(NULL);
+    if (c.result != 0)
+        cap__ic_set_errno(c.err); /* after a park (intercept.h) */
+    return c.result;
+}
+
 int fflush(FILE *fp)
 {
     if (fp == NULL) {
@@ -627,7 +655,7 @@ int fflush(FILE *fp)
         int r = flush(stdout, locks(stdout), NULL);
         if (flush(stderr, locks(stderr), NULL) != 0)
             r = EOF;
-        return CAP__REAL(fflush)(NULL) != 0 ? EOF : r;
+        return flush_all_glibc() != 0 ? EOF : r;
     }
     return flush(fp, locks(fp), CAP__REAL(fflush));
 }

@@ -21,6 +21,9 @@
  *    bytes then arrive;
  *  - a thread cancelled while fflush waits ends, and the next writer of
  *    the stream gets through (its turn given back);
+ *  - fflush(NULL) with a stream (not stdout or stderr) over a full pipe
+ *    waits for the drainer, which runs meanwhile (glibc's flush of all
+ *    streams now runs on the offload pool);
  *  - eight threads writing lines of 1-3,000 bytes to one stream with
  *    fprintf, fputs and fwrite while a slow reader drains it: every line
  *    arrives whole, exactly once, each thread's in its order (each call
@@ -485,6 +488,24 @@ static void cancelled_wait(void)
     CHECK_EQ(close(rfd), 0);
 }
 
+/* ---- fflush(NULL) with a stream behind a full pipe ------------------------- */
+
+static void flush_all_waits(void)
+{
+    full_out = full_pipe_stream(); /* the pipe full, 100 bytes buffered */
+    struct drain d = { 0, NULL };
+    cap_thread_t t = spawn(drainer, &d); /* drains after a while */
+    CHECK_EQ(fflush(NULL), 0);
+    CHECK_EQ(fclose(full_out), 0);
+    join(t);
+    CHECK_EQ(d.total, (size_t)fill_size + 100);
+    for (int i = 0; i < fill_size; i++)
+        CHECK_EQ(d.got[i], 0);
+    CHECK_EQ(d.got[fill_size], 'h');
+    free(d.got);
+    CHECK_EQ(close(rfd), 0);
+}
+
 /* ---- one stream, many writers: whole lines each --------------------------- */
 
 enum { WRITERS = 8, PER_WRITER = 400 };
@@ -576,6 +597,7 @@ int main(void)
     write_errors();
     signals();
     cancelled_wait();
+    flush_all_waits();
     shared_stream_lines();
     return 0;
 }
