@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The error reporters that write to stderr: perror, psignal, the err/warn
- * family (warn, warnx, vwarn, vwarnx, err, errx, verr, verrx) and
- * error(3) (error, error_at_line). glibc writes them through its internal
- * calls, so on a full pipe they blocked the worker; here, on a user thread, the message is made in memory and
- * written as one call through the stdio output path (stdout.c), which
- * parks. The text is glibc's: "prog: " (the short program name; error(3)
+ * The error reporters that write to stderr: perror, psignal, psiginfo,
+ * the err/warn family (warn, warnx, vwarn, vwarnx, err, errx, verr,
+ * verrx) and error(3) (error, error_at_line). glibc writes them through
+ * its internal calls, so on a full pipe they blocked the worker; here, on
+ * a user thread, the message is made in memory and written as one call
+ * through the stdio output path (stdout.c), which parks (psiginfo: glibc's
+ * call, on the offload pool). The text is glibc's: "prog: " (the short program name; error(3)
  * the full one, or what error_print_progname prints), error_at_line's
  * "file:line: ", the caller's format, and for perror/warn/err (error(3):
  * a nonzero errnum) ": " and the error's string, then a newline.
@@ -33,6 +34,7 @@
 
 #include "intercept/intercept.h"
 #include "intercept/stdio_turn.h"
+#include "io/io.h"
 
 /* head, the text fmt makes (if fmt), ": " and the string of err (if
  * with_err; without the ": " when there is no fmt), and a newline, in a
@@ -184,6 +186,41 @@ void psignal(int sig, const char *s)
         desc = unknown;
     }
     report_line(s, desc, false);
+    cap__ic_set_errno(err);
+}
+
+/* psiginfo: glibc's text has a case for every signal and code, so
+ * glibc's call makes it, on a kernel thread of the offload pool (its one
+ * write to a full stderr pipe then blocks that thread, not the worker),
+ * in stderr's turn (a flockfile holder keeps it out). */
+struct psiginfo_call {
+    const siginfo_t *info;
+    const char *s;
+};
+
+static void run_psiginfo(void *arg)
+{
+    struct psiginfo_call *c = arg;
+    CAP__REAL(psiginfo)(c->info, c->s);
+}
+
+void psiginfo(const siginfo_t *info, const char *s)
+{
+    int err = errno;
+    struct psiginfo_call c = { info, s };
+    if (cap__stdio_may_put(stderr) && stderr->_mode <= 0) {
+        struct cap__stdio_hold h;
+        cap__stdio_turn_begin(stderr, &h);
+        int rc = cap__offload(run_psiginfo, &c);
+        cap__stdio_turn_end(&h);
+        if (rc == 0) {
+            cap__ic_set_errno(err);
+            return;
+        }
+    }
+    bool guarded = cap__stdio_guard(stderr);
+    CAP__REAL(psiginfo)(info, s);
+    cap__stdio_unguard(stderr, guarded);
     cap__ic_set_errno(err);
 }
 

@@ -41,7 +41,7 @@
  * perror, psignal, the err/warn family and error(3) are in report.c.
  * fflush(NULL) writes stdout and stderr here and leaves the other
  * streams to glibc's, run on the offload pool (flush_all_glibc).
- * Not wrapped: psiginfo and the wide-character calls.
+ * Not wrapped: the wide-character calls (psiginfo is in report.c).
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>

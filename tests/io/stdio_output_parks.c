@@ -7,7 +7,7 @@
  *    included), fputc, putc and putc_unlocked, and on stdout printf, puts
  *    and putchar, arrive byte-exact and in order, a megabyte of them
  *    through a 64 KiB pipe;
- *  - perror, psignal, warn, warnx, error and error_at_line, each on
+ *  - perror, psignal, psiginfo, warn, warnx, error and error_at_line, each on
  *    stderr made a full pipe: glibc's text, errno kept; errx in a child:
  *    its text and exit status;
  *  - a line-buffered stream writes through a call's last newline and
@@ -228,6 +228,19 @@ static void call_psignal(void)
     psignal(SIGUSR1, "got");
 }
 
+static void call_psiginfo(void)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = SIGUSR1;
+    si.si_code = SI_USER;
+    si.si_pid = 1234;
+    si.si_uid = 56;
+    errno = EPERM;
+    psiginfo(&si, "got");
+    CHECK_EQ(errno, EPERM);
+}
+
 static void call_warn(void)
 {
     errno = EACCES;
@@ -255,6 +268,7 @@ static void reporters(void)
     CHECK_EQ(fflush(stderr), 0);
     report_on_full_pipe(call_perror, "open x: No such file or directory\n");
     report_on_full_pipe(call_psignal, "got: User defined signal 1\n");
+    report_on_full_pipe(call_psiginfo, "got: User defined signal 1 (Signal sent by kill() 1234 56)\n");
     report_on_full_pipe(call_warn, "stdio_output_parks: file 7: Permission denied\n");
     report_on_full_pipe(call_warnx, "stdio_output_parks: plain text\n");
     unsigned counted = error_message_count;
