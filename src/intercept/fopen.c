@@ -64,7 +64,7 @@ static int mode_flags(const char *mode)
     return flags;
 }
 
-static bool is_fifo(const char *path)
+bool cap__ic_is_fifo(const char *path)
 {
     struct stat st;
     return syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) == 0 && S_ISFIFO(st.st_mode);
@@ -74,7 +74,7 @@ FILE *fopen(const char *path, const char *mode)
 {
     int flags;
     if (path == NULL || mode == NULL || !cap__ic_user() || (flags = mode_flags(mode)) < 0 ||
-        !is_fifo(path))
+        !cap__ic_is_fifo(path))
         return CAP__REAL(fopen)(path, mode);
     int fd = open(path, flags, 0666); /* the wrapper: waits on the pool */
     if (fd < 0)

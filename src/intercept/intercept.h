@@ -196,6 +196,9 @@ void cap__stream_turns_forked(void);
 /* stdio output (stdout.c): fclose's flush, made first where it may park;
  * 0 or EOF (errno set), as fflush. */
 int cap__stdio_flush_before_close(struct _IO_FILE *fp);
+/* Whether path names a FIFO (a stat, as the open wrapper makes): opening
+ * one waits for its other end (fopen.c). */
+bool cap__ic_is_fifo(const char *path);
 
 /* The application's O_NONBLOCK view of a classified descriptor. */
 static inline bool cap__ic_nonblock(const cap__fd *f)

@@ -7,10 +7,11 @@
  *  - fcloseall closes streams we cannot name beforehand: afterwards every
  *    known number that is no longer open is forgotten.
  *  - pclose also waits for the child: on a user thread that wait runs on
- *    the offload pool, so only the caller waits.
+ *    the offload pool, so only the caller waits. So does freopen of a
+ *    FIFO, whose open waits for the other end.
  * fclose and pclose also drop the stream's turn entry (stdio_turn.c);
- * fclose writes out buffered output first (stdout.c), parking where
- * glibc's flush would block the worker.
+ * fclose and freopen write out buffered output first (stdout.c), parking
+ * where glibc's flush would block the worker.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -50,14 +51,36 @@ int fclose(FILE *stream)
     return r;
 }
 
+struct freopen_call {
+    const char *path, *mode;
+    FILE *stream, *result;
+    int err;
+};
+
+static void run_freopen(void *arg)
+{
+    struct freopen_call *c = arg;
+    c->result = CAP__REAL(freopen)(c->path, c->mode, c->stream);
+    c->err = errno;
+}
+
 FILE *freopen(const char *path, const char *mode, FILE *stream)
 {
+    if (stream != NULL)
+        cap__stdio_flush_before_close(stream); /* (glibc's flush would block) */
     int fd = stream_closing(stream);
-    FILE *r = CAP__REAL(freopen)(path, mode, stream);
+    struct freopen_call c = { path, mode, stream, NULL, 0 };
+    if (path != NULL && cap__ic_user() && cap__ic_is_fifo(path) &&
+        cap__offload(run_freopen, &c) == 0) { /* the open waits for the other end */
+        if (c.result == NULL)
+            cap__ic_set_errno(c.err);
+    } else {
+        c.result = CAP__REAL(freopen)(path, mode, stream);
+    }
     stream_closed(fd);
-    if (r != NULL && fileno(r) >= 0) /* a fresh life for whatever it opened */
-        cap__fd_created(fileno(r), CAP__FD_UNKNOWN, 0);
-    return r;
+    if (c.result != NULL && fileno(c.result) >= 0) /* a fresh life for whatever it opened */
+        cap__fd_created(fileno(c.result), CAP__FD_UNKNOWN, 0);
+    return c.result;
 }
 
 FILE *freopen64(const char *path, const char *mode, FILE *stream)

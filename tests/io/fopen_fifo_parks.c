@@ -2,7 +2,9 @@
 /* Description: fopen() of a FIFO, which waits in the kernel until the
  * other end is opened, parks only the calling user thread: on one worker
  * the thread that opens the other end (with fopen too) runs meanwhile,
- * and the line it writes arrives. The stream has the mode's flags ("re":
+ * and the line it writes arrives; freopen onto the FIFO waits for its
+ * writer the same way (and writes out what the old stream buffered
+ * first). The stream has the mode's flags ("re":
  * close-on-exec; "a+": read and write); a bad mode fails with EINVAL and
  * a missing path with ENOENT (glibc's fopen, as before); a regular file
  * opens as usual. */
@@ -28,6 +30,17 @@ static void *fifo_reader(void *arg)
     CHECK(fgets(line + 8, 8, in) == NULL); /* the writer closed: EOF */
     CHECK(feof(in));
     CHECK_EQ(fclose(in), 0);
+    return NULL;
+}
+
+static void *late_writer(void *arg)
+{
+    (void)arg;
+    cap_usleep(5000); /* the reader is in its freopen by now */
+    FILE *out = fopen(fifo, "w");
+    CHECK(out != NULL);
+    CHECK_EQ(fputs("again\n", out), 1);
+    CHECK_EQ(fclose(out), 0);
     return NULL;
 }
 
@@ -58,6 +71,33 @@ int main(void)
     CHECK_EQ(read(fileno(both), buf, sizeof buf), 5);
     CHECK_EQ(memcmp(buf, "loop\n", 5), 0);
     CHECK_EQ(fclose(both), 0);
+
+    /* freopen onto the FIFO waits for its writer the same way, which a
+     * thread of this worker opens later. */
+    FILE *re = fopen("/dev/null", "r");
+    CHECK(re != NULL);
+    t = spawn(late_writer, NULL);
+    CHECK(freopen(fifo, "r", re) == re);
+    char again[16];
+    CHECK(fgets(again, sizeof again, re) == again);
+    CHECK_EQ(strcmp(again, "again\n"), 0);
+    CHECK(fgets(again, sizeof again, re) == NULL); /* the writer closed: EOF */
+    CHECK_EQ(fclose(re), 0);
+    join(t);
+
+    /* freopen writes out what the old stream buffered, then closes it. */
+    int p[2];
+    CHECK_EQ(pipe(p), 0);
+    FILE *w = fdopen(p[1], "w");
+    CHECK(w != NULL);
+    CHECK_EQ(fputs("kept\n", w), 1);
+    CHECK(freopen("/dev/null", "w", w) == w);
+    CHECK_EQ(read(p[0], again, sizeof again), 5);
+    CHECK_EQ(memcmp(again, "kept\n", 5), 0);
+    CHECK_EQ(read(p[0], again, sizeof again), 0); /* its old descriptor closed */
+    CHECK_EQ(fputs("gone\n", w), 1);
+    CHECK_EQ(fclose(w), 0);
+    CHECK_EQ(close(p[0]), 0);
 
     errno = 0;
     CHECK(fopen(fifo, "z") == NULL);
