@@ -50,6 +50,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -578,9 +580,8 @@ int cap__stdio_put(FILE *fp, const char *text, size_t n)
 
 /* ---- fflush ------------------------------------------------------------- */
 
-/* Writes out what fp buffers, parking; glibc's fflush (real) where fp is
- * not writing as putting() wants (an input stream's sync, say), or
- * nothing if real is NULL. */
+/* glibc's fflush (real) of fp, held off while another user thread holds
+ * fp by flockfile; nothing if real is NULL. */
 static int flush_glibc(FILE *fp, bool locking, int (*real)(FILE *))
 {
     if (real == NULL)
@@ -591,6 +592,9 @@ static int flush_glibc(FILE *fp, bool locking, int (*real)(FILE *))
     return r;
 }
 
+/* Writes out what fp buffers, parking; glibc's fflush (real) where fp is
+ * not writing as putting() wants (an input stream's sync, say), or
+ * nothing if real is NULL. */
 static int flush(FILE *fp, bool locking, int (*real)(FILE *))
 {
     if (!may_park(fp))
@@ -632,15 +636,59 @@ static void run_flush_all(void *arg)
     c->err = errno;
 }
 
+/* glibc's list of streams (libio), exported under these names. */
+extern void _IO_list_lock(void);
+extern void _IO_list_unlock(void);
+extern FILE *_IO_iter_begin(void);
+extern FILE *_IO_iter_end(void);
+extern FILE *_IO_iter_next(FILE *iter);
+extern FILE *_IO_iter_file(FILE *iter);
+
+/* Whether glibc's flush of every stream may have to wait for a pipe,
+ * socket or terminal: some stream other than stdout and stderr has
+ * output buffered for a descriptor that is not a regular file (or more
+ * such streams than are looked at). The pointers are read under glibc's
+ * list lock without the streams' own locks and the descriptors looked at
+ * after it: a race only changes where the flush runs, not what it does. */
+static bool flush_all_may_wait(void)
+{
+    enum { LOOKED_MAX = 16 };
+    int fds[LOOKED_MAX], n = 0;
+    bool too_many = false;
+    _IO_list_lock();
+    for (FILE *it = _IO_iter_begin(); it != _IO_iter_end(); it = _IO_iter_next(it)) {
+        FILE *fp = _IO_iter_file(it);
+        if (fp == stdout || fp == stderr || fp->_fileno < 0 ||
+            fp->_IO_write_ptr <= fp->_IO_write_base)
+            continue;
+        if (n == LOOKED_MAX) {
+            too_many = true;
+            break;
+        }
+        fds[n++] = fp->_fileno;
+    }
+    _IO_list_unlock();
+    if (too_many)
+        return true;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (syscall(SYS_fstat, fds[i], &st) != 0 || !S_ISREG(st.st_mode))
+            return true;
+    }
+    return false;
+}
+
 /* glibc's fflush(NULL): every stream, each under its lock, written with
- * glibc's blocking write. On a user thread it runs on a kernel thread of
- * the offload pool, so a full pipe behind some stream blocks that thread,
- * not the worker (glibc walks its own list of streams, under its own
- * lock: nothing here can see a stream closed meanwhile). */
+ * glibc's blocking write. On a user thread, when that may wait (above),
+ * it runs on a kernel thread of the offload pool, so a full pipe behind
+ * some stream blocks that thread, not the worker (glibc walks its own
+ * list under its own lock: no stream can be freed under it). The usual
+ * case, nothing buffered or only for regular files, stays a direct call
+ * (the pool's round trip costs tens of microseconds). */
 static int flush_all_glibc(void)
 {
     struct flush_all_call c = { 0, 0 };
-    if (!cap__ic_user() || cap__offload(run_flush_all, &c) != 0)
+    if (!cap__ic_user() || !flush_all_may_wait() || cap__offload(run_flush_all, &c) != 0)
         return CAP__REAL(fflush)(NULL);
     if (c.result != 0)
         cap__ic_set_errno(c.err); /* after a park (intercept.h) */
