@@ -6,8 +6,8 @@
  *  - a thread that locked a stream and parked (a sleep) between two of
  *    its writes had another thread's fputs, printf, putc, fwrite, or
  *    flockfile of the same worker walk in between them; the output must
- *    be the holder's two pieces, then the other's (and ftell, on a
- *    regular file, must tell the position after the holder's pieces);
+ *    be the holder's two pieces, then the other's (and ftell, fgetpos
+ *    and fseek, on a regular file, act after the holder's pieces);
  *  - ftrylockfile by another thread while the holder is parked fails,
  *    and succeeds once it unlocked; a lock taken twice is held until the
  *    second funlockfile;
@@ -104,7 +104,8 @@ static void *holder(void *arg)
 }
 
 enum intrusion {
-    BY_FPUTS, BY_PRINTF, BY_PUTC, BY_FWRITE, BY_FLOCKFILE, BY_TRYLOCK, BY_FTELL, N_INTRUSIONS
+    BY_FPUTS, BY_PRINTF, BY_PUTC, BY_FWRITE, BY_FLOCKFILE, BY_TRYLOCK, BY_FTELL, BY_FGETPOS,
+    BY_FSEEK, N_INTRUSIONS
 };
 
 static void intrude(enum intrusion how)
@@ -138,6 +139,25 @@ static void intrude(enum intrusion how)
         break;
     case BY_FTELL: /* a regular file's position: after the holder's bytes */
         CHECK_EQ(ftell(out), rfd < 0 ? 6 : -1);
+        CHECK_EQ(fputs("B\n", out), 1);
+        break;
+    case BY_FGETPOS: { /* (glibc's fpos_t: the offset in __pos) */
+        fpos_t pos;
+        if (rfd < 0) {
+            CHECK_EQ(fgetpos(out, &pos), 0);
+            CHECK_EQ(pos.__pos, 6);
+            CHECK_EQ(fsetpos(out, &pos), 0);
+        }
+        CHECK_EQ(fputs("B\n", out), 1);
+        break;
+    }
+    case BY_FSEEK: /* writes the buffer out, then seeks (a pipe: ESPIPE) */
+        CHECK_EQ(fseek(out, 0, SEEK_END), rfd < 0 ? 0 : -1);
+        if (rfd < 0) { /* what reached the file: all the holder's bytes */
+            struct stat st;
+            CHECK_EQ(fstat(fileno(out), &st), 0);
+            CHECK_EQ(st.st_size, 6);
+        }
         CHECK_EQ(fputs("B\n", out), 1);
         break;
     default:
