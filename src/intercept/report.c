@@ -36,6 +36,13 @@
 #include "intercept/stdio_turn.h"
 #include "io/io.h"
 
+/* Whether a report on stderr is made here: output on it may park, and it
+ * is not a wide stream (those are glibc's). */
+static bool stderr_here(void)
+{
+    return cap__stdio_may_put(stderr) && stderr->_mode <= 0;
+}
+
 /* head, the text fmt makes (if fmt), ": " and the string of err (if
  * with_err; without the ": " when there is no fmt), and a newline, in a
  * malloc'd string (NULL if memory ran out). */
@@ -61,7 +68,7 @@ static char *compose(const char *head, const char *fmt, va_list ap, bool with_er
 /* The report on stderr; false if it is glibc's to make (see the top). */
 static bool report(const char *fmt, va_list ap, bool with_errno, int err)
 {
-    if (!cap__stdio_may_put(stderr) || stderr->_mode > 0)
+    if (!stderr_here())
         return false;
     char head[256];
     snprintf(head, sizeof head, "%s: ", program_invocation_short_name);
@@ -172,7 +179,7 @@ static void report_line(const char *s, const char *what, bool straight)
 void psignal(int sig, const char *s)
 {
     int err = errno;
-    if (!cap__stdio_may_put(stderr) || stderr->_mode > 0) {
+    if (!stderr_here()) {
         bool guarded = cap__stdio_guard(stderr);
         CAP__REAL(psignal)(sig, s);
         cap__stdio_unguard(stderr, guarded);
@@ -208,7 +215,7 @@ void psiginfo(const siginfo_t *info, const char *s)
 {
     int err = errno;
     struct psiginfo_call c = { info, s };
-    if (cap__stdio_may_put(stderr) && stderr->_mode <= 0) {
+    if (stderr_here()) {
         struct cap__stdio_hold h;
         cap__stdio_turn_begin(stderr, &h);
         int rc = cap__offload(run_psiginfo, &c);
@@ -227,7 +234,7 @@ void psiginfo(const siginfo_t *info, const char *s)
 void perror(const char *s)
 {
     int err = errno;
-    if (!cap__stdio_may_put(stderr) || stderr->_mode > 0) {
+    if (!stderr_here()) {
         bool guarded = cap__stdio_guard(stderr);
         cap__ic_set_errno(err); /* (the guard may have parked) */
         CAP__REAL(perror)(s);
@@ -277,16 +284,11 @@ static void error_report(int status, int errnum, const char *where, const char *
         exit(status);
 }
 
-static bool error_here(void)
-{
-    return cap__stdio_may_put(stderr) && stderr->_mode <= 0;
-}
-
 void error(int status, int errnum, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (!error_here()) {
+    if (!stderr_here()) {
         char *text = NULL; /* glibc's error has no va_list form: format here */
         if (vasprintf(&text, fmt, ap) < 0)
             text = NULL;
@@ -313,7 +315,7 @@ void error_at_line(int status, int errnum, const char *file, unsigned int line, 
     }
     va_list ap;
     va_start(ap, fmt);
-    if (!error_here()) {
+    if (!stderr_here()) {
         char *text = NULL;
         if (vasprintf(&text, fmt, ap) < 0)
             text = NULL;
