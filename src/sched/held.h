@@ -21,8 +21,6 @@
 #ifndef CAP_SCHED_HELD_H
 #define CAP_SCHED_HELD_H
 
-#include <stdbool.h>
-
 struct cap__thread;
 
 typedef struct cap__held_lock {
