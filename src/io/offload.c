@@ -7,8 +7,9 @@
  * call and unparks it. Pool threads are kernel threads the library does
  * not run, so every libc call they make goes straight to libc.
  *
- * The pool grows on demand (a job finds no idle thread) up to MAX_THREADS
- * and never shrinks; queued jobs run in FIFO order.
+ * The pool grows on demand (a job finds no idle thread that the jobs
+ * queued before it have not claimed) up to MAX_THREADS and never
+ * shrinks; queued jobs run in FIFO order.
  *
  * A job lives on the waiting thread's stack. The pool thread sets `done`
  * and unparks under job->lock; the waiter takes and drops the same lock
@@ -66,6 +67,7 @@ static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static struct job *head, *tail; /* [pool_mu] */
 static int nthreads, nidle;     /* [pool_mu] */
+static int nqueued;             /* [pool_mu] jobs in the queue, not yet taken */
 static atomic_int jobs;         /* queued or running for user threads */
 
 void cap__offload_forked(void)
@@ -73,7 +75,7 @@ void cap__offload_forked(void)
     pthread_mutex_init(&pool_mu, NULL);
     pthread_cond_init(&pool_cv, NULL);
     head = tail = NULL;
-    nthreads = nidle = 0;
+    nthreads = nidle = nqueued = 0;
     atomic_store(&jobs, 0);
 }
 
@@ -132,6 +134,7 @@ static void *pool_main(void *arg)
         head = j->next;
         if (head == NULL)
             tail = NULL;
+        nqueued--;
         j->runner = tid;
         pthread_mutex_unlock(&pool_mu);
 
@@ -146,10 +149,14 @@ static void *pool_main(void *arg)
     return NULL;
 }
 
-/* Queues j, starting a thread if none is idle. Caller holds pool_mu. */
+/* Queues j, starting a thread unless an idle one is left for it: idle
+ * threads already signalled for the jobs queued before it have not taken
+ * them yet, and a job that waited for a thread another job holds (a
+ * reader behind a writer blocked on the pipe it reads) would wait for
+ * good. Caller holds pool_mu. */
 static int enqueue_locked(struct job *j)
 {
-    if (nidle == 0 && nthreads < MAX_THREADS) {
+    if (nqueued >= nidle && nthreads < MAX_THREADS) {
         pthread_t t;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
@@ -175,6 +182,7 @@ static int enqueue_locked(struct job *j)
     else
         head = j;
     tail = j;
+    nqueued++;
     pthread_cond_signal(&pool_cv);
     return 0;
 }
@@ -277,6 +285,7 @@ static bool stop_job(struct job *j)
         *pp = j->next;
         if (tail == j)
             tail = prev;
+        nqueued--;
     }
     pthread_mutex_unlock(&pool_mu);
     if (runner == 0)
