@@ -38,9 +38,7 @@
 #include <sys/ioctl.h>
 
 #include "fork_util.h"
-#include "io/io_util.h"
-
-static int rfd; /* the pipe's read end, for the drainers */
+#include "io/pipe_drain.h"
 
 static FILE *open_pipe_stream(void)
 {
@@ -61,38 +59,6 @@ static int queued(void)
 }
 
 /* ---- a megabyte through a full pipe ---------------------------------------- */
-
-enum { EXPECT_MAX = 1 << 21 };
-static char expect[EXPECT_MAX];
-static size_t expect_len;
-
-static void expect_add(const char *s, size_t n)
-{
-    CHECK(expect_len + n <= sizeof expect);
-    memcpy(expect + expect_len, s, n);
-    expect_len += n;
-}
-
-struct drain {
-    size_t total;
-    char *got;
-};
-
-static void *drainer(void *arg)
-{
-    struct drain *d = arg;
-    cap_usleep(10000); /* the writer fills the pipe first */
-    d->got = malloc(EXPECT_MAX);
-    CHECK(d->got != NULL);
-    for (;;) {
-        ssize_t r = read(rfd, d->got + d->total, EXPECT_MAX - d->total);
-        CHECK_GE(r, 0);
-        if (r == 0)
-            break;
-        d->total += (size_t)r;
-    }
-    return NULL;
-}
 
 static void all_calls(FILE *out, int round)
 {
@@ -125,51 +91,15 @@ static void megabyte(void)
     for (int round = 0; expect_len < (1 << 20); round++)
         all_calls(out, round);
     CHECK_EQ(fclose(out), 0);
-    join(t);
-    CHECK_EQ(d.total, expect_len);
-    CHECK_EQ(memcmp(d.got, expect, expect_len), 0);
-    free(d.got);
-    CHECK_EQ(close(rfd), 0);
-}
-
-/* Makes descriptor fd the write end of a fresh pipe (rfd its read end);
- * returns a duplicate of what fd was. */
-static int fd_to_pipe(int fd)
-{
-    int saved = dup(fd);
-    CHECK_GE(saved, 0);
-    int p[2];
-    CHECK_EQ(pipe(p), 0);
-    rfd = p[0];
-    CHECK_EQ(dup2(p[1], fd), fd);
-    CHECK_EQ(close(p[1]), 0);
-    expect_len = 0;
-    return saved;
+    join_and_check(t, &d);
 }
 
 /* Puts saved back on fd (the pipe's last write end closes: EOF), waits
  * for the drainer t and checks that it read what was expected. */
 static void fd_back_and_check(int fd, int saved, cap_thread_t t, struct drain *d)
 {
-    CHECK_EQ(dup2(saved, fd), fd);
-    CHECK_EQ(close(saved), 0);
-    join(t);
-    CHECK_EQ(d->total, expect_len);
-    CHECK_EQ(memcmp(d->got, expect, expect_len), 0);
-    free(d->got);
-    CHECK_EQ(close(rfd), 0);
-}
-
-/* Fills the pipe whose write end is fd (zeros); returns how many bytes. */
-static int fill_pipe(int fd)
-{
-    int size = fcntl(fd, F_GETPIPE_SZ);
-    CHECK_GT(size, 0);
-    char *fill = calloc(1, (size_t)size);
-    CHECK(fill != NULL);
-    CHECK_EQ(write(fd, fill, (size_t)size), size);
-    free(fill);
-    return size;
+    fd_back(fd, saved);
+    join_and_check(t, d);
 }
 
 /* printf, puts and putchar on stdout, made a pipe for the while. */
@@ -207,8 +137,7 @@ static void report_on_full_pipe(void (*report)(void), const char *expected)
 {
     int saved = fd_to_pipe(2);
     int size = fill_pipe(2); /* full: the report waits */
-    static char zeros[1 << 20];
-    expect_add(zeros, (size_t)size);
+    expect_zeros((size_t)size);
     expect_add(expected, strlen(expected));
     struct drain d = { 0, NULL };
     cap_thread_t t = spawn(drainer, &d);
