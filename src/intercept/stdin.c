@@ -135,6 +135,11 @@ static int wait_input(FILE *fp)
     return 0; /* else a refill will tell (EBADF after a close, say) */
 }
 
+int cap__stdio_wait_input(FILE *fp)
+{
+    return wait_input(fp);
+}
+
 /* Refills fp, waiting first if nothing is there; returns its next
  * character (consumed), or EOF. Called with fp locked (if locking). */
 int cap__stdio_refill(FILE *fp, bool locking)

@@ -253,12 +253,11 @@ static bool locked_by_caller(FILE *fp)
     return t != NULL && atomic_load(&t->locked_by) == cap_thread_self();
 }
 
-bool cap__stdio_may_park(FILE *fp)
+/* cap__stdio_may_park but for fp's orientation. */
+static bool may_park_oriented(FILE *fp)
 {
-    if (fp == NULL || !cap__ic_user())
-        return false;
-    if (fp->_mode > 0 || fp->_fileno < 0)
-        return false; /* wide-oriented, or no descriptor (fmemopen, fopencookie) */
+    if (fp->_fileno < 0)
+        return false; /* no descriptor (fmemopen, fopencookie) */
     if (!(fp->_flags & _IO_USER_LOCK) &&
         (fp->_lock == NULL || !layout_ok() || (held_here(fp) && !locked_by_caller(fp))))
         return false; /* (held elsewhere: flockfile waits, briefly: no holder parks) */
@@ -276,6 +275,20 @@ bool cap__stdio_may_park(FILE *fp)
     if (cap__fd_has(f, CAP__FDF_UNPOLLABLE | CAP__FDF_INTERNAL) || cap__ic_nonblock(f))
         return false;
     return true;
+}
+
+bool cap__stdio_may_park(FILE *fp)
+{
+    if (fp == NULL || !cap__ic_user() || fp->_mode > 0)
+        return false; /* wide-oriented: stdio_wide.c */
+    return may_park_oriented(fp);
+}
+
+bool cap__stdio_may_park_wide(FILE *fp)
+{
+    if (fp == NULL || !cap__ic_user() || fp->_mode < 0)
+        return false; /* byte-oriented: a wide call fails in glibc at once */
+    return may_park_oriented(fp);
 }
 
 /* ---- flockfile on a user thread (stdio_turn.h) ---------------------------- */
@@ -398,10 +411,53 @@ void cap__stdio_lock_held_off(FILE *fp)
     }
 }
 
+void cap__stdio_wait_unheld(FILE *fp)
+{
+    struct cap__stdio_turn *t;
+    while (cap__ic_user() && (t = locked_by_other(fp)) != NULL) {
+        take(t);
+        give_back(t);
+    }
+}
+
 bool cap__stdio_guard_slow(FILE *fp)
 {
     if (!lock_here(fp))
         return false;
+    cap__stdio_wait_unheld(fp);
     cap__stdio_lock(fp, true);
     return true;
+}
+
+/* ---- a hold for the offload pool (stdio_turn.h) ---------------------------- */
+
+static void hold_undo(void *arg)
+{
+    struct cap__stdio_hold *h = arg;
+    if (h->locked) {
+        _IO_funlockfile(h->t->fp);
+        unlock_level(h->t);
+    } else {
+        give_back(h->t);
+    }
+}
+
+bool cap__stdio_hold_begin(FILE *fp, struct cap__stdio_hold *h)
+{
+    h->t = turn_of(fp);
+    if (h->t == NULL)
+        return false;
+    h->locked = lock_here(fp);
+    take(h->t);
+    if (h->locked) { /* as flockfile */
+        lock_level(h->t);
+        _IO_flockfile(fp);
+    }
+    cap_cleanup_frame_push(&h->frame, hold_undo, h);
+    return true;
+}
+
+void cap__stdio_hold_end(struct cap__stdio_hold *h)
+{
+    cap_cleanup_frame_pop(&h->frame, 1);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the stdio wrappers share (input: stdin.c, output: stdout.c): a
- * stream's *turn*, and the test of whether a call on a stream may park.
+ * What the stdio wrappers share (input: stdin.c, output: stdout.c, wide
+ * streams: stdio_wide.c): a stream's *turn*, and the test of whether a
+ * call on a stream may park.
  *
  * A turn is a user-level mutex found by the FILE's address. glibc's own
  * FILE lock is recursive and owned by the kernel thread, so it cannot be
@@ -43,6 +44,7 @@ struct cap__stdio_turn;
 struct cap__stdio_hold {
     struct cap__stdio_turn *t;
     cap_cleanup_frame_t frame;
+    bool locked; /* cap__stdio_hold_begin: a flockfile level taken too */
 };
 
 /* Waits for fp's turn; give it back with cap__stdio_turn_end. */
@@ -58,6 +60,9 @@ void cap__stdio_turn_end(struct cap__stdio_hold *h);
  * inside a call of glibc's: the call is then glibc's too). The caller
  * holds no lock of fp other than its flockfile. */
 bool cap__stdio_may_park(FILE *fp);
+/* The same for a wide-character call (stdio_wide.c): fp not byte-
+ * oriented instead of not wide. */
+bool cap__stdio_may_park_wide(FILE *fp);
 
 /* Input (stdin.c), for the scanf family (scanf.c): whether a read of fp
  * may park (cap__stdio_may_park, and fp not at EOF or write-only);
@@ -68,12 +73,24 @@ bool cap__stdio_may_park(FILE *fp);
 bool cap__stdio_may_read(FILE *fp);
 bool cap__stdio_buffered(const FILE *fp);
 int cap__stdio_refill(FILE *fp, bool locking);
+/* Parks until fp's descriptor is readable, flushing a line-buffered
+ * stdout first as glibc's refill would: 0, or -1 with errno EINTR and
+ * fp's error flag set (a handler without SA_RESTART); a cancel acts here.
+ * The caller holds no lock of fp but its own flockfile. */
+int cap__stdio_wait_input(FILE *fp);
 
 /* Output (stdout.c), for the error reporters (report.c): whether output
  * on fp may park, and n bytes put on fp as one call (0, or EOF with fp's
  * error flag and errno set). */
 bool cap__stdio_may_put(FILE *fp);
 int cap__stdio_put(FILE *fp, const char *text, size_t n);
+
+/* Wide streams (stdio_wide.c), for fflush and fclose (stdout.c): whether
+ * fp is wide with output buffered (read under fp's lock, or as a hint);
+ * and fp's flush, parking: a wide stream's pending output written by the
+ * offload pool, else glibc's fflush (real; nothing if NULL). */
+bool cap__stdio_wide_pending(const FILE *fp);
+int cap__stdio_wide_flush(FILE *fp, bool locking, int (*real)(FILE *));
 
 /* Whether fread's or fwrite's size * n overflows (those calls are then
  * left to glibc, whose check is the same multiplication). */
@@ -107,6 +124,21 @@ extern int _IO_ftrylockfile(FILE *fp);
 
 void cap__stdio_lock_held_off(FILE *fp);
 bool cap__stdio_guard_slow(FILE *fp);
+/* Waits, parked, while another user thread holds fp by flockfile or a
+ * hold (below); called without fp's lock, before taking it, where that
+ * lock may be held meanwhile by a kernel thread of the offload pool
+ * working for the holder (a wide scanf: stdio_wide.c). */
+void cap__stdio_wait_unheld(FILE *fp);
+
+/* A hold of fp for calls of glibc's that a kernel thread of the offload
+ * pool makes on it for the caller (stdio_wide.c): fp's turn and, for a
+ * stream with glibc's lock, a flockfile level of the caller, so that
+ * every other user thread's call on fp waits as for flockfile while the
+ * caller is parked and glibc's lock is free. False (nothing held) if no
+ * turn could be made (no memory). A cancel acting in a wait inside gives
+ * it back. */
+bool cap__stdio_hold_begin(FILE *fp, struct cap__stdio_hold *h);
+void cap__stdio_hold_end(struct cap__stdio_hold *h);
 
 /* fp's lock, if it uses one (locking: not _IO_USER_LOCK and not an
  * _unlocked call): glibc's, taken once no other user thread holds fp by
