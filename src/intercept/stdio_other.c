@@ -2,19 +2,19 @@
 /*
  * The stdio calls on a stream that never wait here but must still keep
  * out of another user thread's flockfile (stdio_turn.h): positioning,
- * ungetc, the flag tests, setvbuf. Each is glibc's, called with the
+ * ungetc, ungetwc, fwide, the flag tests, setvbuf. Each is glibc's, called with the
  * stream locked (cap__stdio_guard) while some user thread holds a stream
  * by flockfile; otherwise straight through, for one load.
  *
  * POSIX wants every call on a FILE (but the _unlocked ones) to act as if
  * it took the stream's lock; glibc's lock alone cannot do that here,
  * since a holder lets it go while it is parked (sched/held.h).
- * Not wrapped (glibc's, not held off): the wide-character calls and the
- * rarely used rest (setbuf, setbuffer, setlinebuf, fwide, fpurge, getw,
- * putw).
+ * Not wrapped (glibc's, not held off): the rarely used rest (setbuf,
+ * setbuffer, setlinebuf, fpurge, getw, putw).
  */
 #define _FILE_OFFSET_BITS 32 /* the 32-bit names are defined here as such */
 #include <stdio.h>
+#include <wchar.h>
 
 #include "intercept/intercept.h"
 #include "intercept/stdio_turn.h"
@@ -141,6 +141,22 @@ int setvbuf(FILE *fp, char *buf, int mode, size_t size)
 {
     bool guarded = cap__stdio_guard(fp);
     int r = CAP__REAL(setvbuf)(fp, buf, mode, size);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+wint_t ungetwc(wint_t wc, FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    wint_t r = CAP__REAL(ungetwc)(wc, fp);
+    cap__stdio_unguard(fp, guarded);
+    return r;
+}
+
+int fwide(FILE *fp, int mode)
+{
+    bool guarded = cap__stdio_guard(fp);
+    int r = CAP__REAL(fwide)(fp, mode);
     cap__stdio_unguard(fp, guarded);
     return r;
 }

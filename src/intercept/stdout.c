@@ -41,7 +41,8 @@
  * perror, psignal, the err/warn family and error(3) are in report.c.
  * fflush(NULL) writes stdout and stderr here and leaves the other
  * streams to glibc's, run on the offload pool (flush_all_glibc).
- * Not wrapped: the wide-character calls (psiginfo is in report.c).
+ * The wide-character calls are in stdio_wide.c (a wide stream's flush
+ * too), psiginfo in report.c.
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
@@ -597,6 +598,8 @@ static int flush_glibc(FILE *fp, bool locking, int (*real)(FILE *))
  * nothing if real is NULL. */
 static int flush(FILE *fp, bool locking, int (*real)(FILE *))
 {
+    if (fp != NULL && fp->_mode > 0)
+        return cap__stdio_wide_flush(fp, locking, real);
     if (!may_park(fp))
         return flush_glibc(fp, locking, real);
     cap__stdio_lock(fp, locking);
@@ -659,7 +662,7 @@ static bool flush_all_may_wait(void)
     for (FILE *it = _IO_iter_begin(); it != _IO_iter_end(); it = _IO_iter_next(it)) {
         FILE *fp = _IO_iter_file(it);
         if (fp == stdout || fp == stderr || fp->_fileno < 0 ||
-            fp->_IO_write_ptr <= fp->_IO_write_base)
+            (fp->_IO_write_ptr <= fp->_IO_write_base && !cap__stdio_wide_pending(fp)))
             continue;
         if (n == LOOKED_MAX) {
             too_many = true;
