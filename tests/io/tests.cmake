@@ -37,7 +37,7 @@ set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens
     # its reader, woken, may resume on main's worker and hold it in a
     # spinning handler while main's timer waits there
     thread_kill_into_handler_returns)
-set(CAPIO_NOT_MIGRATED_uring fifo_open_parks_only_caller)
+set(CAPIO_NOT_MIGRATED_uring fifo_open_parks_only_caller offload_bursts_get_threads)
 file(GLOB capio_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/io/*.c)
 foreach(src ${capio_srcs})
   get_filename_component(name ${src} NAME_WE)
