@@ -30,7 +30,10 @@ MODES = [("printf", "printf", 2_000_000, "pipe"), ("fputs", "fputs", 2_000_000, 
          ("putc", "putc", 10_000_000, "pipe"), ("fwrite", "fwrite", 20_000, "pipe"),
          ("scanf", "scanf", 2_000_000, "pipe"),
          ("printf to a file", "printf", 2_000_000, "file"),
-         ("putc to a file", "putc", 10_000_000, "file")]
+         ("putc to a file", "putc", 10_000_000, "file"),
+         ("fwprintf (wide)", "fwprintf", 1_000_000, "pipe"),
+         ("fputws (wide)", "fputws", 1_000_000, "pipe"),
+         ("putwc (wide)", "putwc", 5_000_000, "pipe")]
 
 
 def build(build_dir, out):
@@ -83,8 +86,9 @@ def main():
     md = [f"# stdio through a pipe, {stamp}", "",
           f"Machine: {machine}. Each mode {REPS} times, glibc and Capriccio "
           "(CAP_WORKERS=1) alternating; stdout a pipe to `cat > /dev/null` (scanf: `seq` "
-          "on stdin; the last two rows: a regular file); medians of ns per call. printf/fputs: ~40-byte lines; putc: one "
-          "byte; fwrite: 64 KiB blocks; scanf: one number per line. Both programs start "
+          "on stdin; the two rows \"to a file\": a regular file); medians of ns per call. printf/fputs: ~40-byte lines; putc: one "
+          "byte; fwrite: 64 KiB blocks; scanf: one number per line; the wide rows: the "
+          "same on a wide stdout in C.UTF-8 (a pool round trip per buffer written). Both programs start "
           "a thread first (glibc's stdio takes its stream locks only in a threaded "
           "process). The ratio is the price of parking instead of blocking the worker "
           "(not a target).", "",

@@ -8,7 +8,9 @@
  * Usage: stdio_bench <mode> <calls>
  *   printf, fputs, putc: that many calls on stdout (a pipe to a reader);
  *   fwrite: that many 64 KiB blocks on stdout;
- *   scanf: reads numbers from stdin until EOF (calls: ignored).
+ *   scanf: reads numbers from stdin until EOF (calls: ignored);
+ *   fwprintf, fputws, putwc: the same on stdout made a wide stream, in the
+ *   C.UTF-8 locale (src/intercept/stdio_wide.c).
  * Prints one JSON line on stderr: {"mode": ..., "calls": ..., "ns": ...}
  * (nanoseconds per call, the loop only).
  *
@@ -17,11 +19,13 @@
  * Capriccio runs are threaded (its own runtime counts), so both builds
  * are measured as threaded programs.
  */
+#include <locale.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <wchar.h>
 
 static double now(void)
 {
@@ -38,7 +42,8 @@ static void *nothing(void *arg)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s printf|fputs|putc|fwrite|scanf <calls>\n", argv[0]);
+        fprintf(stderr, "usage: %s printf|fputs|putc|fwrite|scanf|fwprintf|fputws|putwc <calls>\n",
+                argv[0]);
         return 2;
     }
     pthread_t t;
@@ -49,6 +54,12 @@ int main(int argc, char **argv)
     const char *mode = argv[1];
     long calls = atol(argv[2]);
     static char block[65536];
+    if (strcmp(mode, "fwprintf") == 0 || strcmp(mode, "fputws") == 0 || strcmp(mode, "putwc") == 0) {
+        if (setlocale(LC_ALL, "C.UTF-8") == NULL || fwide(stdout, 1) <= 0) {
+            fprintf(stderr, "%s: no C.UTF-8 locale or wide stdout\n", argv[0]);
+            return 1;
+        }
+    }
     double t0 = now();
     if (strcmp(mode, "printf") == 0) {
         for (long i = 0; i < calls; i++)
@@ -71,8 +82,18 @@ int main(int argc, char **argv)
         }
         if (sum == -1)
             puts("");
+    } else if (strcmp(mode, "fwprintf") == 0) {
+        for (long i = 0; i < calls; i++)
+            fwprintf(stdout, L"line %ld of the run: %ls\n", i, L"tëxt");
+    } else if (strcmp(mode, "fputws") == 0) {
+        for (long i = 0; i < calls; i++)
+            fputws(L"a line of about forty characters, wïde\n", stdout);
+    } else if (strcmp(mode, "putwc") == 0) {
+        for (long i = 0; i < calls; i++)
+            putwc(L'é', stdout);
     } else {
-        fprintf(stderr, "%s: unknown mode '%s' (valid: printf fputs putc fwrite scanf)\n",
+        fprintf(stderr, "%s: unknown mode '%s' (valid: printf fputs putc fwrite scanf "
+                "fwprintf fputws putwc)\n",
                 argv[0], mode);
         return 2;
     }
