@@ -6,8 +6,8 @@
  *  - a thread that locked a stream and parked (a sleep) between two of
  *    its writes had another thread's fputs, printf, putc, fwrite, or
  *    flockfile of the same worker walk in between them; the output must
- *    be the holder's two pieces, then the other's (and ftell, fgetpos
- *    and fseek, on a regular file, act after the holder's pieces);
+ *    be the holder's two pieces, then the other's (and ftell, fgetpos,
+ *    fseek and rewind, on a regular file, act after the holder's pieces);
  *  - ftrylockfile by another thread while the holder is parked fails,
  *    and succeeds once it unlocked; a lock taken twice is held until the
  *    second funlockfile;
@@ -105,7 +105,7 @@ static void *holder(void *arg)
 
 enum intrusion {
     BY_FPUTS, BY_PRINTF, BY_PUTC, BY_FWRITE, BY_FLOCKFILE, BY_TRYLOCK, BY_FTELL, BY_FGETPOS,
-    BY_FSEEK, N_INTRUSIONS
+    BY_FSEEK, BY_REWIND, N_INTRUSIONS
 };
 
 static void intrude(enum intrusion how)
@@ -158,6 +158,18 @@ static void intrude(enum intrusion how)
             CHECK_EQ(fstat(fileno(out), &st), 0);
             CHECK_EQ(st.st_size, 6);
         }
+        CHECK_EQ(fputs("B\n", out), 1);
+        break;
+    case BY_REWIND: /* the same through rewind, then back to the end */
+        rewind(out);
+        if (rfd < 0) {
+            struct stat st;
+            CHECK_EQ(fstat(fileno(out), &st), 0);
+            CHECK_EQ(st.st_size, 6);
+            CHECK_EQ(ftell(out), 0);
+            CHECK_EQ(fseek(out, 0, SEEK_END), 0);
+        }
+        clearerr(out); /* (a pipe: rewind's seek failed) */
         CHECK_EQ(fputs("B\n", out), 1);
         break;
     default:
