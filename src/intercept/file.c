@@ -3,15 +3,18 @@
  * File-only calls: fsync, fdatasync (through the disk backend) and
  * sendfile (parks on the output descriptor when it is a socket or pipe;
  * a file-to-file copy runs on the offload pool unless CAP_DISKIO is
- * blocking).
+ * blocking); and the other calls that wait for the device, on the offload
+ * pool unless CAP_DISKIO is blocking: msync with MS_SYNC, copy_file_range,
+ * sync_file_range, syncfs and sync.
  *
- * fsync and fdatasync are cancellation points on entry (intercept.h); the
- * disk wait is not interrupted. sendfile is not one (POSIX does not name
- * it; glibc's is not either).
+ * fsync, fdatasync and msync are cancellation points on entry
+ * (intercept.h); the disk wait is not interrupted. The others are not
+ * points (POSIX does not name them; glibc's are not either).
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -108,3 +111,66 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
 }
 
 ssize_t sendfile64(int out, int in, off_t *off, size_t count) __attribute__((alias("sendfile")));
+
+/* ---- the other waits for the device ---------------------------------------- */
+
+struct device_call {
+    long nr, a[6];
+    long result;
+};
+
+static void run_device_call(void *arg)
+{
+    struct device_call *c = arg;
+    c->result = cap__ic_sys(syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]));
+}
+
+/* c made on the offload pool while only the calling user thread waits
+ * (inline under CAP_DISKIO=blocking, from other threads, or with no pool
+ * thread); nothing interrupts it, as nothing interrupts the kernel's wait
+ * for the device. The result as libc gives it. */
+static long device_call(struct device_call *c)
+{
+    if (!cap__ic_user() || cap__diskio_active == &cap__diskio_blocking ||
+        cap__offload(run_device_call, c) != 0)
+        run_device_call(c);
+    return cap__ic_ret(c->result);
+}
+
+int msync(void *addr, size_t len, int flags)
+{
+    if (!cap__ic_enter())
+        return CAP__REAL(msync)(addr, len, flags);
+    struct device_call c = { SYS_msync, { (long)addr, (long)len, flags }, 0 };
+    if (!(flags & MS_SYNC)) { /* returns at once */
+        run_device_call(&c);
+        return (int)cap__ic_ret(c.result);
+    }
+    return (int)device_call(&c);
+}
+
+ssize_t copy_file_range(int in, off_t *off_in, int out, off_t *off_out, size_t len,
+                        unsigned flags)
+{
+    struct device_call c = { SYS_copy_file_range,
+                             { in, (long)off_in, out, (long)off_out, (long)len, flags }, 0 };
+    return device_call(&c);
+}
+
+int sync_file_range(int fd, off64_t off, off64_t n, unsigned flags)
+{
+    struct device_call c = { SYS_sync_file_range, { fd, (long)off, (long)n, flags }, 0 };
+    return (int)device_call(&c);
+}
+
+int syncfs(int fd)
+{
+    struct device_call c = { SYS_syncfs, { fd }, 0 };
+    return (int)device_call(&c);
+}
+
+void sync(void)
+{
+    struct device_call c = { SYS_sync, { 0 }, 0 };
+    device_call(&c);
+}

@@ -6,25 +6,29 @@
  * descriptor stays open, the file is not created, poll's revents are not
  * touched. Covers read, readv, write, recv, send, pread, pwrite, accept,
  * connect, poll, select, epoll_wait, open, openat, close, fsync,
- * fdatasync, nanosleep(0) and clock_nanosleep with a past deadline. */
+ * fdatasync, msync(MS_SYNC), tcdrain (on a pipe: it would fail with
+ * ENOTTY), nanosleep(0) and clock_nanosleep with a past deadline. */
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <termios.h>
 #include <time.h>
 
 #include "io/io_util.h"
 
 enum kind { READ, READV, WRITE, RECV, SEND, PREAD, PWRITE, ACCEPT, CONNECT, POLL, SELECT,
-            EPOLL, OPEN, OPENAT, CLOSE, FSYNC, FDATASYNC, NANOSLEEP, CLOCK_NANOSLEEP, NKINDS };
+            EPOLL, OPEN, OPENAT, CLOSE, FSYNC, FDATASYNC, MSYNC, TCDRAIN, NANOSLEEP,
+            CLOCK_NANOSLEEP, NKINDS };
 static const char *const names[] = {
     "read", "readv", "write", "recv", "send", "pread", "pwrite", "accept", "connect",
     "poll", "select", "epoll_wait", "open", "openat", "close", "fsync", "fdatasync",
-    "nanosleep", "clock_nanosleep" };
+    "msync", "tcdrain", "nanosleep", "clock_nanosleep" };
 
 static int full_rd, full_wr; /* a pipe holding one byte */
 static int empty_rd, empty_wr;
@@ -35,6 +39,7 @@ static char path[64];
 static struct pollfd pfd;
 static struct epoll_event eev;
 static char buf[8];
+static char *mapped; /* file's first page, shared */
 
 static long call(enum kind k)
 {
@@ -66,6 +71,8 @@ static long call(enum kind k)
     case CLOSE: return close(victim);
     case FSYNC: return fsync(file);
     case FDATASYNC: return fdatasync(file);
+    case MSYNC: return msync(mapped, 4096, MS_SYNC);
+    case TCDRAIN: return tcdrain(empty_wr);
     case NANOSLEEP: return nanosleep(&zero, NULL);
     case CLOCK_NANOSLEEP: return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &zero, NULL);
     default: return -1;
@@ -124,6 +131,9 @@ int main(void)
     CHECK_GE(file, 0);
     unlink(fpath);
     CHECK_EQ(pwrite(file, "f", 1, 0), 1);
+    CHECK_EQ(ftruncate(file, 4096), 0);
+    mapped = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
+    CHECK(mapped != MAP_FAILED);
     pfd = (struct pollfd){ .fd = full_rd, .events = POLLIN, .revents = 0x7777 };
     epfd = epoll_create1(0);
     CHECK_GE(epfd, 0);
