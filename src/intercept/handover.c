@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Descriptors handed to code that does not go through our wrappers: a
- * child process (fork, vfork, daemon, posix_spawn, posix_spawnp, popen) and a stdio stream
- * (fdopen: glibc's stdio reads and writes through its internal calls).
+ * child process (fork, vfork, daemon, posix_spawn, posix_spawnp, popen), a
+ * stdio stream (fdopen: glibc's stdio reads and writes through its
+ * internal calls) and POSIX AIO (aio.c: glibc's own threads transfer
+ * through its internal calls too).
  *
  * The runtime creates pipes non-blocking and serves them with plain
  * read/write (intercept/fd.c). Such code would see EAGAIN where the
@@ -163,7 +165,7 @@ int posix_spawnp(pid_t *restrict pid, const char *restrict file,
     return rc;
 }
 
-FILE *fdopen(int fd, const char *mode)
+void cap__ic_hand_over(int fd)
 {
     cap__fd *f = cap__fd_peek(fd);
     if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED)) {
@@ -172,6 +174,11 @@ FILE *fdopen(int fd, const char *mode)
         else
             cap__fd_disown_file(fd); /* a socket and its dups */
     }
+}
+
+FILE *fdopen(int fd, const char *mode)
+{
+    cap__ic_hand_over(fd);
     return CAP__REAL(fdopen)(fd, mode);
 }
 

@@ -169,6 +169,12 @@ static inline ssize_t cap__ic_ret_cancel(ssize_t r)
     return cap__ic_ret(r);
 }
 
+/* fd handed to code that reads and writes it through glibc's internal
+ * calls (a stdio stream, POSIX AIO's threads): an owned pipe or socket
+ * gets back the blocking mode the application believes it has
+ * (handover.c). */
+void cap__ic_hand_over(int fd);
+
 /* A system call with up to five arguments for the offload pool
  * (offsys.c). */
 typedef struct cap__sys_call {
