@@ -409,6 +409,30 @@ wchar_t *__fgetws_unlocked_chk(wchar_t *s, size_t size, int n, FILE *fp)
 
 /* ---- output ---------------------------------------------------------------- */
 
+/* wc put into fp's wide buffer if glibc would put it there without a
+ * flush: its putwc's inline path (room before the put area's end), or,
+ * on a line-buffered stream (whose put area glibc keeps empty, so every
+ * character goes through its overflow), what that overflow does with a
+ * character other than a newline while the buffer has room. Called with
+ * fp locked. */
+static bool put_in_place(FILE *fp, wchar_t wc)
+{
+    struct wide_areas *a = areas(fp);
+    if (fp->_mode <= 0)
+        return false;
+    if (a->write_ptr < a->write_end) {
+        *a->write_ptr++ = wc;
+        return true;
+    }
+    if ((fp->_flags & (CAP__IOF_LINE_BUF | CAP__IOF_UNBUFFERED)) == CAP__IOF_LINE_BUF &&
+        (fp->_flags & CAP__IOF_CURRENTLY_PUTTING) && a->write_base != NULL &&
+        a->write_ptr < a->buf_end && wc != L'\n') {
+        *a->write_ptr++ = wc;
+        return true;
+    }
+    return false;
+}
+
 static wint_t putwc_here(wchar_t wc, FILE *fp, bool locking, wint_t (*real)(wchar_t, FILE *))
 {
     if (!may_put(fp)) {
@@ -418,9 +442,7 @@ static wint_t putwc_here(wchar_t wc, FILE *fp, bool locking, wint_t (*real)(wcha
         return r;
     }
     lock(fp, locking);
-    struct wide_areas *a = areas(fp);
-    if (fp->_mode > 0 && a->write_ptr < a->write_end) { /* glibc's putwc, inline */
-        *a->write_ptr++ = wc;
+    if (put_in_place(fp, wc)) {
         cap__stdio_unlock(fp, locking);
         return (wint_t)wc;
     }

@@ -7,7 +7,8 @@
  *    fputws, fputwc, putwc and fputwc_unlocked in a UTF-8 locale arrive
  *    byte-exact, half a megabyte through a 64 KiB pipe; fclose writes
  *    the rest; wprintf and putwchar on stdout, fwprintf and fputwc on
- *    an unbuffered stream over a full pipe; fflush of a wide stream and fflush(NULL)
+ *    an unbuffered stream over a full pipe; a line-buffered stream
+ *    keeps what has no newline and writes at a newline, as glibc's; fflush of a wide stream and fflush(NULL)
  *    with another wide stream over a full pipe wait for its drainer;
  *  - input that comes in pieces, a multibyte character split between
  *    two writes included: fgetws gets the whole line, fwscanf its
@@ -32,6 +33,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <wchar.h>
 
 #include "fork_util.h"
@@ -138,6 +140,38 @@ static void on_stdout_and_unbuffered(void)
     expect_wide(L"é", 1);
     CHECK_EQ(fclose(out), 0);
     join_and_check(t, &d);
+}
+
+/* Bytes waiting in the pipe. */
+static int queued(void)
+{
+    int n = -1;
+    CHECK_EQ(ioctl(rfd, FIONREAD, &n), 0);
+    return n;
+}
+
+/* A line-buffered stream writes at each newline, as glibc's does:
+ * characters and text without a newline stay buffered. */
+static void line_buffered(void)
+{
+    FILE *out = wide_pipe_stream();
+    CHECK_EQ(setvbuf(out, NULL, _IOLBF, 0), 0);
+    CHECK_EQ(fputwc(L'a', out), (wint_t)L'a'); /* (the first sets up the buffer) */
+    CHECK_EQ(queued(), 0);
+    CHECK_EQ(putwc(L'é', out), (wint_t)L'é');
+    CHECK_EQ(fputws(L"bc", out), 1);
+    CHECK_EQ(fwprintf(out, L"%d", 42), 2);
+    CHECK_EQ(queued(), 0);
+    CHECK_EQ(putwc(L'\n', out), (wint_t)L'\n');
+    CHECK_EQ(queued(), 8); /* aébc42\n: é is two bytes */
+    CHECK_EQ(fputws(L"x\ny", out), 1); /* glibc's wide calls write through the tail too */
+    CHECK_EQ(queued(), 11);
+    CHECK_EQ(fclose(out), 0);
+    CHECK_EQ(queued(), 11);
+    char buf[16];
+    read_exactly_n(rfd, buf, sizeof buf, 11);
+    CHECK_EQ(memcmp(buf, "a\xc3\xa9" "bc42\nx\ny", 11), 0);
+    CHECK_EQ(close(rfd), 0);
 }
 
 /* fflush of a wide stream over a full pipe, and fflush(NULL) with one. */
@@ -456,6 +490,7 @@ int main(void)
     CHECK(setlocale(LC_ALL, "C.UTF-8") != NULL);
     output_half_megabyte();
     on_stdout_and_unbuffered();
+    line_buffered();
     flushes_wait();
     input_in_pieces();
     pushed_back_then_buffered();
