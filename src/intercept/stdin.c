@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stdio input on a user thread: fgets, getline/getdelim, fread, fgetc,
+ * stdio input on a user thread: fgets, getline/getdelim, fread, getw, fgetc,
  * getc, getchar (and their _unlocked and _FORTIFY_SOURCE names, and
  * __uflow, which the getc_unlocked macro calls when the buffer is empty),
  * on a stream over a pipe, FIFO, socket or terminal; and the refill the
@@ -496,6 +496,14 @@ size_t __fread_unlocked_chk(void *p, size_t room, size_t size, size_t n, FILE *f
     if (cap__stdio_too_big(size, n) || size * n > room)
         __chk_fail();
     return fread_unlocked(p, size, n, fp);
+}
+
+/* getw: an int's bytes, through fread above (glibc's reads through its
+ * internal fread). EOF if they did not all come. */
+int getw(FILE *fp)
+{
+    int w;
+    return fread(&w, 1, sizeof w, fp) == sizeof w ? w : EOF;
 }
 
 /* ---- one character: a wait before the call ------------------------------ */

@@ -2,18 +2,19 @@
 /*
  * The stdio calls on a stream that never wait here but must still keep
  * out of another user thread's flockfile (stdio_turn.h): positioning,
- * ungetc, ungetwc, fwide, the flag tests, setvbuf. Each is glibc's, called with the
+ * ungetc, ungetwc, fwide, the flag tests, setvbuf and the setbuf family,
+ * __fpurge. Each is glibc's, called with the
  * stream locked (cap__stdio_guard) while some user thread holds a stream
  * by flockfile; otherwise straight through, for one load.
  *
  * POSIX wants every call on a FILE (but the _unlocked ones) to act as if
  * it took the stream's lock; glibc's lock alone cannot do that here,
  * since a holder lets it go while it is parked (sched/held.h).
- * Not wrapped (glibc's, not held off): the rarely used rest (setbuf,
- * setbuffer, setlinebuf, fpurge, getw, putw).
+ * (getw and putw are in stdin.c and stdout.c.)
  */
 #define _FILE_OFFSET_BITS 32 /* the 32-bit names are defined here as such */
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <wchar.h>
 
 #include "intercept/intercept.h"
@@ -159,4 +160,32 @@ int fwide(FILE *fp, int mode)
     int r = CAP__REAL(fwide)(fp, mode);
     cap__stdio_unguard(fp, guarded);
     return r;
+}
+
+void setbuf(FILE *fp, char *buf)
+{
+    bool guarded = cap__stdio_guard(fp);
+    CAP__REAL(setbuf)(fp, buf);
+    cap__stdio_unguard(fp, guarded);
+}
+
+void setbuffer(FILE *fp, char *buf, size_t size)
+{
+    bool guarded = cap__stdio_guard(fp);
+    CAP__REAL(setbuffer)(fp, buf, size);
+    cap__stdio_unguard(fp, guarded);
+}
+
+void setlinebuf(FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    CAP__REAL(setlinebuf)(fp);
+    cap__stdio_unguard(fp, guarded);
+}
+
+void __fpurge(FILE *fp)
+{
+    bool guarded = cap__stdio_guard(fp);
+    CAP__REAL(__fpurge)(fp);
+    cap__stdio_unguard(fp, guarded);
 }

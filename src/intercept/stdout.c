@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stdio output on a user thread: fwrite, fputs, puts, fputc, putc,
+ * stdio output on a user thread: fwrite, putw, fputs, puts, fputc, putc,
  * putchar (and their _unlocked names, and __overflow, which the
  * putc_unlocked macro calls when the buffer is full), the printf family
  * (printf, fprintf, vprintf, vfprintf and their _FORTIFY_SOURCE names),
@@ -346,6 +346,13 @@ size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
         return r;
     }
     return fwrite_here(p, size, n, fp, locks(fp));
+}
+
+/* putw: an int's bytes, through fwrite above (glibc's writes through its
+ * internal fwrite). 0, or EOF if they were not all written. */
+int putw(int w, FILE *fp)
+{
+    return fwrite(&w, sizeof w, 1, fp) == 1 ? 0 : EOF;
 }
 
 size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *fp)

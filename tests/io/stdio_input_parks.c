@@ -3,7 +3,7 @@
  * thread that writes the input runs meanwhile, on the same worker
  * (CAP_WORKERS=1), so before (glibc's refills block the worker) each of
  * these hung:
- *  - fgets, getline, getdelim and fread get input that arrives in pieces,
+ *  - fgets, getline, getdelim, fread and getw get input that arrives in pieces,
  *    byte-exact, a line or block split across writes included, and a
  *    block larger than the stream's buffer;
  *  - fgetc, getc, getc_unlocked (with optimisation the macro, whose
@@ -139,6 +139,18 @@ static void blocks_and_chars(void)
     char items[12];
     CHECK_EQ(fread(items, 4, 3, in), 2);
     CHECK_EQ(memcmp(items, "12345678", 8), 0);
+    CHECK(feof(in));
+    join(t);
+    CHECK_EQ(fclose(in), 0);
+
+    /* getw: an int's bytes, split across writes; EOF for a cut one. */
+    in = open_pipe_stream();
+    struct pieces r = { { "AB", "CDE", "FG", NULL }, true };
+    t = feed(&r);
+    int w;
+    memcpy(&w, "ABCD", sizeof w);
+    CHECK_EQ(getw(in), w);
+    CHECK_EQ(getw(in), EOF); /* "EFG" and the writer's close */
     CHECK(feof(in));
     join(t);
     CHECK_EQ(fclose(in), 0);

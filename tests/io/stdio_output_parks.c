@@ -4,7 +4,7 @@
  * worker (CAP_WORKERS=1), so before (glibc's flush blocks the worker)
  * each of these hung:
  *  - fprintf, fputs, fwrite (blocks larger than the stream's buffer
- *    included), fputc, putc and putc_unlocked, and on stdout printf, puts
+ *    included), putw, fputc, putc and putc_unlocked, and on stdout printf, puts
  *    and putchar, arrive byte-exact and in order, a megabyte of them
  *    through a 64 KiB pipe;
  *  - perror, psignal, psiginfo, warn, warnx, error and error_at_line, each on
@@ -21,6 +21,8 @@
  *    bytes then arrive;
  *  - a thread cancelled while fflush waits ends, and the next writer of
  *    the stream gets through (its turn given back);
+ *  - putw that must write its buffer out to a full pipe waits for the
+ *    drainer;
  *  - fflush(NULL) with a stream (not stdout or stderr) over a full pipe
  *    waits for the drainer, which runs meanwhile (glibc's flush of all
  *    streams now runs on the offload pool);
@@ -76,6 +78,9 @@ static void all_calls(FILE *out, int round)
     CHECK_EQ(fputc('<', out), '<');
     CHECK_EQ(putc('>', out), '>');
     expect_add("<>", 2);
+    CHECK_EQ(putw(round * 7919, out), 0);
+    int w = round * 7919;
+    expect_add((const char *)&w, sizeof w);
     for (int i = 0; i < 300; i++) /* the macro: __overflow when full */
         CHECK_EQ(putc_unlocked('0' + i % 10, out), '0' + i % 10);
     for (int i = 0; i < 300; i++)
@@ -431,6 +436,27 @@ static void cancelled_wait(void)
     CHECK_EQ(close(rfd), 0);
 }
 
+/* ---- putw must write: the buffer full but 2 bytes, the pipe full ------------ */
+
+static void putw_waits(void)
+{
+    FILE *out = open_pipe_stream();
+    CHECK_EQ(setvbuf(out, NULL, _IOFBF, 4096), 0);
+    expect_len = 0;
+    expect_zeros((size_t)fill_pipe(fileno(out)));
+    static char almost[4094];
+    memset(almost, 'p', sizeof almost);
+    CHECK_EQ(fwrite(almost, 1, sizeof almost, out), sizeof almost); /* buffered */
+    expect_add(almost, sizeof almost);
+    struct drain d = { 0, NULL };
+    cap_thread_t t = spawn(drainer, &d);
+    int w = 0x5a5a1234;
+    CHECK_EQ(putw(w, out), 0); /* glibc's blocked the worker: the drainer never ran */
+    expect_add((const char *)&w, sizeof w);
+    CHECK_EQ(fclose(out), 0);
+    join_and_check(t, &d);
+}
+
 /* ---- fflush(NULL) with a stream behind a full pipe ------------------------- */
 
 static void flush_all_waits(void)
@@ -540,6 +566,7 @@ int main(void)
     write_errors();
     signals();
     cancelled_wait();
+    putw_waits();
     flush_all_waits();
     shared_stream_lines();
     return 0;
