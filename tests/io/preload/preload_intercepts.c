@@ -4,14 +4,16 @@
  * is preloaded: main runs as a user thread, and its read() of an empty
  * pipe parks it while a thread it created (found with dlsym) sleeps with
  * usleep() and writes; then its fprintf and fflush to a full pipe park it
- * while another such thread drains the pipe. On CAP_WORKERS=1 a call that
- * was not intercepted would block the only worker forever. */
+ * while another such thread drains the pipe, and so do fputws and fclose
+ * on a wide stream. On CAP_WORKERS=1 a call that was not intercepted would
+ * block the only worker forever. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <wchar.h>
 
 static int p[2], q[2];
 static char drained[1 << 17];
@@ -76,6 +78,22 @@ int main(void)
     if (join(t, &ret) != 0 || ret != NULL || drained_len != (size_t)size + 12 ||
         memcmp(drained + size, "stdio parks\n", 12) != 0) {
         fprintf(stderr, "the pipe gave the wrong data\n");
+        return 1;
+    }
+
+    /* The same on a wide stream. */
+    drained_len = 0;
+    if (pipe(q) != 0 || write(q[1], zeros, (size_t)size) != size)
+        return 1;
+    out = fdopen(q[1], "w");
+    if (out == NULL || fwide(out, 1) <= 0 || create(&t, NULL, drainer, NULL) != 0)
+        return 1;
+    if (fputws(L"wide parks\n", out) < 0 || fclose(out) != 0)
+        return 1;
+    ret = (void *)1;
+    if (join(t, &ret) != 0 || ret != NULL || drained_len != (size_t)size + 11 ||
+        memcmp(drained + size, "wide parks\n", 11) != 0) {
+        fprintf(stderr, "the wide stream's pipe gave the wrong data\n");
         return 1;
     }
     puts("preload ok");
