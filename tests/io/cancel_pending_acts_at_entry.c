@@ -7,8 +7,11 @@
  * touched. Covers read, readv, write, recv, send, pread, pwrite, accept,
  * connect, poll, select, epoll_wait, open, openat, close, fsync,
  * fdatasync, msync(MS_SYNC), tcdrain (on a pipe: it would fail with
- * ENOTTY), nanosleep(0) and clock_nanosleep with a past deadline. */
+ * ENOTTY), aio_suspend and gai_suspend on ended requests, nanosleep(0)
+ * and clock_nanosleep with a past deadline. */
+#include <aio.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -23,12 +26,12 @@
 #include "io/io_util.h"
 
 enum kind { READ, READV, WRITE, RECV, SEND, PREAD, PWRITE, ACCEPT, CONNECT, POLL, SELECT,
-            EPOLL, OPEN, OPENAT, CLOSE, FSYNC, FDATASYNC, MSYNC, TCDRAIN, NANOSLEEP,
-            CLOCK_NANOSLEEP, NKINDS };
+            EPOLL, OPEN, OPENAT, CLOSE, FSYNC, FDATASYNC, MSYNC, TCDRAIN, AIO_SUSPEND,
+            GAI_SUSPEND, NANOSLEEP, CLOCK_NANOSLEEP, NKINDS };
 static const char *const names[] = {
     "read", "readv", "write", "recv", "send", "pread", "pwrite", "accept", "connect",
     "poll", "select", "epoll_wait", "open", "openat", "close", "fsync", "fdatasync",
-    "msync", "tcdrain", "nanosleep", "clock_nanosleep" };
+    "msync", "tcdrain", "aio_suspend", "gai_suspend", "nanosleep", "clock_nanosleep" };
 
 static int full_rd, full_wr; /* a pipe holding one byte */
 static int empty_rd, empty_wr;
@@ -40,6 +43,8 @@ static struct pollfd pfd;
 static struct epoll_event eev;
 static char buf[8];
 static char *mapped; /* file's first page, shared */
+static struct aiocb ended_aio; /* a read of file, ended */
+static struct gaicb ended_gai; /* a lookup of localhost, ended */
 
 static long call(enum kind k)
 {
@@ -73,6 +78,14 @@ static long call(enum kind k)
     case FDATASYNC: return fdatasync(file);
     case MSYNC: return msync(mapped, 4096, MS_SYNC);
     case TCDRAIN: return tcdrain(empty_wr);
+    case AIO_SUSPEND: {
+        const struct aiocb *l[1] = { &ended_aio };
+        return aio_suspend(l, 1, NULL);
+    }
+    case GAI_SUSPEND: {
+        const struct gaicb *l[1] = { &ended_gai };
+        return gai_suspend(l, 1, NULL);
+    }
     case NANOSLEEP: return nanosleep(&zero, NULL);
     case CLOCK_NANOSLEEP: return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &zero, NULL);
     default: return -1;
@@ -134,6 +147,15 @@ int main(void)
     CHECK_EQ(ftruncate(file, 4096), 0);
     mapped = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
     CHECK(mapped != MAP_FAILED);
+    static char aio_buf[1];
+    ended_aio = (struct aiocb){ .aio_fildes = file, .aio_buf = aio_buf, .aio_nbytes = 1 };
+    ended_aio.aio_sigevent.sigev_notify = SIGEV_NONE;
+    CHECK_EQ(aio_read(&ended_aio), 0);
+    while (aio_error(&ended_aio) == EINPROGRESS)
+        cap_usleep(1000);
+    ended_gai = (struct gaicb){ .ar_name = "127.0.0.1" };
+    struct gaicb *gl[1] = { &ended_gai };
+    CHECK_EQ(getaddrinfo_a(GAI_WAIT, gl, 1, NULL), 0);
     pfd = (struct pollfd){ .fd = full_rd, .events = POLLIN, .revents = 0x7777 };
     epfd = epoll_create1(0);
     CHECK_GE(epfd, 0);
