@@ -116,7 +116,7 @@ static void flush_before_refill(FILE *fp)
  * refill then finds out). 0, or -1 with errno EINTR and fp's error flag
  * set, as a refill whose read a handler interrupted; a cancel acts here.
  * The caller holds no lock of fp. */
-static int wait_input(FILE *fp)
+int cap__stdio_wait_input(FILE *fp)
 {
     flush_before_refill(fp);
     int fd = fp->_fileno;
@@ -135,18 +135,13 @@ static int wait_input(FILE *fp)
     return 0; /* else a refill will tell (EBADF after a close, say) */
 }
 
-int cap__stdio_wait_input(FILE *fp)
-{
-    return wait_input(fp);
-}
-
 /* Refills fp, waiting first if nothing is there; returns its next
  * character (consumed), or EOF. Called with fp locked (if locking). */
 int cap__stdio_refill(FILE *fp, bool locking)
 {
     if (!cap__stdio_buffered(fp)) {
         cap__stdio_unlock(fp, locking);
-        int rc = wait_input(fp);
+        int rc = cap__stdio_wait_input(fp);
         cap__stdio_lock(fp, locking);
         if (rc != 0)
             return EOF;
@@ -529,7 +524,7 @@ static int char_call(FILE *fp, bool locking, int (*real)(FILE *))
     cap__stdio_unlock(fp, locking);
     struct cap__stdio_hold h;
     cap__stdio_turn_begin(fp, &h);
-    int c = cap__stdio_buffered(fp) || wait_input(fp) == 0 ? real(fp) : EOF;
+    int c = cap__stdio_buffered(fp) || cap__stdio_wait_input(fp) == 0 ? real(fp) : EOF;
     cap__stdio_turn_end(&h);
     return c;
 }

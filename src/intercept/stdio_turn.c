@@ -395,28 +395,32 @@ static struct cap__stdio_turn *locked_by_other(FILE *fp)
     return by != 0 && by != cap_thread_self() ? t : NULL;
 }
 
-/* The rest of cap__stdio_lock, with fp locked, while some user thread
- * holds a stream by flockfile: if another holds fp, lets go, waits for
- * its last funlockfile and locks again. Read under glibc's lock: a holder
- * takes its turn and is named before it takes that lock, and lets it go
- * only when it switches away, so a holder is seen here. */
-void cap__stdio_lock_held_off(FILE *fp)
+/* Waits, parked, while another user thread holds fp by flockfile or a
+ * hold (cap__stdio_hold_begin). */
+static void wait_unheld(FILE *fp)
 {
     struct cap__stdio_turn *t;
     while (cap__ic_user() && (t = locked_by_other(fp)) != NULL) {
-        _IO_funlockfile(fp);
         take(t); /* parks until the holder's last funlockfile */
         give_back(t);
-        _IO_flockfile(fp);
     }
 }
 
-void cap__stdio_wait_unheld(FILE *fp)
+/* cap__stdio_lock while some user thread holds a stream by flockfile or
+ * a hold: another's hold of fp is waited for first, without glibc's lock,
+ * which a pool thread working for the holder may have (a wide scanf:
+ * stdio_wide.c); then the lock, and if a holder came meanwhile, it is let go
+ * and the wait made again. Read under glibc's lock, a holder is seen: it
+ * takes its turn and is named before it takes that lock, and lets it go
+ * only when it switches away. */
+void cap__stdio_lock_slow(FILE *fp)
 {
-    struct cap__stdio_turn *t;
-    while (cap__ic_user() && (t = locked_by_other(fp)) != NULL) {
-        take(t);
-        give_back(t);
+    for (;;) {
+        wait_unheld(fp);
+        _IO_flockfile(fp);
+        if (!cap__ic_user() || locked_by_other(fp) == NULL)
+            return;
+        _IO_funlockfile(fp);
     }
 }
 
@@ -424,8 +428,7 @@ bool cap__stdio_guard_slow(FILE *fp)
 {
     if (!lock_here(fp))
         return false;
-    cap__stdio_wait_unheld(fp);
-    cap__stdio_lock(fp, true);
+    cap__stdio_lock_slow(fp);
     return true;
 }
 

@@ -122,13 +122,8 @@ extern void _IO_flockfile(FILE *fp);
 extern void _IO_funlockfile(FILE *fp);
 extern int _IO_ftrylockfile(FILE *fp);
 
-void cap__stdio_lock_held_off(FILE *fp);
+void cap__stdio_lock_slow(FILE *fp);
 bool cap__stdio_guard_slow(FILE *fp);
-/* Waits, parked, while another user thread holds fp by flockfile or a
- * hold (below); called without fp's lock, before taking it, where that
- * lock may be held meanwhile by a kernel thread of the offload pool
- * working for the holder (a wide scanf: stdio_wide.c). */
-void cap__stdio_wait_unheld(FILE *fp);
 
 /* A hold of fp for calls of glibc's that a kernel thread of the offload
  * pool makes on it for the caller (stdio_wide.c): fp's turn and, for a
@@ -142,14 +137,17 @@ void cap__stdio_hold_end(struct cap__stdio_hold *h);
 
 /* fp's lock, if it uses one (locking: not _IO_USER_LOCK and not an
  * _unlocked call): glibc's, taken once no other user thread holds fp by
- * flockfile (waiting for that in fp's turn, lock released). */
+ * flockfile or a hold (waiting for that in fp's turn, parked, before
+ * glibc's lock is touched: a pool thread working for a holder may have
+ * it, cap__stdio_lock_slow). */
 static inline void cap__stdio_lock(FILE *fp, bool locking)
 {
     if (!locking)
         return;
-    _IO_flockfile(fp);
     if (__builtin_expect(__atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) != 0, 0))
-        cap__stdio_lock_held_off(fp);
+        cap__stdio_lock_slow(fp);
+    else
+        _IO_flockfile(fp);
 }
 
 static inline void cap__stdio_unlock(FILE *fp, bool locking)

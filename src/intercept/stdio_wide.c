@@ -30,9 +30,9 @@
  *  - the wscanf family waits for input and then has glibc's locking call
  *    made by the pool: glibc has no _unlocked scanf, so glibc's lock is
  *    held on the pool while that call waits for more input than the
- *    first arrival held. Other user threads' wide calls and the calls of
- *    stdio_other.c wait for the hold before they take that lock; a byte
- *    call on the same (wide) stream would wait in glibc's lock.
+ *    first arrival held. Other user threads' calls on the stream wait
+ *    for the hold, parked, before they take that lock (cap__stdio_lock);
+ *    a kernel thread the library does not run waits in it.
  * Where a call may not park (stdio_turn.h: a regular file, a byte
  * stream, a descriptor made non-blocking, a thread the runtime does not
  * run), or the layout check below fails, the call is glibc's as before.
@@ -119,15 +119,6 @@ static bool may_read(FILE *fp)
 static bool locks(const FILE *fp)
 {
     return fp != NULL && !(fp->_flags & _IO_USER_LOCK);
-}
-
-/* fp's lock, after any hold of another user thread is over: that
- * thread's pool call may hold glibc's lock while it waits (the top). */
-static void lock(FILE *fp, bool locking)
-{
-    if (locking && __atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) != 0)
-        cap__stdio_wait_unheld(fp);
-    cap__stdio_lock(fp, locking);
 }
 
 /* Whether fp may hold unread input, wide or not yet converted: also
@@ -261,7 +252,7 @@ static wint_t getwc_here(FILE *fp, bool locking, wint_t (*real)(FILE *))
         cap__stdio_unguard(fp, guarded);
         return c;
     }
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     struct wide_areas *a = areas(fp);
     if (fp->_mode > 0 && a->read_ptr < a->read_end) {
         wint_t c = (wint_t)*a->read_ptr++;
@@ -342,7 +333,7 @@ static wchar_t *getws_here(wchar_t *s, int n, FILE *fp, bool locking,
         return r;
     }
     size_t room = (size_t)n - 1, got = 0;
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     struct wide_areas *a = areas(fp);
     if (fp->_mode > 0 && a->read_ptr < a->read_end &&
         ((size_t)(a->read_end - a->read_ptr) >= room ||
@@ -441,7 +432,7 @@ static wint_t putwc_here(wchar_t wc, FILE *fp, bool locking, wint_t (*real)(wcha
         cap__stdio_unguard(fp, guarded);
         return r;
     }
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     if (put_in_place(fp, wc)) {
         cap__stdio_unlock(fp, locking);
         return (wint_t)wc;
@@ -492,7 +483,7 @@ wint_t putwchar_unlocked(wchar_t wc)
  * a park would read another kernel thread's, intercept.h). */
 static int put_text(FILE *fp, const wchar_t *s, size_t n, bool locking)
 {
-    lock(fp, locking);
+    cap__stdio_lock(fp, locking);
     if (fits(fp, s, n)) {
         struct wide_areas *a = areas(fp);
         a->write_ptr = wmempcpy(a->write_ptr, s, n);
@@ -779,7 +770,7 @@ int cap__stdio_wide_flush(FILE *fp, bool locking, int (*real)(FILE *))
 {
     bool pending = false;
     if (may_put(fp)) {
-        lock(fp, locking);
+        cap__stdio_lock(fp, locking);
         pending = cap__stdio_wide_pending(fp);
         cap__stdio_unlock(fp, locking);
     }
