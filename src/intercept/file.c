@@ -47,12 +47,34 @@ int fdatasync(int fd)
     return sync_call(fd, true);
 }
 
+struct device_call {
+    long nr, a[6];
+    long result;
+};
+
+static void run_device_call(void *arg)
+{
+    struct device_call *c = arg;
+    c->result = cap__ic_sys(syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]));
+}
+
+/* c made on the offload pool while only the calling user thread waits
+ * (inline under CAP_DISKIO=blocking, from other threads, or with no pool
+ * thread); nothing interrupts it, as nothing interrupts the kernel's wait
+ * for the device. The result as libc gives it. */
+static long device_call(struct device_call *c)
+{
+    if (!cap__ic_user() || cap__diskio_active == &cap__diskio_blocking ||
+        cap__offload(run_device_call, c) != 0)
+        run_device_call(c);
+    return cap__ic_ret(c->result);
+}
+
 struct sf {
     int in;
     off_t *off;
     size_t count;
     bool owned; /* out is non-blocking underneath: no readiness check needed */
-    long result;
 };
 
 static ssize_t sf_attempt(int out, void *arg)
@@ -61,17 +83,6 @@ static ssize_t sf_attempt(int out, void *arg)
     if (!s->owned && cap__ic_revents_now(out, POLLOUT) == 0)
         return -EAGAIN;
     return cap__ic_sys(syscall(SYS_sendfile, out, s->in, s->off, s->count));
-}
-
-struct sf_file {
-    int out;
-    struct sf s;
-};
-
-static void sf_run_file(void *arg)
-{
-    struct sf_file *c = arg;
-    c->s.result = cap__ic_sys(syscall(SYS_sendfile, c->out, c->s.in, c->s.off, c->s.count));
 }
 
 ssize_t sendfile(int out, int in, off_t *off, size_t count)
@@ -102,11 +113,9 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
                 return (ssize_t)total;
         }
     }
-    if (kind == CAP__FD_FILE && cap__diskio_active != &cap__diskio_blocking) {
-        struct sf_file c = { .out = out, .s = { .in = in, .off = off, .count = count } };
-        if (cap__offload(sf_run_file, &c) == 0)
-            return cap__ic_ret(c.s.result);
-    }
+    struct device_call c = { SYS_sendfile, { out, in, (long)off, (long)count }, 0 };
+    if (kind == CAP__FD_FILE) /* a file-to-file copy */
+        return device_call(&c);
     return syscall(SYS_sendfile, out, in, off, count);
 }
 
@@ -114,38 +123,13 @@ ssize_t sendfile64(int out, int in, off_t *off, size_t count) __attribute__((ali
 
 /* ---- the other waits for the device ---------------------------------------- */
 
-struct device_call {
-    long nr, a[6];
-    long result;
-};
-
-static void run_device_call(void *arg)
-{
-    struct device_call *c = arg;
-    c->result = cap__ic_sys(syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]));
-}
-
-/* c made on the offload pool while only the calling user thread waits
- * (inline under CAP_DISKIO=blocking, from other threads, or with no pool
- * thread); nothing interrupts it, as nothing interrupts the kernel's wait
- * for the device. The result as libc gives it. */
-static long device_call(struct device_call *c)
-{
-    if (!cap__ic_user() || cap__diskio_active == &cap__diskio_blocking ||
-        cap__offload(run_device_call, c) != 0)
-        run_device_call(c);
-    return cap__ic_ret(c->result);
-}
-
 int msync(void *addr, size_t len, int flags)
 {
     if (!cap__ic_enter())
         return CAP__REAL(msync)(addr, len, flags);
+    if (!(flags & MS_SYNC)) /* returns at once */
+        return (int)syscall(SYS_msync, addr, len, flags);
     struct device_call c = { SYS_msync, { (long)addr, (long)len, flags }, 0 };
-    if (!(flags & MS_SYNC)) { /* returns at once */
-        run_device_call(&c);
-        return (int)cap__ic_ret(c.result);
-    }
     return (int)device_call(&c);
 }
 

@@ -5,13 +5,14 @@
  * msync's bytes reach the file and a misaligned address is EINVAL;
  * copy_file_range copies from and to the given offsets (the files'
  * positions untouched) or from and to the positions (moved), and a bad
- * descriptor is EBADF; sync_file_range and syncfs work, with EBADF and
+ * descriptor is EBADF; so does sendfile from file to file; sync_file_range and syncfs work, with EBADF and
  * EINVAL on bad input; tcdrain is 0 on a terminal, ENOTTY on a pipe and
  * EBADF on a bad number. Each of several threads doing them at once
  * gets its own result. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <termios.h>
 
 #include "io/io_util.h"
@@ -72,6 +73,23 @@ static void copy_cases(void)
     errno = 0;
     CHECK_EQ(copy_file_range(in, NULL, out, NULL, 4, 1), -1); /* no flags defined */
     CHECK_EQ(errno, EINVAL);
+
+    /* sendfile from file to file (the same pool path): from an offset
+     * (in's position untouched), then from in's position (moved). */
+    off_t from = 1;
+    CHECK_EQ(lseek(out, 0, SEEK_SET), 0);
+    CHECK_EQ(sendfile(out, in, &from, 3), 3);
+    CHECK_EQ(from, 4);
+    CHECK_EQ(lseek(in, 0, SEEK_CUR), 10);
+    CHECK_EQ(lseek(in, 8, SEEK_SET), 8);
+    CHECK_EQ(sendfile(out, in, NULL, 10), 2);
+    CHECK_EQ(lseek(in, 0, SEEK_CUR), 10);
+    CHECK_EQ(lseek(out, 0, SEEK_CUR), 5);
+    CHECK_EQ(pread(out, got, 5, 0), 5);
+    CHECK_EQ(memcmp(got, "12389", 5), 0);
+    errno = 0;
+    CHECK_EQ(sendfile(out, -1, NULL, 1), -1);
+    CHECK_EQ(errno, EBADF);
 
     CHECK_EQ(sync_file_range(out, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
                                             SYNC_FILE_RANGE_WAIT_AFTER), 0);
