@@ -181,9 +181,12 @@ static int put_unlocked(FILE *fp, const wchar_t *s, size_t n)
     }
 }
 
+/* c's call, its errno in c->err (0 if it set none); errno as it was (run
+ * inline, on the worker, a call that succeeds leaves the caller's). */
 static void run(void *arg)
 {
     struct wide_call *c = arg;
+    int saved = errno;
     errno = 0;
     switch (c->op) {
     case OP_GET:
@@ -203,6 +206,7 @@ static void run(void *arg)
         break;
     }
     c->err = errno;
+    errno = saved;
 }
 
 /* c made by the pool (inline if no pool thread can start); the caller
