@@ -177,8 +177,9 @@ bool cap__sig_wake_recheck(struct cap__thread *t);
 /* Parks while *addr == expected. Returns 0 when woken, EAGAIN when *addr
  * differed on entry, ETIMEDOUT at the deadline. Like a futex, a return of
  * 0 may be spurious: callers re-check their condition in a loop. On a
- * kernel thread the library does not run (which cannot park), it yields
- * the CPU and returns 0. */
+ * kernel thread the library does not run (which cannot park), it sleeps
+ * in the kernel on the word (futex) and returns 0 however that sleep
+ * ended; cap__wake_on wakes such sleepers too. */
 int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
                  enum cap__park_reason reason);
 /* (A signal sent to the thread ends such a wait too: its handler runs
@@ -219,7 +220,8 @@ void cap__wait_rewake_unregistered(void);
 /* In a fork's child: every address wait was a lost thread's, and a bucket
  * lock may have been held by one (e.g. mid-sweep): all reset. */
 void cap__wait_forked(void);
-/* Wakes up to n threads waiting on addr; returns how many it woke. */
+/* Wakes up to n threads waiting on addr (user threads first, then kernel
+ * threads asleep on it); returns how many it woke. */
 int cap__wake_on(const _Atomic uint32_t *addr, int n);
 
 /* From a signal handler (util/sigctx.h), where the locks of a wake-up may

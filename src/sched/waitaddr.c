@@ -32,6 +32,18 @@
  * bucket lock, which the interrupted code may hold: they set the bucket's
  * `deferred` mark and a global one, and the signal dispatch, in ordinary
  * context, wakes the marked buckets' waiters.
+ *
+ * A kernel thread the library does not run (the offload pool, a thread a
+ * third-party library made with glibc's pthread_create) cannot park: it
+ * sleeps in the kernel on the word itself (a futex wait, which compares
+ * the word atomically), counted in its bucket's `foreign`. A waker wakes
+ * such sleepers with a futex wake when the count is not zero; the count
+ * is raised before the sleeper's compare and read after the waker's
+ * change of the word (both seq_cst), so a waker that reads 0 changed the
+ * word before the sleeper compared it. A foreign sleep that ends by any
+ * means returns 0 (a wake-up, perhaps spurious), never ETIMEDOUT: a waker
+ * may have counted it woken (cond.c subtracts the woken from its
+ * sleepers), so it must not also report that it was not.
  */
 #include "sched/park.h"
 
@@ -44,6 +56,7 @@
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/clock.h"
+#include "util/futex.h"
 #include "util/sigctx.h"
 #include "util/spin.h"
 
@@ -54,6 +67,7 @@ typedef cap__addr_waiter waiter_t; /* park.h: on the waiting thread's stack */
 struct bucket {
     cap__spin lock;
     atomic_bool deferred; /* a handler asked for a wake-up here */
+    atomic_int foreign;   /* kernel threads asleep on a word hashed here */
     waiter_t *head, *tail;
 } __attribute__((aligned(64)));
 
@@ -137,15 +151,30 @@ static int wait_rec(waiter_t *w, uint32_t expected, uint64_t deadline,
     return rc;
 }
 
-/* A kernel thread we do not run cannot park: let the caller retry. */
+/* A kernel thread we do not run cannot park: it sleeps in the kernel on
+ * the word (see the top). */
 static int wait_foreign(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline)
 {
+    struct bucket *b = bucket_of(addr);
+    atomic_fetch_add(&b->foreign, 1);
+    int rc = 0;
     if (atomic_load(addr) != expected)
-        return EAGAIN;
-    if (deadline != CAP__FOREVER && cap__now() >= deadline)
-        return ETIMEDOUT;
-    sched_yield();
-    return 0;
+        rc = EAGAIN;
+    else if (deadline != CAP__FOREVER && cap__now() >= deadline)
+        rc = ETIMEDOUT;
+    else
+        cap__futex_wait((uint32_t *)(uintptr_t)addr, expected, deadline);
+    atomic_fetch_sub(&b->foreign, 1);
+    return rc;
+}
+
+/* Wakes up to n kernel threads asleep on addr, if its bucket has any. */
+static int wake_foreign(struct bucket *b, const _Atomic uint32_t *addr, int n)
+{
+    atomic_thread_fence(memory_order_seq_cst); /* the caller changed *addr */
+    if (n <= 0 || atomic_load(&b->foreign) == 0)
+        return 0;
+    return cap__futex_wake((uint32_t *)(uintptr_t)addr, n);
 }
 
 int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
@@ -210,7 +239,7 @@ int cap__wake_on(const _Atomic uint32_t *addr, int n)
         w = next;
     }
     cap__spin_unlock(&b->lock);
-    return woken;
+    return woken + wake_foreign(b, addr, n - woken);
 }
 
 void cap__wait_forked(void)
@@ -219,6 +248,7 @@ void cap__wait_forked(void)
         buckets[i].lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */
         buckets[i].head = buckets[i].tail = NULL;    /* only lost threads waited */
         atomic_store_explicit(&buckets[i].deferred, false, memory_order_relaxed);
+        atomic_store_explicit(&buckets[i].foreign, 0, memory_order_relaxed); /* lost */
     }
     atomic_store_explicit(&any_deferred, false, memory_order_relaxed);
 }
@@ -243,6 +273,7 @@ void cap__wait_rewake_unregistered(void)
 
 void cap__wake_on_deferred(const _Atomic uint32_t *addr)
 {
+    wake_foreign(bucket_of(addr), addr, 0x7fffffff); /* a system call: no lock */
     atomic_store_explicit(&bucket_of(addr)->deferred, true, memory_order_relaxed);
     atomic_store_explicit(&any_deferred, true, memory_order_release);
     cap__sig_note_work_left();

@@ -20,7 +20,8 @@ void cap__futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline)
             tsp, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
-void cap__futex_wake(uint32_t *word, int count)
+int cap__futex_wake(uint32_t *word, int count)
 {
-    syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, NULL, NULL, 0);
+    long r = syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, NULL, NULL, 0);
+    return r > 0 ? (int)r : 0;
 }

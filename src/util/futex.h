@@ -12,6 +12,7 @@
 /* Sleeps while *word == expected, until woken or the absolute
  * CLOCK_MONOTONIC deadline (CAP__FOREVER: none). Spurious returns happen. */
 void cap__futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline);
-void cap__futex_wake(uint32_t *word, int count);
+/* Returns how many kernel threads it woke. */
+int cap__futex_wake(uint32_t *word, int count);
 
 #endif /* CAP_UTIL_FUTEX_H */
