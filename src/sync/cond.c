@@ -42,6 +42,9 @@
  * goes to a cancelled waiter: cancel and signal both claim the waiter's
  * wait token, and a signal that loses moves on to the next waiter.
  *
+ * The wait is written once for any mutex (cap__cond_wait_with, sync.h):
+ * intercept/libc_cond.c runs it with glibc's pthread_mutex_t.
+ *
  * Forks: in a fork's child the parent's waiters are gone (sched/worker.h);
  * a signal there never goes to them (they are in no wait queue of the
  * child), but they stay counted: refs would make the child's destroy wait
@@ -127,8 +130,8 @@ static void leave(cap_cond_t *c)
         cap__wake_on(refs, 1);
 }
 
-static int wait_common(cap_cond_t *c, cap_mutex_t *m, clockid_t clock,
-                       const struct timespec *abs)
+int cap__cond_wait_with(cap_cond_t *c, void *m, const cap__cond_mutex *ops, clockid_t clock,
+                        const struct timespec *abs)
 {
     cap__timeout to;
     if (abs != NULL) {
@@ -136,7 +139,7 @@ static int wait_common(cap_cond_t *c, cap_mutex_t *m, clockid_t clock,
         if (rc != 0)
             return rc;
     }
-    int rc = cap__mutex_check_owner(m);
+    int rc = ops->check_owner(m);
     if (rc != 0)
         return rc;
     cap__cancel_point(); /* with m held, as a cleanup handler expects */
@@ -148,7 +151,7 @@ static int wait_common(cap_cond_t *c, cap_mutex_t *m, clockid_t clock,
     atomic_fetch_add(sleepers, 1);
     uint32_t s = atomic_load(seq);
     uint32_t depth;
-    rc = cap__mutex_release_for_wait(m, &depth);
+    rc = ops->release(m, &depth);
     if (rc != 0) {
         atomic_fetch_sub(sleepers, 1);
         leave(c);
@@ -158,26 +161,43 @@ static int wait_common(cap_cond_t *c, cap_mutex_t *m, clockid_t clock,
     if (rc != 0) /* not unparked by a signal: nobody took us off the count */
         atomic_fetch_sub(sleepers, 1);
     leave(c); /* from here on c may be destroyed */
-    cap__mutex_reacquire_after_wait(m, depth);
+    ops->reacquire(m, depth);
     if (rc == ECANCELED)
         cap__cancel_act();
     return rc == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
+static int cap_check_owner(void *m)
+{
+    return cap__mutex_check_owner(m);
+}
+
+static int cap_release(void *m, uint32_t *depth)
+{
+    return cap__mutex_release_for_wait(m, depth);
+}
+
+static void cap_reacquire(void *m, uint32_t depth)
+{
+    cap__mutex_reacquire_after_wait(m, depth);
+}
+
+static const cap__cond_mutex cap_mutex_ops = { cap_check_owner, cap_release, cap_reacquire };
+
 int cap_cond_wait(cap_cond_t *c, cap_mutex_t *m)
 {
-    return wait_common(c, m, CLOCK_REALTIME, NULL);
+    return cap__cond_wait_with(c, m, &cap_mutex_ops, CLOCK_REALTIME, NULL);
 }
 
 int cap_cond_timedwait(cap_cond_t *c, cap_mutex_t *m, const struct timespec *abstime)
 {
-    return wait_common(c, m, c->clock, abstime);
+    return cap__cond_wait_with(c, m, &cap_mutex_ops, c->clock, abstime);
 }
 
 int cap_cond_clockwait(cap_cond_t *c, cap_mutex_t *m, clockid_t clock,
                        const struct timespec *abstime)
 {
-    return wait_common(c, m, clock, abstime);
+    return cap__cond_wait_with(c, m, &cap_mutex_ops, clock, abstime);
 }
 
 /* ---- attributes ------------------------------------------------------- */

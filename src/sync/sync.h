@@ -71,4 +71,15 @@ void cap__mutex_reacquire_after_wait(cap_mutex_t *m, uint32_t depth);
 /* EPERM if m tracks its owner and the caller is not it, else 0. */
 int cap__mutex_check_owner(const cap_mutex_t *m);
 
+/* A mutex kind a condition wait can release and take back: the three
+ * calls above for cap_mutex_t; intercept/libc_mutex.c's for glibc's. */
+typedef struct cap__cond_mutex {
+    int (*check_owner)(void *m);
+    int (*release)(void *m, uint32_t *depth);
+    void (*reacquire)(void *m, uint32_t depth);
+} cap__cond_mutex;
+/* cap_cond_clockwait with the mutex m of kind ops (abs NULL: no timeout). */
+int cap__cond_wait_with(cap_cond_t *c, void *m, const cap__cond_mutex *ops, clockid_t clock,
+                        const struct timespec *abs);
+
 #endif /* CAP_SYNC_SYNC_H */
