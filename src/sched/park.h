@@ -178,8 +178,8 @@ bool cap__sig_wake_recheck(struct cap__thread *t);
  * differed on entry, ETIMEDOUT at the deadline. Like a futex, a return of
  * 0 may be spurious: callers re-check their condition in a loop. On a
  * kernel thread the library does not run (which cannot park), it sleeps
- * in the kernel on the word (futex) and returns 0 however that sleep
- * ended; cap__wake_on wakes such sleepers too. */
+ * in the kernel on the word (futex; a signal there returns EAGAIN);
+ * cap__wake_on wakes such sleepers too. */
 int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
                  enum cap__park_reason reason);
 /* (A signal sent to the thread ends such a wait too: its handler runs

@@ -40,10 +40,11 @@
  * such sleepers with a futex wake when the count is not zero; the count
  * is raised before the sleeper's compare and read after the waker's
  * change of the word (both seq_cst), so a waker that reads 0 changed the
- * word before the sleeper compared it. A foreign sleep that ends by any
- * means returns 0 (a wake-up, perhaps spurious), never ETIMEDOUT: a waker
- * may have counted it woken (cond.c subtracts the woken from its
- * sleepers), so it must not also report that it was not.
+ * word before the sleeper compared it. A waker counts the sleepers its
+ * futex wake took off the kernel's queue as woken (cond.c subtracts the
+ * woken from its sleepers); exactly those return 0. A sleep that timed
+ * out returns ETIMEDOUT, and one a signal ended returns EAGAIN (as if the
+ * word had changed: the caller re-checks), since no waker counted them.
  */
 #include "sched/park.h"
 
@@ -162,8 +163,11 @@ static int wait_foreign(const _Atomic uint32_t *addr, uint32_t expected, uint64_
         rc = EAGAIN;
     else if (deadline != CAP__FOREVER && cap__now() >= deadline)
         rc = ETIMEDOUT;
-    else
-        cap__futex_wait((uint32_t *)(uintptr_t)addr, expected, deadline);
+    else {
+        rc = cap__futex_wait((uint32_t *)(uintptr_t)addr, expected, deadline);
+        if (rc == EINTR)
+            rc = EAGAIN; /* see the top */
+    }
     atomic_fetch_sub(&b->foreign, 1);
     return rc;
 }

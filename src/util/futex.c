@@ -3,11 +3,12 @@
 #include "util/futex.h"
 #include "util/clock.h"
 
+#include <errno.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-void cap__futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline)
+int cap__futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline)
 {
     struct timespec ts, *tsp = NULL;
     if (deadline != CAP__FOREVER) {
@@ -16,8 +17,9 @@ void cap__futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline)
     }
     /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, so a
      * spurious wake-up never stretches the total wait. */
-    syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected,
-            tsp, NULL, FUTEX_BITSET_MATCH_ANY);
+    long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected,
+                     tsp, NULL, FUTEX_BITSET_MATCH_ANY);
+    return r == 0 ? 0 : errno;
 }
 
 int cap__futex_wake(uint32_t *word, int count)

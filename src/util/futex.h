@@ -10,8 +10,11 @@
 #include <stdint.h>
 
 /* Sleeps while *word == expected, until woken or the absolute
- * CLOCK_MONOTONIC deadline (CAP__FOREVER: none). Spurious returns happen. */
-void cap__futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline);
+ * CLOCK_MONOTONIC deadline (CAP__FOREVER: none). Spurious returns happen.
+ * Returns 0 (woken: a futex wake took it off the queue, or spuriously),
+ * ETIMEDOUT (the deadline, and no wake took it), EAGAIN (*word differed)
+ * or EINTR (a signal). */
+int cap__futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline);
 /* Returns how many kernel threads it woke. */
 int cap__futex_wake(uint32_t *word, int count);
 
