@@ -347,5 +347,7 @@ bool cap__offload_busy(void);
 /* In a fork's child: an empty pool with no threads (the parent's are not
  * in the child); jobs in flight were the parent's threads'. */
 void cap__offload_forked(void);
+/* Kernel threads the offload pool has started (deadlock report). */
+int cap__offload_threads(void);
 
 #endif /* CAP_IO_IO_H */

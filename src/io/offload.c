@@ -68,6 +68,7 @@ static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static struct job *head, *tail; /* [pool_mu] */
 static int nthreads, nidle;     /* [pool_mu] */
 static int nqueued;             /* [pool_mu] jobs in the queue, not yet taken */
+static atomic_int started;       /* pool threads started (they never end) */
 static atomic_int jobs;         /* queued or running for user threads */
 
 void cap__offload_forked(void)
@@ -76,6 +77,7 @@ void cap__offload_forked(void)
     pthread_cond_init(&pool_cv, NULL);
     head = tail = NULL;
     nthreads = nidle = nqueued = 0;
+    atomic_store(&started, 0);
     atomic_store(&jobs, 0);
 }
 
@@ -171,8 +173,10 @@ static int enqueue_locked(struct job *j)
         int rc = pthread_create(&t, &attr, pool_main, NULL);
         syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
         pthread_attr_destroy(&attr);
-        if (rc == 0)
+        if (rc == 0) {
             nthreads++;
+            atomic_fetch_add(&started, 1);
+        }
         else if (nthreads == 0)
             return -EAGAIN;
     }
@@ -343,4 +347,9 @@ long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap
         *result = -why; /* the call did not complete: report why */
     retire();
     return *result;
+}
+
+int cap__offload_threads(void)
+{
+    return atomic_load(&started);
 }

@@ -17,14 +17,22 @@
  * write to a pipe a thread waits on, as a program waiting for SIGTERM
  * does. The program then waits, as under NPTL.
  *
- * Limitation: a kernel thread the library does not run could still wake a
- * thread later (say, through an application's own pthread); the report
- * would then be a false alarm. Programs that wake user threads from
- * foreign kernel threads must keep a timer or I/O wait pending.
+ * Nor while a kernel thread the library did not make is alive (an
+ * application's own pthread, a library's helper thread): it may still
+ * wake a user thread, say by unlocking a glibc mutex one is parked on
+ * (intercept/libc_sync.h). Counted at report time from /proc/self/task,
+ * less the workers, the offload pool's threads and the kernel's io_uring
+ * helpers (named iou-*).
  */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "io/io.h"
 #include "sched/poller.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
@@ -74,6 +82,56 @@ static bool nothing_in_flight(void)
     return true;
 }
 
+/* The first n bytes of a small file, NUL-terminated ("" if unreadable).
+ * Raw system calls: read, open and close by name are the library's own
+ * wrappers (intercept/intercept.h). */
+static void read_small(const char *path, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    long got = syscall(SYS_read, fd, buf, n - 1);
+    buf[got > 0 ? got : 0] = '\0';
+    syscall(SYS_close, fd);
+}
+
+/* Whether a kernel thread other than the runtime's may be alive (the
+ * top). The process's thread count is exact (status); the io_uring
+ * helpers are counted from the task listing, which may miss a thread
+ * while others come and go: a miss only makes this say yes. */
+static bool foreign_threads_alive(void)
+{
+    char status[4096];
+    read_small("/proc/self/status", status, sizeof status);
+    const char *line = strstr(status, "\nThreads:");
+    if (line == NULL)
+        return true; /* cannot tell: no report */
+    long threads = strtol(line + strlen("\nThreads:"), NULL, 10);
+    long dir = syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
+                       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return true;
+    long helpers = 0;
+    char buf[4096];
+    long n;
+    while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+        for (long off = 0; off < n;) {
+            struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
+            off += e->d_reclen;
+            if (e->d_name[0] == '.')
+                continue;
+            char path[300], comm[32];
+            snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+            read_small(path, comm, sizeof comm);
+            if (strncmp(comm, "iou-", 4) == 0)
+                helpers++;
+        }
+    }
+    syscall(SYS_close, dir);
+    return threads - helpers > cap__rt.nworkers + cap__offload_threads();
+}
+
 void cap__deadlock_forked(void)
 {
     deadlock_lock = (cap__spin)CAP__SPIN_INIT;
@@ -85,8 +143,11 @@ void cap__deadlock_check_enter(cap__worker *w)
     (void)w;
     cap__spin_lock(&deadlock_lock);
     idle_forever++;
+    /* The cheap test first; again after the count of foreign threads: one
+     * that woke a thread and ended before the count left its wake-up to
+     * be seen then. */
     if (idle_forever == cap__rt.nworkers && nothing_in_flight() &&
-        !cap__sig_program_handlers()) {
+        !cap__sig_program_handlers() && !foreign_threads_alive() && nothing_in_flight()) {
         cap__say("capriccio: deadlock: all %ld threads are parked and nothing can wake them\n",
                  cap__live_count(atomic_load(&cap__live_threads)));
         cap__thread_foreach(print_thread, NULL);
