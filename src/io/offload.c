@@ -63,6 +63,10 @@ struct job {
     cap__sig_waiter *sw; /* cap__offload_call's record in the signal registry */
 };
 
+/* Called by name, these reach the library's own wrappers of glibc's
+ * mutex and condition variable (intercept/libc_mutex.c, libc_cond.c): a
+ * user thread queueing a job parks if a pool thread holds pool_mu, and a
+ * pool thread sleeps on pool_cv in the kernel. */
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
 static struct job *head, *tail; /* [pool_mu] */

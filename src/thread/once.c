@@ -17,9 +17,13 @@
  * thread with cap_thread_exit) leaves the once as if cap_once had never
  * been called, as POSIX says: a cleanup frame around init puts the state
  * back to not run and wakes the parked callers, one of which runs init.
+ * So does an init left by unwinding (an exception; glibc's pthread_exit
+ * on a kernel thread that calls glibc's pthread_once, which is this
+ * function: intercept/libc_cond.c).
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include "capriccio.h"
 #include "sched/park.h"
@@ -28,12 +32,39 @@
 
 enum { ONCE_NEW = 0, ONCE_RUNNING = 1, ONCE_DONE = 2, GEN_SHIFT = 2 };
 
+/* The run of init by this caller. */
+struct run {
+    _Atomic uint32_t *state;
+    cap_cleanup_frame_t frame;
+    bool settled; /* init returned, or the state was put back */
+};
+
+static void abandon(struct run *r)
+{
+    if (r->settled)
+        return;
+    r->settled = true;
+    atomic_store_explicit(r->state, ONCE_NEW, memory_order_release);
+    cap__wake_on(r->state, 0x7fffffff);
+}
+
 /* Cleanup handler: init's thread ends inside init (see the top). */
 static void init_abandoned(void *arg)
 {
-    _Atomic uint32_t *state = arg;
-    atomic_store_explicit(state, ONCE_NEW, memory_order_release);
-    cap__wake_on(state, 0x7fffffff);
+    abandon(arg);
+}
+
+/* Leaving the frame of cap_once: a no-op once settled; otherwise the
+ * stack is unwinding through it (this file is built with -fexceptions):
+ * a C++ exception thrown by init, or glibc's pthread_exit or
+ * cancellation on a kernel thread the library does not run (glibc's
+ * pthread_once puts the state back then too). */
+static void unwound(struct run *r)
+{
+    if (r->settled)
+        return;
+    cap_cleanup_frame_pop(&r->frame, 0);
+    abandon(r);
 }
 
 int cap_once(cap_once_t *once, void (*init)(void))
@@ -50,10 +81,11 @@ int cap_once(cap_once_t *once, void (*init)(void))
             /* not run, or its runner is lost in a fork: ours */
             if (!atomic_compare_exchange_strong(state, &s, mine))
                 continue;
-            cap_cleanup_frame_t frame;
-            cap_cleanup_frame_push(&frame, init_abandoned, (void *)state);
+            struct run r __attribute__((cleanup(unwound))) = { .state = state };
+            cap_cleanup_frame_push(&r.frame, init_abandoned, &r);
             init();
-            cap_cleanup_frame_pop(&frame, 0);
+            cap_cleanup_frame_pop(&r.frame, 0);
+            r.settled = true;
             atomic_store_explicit(state, ONCE_DONE, memory_order_release);
             cap__wake_on(state, 0x7fffffff);
             return 0;

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * glibc's pthread_rwlock_t and pthread_spinlock_t on user threads (see
+ * libc_sync.h for why).
+ *
+ * Read-write locks stay glibc's: a user thread takes one with glibc's
+ * tryrdlock/trywrlock and, when that says EBUSY, parks while the lock's
+ * __readers word (which glibc changes on every acquisition, release and
+ * phase change) still holds the value it read before trying. Every
+ * unlock through the wrapper wakes all the user threads parked on the
+ * lock after glibc's unlock; they try again. The one state change that
+ * leaves __readers alone, glibc handing a write lock straight to a writer
+ * asleep in glibc's wrlock, leaves the lock held, and that writer's own
+ * unlock wakes them.
+ *
+ * glibc tells a writer's unlock from a reader's by __cur_writer, the
+ * writer's kernel thread id; a user thread that took the write lock on
+ * one worker and unlocks it on another (CAP_MIGRATE) puts its current
+ * kernel thread's id there first. A user-thread writer is not preferred
+ * over readers that keep arriving (it only retries), and a user thread
+ * that asks again for a write lock it holds waits for ever (glibc says
+ * EDEADLK). Process-shared locks are glibc's entirely.
+ *
+ * Spin locks: a user thread spins with glibc's trylock and, after
+ * SPINS_BEFORE_YIELD failures, yields to the other threads of its worker
+ * between tries (the holder may be one of them).
+ */
+#include <errno.h>
+#include <pthread.h>
+
+#include "intercept/intercept.h"
+#include "intercept/libc_sync.h"
+#include "util/spin.h"
+
+enum { SPINS_BEFORE_YIELD = 100 };
+
+static const _Atomic uint32_t *readers_word(pthread_rwlock_t *l)
+{
+    return (const _Atomic uint32_t *)(void *)&l->__data.__readers;
+}
+
+static bool ours(pthread_rwlock_t *l)
+{
+    return cap__ic_user() && l->__data.__shared == 0;
+}
+
+/* try is glibc's tryrdlock or trywrlock; clock NULL: no timeout. */
+static int take(pthread_rwlock_t *l, int (*try)(pthread_rwlock_t *), const clockid_t *clock,
+                const struct timespec *abs)
+{
+    cap__timeout to, *tp = NULL;
+    for (;;) {
+        uint32_t seen = atomic_load(readers_word(l));
+        int rc = try(l);
+        if (rc != EBUSY)
+            return rc;
+        if (clock != NULL && tp == NULL) { /* checked only when it would wait */
+            rc = cap__timeout_init(&to, *clock, abs);
+            if (rc != 0)
+                return rc;
+            tp = &to;
+        }
+        if (cap__libc_wait(readers_word(l), seen, tp, CAP__PARK_RWLOCK, false) == ETIMEDOUT)
+            return ETIMEDOUT;
+    }
+}
+
+int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+    if (!ours(l))
+        return CAP__REAL(pthread_rwlock_rdlock)(l);
+    return take(l, CAP__REAL(pthread_rwlock_tryrdlock), NULL, NULL);
+}
+
+int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+    if (!ours(l))
+        return CAP__REAL(pthread_rwlock_wrlock)(l);
+    return take(l, CAP__REAL(pthread_rwlock_trywrlock), NULL, NULL);
+}
+
+int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
+{
+    if (!ours(l))
+        return CAP__REAL(pthread_rwlock_timedrdlock)(l, abs);
+    clockid_t clock = CLOCK_REALTIME;
+    return take(l, CAP__REAL(pthread_rwlock_tryrdlock), &clock, abs);
+}
+
+int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
+{
+    if (!ours(l))
+        return CAP__REAL(pthread_rwlock_timedwrlock)(l, abs);
+    clockid_t clock = CLOCK_REALTIME;
+    return take(l, CAP__REAL(pthread_rwlock_trywrlock), &clock, abs);
+}
+
+int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
+{
+    if (!ours(l))
+        return CAP__REAL(pthread_rwlock_clockrdlock)(l, clock, abs);
+    if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+        return EINVAL;
+    return take(l, CAP__REAL(pthread_rwlock_tryrdlock), &clock, abs);
+}
+
+int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
+{
+    if (!ours(l))
+        return CAP__REAL(pthread_rwlock_clockwrlock)(l, clock, abs);
+    if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+        return EINVAL;
+    return take(l, CAP__REAL(pthread_rwlock_trywrlock), &clock, abs);
+}
+
+int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+    if (ours(l) && __atomic_load_n(&l->__data.__cur_writer, __ATOMIC_RELAXED) != 0) {
+        /* a writer holds it, so the caller is that writer (see the top) */
+        pid_t tid = atomic_load_explicit(&cap__worker_self()->tid, memory_order_relaxed);
+        __atomic_store_n(&l->__data.__cur_writer, tid, __ATOMIC_RELAXED);
+    }
+    int rc = CAP__REAL(pthread_rwlock_unlock)(l);
+    if (rc == 0)
+        cap__libc_wake(readers_word(l), 0x7fffffff);
+    return rc;
+}
+
+int pthread_spin_lock(pthread_spinlock_t *s)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(pthread_spin_lock)(s);
+    for (int tries = 0;; tries++) {
+        if (CAP__REAL(pthread_spin_trylock)(s) == 0)
+            return 0;
+        if (tries < SPINS_BEFORE_YIELD)
+            cap__cpu_relax();
+        else
+            cap_yield();
+    }
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * glibc's own synchronization objects on user threads: shared by the
+ * wrappers of pthread_mutex_* (libc_mutex.c), pthread_cond_* and
+ * pthread_once (libc_cond.c), sem_* (libc_sem.c), pthread_rwlock_* and
+ * pthread_spin_* (libc_rwlock.c).
+ *
+ * Code built without <capriccio/pthread.h> (a third-party library, a C++
+ * standard library) calls glibc's names with glibc's objects. glibc's
+ * waits sleep the kernel thread: a user thread that waits there for a
+ * lock another user thread of the same worker holds, while that holder
+ * is parked (in a read, say), blocks the worker the holder needs to run
+ * on: a deadlock. The wrappers make a user thread park instead.
+ *
+ * The objects keep glibc's layout (public in glibc's headers, and shared
+ * with threads the library does not run, which call glibc's code through
+ * the same wrappers: they forward to it), with two exceptions documented
+ * in libc_cond.c: condition variables and once controls are entirely
+ * ours, for every thread.
+ *
+ * Wake-ups: a user thread that found an object busy parks on one of its
+ * words (an address wait, sched/park.h) after counting itself in
+ * cap__libc_parked. Every release made through a wrapper, on any thread,
+ * changes the object first and then, if the count is not zero, wakes the
+ * address's waiters (cap__libc_wake). The count is raised before the
+ * waiter's compare of the word and read after the release's change (both
+ * seq_cst): a releaser that reads 0 changed the word before the waiter
+ * compared it, and the waiter does not park.
+ */
+#ifndef CAP_INTERCEPT_LIBC_SYNC_H
+#define CAP_INTERCEPT_LIBC_SYNC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "sync/sync.h"
+
+/* User threads inside a wrapper's wait (any object). */
+extern __attribute__((visibility("hidden"))) atomic_long cap__libc_parked;
+
+/* Wakes up to n user threads parked on word, if any thread is parked in
+ * a wrapper at all. Called after the release changed the object. */
+void cap__libc_wake(const void *word, int n);
+
+/* Parks the calling user thread while *word == expected, counted in
+ * cap__libc_parked; as cap__sync_wait (0 maybe spurious, EAGAIN,
+ * ETIMEDOUT, ECANCELED when cancellable). */
+int cap__libc_wait(const void *word, uint32_t expected, cap__timeout *t,
+                   enum cap__park_reason reason, bool cancellable);
+
+/* For condition waits on a glibc mutex (libc_cond.c). */
+extern const cap__cond_mutex cap__libc_mutex_ops;
+/* Around glibc's own condition wait (a process-shared condition variable,
+ * libc_cond.c), which releases and retakes m itself and checks glibc's
+ * holder id, the kernel thread's: lend records the calling kernel thread
+ * as m's holder if the calling user thread holds m (true then), reclaim
+ * records the user thread again once glibc's wait returned. */
+bool cap__libc_mutex_lend(pthread_mutex_t *m);
+void cap__libc_mutex_reclaim(pthread_mutex_t *m);
+
+#endif /* CAP_INTERCEPT_LIBC_SYNC_H */
