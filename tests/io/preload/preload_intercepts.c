@@ -5,10 +5,14 @@
  * pipe parks it while a thread it created (found with dlsym) sleeps with
  * usleep() and writes; then its fprintf and fflush to a full pipe park it
  * while another such thread drains the pipe, and so do fputws and fclose
- * on a wide stream. On CAP_WORKERS=1 a call that was not intercepted would
+ * on a wide stream; then it waits for a glibc pthread mutex that another
+ * such thread holds while it parks in a read (the library's wrappers of
+ * glibc's mutex). On CAP_WORKERS=1 a call that was not intercepted would
  * block the only worker forever. */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +40,29 @@ static void *writer(void *arg)
     if (write(p[1], "preloaded", 9) != 9)
         return (void *)1;
     return NULL;
+}
+
+static pthread_mutex_t gm = PTHREAD_MUTEX_INITIALIZER;
+static int r[2];
+static atomic_int locked;
+
+static void *locker(void *arg)
+{
+    (void)arg;
+    char c;
+    if (pthread_mutex_lock(&gm) != 0)
+        return (void *)1;
+    atomic_store(&locked, 1);
+    if (read(r[0], &c, 1) != 1) /* parks, holding gm */
+        return (void *)1;
+    return pthread_mutex_unlock(&gm) == 0 ? NULL : (void *)1;
+}
+
+static void *late_writer(void *arg)
+{
+    (void)arg;
+    usleep(20000); /* main waits for gm by now */
+    return write(r[1], "x", 1) == 1 ? NULL : (void *)1;
 }
 
 int main(void)
@@ -94,6 +121,21 @@ int main(void)
     if (join(t, &ret) != 0 || ret != NULL || drained_len != (size_t)size + 11 ||
         memcmp(drained + size, "wide parks\n", 11) != 0) {
         fprintf(stderr, "the wide stream's pipe gave the wrong data\n");
+        return 1;
+    }
+    /* A glibc mutex held across a park. */
+    uint64_t w;
+    if (pipe(r) != 0 || create(&t, NULL, locker, NULL) != 0)
+        return 1;
+    while (!atomic_load(&locked))
+        usleep(1000);
+    if (create(&w, NULL, late_writer, NULL) != 0 || pthread_mutex_lock(&gm) != 0 ||
+        pthread_mutex_unlock(&gm) != 0)
+        return 1;
+    void *ret2 = (void *)1;
+    ret = (void *)1;
+    if (join(t, &ret) != 0 || ret != NULL || join(w, &ret2) != 0 || ret2 != NULL) {
+        fprintf(stderr, "the glibc mutex case failed\n");
         return 1;
     }
     puts("preload ok");
