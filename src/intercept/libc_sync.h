@@ -3,7 +3,7 @@
  * glibc's own synchronization objects on user threads: shared by the
  * wrappers of pthread_mutex_* (libc_mutex.c), pthread_cond_* and
  * pthread_once (libc_cond.c), sem_* (libc_sem.c), pthread_rwlock_* and
- * pthread_spin_* (libc_rwlock.c).
+ * pthread_spin_* (libc_rwlock.c), pthread_barrier_* (libc_barrier.c).
  *
  * Code built without <capriccio/pthread.h> (a third-party library, a C++
  * standard library) calls glibc's names with glibc's objects. glibc's
@@ -15,8 +15,8 @@
  * The objects keep glibc's layout (public in glibc's headers, and shared
  * with threads the library does not run, which call glibc's code through
  * the same wrappers: they forward to it), with two exceptions documented
- * in libc_cond.c: condition variables and once controls are entirely
- * ours, for every thread.
+ * in libc_cond.c and libc_barrier.c: condition variables, once controls
+ * and barriers are entirely ours, for every thread.
  *
  * Wake-ups: a user thread that found an object busy parks on one of its
  * words (an address wait, sched/park.h) after counting itself in
