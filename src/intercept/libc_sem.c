@@ -2,91 +2,94 @@
 /*
  * glibc's sem_t on user threads (see libc_sync.h for why).
  *
- * The semaphore stays glibc's: its value is the low 32-bit word of the
- * object (glibc's futex word), and sem_trywait, sem_getvalue, sem_init,
- * sem_open and the rest are glibc's. A user thread's sem_wait takes a
- * unit with glibc's sem_trywait and, when there is none, parks while the
- * value word reads 0; every sem_post through the wrapper wakes one parked
- * user thread after glibc's post (which wakes a thread asleep in glibc's
- * own sem_wait). Inside a signal handler, where sem_post must stay
- * async-signal-safe, the wake-up is left to the signal dispatch that
- * follows (sched/park.h, cap__wake_on_deferred).
+ * glibc's semaphore word and the library's cap_sem_t are the same: one
+ * 64-bit word, the value in the low half (the futex word) and the number
+ * of waiting threads in the high half, taken and counted with CASes on
+ * the whole word. So a user thread's sem_wait on a glibc semaphore is
+ * cap_sem_wait on it (src/sync/sem.c: a park while the value is 0, EINTR
+ * and cancellation as glibc's), and glibc's sem_trywait, sem_getvalue,
+ * sem_init, sem_open and the rest stay glibc's. A sem_post through the
+ * wrapper is glibc's post, which wakes a thread asleep in glibc's own
+ * sem_wait, and then, if the high half counts waiters, wakes one parked
+ * user thread too (a waiter counts itself before it checks the value, the
+ * post reads the count after raising it: both seq_cst). Inside a signal
+ * handler, where sem_post must stay async-signal-safe, that wake-up is
+ * left to the signal dispatch that follows (cap__wake_on_deferred).
  *
  * A process-shared semaphore (sem_open, or sem_init with pshared) may be
  * posted by another process, which wakes no parked thread here: a user
- * thread waiting on one looks again every POLL_MIN_NS, doubling up to
- * POLL_MAX_NS while it waits.
- *
- * Differences from glibc on a user thread: a signal handler that runs
- * while the thread waits does not end the wait with EINTR (POSIX allows
- * either); the wait goes on after it. sem_wait, sem_timedwait and
- * sem_clockwait are cancellation points, as in glibc.
+ * thread waiting on one waits in slices, POLL_MIN_NS doubling up to
+ * POLL_MAX_NS, looking at the value between them. Those are timed waits,
+ * so a caught signal ends an untimed one with EINTR even under
+ * SA_RESTART (POSIX allows EINTR there; glibc's would be restarted).
  */
 #include <errno.h>
 #include <semaphore.h>
 #include <stdint.h>
 
 #include "intercept/intercept.h"
-#include "intercept/libc_sync.h"
 
 enum { POLL_MIN_NS = 1000000, POLL_MAX_NS = 16000000 };
 
-static const _Atomic uint32_t *value_word(sem_t *s)
+_Static_assert(sizeof(sem_t) >= sizeof(cap_sem_t) && _Alignof(sem_t) >= _Alignof(cap_sem_t),
+               "glibc's semaphore holds a cap_sem_t");
+
+static cap_sem_t *as_cap(sem_t *s)
 {
-    return (const _Atomic uint32_t *)(void *)s; /* glibc's value, little-endian */
+    return (cap_sem_t *)(void *)s;
 }
 
-/* glibc's `private` field: 0 for a process-private semaphore. */
+/* glibc's `private` field, after the word: 0 for a process-private one. */
 static bool shared(sem_t *s)
 {
     return ((const int *)(void *)s)[2] != 0;
 }
 
-/* now + ns on CLOCK_MONOTONIC, as a timeout. */
-static void poll_timeout(cap__timeout *t, uint64_t ns)
+/* glibc's return: 0, or -1 with errno. */
+static int finish(int rc)
 {
-    struct timespec abs;
-    clock_gettime(CLOCK_MONOTONIC, &abs);
-    abs.tv_sec += (time_t)(ns / 1000000000u);
-    abs.tv_nsec += (long)(ns % 1000000000u);
-    if (abs.tv_nsec >= 1000000000) {
-        abs.tv_sec++;
-        abs.tv_nsec -= 1000000000;
-    }
-    cap__timeout_init(t, CLOCK_MONOTONIC, &abs);
+    if (rc == 0)
+        return 0;
+    cap__ic_set_errno(rc); /* the errno of the worker it runs on now */
+    return -1;
 }
 
-/* A user thread's wait; clock NULL: no timeout. -1 with errno as glibc. */
-static int wait_sem(sem_t *s, const clockid_t *clock, const struct timespec *abs)
+static struct timespec after_ns(clockid_t clock, uint64_t ns)
 {
-    cap__cancel_point();
-    cap__timeout to;
-    if (clock != NULL) {
-        int rc = cap__timeout_init(&to, *clock, abs); /* before all, as glibc */
-        if (rc != 0) {
-            errno = rc;
-            return -1;
-        }
+    struct timespec t;
+    clock_gettime(clock, &t);
+    t.tv_sec += (time_t)(ns / 1000000000u);
+    t.tv_nsec += (long)(ns % 1000000000u);
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
     }
-    uint64_t poll_ns = POLL_MIN_NS;
+    return t;
+}
+
+static bool passed(clockid_t clock, const struct timespec *abs)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return now.tv_sec > abs->tv_sec || (now.tv_sec == abs->tv_sec && now.tv_nsec >= abs->tv_nsec);
+}
+
+/* A process-shared semaphore's wait (see the top); abs NULL: no timeout. */
+static int wait_shared(sem_t *s, clockid_t clock, const struct timespec *abs)
+{
+    if (abs != NULL && (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
+        return EINVAL;
+    if (abs != NULL && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000))
+        return EINVAL;
+    uint64_t slice = POLL_MIN_NS;
     for (;;) {
-        if (CAP__REAL(sem_trywait)(s) == 0)
-            return 0; /* glibc's fails only with EAGAIN (errno not read: the
-                         compiler may keep its address across a park) */
-        cap__timeout poll, *tp = clock != NULL ? &to : NULL;
-        if (shared(s)) {
-            poll_timeout(&poll, poll_ns);
-            if (tp == NULL || poll.deadline < tp->deadline)
-                tp = &poll;
-            poll_ns = poll_ns * 2 > POLL_MAX_NS ? POLL_MAX_NS : poll_ns * 2;
-        }
-        int rc = cap__libc_wait(value_word(s), 0, tp, CAP__PARK_SEM, true);
-        if (rc == ECANCELED)
-            cap__cancel_act();
-        if (rc == ETIMEDOUT && tp == &to) {
-            cap__ic_set_errno(ETIMEDOUT);
-            return -1;
-        }
+        struct timespec until = after_ns(CLOCK_MONOTONIC, slice);
+        int rc = cap_sem_clockwait(as_cap(s), CLOCK_MONOTONIC, &until);
+        if (rc != ETIMEDOUT)
+            return rc;
+        if (abs != NULL && passed(clock, abs))
+            return cap_sem_trywait(as_cap(s)) == 0 ? 0 : ETIMEDOUT;
+        slice = slice * 2 > POLL_MAX_NS ? POLL_MAX_NS : slice * 2;
     }
 }
 
@@ -94,22 +97,23 @@ int sem_wait(sem_t *s)
 {
     if (!cap__ic_user())
         return CAP__REAL(sem_wait)(s);
-    return wait_sem(s, NULL, NULL);
+    return finish(shared(s) ? wait_shared(s, CLOCK_REALTIME, NULL) : cap_sem_wait(as_cap(s)));
 }
 
 int sem_timedwait(sem_t *s, const struct timespec *abs)
 {
     if (!cap__ic_user())
         return CAP__REAL(sem_timedwait)(s, abs);
-    clockid_t clock = CLOCK_REALTIME;
-    return wait_sem(s, &clock, abs);
+    return finish(shared(s) ? wait_shared(s, CLOCK_REALTIME, abs)
+                            : cap_sem_timedwait(as_cap(s), abs));
 }
 
 int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
 {
     if (!cap__ic_user())
         return CAP__REAL(sem_clockwait)(s, clock, abs);
-    return wait_sem(s, &clock, abs);
+    return finish(shared(s) ? wait_shared(s, clock, abs)
+                            : cap_sem_clockwait(as_cap(s), clock, abs));
 }
 
 int sem_post(sem_t *s)
@@ -117,12 +121,13 @@ int sem_post(sem_t *s)
     int rc = CAP__REAL(sem_post)(s);
     if (rc != 0)
         return rc;
-    if (!cap__in_signal_handler()) {
-        cap__libc_wake(value_word(s), 1);
-        return 0;
-    }
-    atomic_thread_fence(memory_order_seq_cst); /* as cap__libc_wake, without its lock */
-    if (atomic_load_explicit(&cap__libc_parked, memory_order_relaxed) != 0)
-        cap__wake_on_deferred(value_word(s));
+    const _Atomic uint64_t *w = (const _Atomic uint64_t *)(void *)s;
+    if ((atomic_load(w) >> 32) == 0)
+        return 0; /* nobody counts as waiting */
+    const _Atomic uint32_t *value = (const _Atomic uint32_t *)(void *)s;
+    if (cap__in_signal_handler())
+        cap__wake_on_deferred(value);
+    else
+        cap__wake_on(value, 1);
     return 0;
 }

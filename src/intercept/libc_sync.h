@@ -18,9 +18,10 @@
  * in libc_cond.c and libc_barrier.c: condition variables, once controls
  * and barriers are entirely ours, for every thread.
  *
- * Wake-ups: a user thread that found an object busy parks on one of its
- * words (an address wait, sched/park.h) after counting itself in
- * cap__libc_parked. Every release made through a wrapper, on any thread,
+ * Wake-ups (mutexes and rwlocks; semaphores count their waiters in the
+ * object itself, libc_sem.c): a user thread that found an object busy
+ * parks on one of its words (an address wait, sched/park.h) after
+ * counting itself in cap__libc_parked. Every release made through a wrapper, on any thread,
  * changes the object first and then, if the count is not zero, wakes the
  * address's waiters (cap__libc_wake). The count is raised before the
  * waiter's compare of the word and read after the release's change (both

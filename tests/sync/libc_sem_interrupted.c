@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: a user thread in glibc's sem_wait (code built with
+ * <pthread.h> and <semaphore.h>, as a third-party library is) is ended by
+ * a caught signal as glibc's is on Linux: sem_wait fails with EINTR when
+ * the handler has no SA_RESTART and goes on waiting when it has (then a
+ * post ends it); sem_timedwait and sem_clockwait fail with EINTR either
+ * way. A daemon that waits in sem_wait for work and for its SIGTERM flag
+ * relies on this. The first version of the wrapper went on waiting after
+ * every handler (the test timed out); before the wrappers the wait slept
+ * the worker, which with one worker never let the signal be sent. */
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "util.h"
+
+/* The library's errno accessor (not const, unlike glibc's): the thread may
+ * resume on another worker after the wait. */
+int *cap_errno_location(void);
+
+static sem_t s;
+static atomic_int handled, entered;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&handled, 1);
+}
+
+static void set_handler(int flags)
+{
+    struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = flags };
+    sigemptyset(&sa.sa_mask);
+    CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+}
+
+enum { UNTIMED, TIMED, CLOCKED };
+
+static void *waiter(void *arg)
+{
+    int kind = (int)(intptr_t)arg;
+    atomic_store(&entered, 1);
+    int rc;
+    if (kind == UNTIMED) {
+        rc = sem_wait(&s);
+    } else {
+        struct timespec abs = ts_after(CLOCK_REALTIME, 60000);
+        if (kind == TIMED)
+            rc = sem_timedwait(&s, &abs);
+        else {
+            abs = ts_after(CLOCK_MONOTONIC, 60000);
+            rc = sem_clockwait(&s, CLOCK_MONOTONIC, &abs);
+        }
+    }
+    return (void *)(intptr_t)(rc == 0 ? 0 : *cap_errno_location());
+}
+
+/* Starts a waiter of kind, signals it once it waits, returns its result
+ * (0, or the errno of its failure); post: also post after the signal. */
+static int run(int kind, bool post)
+{
+    atomic_store(&entered, 0);
+    int before = atomic_load(&handled);
+    cap_thread_t t = spawn(waiter, (void *)(intptr_t)kind);
+    while (!atomic_load(&entered))
+        cap_yield();
+    for (int i = 0; i < 20; i++)
+        cap_yield(); /* it parks in the wait meanwhile */
+    CHECK_EQ(cap_thread_kill(t, SIGUSR1), 0);
+    while (atomic_load(&handled) == before)
+        cap_yield();
+    for (int i = 0; i < 20; i++)
+        cap_yield(); /* restarted, it parks again */
+    if (post)
+        CHECK_EQ(sem_post(&s), 0);
+    return (int)(intptr_t)join(t);
+}
+
+int main(void)
+{
+    CHECK_EQ(sem_init(&s, 0, 0), 0);
+    set_handler(0);
+    CHECK_EQ(run(UNTIMED, false), EINTR);
+    CHECK_EQ(run(TIMED, false), EINTR);
+    CHECK_EQ(run(CLOCKED, false), EINTR);
+    set_handler(SA_RESTART);
+    CHECK_EQ(run(UNTIMED, true), 0);
+    CHECK_EQ(run(TIMED, false), EINTR);
+    int v = -1;
+    CHECK_EQ(sem_getvalue(&s, &v), 0);
+    CHECK_EQ(v, 0); /* the one post went to the restarted wait */
+    CHECK_EQ(sem_destroy(&s), 0);
+    return 0;
+}
