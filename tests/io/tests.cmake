@@ -144,3 +144,26 @@ if(CAPIO_HIREDIS AND CAPIO_HIREDIS_INCLUDE)
       SKIP_REGULAR_EXPRESSION "is not available here" RUN_SERIAL TRUE)
   endforeach()
 endif()
+
+# Another third-party library, with no server to start: Debian's OpenSSL
+# (libssl-dev, scripts/deps/io.txt), whose per-thread error queues live in
+# glibc's thread-specific keys; not built when it is missing.
+find_package(OpenSSL 3 QUIET)
+if(OPENSSL_FOUND)
+  add_executable(test_io_openssl_tls_threads io/openssl/openssl_tls_threads.c)
+  target_link_libraries(test_io_openssl_tls_threads PRIVATE capriccio OpenSSL::SSL OpenSSL::Crypto)
+  target_include_directories(test_io_openssl_tls_threads PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  set_target_properties(test_io_openssl_tls_threads PROPERTIES OUTPUT_NAME openssl_tls_threads
+                        RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io)
+  foreach(net ${CAPIO_NETIO})
+    foreach(n 1 2)
+      add_test(NAME io/openssl_tls_threads/${net}/w${n}
+               COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/openssl_tls_threads)
+      set_tests_properties(io/openssl_tls_threads/${net}/w${n} PROPERTIES
+        ENVIRONMENT "CAP_WORKERS=${n};CAP_NETIO=${net}" TIMEOUT 120)
+    endforeach()
+  endforeach()
+else()
+  message(STATUS "tests/io: OpenSSL 3 not found (apt-get install libssl-dev): "
+                 "io/openssl_tls_threads not built")
+endif()
