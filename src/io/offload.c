@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "intercept/intercept.h" /* CAP__REAL */
 #include "io/io.h"
 #include "io/sigintr.h"
 #include "sched/park.h"
@@ -63,12 +64,24 @@ struct job {
     cap__sig_waiter *sw; /* cap__offload_call's record in the signal registry */
 };
 
-/* Called by name, these reach the library's own wrappers of glibc's
- * mutex and condition variable (intercept/libc_mutex.c, libc_cond.c): a
- * user thread queueing a job parks if a pool thread holds pool_mu, and a
- * pool thread sleeps on pool_cv in the kernel. */
+/* pool_mu is taken with glibc's own lock (CAP__REAL), never the wrapper
+ * of pthread_mutex_lock (intercept/libc_mutex.c): a user thread holds a
+ * job's spin lock when it queues the job, and must not park there. Its
+ * holders never block while they hold it. pool_cv is the library's
+ * condition variable (intercept/libc_cond.c, called by name): pool
+ * threads sleep on it in the kernel; a user thread only signals it. */
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
+
+static void pool_lock(void)
+{
+    CAP__REAL(pthread_mutex_lock)(&pool_mu);
+}
+
+static void pool_unlock(void)
+{
+    CAP__REAL(pthread_mutex_unlock)(&pool_mu);
+}
 static struct job *head, *tail; /* [pool_mu] */
 static int nthreads, nidle;     /* [pool_mu] */
 static int nqueued;             /* [pool_mu] jobs in the queue, not yet taken */
@@ -129,7 +142,7 @@ static void *pool_main(void *arg)
     sigemptyset(&kick);
     sigaddset(&kick, CAP__SIG_KICK);
     pid_t tid = (pid_t)syscall(SYS_gettid);
-    pthread_mutex_lock(&pool_mu);
+    pool_lock();
     for (;;) {
         while (head == NULL) {
             nidle++;
@@ -142,7 +155,7 @@ static void *pool_main(void *arg)
             tail = NULL;
         nqueued--;
         j->runner = tid;
-        pthread_mutex_unlock(&pool_mu);
+        pool_unlock();
 
         run(j, &kick);
         cap__spin_lock(&j->lock);
@@ -150,7 +163,7 @@ static void *pool_main(void *arg)
         wake_locked(j); /* under the lock the waiter parked on */
         cap__spin_unlock(&j->lock);
 
-        pthread_mutex_lock(&pool_mu);
+        pool_lock();
     }
     return NULL;
 }
@@ -204,9 +217,9 @@ static bool unlock_job(void *arg)
 /* Queues j for the calling user thread; 0 or -EAGAIN. */
 static int submit(struct job *j)
 {
-    pthread_mutex_lock(&pool_mu);
+    pool_lock();
     int rc = enqueue_locked(j);
-    pthread_mutex_unlock(&pool_mu);
+    pool_unlock();
     if (rc != 0)
         return rc;
     atomic_fetch_add(&cap__io_inflight, 1);
@@ -282,7 +295,7 @@ bool cap__offload_interrupt(void *arg)
 static bool stop_job(struct job *j)
 {
     atomic_store(&j->stop, true);
-    pthread_mutex_lock(&pool_mu);
+    pool_lock();
     pid_t runner = j->runner;
     if (runner == 0) {
         struct job **pp = &head, *prev = NULL;
@@ -295,7 +308,7 @@ static bool stop_job(struct job *j)
             tail = prev;
         nqueued--;
     }
-    pthread_mutex_unlock(&pool_mu);
+    pool_unlock();
     if (runner == 0)
         return true;
     cap__spin_lock(&j->lock);
