@@ -8,13 +8,14 @@
  * the whole word. So a user thread's sem_wait on a glibc semaphore is
  * cap_sem_wait on it (src/sync/sem.c: a park while the value is 0, EINTR
  * and cancellation as glibc's), and glibc's sem_trywait, sem_getvalue,
- * sem_init, sem_open and the rest stay glibc's. A sem_post through the
- * wrapper is glibc's post, which wakes a thread asleep in glibc's own
- * sem_wait, and then, if the high half counts waiters, wakes one parked
- * user thread too (a waiter counts itself before it checks the value, the
- * post reads the count after raising it: both seq_cst). Inside a signal
- * handler, where sem_post must stay async-signal-safe, that wake-up is
- * left to the signal dispatch that follows (cap__wake_on_deferred).
+ * sem_init, sem_open and the rest stay glibc's. sem_post is made here, for
+ * every thread, as glibc makes it (below), and when the high half counts
+ * waiters it wakes one parked user thread besides one thread asleep in
+ * glibc's own sem_wait (a waiter counts itself before it checks the
+ * value; the post's CAS raises the value and reads the count at once).
+ * Inside a signal handler, where sem_post must stay async-signal-safe,
+ * the user thread's wake-up is left to the signal dispatch that follows
+ * (cap__wake_on_deferred).
  *
  * A process-shared semaphore (sem_open, or sem_init with pshared) may be
  * posted by another process, which wakes no parked thread here: a user
@@ -24,8 +25,12 @@
  * SA_RESTART (POSIX allows EINTR there; glibc's would be restarted).
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <semaphore.h>
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "intercept/intercept.h"
 
@@ -116,15 +121,28 @@ int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
                             : cap_sem_clockwait(as_cap(s), clock, abs));
 }
 
+/* glibc's post, made here: raise the value with a CAS on the whole word,
+ * which also says whether anyone counts as waiting; then wake one thread
+ * asleep in glibc's sem_wait (a futex wake, as glibc's post makes) and
+ * one parked user thread. After the CAS the semaphore is never read
+ * again (a woken waiter may destroy and free it at once, as POSIX lets
+ * it): the wake-ups use its address only as a key. */
 int sem_post(sem_t *s)
 {
-    int rc = CAP__REAL(sem_post)(s);
-    if (rc != 0)
-        return rc;
-    const _Atomic uint64_t *w = (const _Atomic uint64_t *)(void *)s;
-    if ((atomic_load(w) >> 32) == 0)
+    _Atomic uint64_t *word = (_Atomic uint64_t *)(void *)s;
+    int futex_op = FUTEX_WAKE | (shared(s) ? 0 : FUTEX_PRIVATE_FLAG);
+    uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
+    do {
+        if ((uint32_t)v >= SEM_VALUE_MAX) {
+            errno = EOVERFLOW;
+            return -1;
+        }
+    } while (!atomic_compare_exchange_weak_explicit(word, &v, v + 1, memory_order_release,
+                                                    memory_order_relaxed));
+    if ((v >> 32) == 0)
         return 0; /* nobody counts as waiting */
     const _Atomic uint32_t *value = (const _Atomic uint32_t *)(void *)s;
+    syscall(SYS_futex, value, futex_op, 1, NULL, NULL, 0);
     if (cap__in_signal_handler())
         cap__wake_on_deferred(value);
     else
