@@ -14,7 +14,7 @@
  * with a key of the library's own (thread/key.c), which holds the user
  * threads' values and runs the destructor when a user thread exits. The
  * pair lives in cap_key_of, written before the key is returned and
- * cleared when it is deleted. So the glibc keys and the library's
+ * cleared before glibc frees the number. So the glibc keys and the library's
  * cap_key_create keys (the header's pthread_key_create) share
  * CAP_KEYS_MAX.
  *
@@ -60,15 +60,15 @@ int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
     return 0;
 }
 
+/* The pair is undone before glibc's delete: once glibc frees the number,
+ * a pthread_key_create elsewhere may get it and pair it anew. */
 int pthread_key_delete(pthread_key_t key)
 {
+    uint32_t c = key < PTHREAD_KEYS_MAX ? atomic_exchange(&cap_key_of[key], 0) : 0;
     int rc = CAP__REAL(pthread_key_delete)(key);
-    if (rc != 0 || key >= PTHREAD_KEYS_MAX)
-        return rc;
-    uint32_t c = atomic_exchange(&cap_key_of[key], 0);
     if (c != 0)
-        cap_key_delete(c - 1);
-    return 0;
+        cap_key_delete(c - 1); /* paired, so glibc's key was live: rc is 0 */
+    return rc;
 }
 
 void *pthread_getspecific(pthread_key_t key)
