@@ -246,16 +246,21 @@ static int cond_release(void *mp, uint32_t *depth)
     return 0;
 }
 
-static void cond_reacquire(void *mp, uint32_t depth)
+/* glibc's lock may say EOWNERDEAD (a robust mutex whose holder died: the
+ * caller holds it and should make it consistent) or ENOTRECOVERABLE (it
+ * does not hold it); the wait returns that, as glibc's wait does. */
+static int cond_reacquire(void *mp, uint32_t depth)
 {
     pthread_mutex_t *m = mp;
     if (ours(m)) {
         acquire(m, NULL, NULL);
         mark_held(m, kind_of(m) & TYPE_MASK, depth);
-        return;
+        return 0;
     }
-    for (uint32_t i = 0; i < depth; i++)
-        CAP__REAL(pthread_mutex_lock)(m);
+    int rc = CAP__REAL(pthread_mutex_lock)(m);
+    for (uint32_t i = 1; i < depth && (rc == 0 || rc == EOWNERDEAD); i++)
+        CAP__REAL(pthread_mutex_lock)(m); /* a recursive holder's depth */
+    return rc;
 }
 
 const cap__cond_mutex cap__libc_mutex_ops = { cond_check_owner, cond_release, cond_reacquire };

@@ -161,9 +161,11 @@ int cap__cond_wait_with(cap_cond_t *c, void *m, const cap__cond_mutex *ops, cloc
     if (rc != 0) /* not unparked by a signal: nobody took us off the count */
         atomic_fetch_sub(sleepers, 1);
     leave(c); /* from here on c may be destroyed */
-    ops->reacquire(m, depth);
+    int taken = ops->reacquire(m, depth);
     if (rc == ECANCELED)
         cap__cancel_act();
+    if (taken != 0)
+        return taken;
     return rc == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
@@ -177,9 +179,10 @@ static int cap_release(void *m, uint32_t *depth)
     return cap__mutex_release_for_wait(m, depth);
 }
 
-static void cap_reacquire(void *m, uint32_t depth)
+static int cap_reacquire(void *m, uint32_t depth)
 {
     cap__mutex_reacquire_after_wait(m, depth);
+    return 0;
 }
 
 static const cap__cond_mutex cap_mutex_ops = { cap_check_owner, cap_release, cap_reacquire };

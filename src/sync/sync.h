@@ -76,7 +76,9 @@ int cap__mutex_check_owner(const cap_mutex_t *m);
 typedef struct cap__cond_mutex {
     int (*check_owner)(void *m);
     int (*release)(void *m, uint32_t *depth);
-    void (*reacquire)(void *m, uint32_t depth);
+    /* 0, or an error the wait returns with m held (EOWNERDEAD: a robust
+     * mutex whose holder died) */
+    int (*reacquire)(void *m, uint32_t depth);
 } cap__cond_mutex;
 /* cap_cond_clockwait with the mutex m of kind ops (abs NULL: no timeout). */
 int cap__cond_wait_with(cap_cond_t *c, void *m, const cap__cond_mutex *ops, clockid_t clock,
