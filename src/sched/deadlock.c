@@ -20,9 +20,8 @@
  * Nor while a kernel thread the library did not make is alive (an
  * application's own pthread, a library's helper thread): it may still
  * wake a user thread, say by unlocking a glibc mutex one is parked on
- * (intercept/libc_sync.h). Counted at report time from /proc/self/task,
- * less the workers, the offload pool's threads and the kernel's io_uring
- * helpers (named iou-*).
+ * (intercept/libc_sync.h). Counted when every worker goes idle with nothing
+ * in flight, from /proc (foreign_threads_alive).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -40,6 +39,8 @@
 #include "util/die.h"
 #include "util/sigctx.h"
 #include "util/spin.h"
+
+enum { FOREIGN_RECHECK_NS = 100000000 };
 
 static cap__spin deadlock_lock = CAP__SPIN_INIT;
 static int idle_forever;
@@ -96,22 +97,15 @@ static void read_small(const char *path, char *buf, size_t n)
     syscall(SYS_close, fd);
 }
 
-/* Whether a kernel thread other than the runtime's may be alive (the
- * top). The process's thread count is exact (status); the io_uring
- * helpers are counted from the task listing, which may miss a thread
- * while others come and go: a miss only makes this say yes. */
-static bool foreign_threads_alive(void)
+/* The io_uring helpers (named iou-*) among the process's threads, from
+ * the task listing (which may miss a thread while others come and go: a
+ * miss only makes foreign_threads_alive say yes). */
+static long io_uring_helpers(void)
 {
-    char status[4096];
-    read_small("/proc/self/status", status, sizeof status);
-    const char *line = strstr(status, "\nThreads:");
-    if (line == NULL)
-        return true; /* cannot tell: no report */
-    long threads = strtol(line + strlen("\nThreads:"), NULL, 10);
     long dir = syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
                        O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0)
-        return true;
+        return 0;
     long helpers = 0;
     char buf[4096];
     long n;
@@ -129,7 +123,33 @@ static bool foreign_threads_alive(void)
         }
     }
     syscall(SYS_close, dir);
-    return threads - helpers > cap__rt.nworkers + cap__offload_threads();
+    return helpers;
+}
+
+/* Whether a kernel thread other than the runtime's may be alive (the
+ * top): the process's thread count (exact, from status) against the
+ * runtime's own, less io_uring's helpers if it is higher. Each idle
+ * moment of a program whose user threads wait for such a thread comes
+ * here, so a yes is remembered for FOREIGN_RECHECK_NS (a deadlock that
+ * follows the last one's end within that time is not reported). Called
+ * under deadlock_lock. */
+static bool foreign_threads_alive(void)
+{
+    static uint64_t seen_at; /* [deadlock_lock] when a count last said yes */
+    uint64_t now = cap__now();
+    if (seen_at != 0 && now - seen_at < FOREIGN_RECHECK_NS)
+        return true;
+    char status[4096];
+    read_small("/proc/self/status", status, sizeof status);
+    const char *line = strstr(status, "\nThreads:");
+    bool alive = true; /* cannot tell: no report */
+    if (line != NULL) {
+        long threads = strtol(line + strlen("\nThreads:"), NULL, 10);
+        long own = cap__rt.nworkers + cap__offload_threads();
+        alive = threads > own && threads - io_uring_helpers() > own;
+    }
+    seen_at = alive ? now : 0;
+    return alive;
 }
 
 void cap__deadlock_forked(void)
