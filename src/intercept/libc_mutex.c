@@ -20,6 +20,11 @@
  * __count and __nusers are kept as glibc keeps them (pthread_mutex_destroy
  * is glibc's and looks at __nusers).
  *
+ * A user thread waiting for a mutex whose holder is a kernel thread
+ * waits in slices (cap__libc_slice): such a holder may let it go inside
+ * glibc's own code (the unlock in glibc's process-shared condition wait),
+ * which wakes no parked thread.
+ *
  * Left to glibc even on user threads, blocking the worker while they
  * wait: robust, priority-inheritance, priority-protection and
  * process-shared mutexes (their protocols involve the kernel or other
@@ -94,9 +99,16 @@ static int acquire(pthread_mutex_t *m, const clockid_t *clock, const struct time
             return rc;
         tp = &to;
     }
-    while (atomic_exchange(w, 2) != 0)
-        if (cap__libc_wait(w, 2, tp, CAP__PARK_MUTEX, false) == ETIMEDOUT)
+    uint64_t slice = CAP__LIBC_SLICE_MIN_NS;
+    while (atomic_exchange(w, 2) != 0) {
+        /* A kernel thread holder may let go inside glibc's own code (its
+         * process-shared condition wait), where no wrapper wakes us. */
+        cap__timeout st;
+        cap__timeout *wait_to = owner_of(m) > 0 ? cap__libc_slice(&st, &slice, tp) : tp;
+        if (cap__libc_wait(w, 2, wait_to, CAP__PARK_MUTEX, false) == ETIMEDOUT &&
+            wait_to == tp)
             return ETIMEDOUT;
+    }
     return 0;
 }
 
@@ -270,6 +282,10 @@ bool cap__libc_mutex_lend(pthread_mutex_t *m)
     if (!ours(m) || owner_of(m) != self_id())
         return false;
     set_owner(m, atomic_load_explicit(&cap__worker_self()->tid, memory_order_relaxed));
+    /* glibc's wait lets m go where no wrapper sees it: the parked
+     * waiters look again, and wait in slices now that a kernel thread
+     * is the holder (acquire) */
+    cap__libc_wake(&m->__data.__lock, 0x7fffffff);
     return true;
 }
 
@@ -287,6 +303,21 @@ void cap__libc_wake(const void *word, int n)
     atomic_thread_fence(memory_order_seq_cst); /* the caller changed the object */
     if (atomic_load_explicit(&cap__libc_parked, memory_order_relaxed) != 0)
         cap__wake_on((const _Atomic uint32_t *)word, n);
+}
+
+cap__timeout *cap__libc_slice(cap__timeout *t, uint64_t *slice, cap__timeout *user)
+{
+    struct timespec abs;
+    clock_gettime(CLOCK_MONOTONIC, &abs);
+    abs.tv_sec += (time_t)(*slice / 1000000000u);
+    abs.tv_nsec += (long)(*slice % 1000000000u);
+    if (abs.tv_nsec >= 1000000000) {
+        abs.tv_sec++;
+        abs.tv_nsec -= 1000000000;
+    }
+    cap__timeout_init(t, CLOCK_MONOTONIC, &abs);
+    *slice = *slice * 2 > CAP__LIBC_SLICE_MAX_NS ? CAP__LIBC_SLICE_MAX_NS : *slice * 2;
+    return user != NULL && user->deadline <= t->deadline ? user : t;
 }
 
 int cap__libc_wait(const void *word, uint32_t expected, cap__timeout *t,

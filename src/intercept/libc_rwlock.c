@@ -8,10 +8,11 @@
  * __readers word (which glibc changes on every acquisition, release and
  * phase change) still holds the value it read before trying. Every
  * unlock through the wrapper wakes all the user threads parked on the
- * lock after glibc's unlock; they try again. The one state change that
- * leaves __readers alone, glibc handing a write lock straight to a writer
- * asleep in glibc's wrlock, leaves the lock held, and that writer's own
- * unlock wakes them.
+ * lock after glibc's unlock; they try again. Not every change is made
+ * through a wrapper (a writer asleep in glibc's timed wrlock that times
+ * out clears its claim inside glibc, which lets readers in under writer
+ * preference), so a parked thread also looks again after each slice of
+ * its wait (cap__libc_slice: 1 ms, doubling up to 16 ms).
  *
  * glibc tells a writer's unlock from a reader's by __cur_writer, the
  * writer's kernel thread id; a user thread that took the write lock on
@@ -49,6 +50,7 @@ static int take(pthread_rwlock_t *l, int (*try)(pthread_rwlock_t *), const clock
                 const struct timespec *abs)
 {
     cap__timeout to, *tp = NULL;
+    uint64_t slice = CAP__LIBC_SLICE_MIN_NS;
     for (;;) {
         uint32_t seen = atomic_load(readers_word(l));
         int rc = try(l);
@@ -60,7 +62,11 @@ static int take(pthread_rwlock_t *l, int (*try)(pthread_rwlock_t *), const clock
                 return rc;
             tp = &to;
         }
-        if (cap__libc_wait(readers_word(l), seen, tp, CAP__PARK_RWLOCK, false) == ETIMEDOUT)
+        cap__timeout st;
+        cap__timeout *wait_to = cap__libc_slice(&st, &slice, tp);
+        if (cap__libc_wait(readers_word(l), seen, wait_to, CAP__PARK_RWLOCK, false) ==
+                ETIMEDOUT &&
+            wait_to == tp)
             return ETIMEDOUT;
     }
 }

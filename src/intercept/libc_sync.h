@@ -50,6 +50,14 @@ void cap__libc_wake(const void *word, int n);
 int cap__libc_wait(const void *word, uint32_t expected, cap__timeout *t,
                    enum cap__park_reason reason, bool cancellable);
 
+/* A wait that may not be woken by a wrapper (the object may change
+ * inside glibc's own code) waits in slices: t is a CLOCK_MONOTONIC
+ * timeout *slice from now, or user's (non-NULL) if that comes first;
+ * *slice doubles up to CAP__LIBC_SLICE_MAX_NS. Returns the one to wait
+ * with: the caller's timeout has passed only if ETIMEDOUT came with it. */
+enum { CAP__LIBC_SLICE_MIN_NS = 1000000, CAP__LIBC_SLICE_MAX_NS = 16000000 };
+cap__timeout *cap__libc_slice(cap__timeout *t, uint64_t *slice, cap__timeout *user);
+
 /* For condition waits on a glibc mutex (libc_cond.c). */
 extern const cap__cond_mutex cap__libc_mutex_ops;
 /* Around glibc's own condition wait (a process-shared condition variable,
