@@ -173,6 +173,8 @@ int cap__wait_on_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
                              cap__addr_waiter *w)
 {
     cap__thread *self = cap__current();
+    if (self == NULL && w == NULL)
+        return cap__wait_foreign_cancellable(addr, expected, deadline);
     if (self == NULL)
         return wait_on(addr, expected, deadline, reason, w);
     if (cap__cancel_requested(self))

@@ -148,6 +148,11 @@ struct cap__addr_waiter;
 int cap__wait_on_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
                              uint64_t deadline, enum cap__park_reason reason,
                              struct cap__addr_waiter *w);
+/* cap__wait_on_cancellable's wait on a kernel thread the library does
+ * not run (w NULL): a cancellation point of glibc's, where glibc's
+ * pthread_cancel acts by unwinding the thread (sched/waitaddr.c). */
+int cap__wait_foreign_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
+                                  uint64_t deadline);
 /* Scheduler side of the Dekker pair: called by finish_switch after it
  * published WAITING_CANCELLABLE and released the wait structure's lock.
  * True if it claimed t for a pending cancel (t must then be requeued). */

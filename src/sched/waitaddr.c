@@ -45,10 +45,15 @@
  * woken from its sleepers); exactly those return 0. A sleep that timed
  * out returns ETIMEDOUT, and one a signal ended returns EAGAIN (as if the
  * word had changed: the caller re-checks), since no waker counted them.
+ * At a cancellation point (cap__wait_foreign_cancellable, a condition
+ * wait) the sleep is one of glibc's: glibc's pthread_cancel of the thread
+ * acts during it, and the unwinding (this file is built with -fexceptions)
+ * takes the sleeper out of the count.
  */
 #include "sched/park.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 
@@ -169,6 +174,39 @@ static int wait_foreign(const _Atomic uint32_t *addr, uint32_t expected, uint64_
             rc = EAGAIN; /* see the top */
     }
     atomic_fetch_sub(&b->foreign, 1);
+    return rc;
+}
+
+/* Leaving wait_foreign_cancellable's frame by unwinding: glibc acted on
+ * a cancel during the sleep (the thread ends, unwinding its stack). */
+static void foreign_unwound(struct bucket **b)
+{
+    if (*b != NULL)
+        atomic_fetch_sub(&(*b)->foreign, 1);
+}
+
+int cap__wait_foreign_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
+                                  uint64_t deadline)
+{
+    struct bucket *counted __attribute__((cleanup(foreign_unwound))) = bucket_of(addr);
+    atomic_fetch_add(&counted->foreign, 1);
+    int rc = 0;
+    if (atomic_load(addr) != expected)
+        rc = EAGAIN;
+    else if (deadline != CAP__FOREVER && cap__now() >= deadline)
+        rc = ETIMEDOUT;
+    else {
+        /* glibc's cancellation points sleep this way: a cancel that comes
+         * (or came) while cancellation is enabled acts at once. */
+        int old;
+        pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
+        rc = cap__futex_wait((uint32_t *)(uintptr_t)addr, expected, deadline);
+        pthread_setcanceltype(old, NULL);
+        if (rc == EINTR)
+            rc = EAGAIN; /* see the top */
+    }
+    atomic_fetch_sub(&counted->foreign, 1);
+    counted = NULL;
     return rc;
 }
 

@@ -130,9 +130,36 @@ static void leave(cap_cond_t *c)
         cap__wake_on(refs, 1);
 }
 
+/* A wait in progress, for its unwinding: a kernel thread the library
+ * does not run, cancelled by glibc's pthread_cancel while it sleeps (the
+ * park's cancellation point, sched/park.h), leaves by unwinding its
+ * stack; this file is built with -fexceptions so that `unwound` runs. */
+struct waiting {
+    cap_cond_t *c;
+    void *m;
+    const cap__cond_mutex *ops;
+    uint32_t depth;
+    bool active; /* released m and counted in; not yet back */
+};
+
+/* As POSIX wants of a cancelled waiter: take the mutex back before the
+ * thread's cleanup handlers run, and pass on a signal it may have used
+ * up (a spurious wake-up for another waiter at worst). It stays counted
+ * in sleepers: a waker may have counted it woken already, and a count
+ * too high only costs a wait-queue visit. */
+static void unwound(struct waiting *w)
+{
+    if (!w->active)
+        return;
+    cap_cond_signal(w->c);
+    leave(w->c);
+    w->ops->reacquire(w->m, w->depth);
+}
+
 int cap__cond_wait_with(cap_cond_t *c, void *m, const cap__cond_mutex *ops, clockid_t clock,
                         const struct timespec *abs)
 {
+    struct waiting waiting __attribute__((cleanup(unwound))) = { c, m, ops, 0, false };
     cap__timeout to;
     if (abs != NULL) {
         int rc = cap__timeout_init(&to, clock, abs);
@@ -157,7 +184,10 @@ int cap__cond_wait_with(cap_cond_t *c, void *m, const cap__cond_mutex *ops, cloc
         leave(c);
         return rc;
     }
+    waiting.depth = depth;
+    waiting.active = true;
     rc = cap__sync_wait(seq, s, abs != NULL ? &to : NULL, CAP__PARK_COND, true);
+    waiting.active = false;
     if (rc != 0) /* not unparked by a signal: nobody took us off the count */
         atomic_fetch_sub(sleepers, 1);
     leave(c); /* from here on c may be destroyed */
