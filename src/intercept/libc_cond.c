@@ -25,14 +25,17 @@
  * values (0 new, 2 done, odd while running), so it takes glibc's place
  * for every caller.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 #include <threads.h>
 
 #include "intercept/intercept.h"
 #include "intercept/libc_sync.h"
+#include "thread/thread.h"
 
 enum { COND_SHARED = 1 }; /* glibc's __wrefs flag for a process-shared one */
 
@@ -127,9 +130,60 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
     return cap__cond_wait_with(ours(c), m, &cap__libc_mutex_ops, clock, abs);
 }
 
+/*
+ * libstdc++'s std::call_once hands its callable to __once_proxy, the init
+ * it gives pthread_once, through two __thread variables it sets just
+ * before the call and clears after. A worker's user threads share them:
+ * a user thread that waits in the call while another runs init, and then
+ * must run init itself (the other one's threw), would find them cleared,
+ * or set by a third thread. So a user thread's call with __once_proxy
+ * keeps their values from its entry and puts them back on the kernel
+ * thread that runs init, just before __once_proxy reads them.
+ */
+struct cxx_call {
+    void (*proxy)(void);
+    void *callable;
+    void (*call)(void);
+};
+
+/* The calling kernel thread's copy of libstdc++'s __thread variable. */
+static void *cxx_tls(const char *name)
+{
+    return dlsym(RTLD_DEFAULT, name);
+}
+
+static void cxx_run(void *arg)
+{
+    struct cxx_call *cc = arg;
+    void **callable = cxx_tls("_ZSt15__once_callable");
+    void (**call)(void) = cxx_tls("_ZSt11__once_call");
+    if (callable != NULL && call != NULL) {
+        *callable = cc->callable;
+        *call = cc->call;
+    }
+    cc->proxy();
+}
+
 int pthread_once(pthread_once_t *once, void (*init)(void))
 {
-    return cap_once((cap_once_t *)(void *)once, init);
+    cap_once_t *o = (cap_once_t *)(void *)once;
+    if (atomic_load_explicit((_Atomic uint32_t *)&o->state, memory_order_acquire) == 2 ||
+        !cap__ic_user())
+        return cap_once(o, init); /* done already (its fast path), or a kernel thread */
+    static void (*_Atomic proxy)(void); /* libstdc++'s __once_proxy, once found */
+    void (*p)(void) = atomic_load_explicit(&proxy, memory_order_relaxed);
+    if (p == NULL) {
+        p = (void (*)(void))dlsym(RTLD_DEFAULT, "__once_proxy");
+        atomic_store_explicit(&proxy, p, memory_order_relaxed);
+    }
+    if (p == NULL || init != p)
+        return cap_once(o, init);
+    void **callable = cxx_tls("_ZSt15__once_callable");
+    void (**call)(void) = cxx_tls("_ZSt11__once_call");
+    if (callable == NULL || call == NULL)
+        return cap_once(o, init);
+    struct cxx_call cc = { p, *callable, *call };
+    return cap__once_run(o, cxx_run, &cc);
 }
 
 void call_once(once_flag *flag, void (*init)(void))

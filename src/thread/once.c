@@ -28,6 +28,7 @@
 #include "capriccio.h"
 #include "sched/park.h"
 #include "sched/worker.h"
+#include "thread/thread.h"
 #include "util/clock.h"
 
 enum { ONCE_NEW = 0, ONCE_RUNNING = 1, ONCE_DONE = 2, GEN_SHIFT = 2 };
@@ -67,10 +68,8 @@ static void unwound(struct run *r)
     abandon(r);
 }
 
-int cap_once(cap_once_t *once, void (*init)(void))
+int cap__once_run(cap_once_t *once, void (*init)(void *), void *arg)
 {
-    if (once == NULL || init == NULL)
-        return EINVAL;
     _Atomic uint32_t *state = (_Atomic uint32_t *)&once->state;
     if (atomic_load_explicit(state, memory_order_acquire) == ONCE_DONE)
         return 0;
@@ -83,7 +82,7 @@ int cap_once(cap_once_t *once, void (*init)(void))
                 continue;
             struct run r __attribute__((cleanup(unwound))) = { .state = state };
             cap_cleanup_frame_push(&r.frame, init_abandoned, &r);
-            init();
+            init(arg);
             cap_cleanup_frame_pop(&r.frame, 0);
             r.settled = true;
             atomic_store_explicit(state, ONCE_DONE, memory_order_release);
@@ -95,4 +94,22 @@ int cap_once(cap_once_t *once, void (*init)(void))
         cap__wait_on(state, s, CAP__FOREVER, CAP__PARK_ONCE);
         s = atomic_load_explicit(state, memory_order_acquire);
     }
+}
+
+/* The plain init of cap_once, through cap__once_run's argument. */
+struct plain_init {
+    void (*fn)(void);
+};
+
+static void run_plain(void *arg)
+{
+    ((struct plain_init *)arg)->fn();
+}
+
+int cap_once(cap_once_t *once, void (*init)(void))
+{
+    if (once == NULL || init == NULL)
+        return EINVAL;
+    struct plain_init p = { init };
+    return cap__once_run(once, run_plain, &p);
 }

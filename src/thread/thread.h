@@ -183,4 +183,8 @@ static inline long cap__live_count(long word)
     return word & 0xffffffffL;
 }
 
+/* cap_once with an argument for init (thread/once.c; intercept/libc_cond.c
+ * runs libstdc++'s call_once through it). */
+int cap__once_run(cap_once_t *once, void (*init)(void *), void *arg);
+
 #endif /* CAP_THREAD_THREAD_H */

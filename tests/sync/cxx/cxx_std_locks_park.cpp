@@ -7,7 +7,11 @@
 // std::condition_variable wait_for times out and notify wakes a waiter;
 // std::shared_mutex readers share it; std::call_once whose callable
 // throws leaves the flag unset, so the next call runs it again (the
-// once control is put back while the exception unwinds through it).
+// once control is put back while the exception unwinds through it), also
+// while another user thread waits in the same call_once: that one then
+// runs its own callable (libstdc++ hands the callable over in __thread
+// variables, which the user threads of a worker share: the waiter used to
+// call a null pointer).
 #include <capriccio.h>
 #include <unistd.h>
 
@@ -152,11 +156,46 @@ static void call_once_retries_after_throw()
     CHECK_EQ(calls, 2);
 }
 
+static std::once_flag contested;
+static std::atomic<int> thrower_in{0}, waiter_ran{0};
+
+static void *thrower(void *)
+{
+    try {
+        std::call_once(contested, [] {
+            thrower_in = 1;
+            usleep(20 * 1000); // parks: the waiter calls call_once meanwhile
+            throw std::runtime_error("first");
+        });
+    } catch (const std::runtime_error &) {
+    }
+    return nullptr;
+}
+
+static void *once_waiter(void *)
+{
+    while (!thrower_in)
+        cap_yield();
+    std::call_once(contested, [] { waiter_ran = 1; });
+    CHECK_EQ(waiter_ran.load(), 1);
+    return nullptr;
+}
+
+static void call_once_throw_with_waiter()
+{
+    cap_thread_t a = spawn(thrower, nullptr);
+    cap_thread_t b = spawn(once_waiter, nullptr);
+    join(a);
+    join(b);
+    CHECK_EQ(waiter_ran.load(), 1);
+}
+
 int main()
 {
     mutex_across_park();
     condition_variable();
     shared_mutex();
     call_once_retries_after_throw();
+    call_once_throw_with_waiter();
     return 0;
 }
