@@ -130,6 +130,42 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
     return cap__cond_wait_with(ours(c), m, &cap__libc_mutex_ops, clock, abs);
 }
 
+/* C11's cnd_t is glibc's pthread_cond_t, reached through glibc's internal
+ * names. cnd_init stays glibc's: it leaves the object all zeros, a valid
+ * condition variable here on CLOCK_REALTIME, C11's TIME_UTC. */
+_Static_assert(sizeof(cnd_t) == sizeof(pthread_cond_t), "cnd_t is glibc's condition variable");
+
+static pthread_cond_t *cnd_cond(cnd_t *c)
+{
+    return (pthread_cond_t *)(void *)c;
+}
+
+int cnd_signal(cnd_t *c)
+{
+    return cap__libc_thrd_result(pthread_cond_signal(cnd_cond(c)));
+}
+
+int cnd_broadcast(cnd_t *c)
+{
+    return cap__libc_thrd_result(pthread_cond_broadcast(cnd_cond(c)));
+}
+
+int cnd_wait(cnd_t *c, mtx_t *m)
+{
+    return cap__libc_thrd_result(pthread_cond_wait(cnd_cond(c), (pthread_mutex_t *)(void *)m));
+}
+
+int cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m, const struct timespec *restrict abs)
+{
+    return cap__libc_thrd_result(
+        pthread_cond_timedwait(cnd_cond(c), (pthread_mutex_t *)(void *)m, abs));
+}
+
+void cnd_destroy(cnd_t *c)
+{
+    pthread_cond_destroy(cnd_cond(c));
+}
+
 /*
  * libstdc++'s std::call_once hands its callable to __once_proxy, the init
  * it gives pthread_once, through two __thread variables it sets just

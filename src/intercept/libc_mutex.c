@@ -35,6 +35,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include "intercept/intercept.h"
@@ -222,6 +223,47 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
         return 0;
     unlock_fully(m);
     return 0;
+}
+
+/* ---- C11's mtx_t: glibc's pthread_mutex_t, reached through glibc's
+ * internal names (mtx_init and mtx_destroy stay glibc's) --------------- */
+
+_Static_assert(sizeof(mtx_t) == sizeof(pthread_mutex_t), "mtx_t is glibc's mutex");
+
+int cap__libc_thrd_result(int rc)
+{
+    switch (rc) {
+    case 0: return thrd_success;
+    case EBUSY: return thrd_busy;
+    case ETIMEDOUT: return thrd_timedout;
+    case ENOMEM: return thrd_nomem;
+    default: return thrd_error;
+    }
+}
+
+static pthread_mutex_t *mtx_mutex(mtx_t *m)
+{
+    return (pthread_mutex_t *)(void *)m;
+}
+
+int mtx_lock(mtx_t *m)
+{
+    return cap__libc_thrd_result(pthread_mutex_lock(mtx_mutex(m)));
+}
+
+int mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict abs)
+{
+    return cap__libc_thrd_result(pthread_mutex_timedlock(mtx_mutex(m), abs));
+}
+
+int mtx_trylock(mtx_t *m)
+{
+    return cap__libc_thrd_result(pthread_mutex_trylock(mtx_mutex(m)));
+}
+
+int mtx_unlock(mtx_t *m)
+{
+    return cap__libc_thrd_result(pthread_mutex_unlock(mtx_mutex(m)));
 }
 
 /* ---- condition waits (libc_cond.c) ----------------------------------- */

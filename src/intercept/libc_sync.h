@@ -3,7 +3,9 @@
  * glibc's own synchronization objects on user threads: shared by the
  * wrappers of pthread_mutex_* (libc_mutex.c), pthread_cond_* and
  * pthread_once (libc_cond.c), sem_* (libc_sem.c), pthread_rwlock_* and
- * pthread_spin_* (libc_rwlock.c), pthread_barrier_* (libc_barrier.c).
+ * pthread_spin_* (libc_rwlock.c), pthread_barrier_* (libc_barrier.c), and
+ * C11's mtx_* and cnd_* (glibc makes them of the same objects, through
+ * its internal names: they are wrapped in libc_mutex.c and libc_cond.c).
  *
  * Code built without <capriccio/pthread.h> (a third-party library, a C++
  * standard library) calls glibc's names with glibc's objects. glibc's
@@ -57,6 +59,9 @@ int cap__libc_wait(const void *word, uint32_t expected, cap__timeout *t,
  * with: the caller's timeout has passed only if ETIMEDOUT came with it. */
 enum { CAP__LIBC_SLICE_MIN_NS = 1000000, CAP__LIBC_SLICE_MAX_NS = 16000000 };
 cap__timeout *cap__libc_slice(cap__timeout *t, uint64_t *slice, cap__timeout *user);
+
+/* C11's result for an error number, as glibc maps them (mtx_*, cnd_*). */
+int cap__libc_thrd_result(int rc);
 
 /* For condition waits on a glibc mutex (libc_cond.c). */
 extern const cap__cond_mutex cap__libc_mutex_ops;

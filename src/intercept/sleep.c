@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/syscall.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -173,4 +174,20 @@ int usleep(useconds_t usec)
         return CAP__REAL(usleep)(usec);
     uint64_t left;
     return (int)cap__ic_ret(sleep_for((uint64_t)usec * 1000u, &left));
+}
+
+/* C11's sleep (glibc makes it through its internal clock_nanosleep): 0,
+ * -1 when a signal ended it (rem, if not NULL, says what was left), or
+ * another negative value on an error. */
+int *cap_errno_location(void); /* src/compat: not const, unlike glibc's */
+
+int thrd_sleep(const struct timespec *req, struct timespec *rem)
+{
+    int saved = *cap_errno_location();
+    int r = nanosleep(req, rem);
+    int e = *cap_errno_location(); /* this thread's, on the worker it now runs on */
+    *cap_errno_location() = saved;
+    if (r == 0)
+        return 0;
+    return e == EINTR ? -1 : -2;
 }
