@@ -157,36 +157,19 @@ static int wait_rec(waiter_t *w, uint32_t expected, uint64_t deadline,
     return rc;
 }
 
-/* A kernel thread we do not run cannot park: it sleeps in the kernel on
- * the word (see the top). */
-static int wait_foreign(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline)
-{
-    struct bucket *b = bucket_of(addr);
-    atomic_fetch_add(&b->foreign, 1);
-    int rc = 0;
-    if (atomic_load(addr) != expected)
-        rc = EAGAIN;
-    else if (deadline != CAP__FOREVER && cap__now() >= deadline)
-        rc = ETIMEDOUT;
-    else {
-        rc = cap__futex_wait((uint32_t *)(uintptr_t)addr, expected, deadline);
-        if (rc == EINTR)
-            rc = EAGAIN; /* see the top */
-    }
-    atomic_fetch_sub(&b->foreign, 1);
-    return rc;
-}
-
-/* Leaving wait_foreign_cancellable's frame by unwinding: glibc acted on
- * a cancel during the sleep (the thread ends, unwinding its stack). */
+/* Leaving wait_foreign's frame by unwinding: glibc acted on a cancel
+ * during a cancellable sleep (the thread ends, unwinding its stack). */
 static void foreign_unwound(struct bucket **b)
 {
     if (*b != NULL)
         atomic_fetch_sub(&(*b)->foreign, 1);
 }
 
-int cap__wait_foreign_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
-                                  uint64_t deadline)
+/* A kernel thread we do not run cannot park: it sleeps in the kernel on
+ * the word (see the top); cancellable, the sleep is a glibc cancellation
+ * point. */
+static int wait_foreign(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
+                        bool cancellable)
 {
     struct bucket *counted __attribute__((cleanup(foreign_unwound))) = bucket_of(addr);
     atomic_fetch_add(&counted->foreign, 1);
@@ -196,18 +179,26 @@ int cap__wait_foreign_cancellable(const _Atomic uint32_t *addr, uint32_t expecte
     else if (deadline != CAP__FOREVER && cap__now() >= deadline)
         rc = ETIMEDOUT;
     else {
-        /* glibc's cancellation points sleep this way: a cancel that comes
-         * (or came) while cancellation is enabled acts at once. */
-        int old;
-        pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
+        /* glibc's own cancellation points sleep this way: a cancel that
+         * comes (or came) while cancellation is enabled acts at once. */
+        int old = PTHREAD_CANCEL_DEFERRED;
+        if (cancellable)
+            pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
         rc = cap__futex_wait((uint32_t *)(uintptr_t)addr, expected, deadline);
-        pthread_setcanceltype(old, NULL);
+        if (cancellable)
+            pthread_setcanceltype(old, NULL);
         if (rc == EINTR)
             rc = EAGAIN; /* see the top */
     }
     atomic_fetch_sub(&counted->foreign, 1);
     counted = NULL;
     return rc;
+}
+
+int cap__wait_foreign_cancellable(const _Atomic uint32_t *addr, uint32_t expected,
+                                  uint64_t deadline)
+{
+    return wait_foreign(addr, expected, deadline, true);
 }
 
 /* Wakes up to n kernel threads asleep on addr, if its bucket has any. */
@@ -224,7 +215,7 @@ int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadl
 {
     cap__thread *self = cap__current();
     if (self == NULL)
-        return wait_foreign(addr, expected, deadline);
+        return wait_foreign(addr, expected, deadline, false);
     waiter_t w = { .addr = addr, .thread = self };
     self->park_signallable = true; /* park.h: the record is unlinked below */
     int rc = wait_rec(&w, expected, deadline, reason);
@@ -242,7 +233,7 @@ int cap__wait_on_intr(cap__addr_waiter *w, uint32_t expected, uint64_t deadline,
 {
     cap__thread *self = cap__current();
     if (self == NULL)
-        return wait_foreign(w->addr, expected, deadline);
+        return wait_foreign(w->addr, expected, deadline, false);
     w->thread = self; /* the same thread at every call: the bucket lock orders it */
     return wait_rec(w, expected, deadline, reason);
 }
