@@ -156,10 +156,22 @@ static void unwound(struct waiting *w)
     w->ops->reacquire(w->m, w->depth);
 }
 
+/* The sleep of a kernel thread the library does not run: the one that
+ * can end by unwinding (out of line, so that a user thread's wait, which
+ * never unwinds, keeps its frame small: linked stacks bound it). */
+static __attribute__((noinline)) int sleep_foreign(cap_cond_t *c, void *m,
+                                                   const cap__cond_mutex *ops, uint32_t depth,
+                                                   uint32_t s, cap__timeout *to)
+{
+    struct waiting waiting __attribute__((cleanup(unwound))) = { c, m, ops, depth, true };
+    int rc = cap__sync_wait(CAP__A32(&c->seq), s, to, CAP__PARK_COND, true);
+    waiting.active = false;
+    return rc;
+}
+
 int cap__cond_wait_with(cap_cond_t *c, void *m, const cap__cond_mutex *ops, clockid_t clock,
                         const struct timespec *abs)
 {
-    struct waiting waiting __attribute__((cleanup(unwound))) = { c, m, ops, 0, false };
     cap__timeout to;
     if (abs != NULL) {
         int rc = cap__timeout_init(&to, clock, abs);
@@ -184,10 +196,10 @@ int cap__cond_wait_with(cap_cond_t *c, void *m, const cap__cond_mutex *ops, cloc
         leave(c);
         return rc;
     }
-    waiting.depth = depth;
-    waiting.active = true;
-    rc = cap__sync_wait(seq, s, abs != NULL ? &to : NULL, CAP__PARK_COND, true);
-    waiting.active = false;
+    if (cap__current() != NULL)
+        rc = cap__sync_wait(seq, s, abs != NULL ? &to : NULL, CAP__PARK_COND, true);
+    else
+        rc = sleep_foreign(c, m, ops, depth, s, abs != NULL ? &to : NULL);
     if (rc != 0) /* not unparked by a signal: nobody took us off the count */
         atomic_fetch_sub(sleepers, 1);
     leave(c); /* from here on c may be destroyed */
