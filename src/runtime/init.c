@@ -51,6 +51,7 @@ static void start_runtime(void)
     }
     atomic_store(&cap__live_threads, 1);
     cap__io_start();
+    cap__deadlock_init();
     cap__workers_start(main_thread, SCHED_STACK_SIZE);
     cap__sigmask_init(main_thread);
     if (cap__park_reserve(1) != 0)

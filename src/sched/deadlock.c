@@ -21,9 +21,8 @@
  * application's own pthread, a library's helper thread): it may still
  * wake a user thread, say by unlocking a glibc mutex one is parked on
  * (intercept/libc_sync.h). Counted when every worker goes idle with nothing
- * in flight, from /proc (foreign_threads_alive).
+ * in flight, from /proc/self/status (foreign_threads_alive).
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@
 #include <unistd.h>
 
 #include "io/io.h"
+#include "io/ownfd.h"
 #include "sched/poller.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
@@ -83,56 +83,32 @@ static bool nothing_in_flight(void)
     return true;
 }
 
-/* The first n bytes of a small file, NUL-terminated ("" if unreadable).
- * Raw system calls: read, open and close by name are the library's own
- * wrappers (intercept/intercept.h). */
-static void read_small(const char *path, char *buf, size_t n)
+/* /proc/self/status, opened at start-up (cap__deadlock_init) at a high
+ * number the application does not see (io/ownfd.h): the check runs at any
+ * idle moment, and opening a file then could take a number a program has
+ * just closed and expects to stay free. -1 if it could not be opened. */
+static int status_fd = -1;
+
+static int open_status(void)
 {
-    buf[0] = '\0';
-    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    long got = syscall(SYS_read, fd, buf, n - 1);
-    buf[got > 0 ? got : 0] = '\0';
-    syscall(SYS_close, fd);
+    return (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
 }
 
-/* The io_uring helpers (named iou-*) among the process's threads, from
- * the task listing (which may miss a thread while others come and go: a
- * miss only makes foreign_threads_alive say yes). */
-static long io_uring_helpers(void)
+void cap__deadlock_init(void)
 {
-    long dir = syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
-                       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0)
-        return 0;
-    long helpers = 0;
-    char buf[4096];
-    long n;
-    while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
-        for (long off = 0; off < n;) {
-            struct dirent64 *e = (struct dirent64 *)(void *)(buf + off);
-            off += e->d_reclen;
-            if (e->d_name[0] == '.')
-                continue;
-            char path[300], comm[32];
-            snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-            read_small(path, comm, sizeof comm);
-            if (strncmp(comm, "iou-", 4) == 0)
-                helpers++;
-        }
-    }
-    syscall(SYS_close, dir);
-    return helpers;
+    int fd = open_status();
+    if (fd >= 0)
+        status_fd = cap__ownfd_adopt(fd);
 }
 
 /* Whether a kernel thread other than the runtime's may be alive (the
- * top): the process's thread count (exact, from status) against the
- * runtime's own, less io_uring's helpers if it is higher. Each idle
- * moment of a program whose user threads wait for such a thread comes
- * here, so a yes is remembered for FOREIGN_RECHECK_NS (a deadlock that
- * follows the last one's end within that time is not reported). Called
- * under deadlock_lock. */
+ * top): the process's thread count (status, read afresh at offset 0)
+ * against the runtime's own. The kernel's io_uring helpers (iou-*) count
+ * as threads too, so while one lingers after a blocking ring request no
+ * report is made. Each idle moment of a program whose user threads wait
+ * for such a thread comes here, so a yes is remembered for
+ * FOREIGN_RECHECK_NS (a deadlock that follows the last one's end within
+ * that time is not reported). Called under deadlock_lock. */
 static bool foreign_threads_alive(void)
 {
     static uint64_t seen_at; /* [deadlock_lock] when a count last said yes */
@@ -140,13 +116,16 @@ static bool foreign_threads_alive(void)
     if (seen_at != 0 && now - seen_at < FOREIGN_RECHECK_NS)
         return true;
     char status[4096];
-    read_small("/proc/self/status", status, sizeof status);
-    const char *line = strstr(status, "\nThreads:");
+    long got = status_fd >= 0 ? syscall(SYS_pread64, status_fd, status, sizeof status - 1, 0)
+                              : -1;
     bool alive = true; /* cannot tell: no report */
-    if (line != NULL) {
-        long threads = strtol(line + strlen("\nThreads:"), NULL, 10);
-        long own = cap__rt.nworkers + cap__offload_threads();
-        alive = threads > own && threads - io_uring_helpers() > own;
+    if (got > 0) {
+        status[got] = '\0';
+        const char *line = strstr(status, "\nThreads:");
+        if (line != NULL) {
+            long threads = strtol(line + strlen("\nThreads:"), NULL, 10);
+            alive = threads > cap__rt.nworkers + cap__offload_threads();
+        }
     }
     seen_at = alive ? now : 0;
     return alive;
@@ -154,6 +133,15 @@ static bool foreign_threads_alive(void)
 
 void cap__deadlock_forked(void)
 {
+    /* The parent's status: the child's at the same number (only the
+     * forking thread runs here, so the short-lived low number is safe) */
+    int fd = open_status();
+    if (fd >= 0 && status_fd >= 0 && fd != status_fd) {
+        syscall(SYS_dup3, fd, status_fd, O_CLOEXEC);
+        syscall(SYS_close, fd);
+    } else if (fd >= 0 && status_fd < 0) {
+        syscall(SYS_close, fd);
+    }
     deadlock_lock = (cap__spin)CAP__SPIN_INIT;
     idle_forever = 0;
 }

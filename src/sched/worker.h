@@ -221,6 +221,8 @@ void cap__yield(struct cap__thread *self);
 
 /* In a fork's child: no worker counted idle (sched_forked). */
 void cap__deadlock_forked(void);
+/* Opens what the foreign-thread count reads (sched/deadlock.c); start-up. */
+void cap__deadlock_init(void);
 /* Deadlock detection: called when a worker is about to sleep with no
  * timer; see deadlock.c. */
 void cap__deadlock_check_enter(cap__worker *w);
