@@ -18,6 +18,12 @@
  * cap_key_create keys (the header's pthread_key_create) share
  * CAP_KEYS_MAX.
  *
+ * A key created before start-up stays glibc's alone, per kernel thread:
+ * its creator runs before the library's constructor, as a sanitizer's
+ * runtime does (AddressSanitizer finds its record of the current thread
+ * in such a key, on every thread, including the worker running a user
+ * thread: a pair made it find nothing on user threads).
+ *
  * The main thread ran as a plain kernel thread before start-up, where
  * constructors may have set values in glibc: while it has set none of its
  * own for a key, it reads glibc's value of that key on its kernel thread.
@@ -29,6 +35,7 @@
 #include <threads.h>
 
 #include "intercept/intercept.h"
+#include "sched/worker.h"
 
 /* For each glibc key, 1 + the library's key paired with it (0: none). */
 static _Atomic uint32_t cap_key_of[PTHREAD_KEYS_MAX];
@@ -50,6 +57,8 @@ int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
     int rc = CAP__REAL(pthread_key_create)(key, destructor);
     if (rc != 0 || *key >= PTHREAD_KEYS_MAX)
         return rc;
+    if (__atomic_load_n(&cap__rt.nworkers, __ATOMIC_ACQUIRE) == 0)
+        return 0; /* before start-up: glibc's alone (see the top) */
     cap_key_t c;
     rc = cap_key_create(&c, destructor);
     if (rc != 0) {
