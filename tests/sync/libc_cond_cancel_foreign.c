@@ -72,6 +72,12 @@ static void cancel_one(bool timed)
 
 int main(void)
 {
+#ifdef __SANITIZE_ADDRESS__
+    /* The cancel unwinds the thread from glibc's signal handler, through
+     * instrumented frames: AddressSanitizer's no-return hook then trips
+     * over the signal frame (a CHECK failure inside ASan). */
+    SKIP("asynchronous cancellation under AddressSanitizer");
+#endif
     cancel_one(false);
     cancel_one(true);
     CHECK_EQ(atomic_load(&cleaned), 2);
