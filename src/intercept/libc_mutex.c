@@ -106,7 +106,7 @@ static int acquire(pthread_mutex_t *m, const clockid_t *clock, const struct time
          * process-shared condition wait), where no wrapper wakes us. */
         cap__timeout st;
         cap__timeout *wait_to = owner_of(m) > 0 ? cap__libc_slice(&st, &slice, tp) : tp;
-        if (cap__libc_wait(w, 2, wait_to, CAP__PARK_MUTEX, false) == ETIMEDOUT &&
+        if (cap__libc_wait(w, 2, wait_to, CAP__PARK_MUTEX) == ETIMEDOUT &&
             wait_to == tp)
             return ETIMEDOUT;
     }
@@ -131,16 +131,21 @@ static void mark_held(pthread_mutex_t *m, int type, uint32_t depth)
     m->__data.__nusers++;
 }
 
+/* A RECURSIVE holder's lock once more. */
+static int relock(pthread_mutex_t *m)
+{
+    if (m->__data.__count == UINT_MAX)
+        return EAGAIN;
+    m->__data.__count++;
+    return 0;
+}
+
 static int lock(pthread_mutex_t *m, const clockid_t *clock, const struct timespec *abs)
 {
     int type = kind_of(m) & TYPE_MASK;
     if (owner_of(m) == self_id()) {
-        if (type == TYPE_RECURSIVE) {
-            if (m->__data.__count == UINT_MAX)
-                return EAGAIN;
-            m->__data.__count++;
-            return 0;
-        }
+        if (type == TYPE_RECURSIVE)
+            return relock(m);
         if (type == TYPE_ERRORCHECK)
             return EDEADLK;
     }
@@ -194,12 +199,8 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
     if (!ours(m))
         return CAP__REAL(pthread_mutex_trylock)(m);
     int type = kind_of(m) & TYPE_MASK;
-    if (type == TYPE_RECURSIVE && owner_of(m) == self_id()) {
-        if (m->__data.__count == UINT_MAX)
-            return EAGAIN;
-        m->__data.__count++;
-        return 0;
-    }
+    if (type == TYPE_RECURSIVE && owner_of(m) == self_id())
+        return relock(m);
     int v = 0;
     if (!atomic_compare_exchange_strong(lock_word(m), &v, 1))
         return EBUSY;
@@ -349,24 +350,17 @@ void cap__libc_wake(const void *word, int n)
 
 cap__timeout *cap__libc_slice(cap__timeout *t, uint64_t *slice, cap__timeout *user)
 {
-    struct timespec abs;
-    clock_gettime(CLOCK_MONOTONIC, &abs);
-    abs.tv_sec += (time_t)(*slice / 1000000000u);
-    abs.tv_nsec += (long)(*slice % 1000000000u);
-    if (abs.tv_nsec >= 1000000000) {
-        abs.tv_sec++;
-        abs.tv_nsec -= 1000000000;
-    }
+    struct timespec abs = cap__ns_to_timespec(cap__now() + *slice);
     cap__timeout_init(t, CLOCK_MONOTONIC, &abs);
     *slice = *slice * 2 > CAP__LIBC_SLICE_MAX_NS ? CAP__LIBC_SLICE_MAX_NS : *slice * 2;
     return user != NULL && user->deadline <= t->deadline ? user : t;
 }
 
 int cap__libc_wait(const void *word, uint32_t expected, cap__timeout *t,
-                   enum cap__park_reason reason, bool cancellable)
+                   enum cap__park_reason reason)
 {
     atomic_fetch_add(&cap__libc_parked, 1);
-    int rc = cap__sync_wait((const _Atomic uint32_t *)word, expected, t, reason, cancellable);
+    int rc = cap__sync_wait((const _Atomic uint32_t *)word, expected, t, reason, false);
     atomic_fetch_sub(&cap__libc_parked, 1);
     return rc;
 }

@@ -64,11 +64,20 @@ static int take(pthread_rwlock_t *l, int (*try)(pthread_rwlock_t *), const clock
         }
         cap__timeout st;
         cap__timeout *wait_to = cap__libc_slice(&st, &slice, tp);
-        if (cap__libc_wait(readers_word(l), seen, wait_to, CAP__PARK_RWLOCK, false) ==
-                ETIMEDOUT &&
+        if (cap__libc_wait(readers_word(l), seen, wait_to, CAP__PARK_RWLOCK) == ETIMEDOUT &&
             wait_to == tp)
             return ETIMEDOUT;
     }
+}
+
+/* The clock calls: the clock is checked before anything else, as glibc
+ * does. */
+static int take_on_clock(pthread_rwlock_t *l, int (*try)(pthread_rwlock_t *), clockid_t clock,
+                         const struct timespec *abs)
+{
+    if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+        return EINVAL;
+    return take(l, try, &clock, abs);
 }
 
 int pthread_rwlock_rdlock(pthread_rwlock_t *l)
@@ -105,18 +114,14 @@ int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struc
 {
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_clockrdlock)(l, clock, abs);
-    if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
-        return EINVAL;
-    return take(l, CAP__REAL(pthread_rwlock_tryrdlock), &clock, abs);
+    return take_on_clock(l, CAP__REAL(pthread_rwlock_tryrdlock), clock, abs);
 }
 
 int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
 {
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_clockwrlock)(l, clock, abs);
-    if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
-        return EINVAL;
-    return take(l, CAP__REAL(pthread_rwlock_trywrlock), &clock, abs);
+    return take_on_clock(l, CAP__REAL(pthread_rwlock_trywrlock), clock, abs);
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t *l)

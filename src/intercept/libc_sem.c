@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "intercept/intercept.h"
+#include "sync/sync.h"
 
 enum { POLL_MIN_NS = 1000000, POLL_MAX_NS = 16000000 };
 
@@ -59,19 +60,6 @@ static int finish(int rc)
     return -1;
 }
 
-static struct timespec after_ns(clockid_t clock, uint64_t ns)
-{
-    struct timespec t;
-    clock_gettime(clock, &t);
-    t.tv_sec += (time_t)(ns / 1000000000u);
-    t.tv_nsec += (long)(ns % 1000000000u);
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
-    return t;
-}
-
 static bool passed(clockid_t clock, const struct timespec *abs)
 {
     struct timespec now;
@@ -82,13 +70,12 @@ static bool passed(clockid_t clock, const struct timespec *abs)
 /* A process-shared semaphore's wait (see the top); abs NULL: no timeout. */
 static int wait_shared(sem_t *s, clockid_t clock, const struct timespec *abs)
 {
-    if (abs != NULL && (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
-        return EINVAL;
-    if (abs != NULL && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000))
-        return EINVAL;
+    cap__timeout check;
+    if (abs != NULL && cap__timeout_init(&check, clock, abs) != 0)
+        return EINVAL; /* a clock or a time cap_sem_clockwait would refuse */
     uint64_t slice = POLL_MIN_NS;
     for (;;) {
-        struct timespec until = after_ns(CLOCK_MONOTONIC, slice);
+        struct timespec until = cap__ns_to_timespec(cap__now() + slice);
         int rc = cap_sem_clockwait(as_cap(s), CLOCK_MONOTONIC, &until);
         if (rc != ETIMEDOUT)
             return rc;

@@ -48,9 +48,9 @@ void cap__libc_wake(const void *word, int n);
 
 /* Parks the calling user thread while *word == expected, counted in
  * cap__libc_parked; as cap__sync_wait (0 maybe spurious, EAGAIN,
- * ETIMEDOUT, ECANCELED when cancellable). */
+ * ETIMEDOUT; not a cancellation point). */
 int cap__libc_wait(const void *word, uint32_t expected, cap__timeout *t,
-                   enum cap__park_reason reason, bool cancellable);
+                   enum cap__park_reason reason);
 
 /* A wait that may not be woken by a wrapper (the object may change
  * inside glibc's own code) waits in slices: t is a CLOCK_MONOTONIC

@@ -83,9 +83,9 @@ static void pool_unlock(void)
     CAP__REAL(pthread_mutex_unlock)(&pool_mu);
 }
 static struct job *head, *tail; /* [pool_mu] */
-static int nthreads, nidle;     /* [pool_mu] */
+static atomic_int nthreads;      /* [pool_mu] for writes; read by cap__offload_threads */
+static int nidle;               /* [pool_mu] */
 static int nqueued;             /* [pool_mu] jobs in the queue, not yet taken */
-static atomic_int started;       /* pool threads started (they never end) */
 static atomic_int jobs;         /* queued or running for user threads */
 
 void cap__offload_forked(void)
@@ -94,7 +94,6 @@ void cap__offload_forked(void)
     pthread_cond_init(&pool_cv, NULL);
     head = tail = NULL;
     nthreads = nidle = nqueued = 0;
-    atomic_store(&started, 0);
     atomic_store(&jobs, 0);
 }
 
@@ -190,10 +189,8 @@ static int enqueue_locked(struct job *j)
         int rc = pthread_create(&t, &attr, pool_main, NULL);
         syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
         pthread_attr_destroy(&attr);
-        if (rc == 0) {
-            nthreads++;
-            atomic_fetch_add(&started, 1);
-        }
+        if (rc == 0)
+            nthreads++; /* pool threads never end */
         else if (nthreads == 0)
             return -EAGAIN;
     }
@@ -368,5 +365,5 @@ long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap
 
 int cap__offload_threads(void)
 {
-    return atomic_load(&started);
+    return atomic_load_explicit(&nthreads, memory_order_relaxed);
 }

@@ -37,10 +37,13 @@
  * third-party library made with glibc's pthread_create) cannot park: it
  * sleeps in the kernel on the word itself (a futex wait, which compares
  * the word atomically), counted in its bucket's `foreign`. A waker wakes
- * such sleepers with a futex wake when the count is not zero; the count
- * is raised before the sleeper's compare and read after the waker's
- * change of the word (both seq_cst), so a waker that reads 0 changed the
- * word before the sleeper compared it. A waker counts the sleepers its
+ * such sleepers with a futex wake when the count is not zero. The
+ * sleeper raises the count under the bucket lock before it compares the
+ * word, and cap__wake_on reads it under the same lock after its caller
+ * changed the word, so a waker that reads 0 changed the word before the
+ * sleeper compared it (the wake path pays no extra fence; a wake-up from
+ * a signal handler, which cannot take the lock, reads it after a
+ * seq_cst fence, against the sleeper's locked increment). A waker counts the sleepers its
  * futex wake took off the kernel's queue as woken (cond.c subtracts the
  * woken from its sleepers); exactly those return 0. A sleep that timed
  * out returns ETIMEDOUT, and one a signal ended returns EAGAIN (as if the
@@ -172,7 +175,9 @@ static int wait_foreign(const _Atomic uint32_t *addr, uint32_t expected, uint64_
                         bool cancellable)
 {
     struct bucket *counted __attribute__((cleanup(foreign_unwound))) = bucket_of(addr);
-    atomic_fetch_add(&counted->foreign, 1);
+    cap__spin_lock(&counted->lock); /* orders the count with cap__wake_on's read */
+    atomic_fetch_add_explicit(&counted->foreign, 1, memory_order_relaxed);
+    cap__spin_unlock(&counted->lock);
     int rc = 0;
     if (atomic_load(addr) != expected)
         rc = EAGAIN;
@@ -201,11 +206,11 @@ int cap__wait_foreign_cancellable(const _Atomic uint32_t *addr, uint32_t expecte
     return wait_foreign(addr, expected, deadline, true);
 }
 
-/* Wakes up to n kernel threads asleep on addr, if its bucket has any. */
-static int wake_foreign(struct bucket *b, const _Atomic uint32_t *addr, int n)
+/* Wakes up to n kernel threads asleep on addr if foreign (its bucket's
+ * count of them, read as the top says) is not 0. */
+static int wake_foreign(const _Atomic uint32_t *addr, int n, int foreign)
 {
-    atomic_thread_fence(memory_order_seq_cst); /* the caller changed *addr */
-    if (n <= 0 || atomic_load(&b->foreign) == 0)
+    if (n <= 0 || foreign == 0)
         return 0;
     return cap__futex_wake((uint32_t *)(uintptr_t)addr, n);
 }
@@ -271,8 +276,9 @@ int cap__wake_on(const _Atomic uint32_t *addr, int n)
         }
         w = next;
     }
+    int foreign = atomic_load_explicit(&b->foreign, memory_order_relaxed);
     cap__spin_unlock(&b->lock);
-    return woken + wake_foreign(b, addr, n - woken);
+    return woken + wake_foreign(addr, n - woken, foreign);
 }
 
 void cap__wait_forked(void)
@@ -306,7 +312,8 @@ void cap__wait_rewake_unregistered(void)
 
 void cap__wake_on_deferred(const _Atomic uint32_t *addr)
 {
-    wake_foreign(bucket_of(addr), addr, 0x7fffffff); /* a system call: no lock */
+    atomic_thread_fence(memory_order_seq_cst); /* no lock here: see the top */
+    wake_foreign(addr, 0x7fffffff, atomic_load(&bucket_of(addr)->foreign));
     atomic_store_explicit(&bucket_of(addr)->deferred, true, memory_order_relaxed);
     atomic_store_explicit(&any_deferred, true, memory_order_release);
     cap__sig_note_work_left();
