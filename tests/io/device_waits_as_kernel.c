@@ -125,7 +125,9 @@ static void tcdrain_cases(void)
         return; /* no terminals here: the pipe cases above stand */
     CHECK_EQ(grantpt(master), 0);
     CHECK_EQ(unlockpt(master), 0);
-    int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+    char name[64]; /* ptsname's buffer is shared by the threads of this test */
+    CHECK_EQ(ptsname_r(master, name, sizeof name), 0);
+    int slave = open(name, O_RDWR | O_NOCTTY);
     CHECK_GE(slave, 0);
     CHECK_EQ(write(slave, "out\n", 4), 4);
     CHECK_EQ(tcdrain(slave), 0);
