@@ -74,12 +74,6 @@ static void set_owner(pthread_mutex_t *m, int owner)
     __atomic_store_n(&m->__data.__owner, owner, __ATOMIC_RELAXED);
 }
 
-/* The calling user thread's holder id (see the top). */
-static int self_id(void)
-{
-    return -(int)cap__current()->slot - 1;
-}
-
 /* Whether the calling thread takes m here rather than in glibc. */
 static bool ours(pthread_mutex_t *m)
 {
@@ -125,7 +119,7 @@ static void release(pthread_mutex_t *m)
 
 static void mark_held(pthread_mutex_t *m, int type, uint32_t depth)
 {
-    set_owner(m, self_id());
+    set_owner(m, cap__libc_holder_id());
     if (type == TYPE_RECURSIVE)
         m->__data.__count = depth;
     m->__data.__nusers++;
@@ -143,7 +137,7 @@ static int relock(pthread_mutex_t *m)
 static int lock(pthread_mutex_t *m, const clockid_t *clock, const struct timespec *abs)
 {
     int type = kind_of(m) & TYPE_MASK;
-    if (owner_of(m) == self_id()) {
+    if (owner_of(m) == cap__libc_holder_id()) {
         if (type == TYPE_RECURSIVE)
             return relock(m);
         if (type == TYPE_ERRORCHECK)
@@ -160,7 +154,7 @@ static int check_owner(pthread_mutex_t *m, int type)
 {
     if (type != TYPE_RECURSIVE && type != TYPE_ERRORCHECK)
         return 0;
-    return owner_of(m) == self_id() && atomic_load(lock_word(m)) != 0 ? 0 : EPERM;
+    return owner_of(m) == cap__libc_holder_id() && atomic_load(lock_word(m)) != 0 ? 0 : EPERM;
 }
 
 static void unlock_fully(pthread_mutex_t *m)
@@ -199,7 +193,7 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
     if (!ours(m))
         return CAP__REAL(pthread_mutex_trylock)(m);
     int type = kind_of(m) & TYPE_MASK;
-    if (type == TYPE_RECURSIVE && owner_of(m) == self_id())
+    if (type == TYPE_RECURSIVE && owner_of(m) == cap__libc_holder_id())
         return relock(m);
     int v = 0;
     if (!atomic_compare_exchange_strong(lock_word(m), &v, 1))
@@ -322,7 +316,7 @@ const cap__cond_mutex cap__libc_mutex_ops = { cond_check_owner, cond_release, co
 
 bool cap__libc_mutex_lend(pthread_mutex_t *m)
 {
-    if (!ours(m) || owner_of(m) != self_id())
+    if (!ours(m) || owner_of(m) != cap__libc_holder_id())
         return false;
     set_owner(m, atomic_load_explicit(&cap__worker_self()->tid, memory_order_relaxed));
     /* glibc's wait lets m go where no wrapper sees it: the parked
@@ -334,7 +328,7 @@ bool cap__libc_mutex_lend(pthread_mutex_t *m)
 
 void cap__libc_mutex_reclaim(pthread_mutex_t *m)
 {
-    set_owner(m, self_id()); /* glibc's wait took it back on this kernel thread */
+    set_owner(m, cap__libc_holder_id()); /* glibc's wait took it back on this kernel thread */
 }
 
 /* ---- shared by the files of libc_sync.h ------------------------------ */

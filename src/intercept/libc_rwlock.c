@@ -14,13 +14,18 @@
  * preference), so a parked thread also looks again after each slice of
  * its wait (cap__libc_slice: 1 ms, doubling up to 16 ms).
  *
- * glibc tells a writer's unlock from a reader's by __cur_writer, the
- * writer's kernel thread id; a user thread that took the write lock on
- * one worker and unlocks it on another (CAP_MIGRATE) puts its current
- * kernel thread's id there first. A user-thread writer is not preferred
- * over readers that keep arriving (it only retries), and a user thread
- * that asks again for a write lock it holds waits for ever (glibc says
- * EDEADLK). Process-shared locks are glibc's entirely.
+ * glibc records a writer in __cur_writer, its kernel thread id, to tell
+ * a writer's unlock from a reader's and to refuse a lock to the thread
+ * that holds the write lock (EDEADLK). A user thread that took the write
+ * lock records its own holder id there instead (cap__libc_holder_id: all
+ * the user threads of a worker share its kernel thread id), so asking
+ * again for a lock it holds for writing fails with EDEADLK, as glibc's
+ * call does, while another user thread of its worker waits; its unlock
+ * puts its current kernel thread's id there just before glibc's unlock,
+ * which checks it (the worker it took the lock on, or another one after
+ * a migration). A user-thread writer is not preferred over readers that
+ * keep arriving (it only retries). Process-shared locks are glibc's
+ * entirely.
  *
  * Spin locks: a user thread spins with glibc's trylock and, after
  * SPINS_BEFORE_YIELD failures, yields to the other threads of its worker
@@ -45,10 +50,30 @@ static bool ours(pthread_rwlock_t *l)
     return cap__ic_user() && l->__data.__shared == 0;
 }
 
-/* try is glibc's tryrdlock or trywrlock; clock NULL: no timeout. */
+static int writer_of(pthread_rwlock_t *l)
+{
+    return __atomic_load_n(&l->__data.__cur_writer, __ATOMIC_RELAXED);
+}
+
+static void set_writer(pthread_rwlock_t *l, int id)
+{
+    __atomic_store_n(&l->__data.__cur_writer, id, __ATOMIC_RELAXED);
+}
+
+static int try_write(pthread_rwlock_t *l)
+{
+    int rc = CAP__REAL(pthread_rwlock_trywrlock)(l);
+    if (rc == 0)
+        set_writer(l, cap__libc_holder_id()); /* glibc wrote the worker's id */
+    return rc;
+}
+
+/* try is glibc's tryrdlock or try_write; clock NULL: no timeout. */
 static int take(pthread_rwlock_t *l, int (*try)(pthread_rwlock_t *), const clockid_t *clock,
                 const struct timespec *abs)
 {
+    if (writer_of(l) == cap__libc_holder_id())
+        return EDEADLK;
     cap__timeout to, *tp = NULL;
     uint64_t slice = CAP__LIBC_SLICE_MIN_NS;
     for (;;) {
@@ -91,7 +116,7 @@ int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_wrlock)(l);
-    return take(l, CAP__REAL(pthread_rwlock_trywrlock), NULL, NULL);
+    return take(l, try_write, NULL, NULL);
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
@@ -107,7 +132,7 @@ int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_timedwrlock)(l, abs);
     clockid_t clock = CLOCK_REALTIME;
-    return take(l, CAP__REAL(pthread_rwlock_trywrlock), &clock, abs);
+    return take(l, try_write, &clock, abs);
 }
 
 int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
@@ -121,15 +146,21 @@ int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struc
 {
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_clockwrlock)(l, clock, abs);
-    return take_on_clock(l, CAP__REAL(pthread_rwlock_trywrlock), clock, abs);
+    return take_on_clock(l, try_write, clock, abs);
+}
+
+int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+    if (!ours(l))
+        return CAP__REAL(pthread_rwlock_trywrlock)(l);
+    return try_write(l);
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-    if (ours(l) && __atomic_load_n(&l->__data.__cur_writer, __ATOMIC_RELAXED) != 0) {
+    if (ours(l) && writer_of(l) != 0) {
         /* a writer holds it, so the caller is that writer (see the top) */
-        pid_t tid = atomic_load_explicit(&cap__worker_self()->tid, memory_order_relaxed);
-        __atomic_store_n(&l->__data.__cur_writer, tid, __ATOMIC_RELAXED);
+        set_writer(l, atomic_load_explicit(&cap__worker_self()->tid, memory_order_relaxed));
     }
     int rc = CAP__REAL(pthread_rwlock_unlock)(l);
     if (rc == 0)

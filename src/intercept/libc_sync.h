@@ -37,7 +37,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "sched/worker.h"
 #include "sync/sync.h"
+#include "thread/thread.h"
 
 /* User threads inside a wrapper's wait (any object). */
 extern __attribute__((visibility("hidden"))) atomic_long cap__libc_parked;
@@ -59,6 +61,15 @@ int cap__libc_wait(const void *word, uint32_t expected, cap__timeout *t,
  * with: the caller's timeout has passed only if ETIMEDOUT came with it. */
 enum { CAP__LIBC_SLICE_MIN_NS = 1000000, CAP__LIBC_SLICE_MAX_NS = 16000000 };
 cap__timeout *cap__libc_slice(cap__timeout *t, uint64_t *slice, cap__timeout *user);
+
+/* The calling user thread's holder id, recorded where glibc records a
+ * kernel thread's id (a mutex's __owner, a rwlock's __cur_writer):
+ * -(slot + 1), unique among live user threads and never a kernel
+ * thread's id. */
+static inline int cap__libc_holder_id(void)
+{
+    return -(int)cap__current()->slot - 1;
+}
 
 /* C11's result for an error number, as glibc maps them (mtx_*, cnd_*). */
 int cap__libc_thrd_result(int rc);
