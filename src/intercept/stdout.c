@@ -40,13 +40,15 @@
  * lost (glibc would keep the buffered ones).
  * perror, psignal, the err/warn family and error(3) are in report.c.
  * fflush(NULL) writes stdout and stderr here and leaves the other
- * streams to glibc's, run on the offload pool (flush_all_glibc).
+ * streams to glibc's, run on the offload pool (flush_all_glibc); so does
+ * the writing of every stream at exit (flush_at_exit).
  * The wide-character calls are in stdio_wide.c (a wide stream's flush
  * too), psiginfo in report.c.
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -637,6 +639,7 @@ int cap__stdio_flush_before_close(FILE *fp)
 
 struct flush_all_call {
     int result, err;
+    bool pipe_broke; /* a write found a pipe's reader gone (EPIPE) */
 };
 
 static void run_flush_all(void *arg)
@@ -644,6 +647,16 @@ static void run_flush_all(void *arg)
     struct flush_all_call *c = arg;
     c->result = CAP__REAL(fflush)(NULL);
     c->err = errno;
+    c->pipe_broke = c->result != 0 && c->err == EPIPE;
+}
+
+/* After c ran on the pool: a write that found a pipe's reader gone
+ * raised SIGPIPE on the pool thread, which blocks it; the caller gets it
+ * instead, as the kernel sends it to the writer (stdio_wide.c too). */
+static void pipe_broke_here(const struct flush_all_call *c)
+{
+    if (c->pipe_broke)
+        cap_thread_kill(cap_thread_self(), SIGPIPE);
 }
 
 /* glibc's list of streams (libio), exported under these names. */
@@ -654,13 +667,21 @@ extern FILE *_IO_iter_end(void);
 extern FILE *_IO_iter_next(FILE *iter);
 extern FILE *_IO_iter_file(FILE *iter);
 
+/* Whether fp has output buffered, as glibc's flush of every stream
+ * looks at it. */
+static bool output_pending(FILE *fp)
+{
+    return fp->_IO_write_ptr > fp->_IO_write_base || cap__stdio_wide_pending(fp);
+}
+
 /* Whether glibc's flush of every stream may have to wait for a pipe,
- * socket or terminal: some stream other than stdout and stderr has
- * output buffered for a descriptor that is not a regular file (or more
- * such streams than are looked at). The pointers are read under glibc's
- * list lock without the streams' own locks and the descriptors looked at
- * after it: a race only changes where the flush runs, not what it does. */
-static bool flush_all_may_wait(void)
+ * socket or terminal: some stream (other than stdout and stderr unless
+ * with_std) has output buffered for a descriptor that is not a regular
+ * file (or more such streams than are looked at). The pointers are read
+ * under glibc's list lock without the streams' own locks and the
+ * descriptors looked at after it: a race only changes where the flush
+ * runs, not what it does. */
+static bool flush_all_may_wait(bool with_std)
 {
     enum { LOOKED_MAX = 16 };
     int fds[LOOKED_MAX], n = 0;
@@ -668,8 +689,8 @@ static bool flush_all_may_wait(void)
     _IO_list_lock();
     for (FILE *it = _IO_iter_begin(); it != _IO_iter_end(); it = _IO_iter_next(it)) {
         FILE *fp = _IO_iter_file(it);
-        if (fp == stdout || fp == stderr || fp->_fileno < 0 ||
-            (fp->_IO_write_ptr <= fp->_IO_write_base && !cap__stdio_wide_pending(fp)))
+        if ((!with_std && (fp == stdout || fp == stderr)) || fp->_fileno < 0 ||
+            !output_pending(fp))
             continue;
         if (n == LOOKED_MAX) {
             too_many = true;
@@ -697,12 +718,42 @@ static bool flush_all_may_wait(void)
  * (the pool's round trip costs tens of microseconds). */
 static int flush_all_glibc(void)
 {
-    struct flush_all_call c = { 0, 0 };
-    if (!cap__ic_user() || !flush_all_may_wait() || cap__offload(run_flush_all, &c) != 0)
+    struct flush_all_call c = { 0, 0, false };
+    if (!cap__ic_user() || !flush_all_may_wait(false) || cap__offload(run_flush_all, &c) != 0)
         return CAP__REAL(fflush)(NULL);
+    pipe_broke_here(&c);
     if (c.result != 0)
         cap__ic_set_errno(c.err); /* after a park (intercept.h) */
     return c.result;
+}
+
+/* At exit glibc writes out every stream after the atexit handlers and
+ * the libraries' destructors, without the streams' locks (a thread
+ * stopped in the middle of a call must not hold it up), with its
+ * blocking write: on a user thread, a full pipe read by a user thread of
+ * the same worker blocked that worker for good. This destructor, which
+ * runs before glibc's writing (ours run after the program's and before
+ * libc's), does the same writing on a kernel thread of the offload pool
+ * while the exiting thread parks, when some stream's output may have to
+ * wait. Output buffered later (by the destructors that run after this
+ * one) is written by glibc's exit as before. */
+static void run_exit_flush(void *arg)
+{
+    struct flush_all_call *c = arg;
+    _IO_list_lock();
+    for (FILE *it = _IO_iter_begin(); it != _IO_iter_end(); it = _IO_iter_next(it)) {
+        FILE *fp = _IO_iter_file(it);
+        if (output_pending(fp) && CAP__REAL(fflush_unlocked)(fp) != 0 && errno == EPIPE)
+            c->pipe_broke = true;
+    }
+    _IO_list_unlock();
+}
+
+__attribute__((destructor)) static void flush_at_exit(void)
+{
+    struct flush_all_call c = { 0, 0, false };
+    if (cap__ic_user() && flush_all_may_wait(true) && cap__offload(run_exit_flush, &c) == 0)
+        pipe_broke_here(&c); /* else glibc's exit writes it all */
 }
 
 int fflush(FILE *fp)

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: the streams' output that exit() writes out on a user
+ * thread. Each case is a child (this program, started again):
+ *  - "inproc": a stream over a full pipe whose reader is a user thread of
+ *    the same process, asleep until just after exit() is called. glibc's
+ *    exit writes the stream with its blocking write; with one worker
+ *    that blocked the reader's worker for good (the child hung); now the
+ *    writing waits on the offload pool while the reader runs; the child
+ *    exits 0 (its reader checks the bytes, if it gets to before the
+ *    process ends).
+ *  - "content": stdout over a pipe to this process: text printed by main,
+ *    by an atexit handler and by another user thread arrives whole and in
+ *    order (the exit's writing comes after the program's handlers).
+ *  - "epipe": stdout over a pipe with no reader left: the child is killed
+ *    by SIGPIPE, as with glibc's exit (the write is made by a pool thread,
+ *    which blocks the signal: the exiting thread gets it), and exits 0
+ *    when it ignores SIGPIPE. */
+#include <sys/wait.h>
+
+#include "io/io_util.h"
+
+extern char **environ;
+
+enum { FILL = 65536 };
+static const char tail_text[] = "tail of the stream\n";
+static int p[2];
+
+static void *inproc_reader(void *arg)
+{
+    (void)arg;
+    usleep(50000); /* past the exit() call */
+    static char buf[FILL + sizeof tail_text];
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof buf - 1 && (n = read(p[0], buf + got, sizeof buf - 1 - got)) > 0)
+        got += (size_t)n;
+    /* the raw fill, then the stream's text */
+    CHECK_EQ(got, (size_t)FILL + strlen(tail_text));
+    CHECK_EQ(memcmp(buf + FILL, tail_text, strlen(tail_text)), 0);
+    for (;;)
+        pause(); /* exit() ends the process */
+    return NULL;
+}
+
+static int child_inproc(void)
+{
+    CHECK_EQ(pipe(p), 0);
+    cap_thread_t t = spawn(inproc_reader, NULL);
+    CHECK_EQ(cap_thread_detach(t), 0);
+    FILE *f = fdopen(p[1], "w");
+    CHECK(f != NULL);
+    static char fill[FILL];
+    CHECK_EQ(write(p[1], fill, sizeof fill), (ssize_t)sizeof fill); /* the pipe is full */
+    CHECK_GE(fputs(tail_text, f), 0); /* buffered, not written */
+    exit(0);
+}
+
+static void at_exit_text(void)
+{
+    printf("from atexit;");
+}
+
+static void *printing(void *arg)
+{
+    (void)arg;
+    printf("from a thread;");
+    return NULL;
+}
+
+static int child_content(void)
+{
+    CHECK_EQ(atexit(at_exit_text), 0);
+    printf("from main;");
+    join(spawn(printing, NULL));
+    exit(0);
+}
+
+static int child_epipe(int ignore)
+{
+    if (ignore)
+        signal(SIGPIPE, SIG_IGN);
+    printf("nobody reads this");
+    exit(0);
+}
+
+/* Starts this program with case as argument, its stdout the write end of
+ * a new pipe; *rd gets the read end (closed at once if !keep_reader). */
+static pid_t start(const char *self, const char *which, int *rd, int keep_reader)
+{
+    int q[2];
+    CHECK_EQ(pipe(q), 0);
+    posix_spawn_file_actions_t fa;
+    CHECK_EQ(posix_spawn_file_actions_init(&fa), 0);
+    CHECK_EQ(posix_spawn_file_actions_adddup2(&fa, q[1], 1), 0);
+    CHECK_EQ(posix_spawn_file_actions_addclose(&fa, q[0]), 0);
+    char *args[] = { (char *)self, (char *)which, NULL };
+    pid_t pid;
+    if (!keep_reader)
+        CHECK_EQ(close(q[0]), 0);
+    CHECK_EQ(posix_spawn(&pid, self, &fa, NULL, args, environ), 0);
+    CHECK_EQ(posix_spawn_file_actions_destroy(&fa), 0);
+    CHECK_EQ(close(q[1]), 0);
+    *rd = keep_reader ? q[0] : -1;
+    return pid;
+}
+
+/* The child's status; a child still running after 60 s is hung: killed,
+ * and the test fails (rather than leave it behind when ctest's timeout
+ * ends this process). */
+static int wait_status(pid_t pid)
+{
+    int status = -1;
+    for (int i = 0; i < 6000; i++) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        CHECK_GE(r, 0);
+        if (r == pid)
+            return status;
+        cap_sleep_ns(10000000);
+    }
+    kill(pid, SIGKILL);
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK(!"the child hung");
+    return status;
+}
+
+static void read_all(int fd, char *buf, size_t cap)
+{
+    size_t got = 0;
+    ssize_t n;
+    while ((n = read(fd, buf + got, cap - 1 - got)) > 0)
+        got += (size_t)n;
+    CHECK_EQ(n, 0);
+    buf[got] = '\0';
+    CHECK_EQ(close(fd), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "inproc") == 0)
+        return child_inproc();
+    if (argc == 2 && strcmp(argv[1], "content") == 0)
+        return child_content();
+    if (argc == 2 && strcmp(argv[1], "epipe") == 0)
+        return child_epipe(0);
+    if (argc == 2 && strcmp(argv[1], "epipe-ignored") == 0)
+        return child_epipe(1);
+
+    static char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    CHECK_GT(n, 0);
+    self[n] = '\0';
+    int rd;
+    char out[256];
+    for (int round = 0; round < 3; round++) {
+        int st = wait_status(start(self, "inproc", &rd, 1));
+        read_all(rd, out, sizeof out); /* the child's stdout: nothing */
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        CHECK_EQ(strcmp(out, ""), 0);
+
+        pid_t pid = start(self, "content", &rd, 1);
+        read_all(rd, out, sizeof out);
+        st = wait_status(pid);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        CHECK_EQ(strcmp(out, "from main;from a thread;from atexit;"), 0);
+
+        st = wait_status(start(self, "epipe", &rd, 0));
+        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE);
+        st = wait_status(start(self, "epipe-ignored", &rd, 0));
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    return 0;
+}
