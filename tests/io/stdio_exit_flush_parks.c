@@ -14,7 +14,8 @@
  *  - "epipe": stdout over a pipe with no reader left: the child is killed
  *    by SIGPIPE, as with glibc's exit (the write is made by a pool thread,
  *    which blocks the signal: the exiting thread gets it), and exits 0
- *    when it ignores SIGPIPE. */
+ *    when it ignores SIGPIPE; the same for fflush(NULL)'s writing of a
+ *    stream other than stdout (before, the child went on and exited). */
 #include <sys/wait.h>
 
 #include "io/io_util.h"
@@ -83,6 +84,20 @@ static int child_epipe(int ignore)
     exit(0);
 }
 
+/* fflush(NULL) of a stream other than stdout (glibc's flush of all, on
+ * the pool) over the pipe with no reader: SIGPIPE here too. */
+static int child_flush_all_epipe(int ignore)
+{
+    if (ignore)
+        signal(SIGPIPE, SIG_IGN);
+    FILE *f = fdopen(dup(1), "w");
+    CHECK(f != NULL);
+    CHECK_GE(fputs("nobody reads this", f), 0);
+    CHECK_EQ(fflush(NULL), EOF);
+    CHECK_EQ(errno, EPIPE);
+    _exit(ignore ? 0 : 3); /* not reached without ignore */
+}
+
 /* Starts this program with case as argument, its stdout the write end of
  * a new pipe; *rd gets the read end (closed at once if !keep_reader). */
 static pid_t start(const char *self, const char *which, int *rd, int keep_reader)
@@ -144,6 +159,10 @@ int main(int argc, char **argv)
         return child_epipe(0);
     if (argc == 2 && strcmp(argv[1], "epipe-ignored") == 0)
         return child_epipe(1);
+    if (argc == 2 && strcmp(argv[1], "flush-all-epipe") == 0)
+        return child_flush_all_epipe(0);
+    if (argc == 2 && strcmp(argv[1], "flush-all-epipe-ignored") == 0)
+        return child_flush_all_epipe(1);
 
     static char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -166,6 +185,10 @@ int main(int argc, char **argv)
         st = wait_status(start(self, "epipe", &rd, 0));
         CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE);
         st = wait_status(start(self, "epipe-ignored", &rd, 0));
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        st = wait_status(start(self, "flush-all-epipe", &rd, 0));
+        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE);
+        st = wait_status(start(self, "flush-all-epipe-ignored", &rd, 0));
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
     return 0;
