@@ -57,9 +57,13 @@ void cap__idle_forked(void)
     atomic_store(&holder, NULL);
     atomic_store(&futex_sleepers, 0);
     atomic_store(&ring_sleepers, 0);
+    /* Read first, written only where set (a lost worker's): the child is
+     * alone, and every page it writes is copied. */
     for (int i = 0; i < MAX_WORKERS; i++) {
-        atomic_store(&in_futex[i], 0);
-        atomic_store(&in_ring[i], 0);
+        if (atomic_load_explicit(&in_futex[i], memory_order_relaxed) != 0)
+            atomic_store_explicit(&in_futex[i], 0, memory_order_relaxed);
+        if (atomic_load_explicit(&in_ring[i], memory_order_relaxed) != 0)
+            atomic_store_explicit(&in_ring[i], 0, memory_order_relaxed);
     }
 }
 

@@ -121,8 +121,14 @@ static void forget_waiters(int fd, cap__fd *f, void *arg)
 {
     (void)fd;
     (void)arg;
-    f->lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */
-    cap__fd_clear(f, CAP__FDF_REGISTERED);
+    /* Records with nothing to forget are only read: every page the child
+     * writes is copied (for a child that only execs, most of its cost). */
+    if (atomic_load_explicit(&f->lock.held, memory_order_relaxed) != 0)
+        f->lock = (cap__spin)CAP__SPIN_INIT; /* held by a lost thread */
+    if (cap__fd_has(f, CAP__FDF_REGISTERED))
+        cap__fd_clear(f, CAP__FDF_REGISTERED);
+    if (!cap__io_has_waiters(f))
+        return;
     cap__spin_lock(&f->lock);
     cap__io_wake_all_locked(f, EBADF); /* only lost threads wait: dropped */
     cap__spin_unlock(&f->lock);

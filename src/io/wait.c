@@ -231,6 +231,14 @@ void cap__io_wake_all_locked(cap__fd *f, int result)
     wake_dir(f, CAP__IO_WRITE, result, true);
 }
 
+bool cap__io_has_waiters(const cap__fd *f)
+{
+    for (int d = 0; d < 2; d++)
+        if (f->head[d] != NULL || ((f->observed & (1u << d)) && f->obs[d] != NULL))
+            return true;
+    return false;
+}
+
 void cap__io_ready(int fd, uint32_t gen, unsigned dirs)
 {
     cap__fd *f = cap__fd_peek(fd);

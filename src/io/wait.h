@@ -57,5 +57,8 @@ void cap__io_wake_dir_locked(cap__fd *f, int d, int result, bool all);
 /* Wakes every waiter of f in both directions with result; caller holds
  * f->lock. */
 void cap__io_wake_all_locked(cap__fd *f, int result);
+/* Whether f has a waiter or observer in either direction; without the
+ * lock, so only where nothing can link one meanwhile (a fork's child). */
+bool cap__io_has_waiters(const cap__fd *f);
 
 #endif /* CAP_IO_WAIT_H */

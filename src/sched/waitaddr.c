@@ -283,11 +283,18 @@ int cap__wake_on(const _Atomic uint32_t *addr, int n)
 
 void cap__wait_forked(void)
 {
+    /* Only the buckets in use are written: every page the child writes is
+     * copied (for a child that only execs, most of its cost). */
     for (int i = 0; i < NBUCKETS; i++) {
-        buckets[i].lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */
-        buckets[i].head = buckets[i].tail = NULL;    /* only lost threads waited */
-        atomic_store_explicit(&buckets[i].deferred, false, memory_order_relaxed);
-        atomic_store_explicit(&buckets[i].foreign, 0, memory_order_relaxed); /* lost */
+        struct bucket *b = &buckets[i];
+        if (atomic_load_explicit(&b->lock.held, memory_order_relaxed) != 0)
+            b->lock = (cap__spin)CAP__SPIN_INIT; /* held by a lost thread */
+        if (b->head != NULL || b->tail != NULL)
+            b->head = b->tail = NULL; /* only lost threads waited */
+        if (atomic_load_explicit(&b->deferred, memory_order_relaxed))
+            atomic_store_explicit(&b->deferred, false, memory_order_relaxed);
+        if (atomic_load_explicit(&b->foreign, memory_order_relaxed) != 0)
+            atomic_store_explicit(&b->foreign, 0, memory_order_relaxed); /* lost */
     }
     atomic_store_explicit(&any_deferred, false, memory_order_relaxed);
 }
