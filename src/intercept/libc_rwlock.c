@@ -23,9 +23,12 @@
  * call does, while another user thread of its worker waits; its unlock
  * puts its current kernel thread's id there just before glibc's unlock,
  * which checks it (the worker it took the lock on, or another one after
- * a migration). A user-thread writer is not preferred over readers that
- * keep arriving (it only retries). Process-shared locks are glibc's
- * entirely.
+ * a migration). A user-thread writer that waits for a writer-preferring
+ * lock (PREFER_WRITER_NONRECURSIVE_NP) counts itself in the lock's unused
+ * __pad2, and user-thread readers do not take such a lock while the count
+ * is not 0, so readers that keep arriving do not starve it (glibc's own
+ * readers, on threads the library does not run, do not look at the
+ * count). Process-shared locks are glibc's entirely.
  *
  * Spin locks: a user thread spins with glibc's trylock and, after
  * SPINS_BEFORE_YIELD failures, yields to the other threads of its worker
@@ -60,6 +63,20 @@ static void set_writer(pthread_rwlock_t *l, int id)
     __atomic_store_n(&l->__data.__cur_writer, id, __ATOMIC_RELAXED);
 }
 
+/* User-thread writers waiting for a writer-preferring lock, counted in
+ * __pad2, which glibc never uses (its init and initializers zero it). */
+static _Atomic unsigned long *writers_waiting(pthread_rwlock_t *l)
+{
+    return (_Atomic unsigned long *)(void *)&l->__data.__pad2;
+}
+
+/* glibc prefers writers only for this kind (PREFER_WRITER_NP is treated
+ * as PREFER_READER_NP). */
+static bool prefers_writers(pthread_rwlock_t *l)
+{
+    return l->__data.__flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
 static int try_write(pthread_rwlock_t *l)
 {
     int rc = CAP__REAL(pthread_rwlock_trywrlock)(l);
@@ -68,55 +85,75 @@ static int try_write(pthread_rwlock_t *l)
     return rc;
 }
 
-/* try is glibc's tryrdlock or try_write; clock NULL: no timeout. */
-static int take(pthread_rwlock_t *l, int (*try)(pthread_rwlock_t *), const clockid_t *clock,
+static int try_read(pthread_rwlock_t *l)
+{
+    if (prefers_writers(l) && atomic_load(writers_waiting(l)) != 0)
+        return EBUSY; /* a user-thread writer waits: it goes first */
+    return CAP__REAL(pthread_rwlock_tryrdlock)(l);
+}
+
+/* clock NULL: no timeout. */
+static int take(pthread_rwlock_t *l, bool write, const clockid_t *clock,
                 const struct timespec *abs)
 {
     if (writer_of(l) == cap__libc_holder_id())
         return EDEADLK;
+    bool counted = false;
     cap__timeout to, *tp = NULL;
     uint64_t slice = CAP__LIBC_SLICE_MIN_NS;
+    int rc;
     for (;;) {
         uint32_t seen = atomic_load(readers_word(l));
-        int rc = try(l);
+        rc = write ? try_write(l) : try_read(l);
         if (rc != EBUSY)
-            return rc;
+            break;
         if (clock != NULL && tp == NULL) { /* checked only when it would wait */
             rc = cap__timeout_init(&to, *clock, abs);
             if (rc != 0)
-                return rc;
+                break;
             tp = &to;
+        }
+        if (write && !counted && prefers_writers(l)) {
+            atomic_fetch_add(writers_waiting(l), 1);
+            counted = true;
         }
         cap__timeout st;
         cap__timeout *wait_to = cap__libc_slice(&st, &slice, tp);
         if (cap__libc_wait(readers_word(l), seen, wait_to, CAP__PARK_RWLOCK) == ETIMEDOUT &&
-            wait_to == tp)
-            return ETIMEDOUT;
+            wait_to == tp) {
+            rc = ETIMEDOUT;
+            break;
+        }
     }
+    /* The last writer that gave up lets the readers it held back try
+     * again (one that got the lock wakes them as it unlocks). */
+    if (counted && atomic_fetch_sub(writers_waiting(l), 1) == 1 && rc != 0)
+        cap__libc_wake(readers_word(l), 0x7fffffff);
+    return rc;
 }
 
 /* The clock calls: the clock is checked before anything else, as glibc
  * does. */
-static int take_on_clock(pthread_rwlock_t *l, int (*try)(pthread_rwlock_t *), clockid_t clock,
+static int take_on_clock(pthread_rwlock_t *l, bool write, clockid_t clock,
                          const struct timespec *abs)
 {
     if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
         return EINVAL;
-    return take(l, try, &clock, abs);
+    return take(l, write, &clock, abs);
 }
 
 int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_rdlock)(l);
-    return take(l, CAP__REAL(pthread_rwlock_tryrdlock), NULL, NULL);
+    return take(l, false, NULL, NULL);
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_wrlock)(l);
-    return take(l, try_write, NULL, NULL);
+    return take(l, true, NULL, NULL);
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
@@ -124,7 +161,7 @@ int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_timedrdlock)(l, abs);
     clockid_t clock = CLOCK_REALTIME;
-    return take(l, CAP__REAL(pthread_rwlock_tryrdlock), &clock, abs);
+    return take(l, false, &clock, abs);
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
@@ -132,21 +169,21 @@ int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_timedwrlock)(l, abs);
     clockid_t clock = CLOCK_REALTIME;
-    return take(l, try_write, &clock, abs);
+    return take(l, true, &clock, abs);
 }
 
 int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
 {
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_clockrdlock)(l, clock, abs);
-    return take_on_clock(l, CAP__REAL(pthread_rwlock_tryrdlock), clock, abs);
+    return take_on_clock(l, false, clock, abs);
 }
 
 int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
 {
     if (!ours(l))
         return CAP__REAL(pthread_rwlock_clockwrlock)(l, clock, abs);
-    return take_on_clock(l, try_write, clock, abs);
+    return take_on_clock(l, true, clock, abs);
 }
 
 int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
