@@ -25,16 +25,28 @@
  * glibc's own code (the unlock in glibc's process-shared condition wait),
  * which wakes no parked thread.
  *
- * Left to glibc even on user threads, blocking the worker while they
- * wait: robust, priority-inheritance, priority-protection and
- * process-shared mutexes (their protocols involve the kernel or other
- * processes). pthread_mutex_init, _destroy, _consistent and the
- * attribute calls are glibc's.
+ * Kept mutexes: robust, priority-inheritance, priority-protection and
+ * process-shared ones stay glibc's entirely (their protocols involve the
+ * kernel, which knows holders by kernel thread id, or other processes).
+ * glibc takes all the user threads of a worker for one holder there, so
+ * a user thread takes such a mutex only with glibc's trylock, and only
+ * while no other user thread of the process is recorded as its holder in
+ * a table here (by address; a RECURSIVE or ERRORCHECK holder's own
+ * request goes to glibc, which then sees the right holder); it parks on
+ * glibc's lock word between tries, in slices (the holder may be another
+ * process, or a kernel thread that lets go inside glibc). A user thread's
+ * unlock wakes one. Robust mutexes: a user thread that exits holding one
+ * does not make it "owner died" (the kernel thread lives on), and one
+ * that moved to another worker (CAP_MIGRATE) cannot unlock it (EPERM, as
+ * glibc checks the kernel thread id); priority inheritance does not
+ * boost a holder for parked waiters. pthread_mutex_init, _destroy,
+ * _consistent and the attribute calls are glibc's.
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <threads.h>
 #include <unistd.h>
 
@@ -78,6 +90,167 @@ static void set_owner(pthread_mutex_t *m, int owner)
 static bool ours(pthread_mutex_t *m)
 {
     return cap__ic_user() && (kind_of(m) & KIND_GLIBC_ONLY) == 0;
+}
+
+/* ---- kept mutexes (robust, PI, PP, process-shared: see the top) -------- */
+
+static bool kept(pthread_mutex_t *m)
+{
+    return cap__ic_user() && (kind_of(m) & KIND_GLIBC_ONLY) != 0;
+}
+
+/* The user threads holding kept mutexes, by address. */
+enum { HELD_BUCKETS = 64 };
+struct held {
+    const pthread_mutex_t *m;
+    int holder; /* cap__libc_holder_id */
+    struct held *next;
+};
+static struct {
+    cap__spin lock;
+    struct held *head;
+} held_table[HELD_BUCKETS];
+
+static unsigned held_bucket(const pthread_mutex_t *m)
+{
+    return (unsigned)(((uintptr_t)m >> 4) * 0x9e3779b1u >> 26) % HELD_BUCKETS;
+}
+
+/* A record's holder while glibc's own process-shared condition wait has
+ * the mutex (cap__libc_mutex_lend): no user thread holds it then. */
+enum { LENT = INT_MIN };
+
+/* m's holder id, 0 if no user thread of the process holds it. */
+static int kept_holder(const pthread_mutex_t *m)
+{
+    unsigned b = held_bucket(m);
+    int holder = 0;
+    cap__spin_lock(&held_table[b].lock);
+    for (struct held *h = held_table[b].head; h != NULL; h = h->next)
+        if (h->m == m && h->holder != LENT) {
+            holder = h->holder;
+            break;
+        }
+    cap__spin_unlock(&held_table[b].lock);
+    return holder;
+}
+
+/* Changes a record of m from holder `from` to `to`; false if none. */
+static bool kept_pass(const pthread_mutex_t *m, int from, int to)
+{
+    unsigned b = held_bucket(m);
+    bool found = false;
+    cap__spin_lock(&held_table[b].lock);
+    for (struct held *h = held_table[b].head; h != NULL && !found; h = h->next)
+        if (h->m == m && h->holder == from) {
+            h->holder = to;
+            found = true;
+        }
+    cap__spin_unlock(&held_table[b].lock);
+    return found;
+}
+
+static void kept_record(struct held *h)
+{
+    unsigned b = held_bucket(h->m);
+    cap__spin_lock(&held_table[b].lock);
+    h->next = held_table[b].head;
+    held_table[b].head = h;
+    cap__spin_unlock(&held_table[b].lock);
+}
+
+/* Takes m's record of holder out of the table (NULL if there is none). */
+static struct held *kept_unrecord(const pthread_mutex_t *m, int holder)
+{
+    unsigned b = held_bucket(m);
+    cap__spin_lock(&held_table[b].lock);
+    struct held **pp = &held_table[b].head;
+    while (*pp != NULL && ((*pp)->m != m || (*pp)->holder != holder))
+        pp = &(*pp)->next;
+    struct held *h = *pp;
+    if (h != NULL)
+        *pp = h->next;
+    cap__spin_unlock(&held_table[b].lock);
+    return h;
+}
+
+/* A kept mutex for a user thread; try: fail with EBUSY instead of
+ * waiting; clock NULL: no timeout. glibc's results otherwise (0 or
+ * EOWNERDEAD: held; ENOTRECOVERABLE, EINVAL...). */
+static int kept_lock(pthread_mutex_t *m, bool try, const clockid_t *clock,
+                     const struct timespec *abs)
+{
+    int type = kind_of(m) & TYPE_MASK, self = cap__libc_holder_id();
+    if (kept_holder(m) == self) {
+        if (type == TYPE_RECURSIVE)
+            return CAP__REAL(pthread_mutex_trylock)(m); /* glibc counts */
+        if (type == TYPE_ERRORCHECK)
+            return EDEADLK;
+        if (try)
+            return EBUSY; /* NORMAL: a lock waits for ever, as in glibc */
+    }
+    struct held *h = malloc(sizeof *h);
+    if (h == NULL)
+        return EAGAIN;
+    *h = (struct held){ .m = m, .holder = self };
+    cap__timeout to, *tp = NULL;
+    uint64_t slice = CAP__LIBC_SLICE_MIN_NS;
+    int rc;
+    for (;;) {
+        uint32_t seen = atomic_load(lock_word(m));
+        /* Nothing parks between the look and glibc's try: no other user
+         * thread of this worker runs in between. */
+        rc = kept_holder(m) != 0 ? EBUSY : CAP__REAL(pthread_mutex_trylock)(m);
+        if (rc != EBUSY || try)
+            break;
+        if (clock != NULL && tp == NULL) { /* checked only when it would wait */
+            rc = cap__timeout_init(&to, *clock, abs);
+            if (rc != 0)
+                break;
+            tp = &to;
+        }
+        cap__timeout st;
+        cap__timeout *wait_to = cap__libc_slice(&st, &slice, tp);
+        if (cap__libc_wait(lock_word(m), seen, wait_to, CAP__PARK_MUTEX) == ETIMEDOUT &&
+            wait_to == tp) {
+            rc = ETIMEDOUT;
+            break;
+        }
+    }
+    if (rc == 0 || rc == EOWNERDEAD)
+        kept_record(h);
+    else
+        free(h);
+    return rc;
+}
+
+/* Releases a kept mutex the calling user thread holds, all levels
+ * (*depth: how many) or one. */
+static int kept_unlock(pthread_mutex_t *m, bool all, uint32_t *depth)
+{
+    int type = kind_of(m) & TYPE_MASK;
+    if (kept_holder(m) != cap__libc_holder_id())
+        return EPERM;
+    uint32_t levels = type == TYPE_RECURSIVE ? m->__data.__count : 1;
+    if (depth != NULL)
+        *depth = levels;
+    uint32_t n = all ? levels : 1;
+    /* The record goes first when the last level goes: a thread that then
+     * finds none tries glibc's lock, and is woken below. */
+    struct held *h = n == levels ? kept_unrecord(m, cap__libc_holder_id()) : NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = CAP__REAL(pthread_mutex_unlock)(m);
+        if (rc != 0) {
+            if (h != NULL && i == 0)
+                kept_record(h); /* still held (a migrated holder: EPERM) */
+            else
+                free(h);
+            return rc;
+        }
+    }
+    free(h);
+    cap__libc_wake(&m->__data.__lock, 1);
+    return 0;
 }
 
 /* The lock word to held; clock NULL: no timeout. */
@@ -166,6 +339,8 @@ static void unlock_fully(pthread_mutex_t *m)
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
+    if (kept(m))
+        return kept_lock(m, false, NULL, NULL);
     if (!ours(m))
         return CAP__REAL(pthread_mutex_lock)(m);
     return lock(m, NULL, NULL);
@@ -173,23 +348,29 @@ int pthread_mutex_lock(pthread_mutex_t *m)
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
 {
+    clockid_t clock = CLOCK_REALTIME;
+    if (kept(m))
+        return kept_lock(m, false, &clock, abs);
     if (!ours(m))
         return CAP__REAL(pthread_mutex_timedlock)(m, abs);
-    clockid_t clock = CLOCK_REALTIME;
     return lock(m, &clock, abs);
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
-    if (!ours(m))
+    if (!ours(m) && !kept(m))
         return CAP__REAL(pthread_mutex_clocklock)(m, clock, abs);
     if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
         return EINVAL; /* before anything else, as glibc */
+    if (kept(m))
+        return kept_lock(m, false, &clock, abs);
     return lock(m, &clock, abs);
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *m)
 {
+    if (kept(m))
+        return kept_lock(m, true, NULL, NULL);
     if (!ours(m))
         return CAP__REAL(pthread_mutex_trylock)(m);
     int type = kind_of(m) & TYPE_MASK;
@@ -204,6 +385,8 @@ int pthread_mutex_trylock(pthread_mutex_t *m)
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+    if (kept(m))
+        return kept_unlock(m, false, NULL);
     if (!ours(m)) {
         int rc = CAP__REAL(pthread_mutex_unlock)(m);
         if (rc == 0)
@@ -269,6 +452,8 @@ static int cond_check_owner(void *mp)
     int type = kind_of(m) & TYPE_MASK;
     if (ours(m))
         return check_owner(m, type);
+    if (kept(m))
+        return kept_holder(m) == cap__libc_holder_id() ? 0 : EPERM;
     if (type != TYPE_RECURSIVE && type != TYPE_ERRORCHECK)
         return 0;
     return owner_of(m) == gettid() ? 0 : EPERM;
@@ -281,6 +466,8 @@ static int cond_release(void *mp, uint32_t *depth)
 {
     pthread_mutex_t *m = mp;
     int type = kind_of(m) & TYPE_MASK;
+    if (kept(m))
+        return kept_unlock(m, true, depth);
     *depth = type == TYPE_RECURSIVE ? m->__data.__count : 1;
     if (ours(m)) {
         unlock_fully(m);
@@ -306,9 +493,10 @@ static int cond_reacquire(void *mp, uint32_t depth)
         mark_held(m, kind_of(m) & TYPE_MASK, depth);
         return 0;
     }
-    int rc = CAP__REAL(pthread_mutex_lock)(m);
+    int rc = kept(m) ? kept_lock(m, false, NULL, NULL) : CAP__REAL(pthread_mutex_lock)(m);
     for (uint32_t i = 1; i < depth && (rc == 0 || rc == EOWNERDEAD); i++)
-        CAP__REAL(pthread_mutex_lock)(m); /* a recursive holder's depth */
+        CAP__REAL(pthread_mutex_lock)(m); /* a recursive holder's depth (glibc
+                                             sees its holder: at once) */
     return rc;
 }
 
@@ -316,6 +504,11 @@ const cap__cond_mutex cap__libc_mutex_ops = { cond_check_owner, cond_release, co
 
 bool cap__libc_mutex_lend(pthread_mutex_t *m)
 {
+    if (kept(m)) {
+        /* glibc's wait lets m go and takes it back itself: other user
+         * threads may take it meanwhile (kept_lock) */
+        return kept_pass(m, cap__libc_holder_id(), LENT);
+    }
     if (!ours(m) || owner_of(m) != cap__libc_holder_id())
         return false;
     set_owner(m, atomic_load_explicit(&cap__worker_self()->tid, memory_order_relaxed));
@@ -328,6 +521,10 @@ bool cap__libc_mutex_lend(pthread_mutex_t *m)
 
 void cap__libc_mutex_reclaim(pthread_mutex_t *m)
 {
+    if (kept(m)) {
+        kept_pass(m, LENT, cap__libc_holder_id());
+        return;
+    }
     set_owner(m, cap__libc_holder_id()); /* glibc's wait took it back on this kernel thread */
 }
 
