@@ -35,11 +35,12 @@
  * request goes to glibc, which then sees the right holder); it parks on
  * glibc's lock word between tries, in slices (the holder may be another
  * process, or a kernel thread that lets go inside glibc). A user thread's
- * unlock wakes one. Robust mutexes: a user thread that exits holding one
- * does not make it "owner died" (the kernel thread lives on), and one
- * that moved to another worker (CAP_MIGRATE) cannot unlock it (EPERM, as
- * glibc checks the kernel thread id); priority inheritance does not
- * boost a holder for parked waiters. pthread_mutex_init, _destroy,
+ * unlock wakes one. A holder stays on its worker while it holds one
+ * (kernel_bound: under CAP_MIGRATE=1 too), since glibc and the kernel
+ * know it by that kernel thread's id. Robust mutexes: a user thread that
+ * exits holding one does not make it "owner died" (the kernel thread
+ * lives on); priority inheritance does not boost a holder for parked
+ * waiters. pthread_mutex_init, _destroy,
  * _consistent and the attribute calls are glibc's.
  */
 #include <errno.h>
@@ -217,10 +218,12 @@ static int kept_lock(pthread_mutex_t *m, bool try, const clockid_t *clock,
             break;
         }
     }
-    if (rc == 0 || rc == EOWNERDEAD)
+    if (rc == 0 || rc == EOWNERDEAD) {
         kept_record(h);
-    else
+        cap__current()->kernel_bound++; /* glibc knows it by this kernel thread */
+    } else {
         free(h);
+    }
     return rc;
 }
 
@@ -248,7 +251,10 @@ static int kept_unlock(pthread_mutex_t *m, bool all, uint32_t *depth)
             return rc;
         }
     }
-    free(h);
+    if (h != NULL) {
+        free(h);
+        cap__current()->kernel_bound--;
+    }
     cap__libc_wake(&m->__data.__lock, 1);
     return 0;
 }

@@ -305,7 +305,7 @@ void cap__make_runnable(cap__thread *t)
         return;
     cap__worker *here = cap__self_worker;
     atomic_store_explicit(&t->state, CAP__T_RUNNABLE, memory_order_relaxed);
-    if (cap__cfg.migrate) {
+    if (cap__cfg.migrate && t->kernel_bound == 0) {
         steal_push(here != NULL ? here : t->worker, t);
         wake_one_idle();
         return;
@@ -718,7 +718,7 @@ void *cap__switch_exit_prepare(cap__thread *self, cap__thread *next)
 static void requeue(cap__worker *w, cap__thread *t)
 {
     atomic_store_explicit(&t->state, CAP__T_RUNNABLE, memory_order_relaxed);
-    if (cap__cfg.migrate)
+    if (cap__cfg.migrate && t->kernel_bound == 0)
         steal_push(w, t);
     else
         policy_enqueue(w, t);

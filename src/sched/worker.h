@@ -9,7 +9,8 @@
  *    to the policy in FIFO order;
  *  - a steal queue under a spinlock, holding threads that any worker may
  *    take: new threads that have not started yet (and, with CAP_MIGRATE=1,
- *    every runnable thread);
+ *    every runnable thread but one holding kernel-thread state,
+ *    kernel_bound in thread/thread.h, which stays with its worker);
  *  - a timer heap;
  *  - a scheduler context (Go's g0): its own stack, where parks finish and
  *    the loop picks the next thread.
@@ -190,8 +191,9 @@ static inline struct cap__thread *cap__current(void)
 void cap__workers_start(struct cap__thread *main_thread, size_t sched_stack_size);
 
 /* Makes t runnable: on the caller's worker if it is t's, else via t's
- * worker's inbox; a thread that has not started (or any, with migration)
- * goes to a steal queue. Wakes a sleeping worker when needed. */
+ * worker's inbox; a thread that has not started (or any, with migration,
+ * but a kernel_bound one) goes to a steal queue. Wakes a sleeping worker
+ * when needed. */
 void cap__make_runnable(struct cap__thread *t);
 /* Places a brand-new thread. */
 void cap__schedule_new(struct cap__thread *t);

@@ -154,6 +154,7 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     t->worker = NULL;
     t->started = false;
     t->is_main = false;
+    t->kernel_bound = 0;
     t->fork_gen = cap__fork_gen;
     t->saved_errno = 0;
     /* t->lock is not reset: it is unlocked whenever a TCB is released, and

@@ -51,6 +51,10 @@ typedef struct cap__thread {
     bool is_main;                  /* runs main() on the process stack */
     bool wake_front;               /* [inbox] woken from a sync object by a running
                                       thread of another worker: to the front */
+    uint16_t kernel_bound;         /* [owner] holds of state the kernel keeps per
+                                      kernel thread (glibc's robust, PI, PP and
+                                      process-shared mutexes): under CAP_MIGRATE
+                                      it stays on its worker while not 0 */
     uint32_t queued_at;            /* [owner of the queue it is in] the worker's
                                       ticks when queued (policy_fifo.h) */
 
