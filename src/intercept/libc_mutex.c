@@ -37,17 +37,24 @@
  * process, or a kernel thread that lets go inside glibc). A user thread's
  * unlock wakes one. A holder stays on its worker while it holds one
  * (kernel_bound: under CAP_MIGRATE=1 too), since glibc and the kernel
- * know it by that kernel thread's id. Robust mutexes: a user thread that
- * exits holding one does not make it "owner died" (the kernel thread
- * lives on); priority inheritance does not boost a holder for parked
- * waiters. pthread_mutex_init, _destroy,
- * _consistent and the attribute calls are glibc's.
+ * know it by that kernel thread's id. Priority inheritance does not
+ * boost a holder for parked waiters, nor does the kernel make a
+ * priority-inheritance robust mutex "owner died" when its user thread
+ * exits (its state is the kernel's, and the kernel thread lives on).
+ * A user thread that exits holding another robust one makes it "owner
+ * died" as the kernel would (cap__kernel_bound_exit); any other kind
+ * stays held for good, as in glibc. pthread_mutex_destroy, _consistent
+ * and the attribute calls are glibc's (init is too, and forgets such a
+ * holder of the memory's previous mutex).
  */
 #include <errno.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <threads.h>
 #include <unistd.h>
 
@@ -62,6 +69,9 @@ enum {
     /* glibc's kind bits for robust (16), priority inheritance (32),
      * priority protection (64) and process-shared (128) mutexes */
     KIND_GLIBC_ONLY = 16 | 32 | 64 | 128,
+    KIND_ROBUST = 16,
+    KIND_PI = 32,
+    KIND_PSHARED = 128,
 };
 
 _Static_assert(PTHREAD_MUTEX_RECURSIVE == 1 && PTHREAD_MUTEX_ERRORCHECK == 2,
@@ -118,8 +128,10 @@ static unsigned held_bucket(const pthread_mutex_t *m)
 }
 
 /* A record's holder while glibc's own process-shared condition wait has
- * the mutex (cap__libc_mutex_lend): no user thread holds it then. */
-enum { LENT = INT_MIN };
+ * the mutex (cap__libc_mutex_lend): no user thread holds it then. DEAD:
+ * its holder exited holding it (cap__kernel_bound_exit), and it stays
+ * held for good, as glibc leaves it. */
+enum { LENT = INT_MIN, DEAD = INT_MIN + 1 };
 
 /* m's holder id, 0 if no user thread of the process holds it. */
 static int kept_holder(const pthread_mutex_t *m)
@@ -173,6 +185,72 @@ static struct held *kept_unrecord(const pthread_mutex_t *m, int holder)
         *pp = h->next;
     cap__spin_unlock(&held_table[b].lock);
     return h;
+}
+
+/* glibc's robust list (the kernel walks a kernel thread's when it ends)
+ * is doubly linked on x86-64 through each mutex's __list, whose pointers
+ * hold the address of the neighbour's __next (the low bit marks a
+ * priority-inheritance one); the list's ends are the kernel thread's
+ * list head. Unlinks m as glibc's unlock does. */
+static void robust_unlink(pthread_mutex_t *m)
+{
+    enum { ADJUST = offsetof(__pthread_list_t, __next) };
+    uintptr_t next_at = (uintptr_t)m->__data.__list.__next;
+    uintptr_t prev_at = (uintptr_t)m->__data.__list.__prev;
+    __pthread_list_t *next = (__pthread_list_t *)((next_at & ~(uintptr_t)1) - ADJUST);
+    __pthread_list_t *prev = (__pthread_list_t *)((prev_at & ~(uintptr_t)1) - ADJUST);
+    next->__prev = (__pthread_list_t *)prev_at;
+    prev->__next = (__pthread_list_t *)(next_at | ((uintptr_t)prev->__next & 1));
+    m->__data.__list.__prev = NULL;
+    m->__data.__list.__next = NULL;
+}
+
+/* What the kernel does to a robust mutex whose holder's kernel thread
+ * ends (its futex word gets FUTEX_OWNER_DIED, one waiter is woken), for
+ * a user thread that ends holding one. True if m was such a mutex. */
+static bool robust_owner_died(pthread_mutex_t *m)
+{
+    int kind = kind_of(m);
+    if (!(kind & KIND_ROBUST) || (kind & KIND_PI))
+        return false; /* a PI one's state is the kernel's: left held */
+    _Atomic int *w = lock_word(m);
+    int tid = atomic_load_explicit(&cap__worker_self()->tid, memory_order_relaxed);
+    int v = atomic_load(w);
+    do {
+        if ((v & FUTEX_TID_MASK) != tid)
+            return false;
+    } while (!atomic_compare_exchange_weak(w, &v, (v & FUTEX_WAITERS) | FUTEX_OWNER_DIED));
+    robust_unlink(m);
+    if (v & FUTEX_WAITERS) /* a thread asleep in glibc's lock: on a shared
+                              futex if the mutex is process-shared */
+        syscall(SYS_futex, w, FUTEX_WAKE | (kind & KIND_PSHARED ? 0 : FUTEX_PRIVATE_FLAG), 1,
+                NULL, NULL, 0);
+    cap__libc_wake(w, 1);
+    return true;
+}
+
+void cap__kernel_bound_exit(cap__thread *self)
+{
+    int id = cap__libc_holder_id();
+    for (unsigned b = 0; b < HELD_BUCKETS && self->kernel_bound != 0; b++) {
+        for (;;) {
+            pthread_mutex_t *m = NULL;
+            cap__spin_lock(&held_table[b].lock);
+            for (struct held *h = held_table[b].head; h != NULL; h = h->next)
+                if (h->holder == id) {
+                    m = (pthread_mutex_t *)h->m;
+                    break;
+                }
+            cap__spin_unlock(&held_table[b].lock);
+            if (m == NULL)
+                break;
+            if (robust_owner_died(m))
+                free(kept_unrecord(m, id));
+            else
+                kept_pass(m, id, DEAD); /* held for good: glibc's too */
+            self->kernel_bound--;
+        }
+    }
 }
 
 /* A kept mutex for a user thread; try: fail with EBUSY instead of
@@ -341,6 +419,19 @@ static void unlock_fully(pthread_mutex_t *m)
     set_owner(m, 0);
     m->__data.__nusers--;
     release(m);
+}
+
+/* A mutex made anew where one was: no record of the old one's holder
+ * (one that exited holding it, DEAD) stays behind. */
+int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+{
+    int rc = CAP__REAL(pthread_mutex_init)(m, attr);
+    if (rc == 0) {
+        struct held *h;
+        while ((h = kept_unrecord(m, DEAD)) != NULL)
+            free(h);
+    }
+    return rc;
 }
 
 int pthread_mutex_lock(pthread_mutex_t *m)

@@ -236,6 +236,8 @@ static cap__thread *exit_begin(cap__thread *self, void *retval)
     cap__cleanup_run_all(self);
     if (self->keys != NULL) /* most threads have none: no call */
         cap__keys_run_destructors(self);
+    if (self->kernel_bound != 0)
+        cap__kernel_bound_exit(self);
     cap__cancel_reset(self);
     if (cap__sigmask_thread_gone(self) == 1)
         exit(0); /* the last thread, and main has already exited */

@@ -124,6 +124,12 @@ typedef struct cap__thread {
                                       fork runs only its own threads, worker.h) */
 } cap__thread;
 
+/* At the exit of t (the calling thread), holding state the kernel keeps
+ * per kernel thread (t->kernel_bound != 0): what the kernel does when a
+ * kernel thread ends (a robust mutex's holder died), in
+ * src/intercept/libc_mutex.c. */
+void cap__kernel_bound_exit(cap__thread *t);
+
 /* Whether the calling thread t must act on a cancel now (t is current). */
 static inline bool cap__cancel_requested(cap__thread *t)
 {
