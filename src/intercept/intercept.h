@@ -202,6 +202,16 @@ void cap__stream_turns_forked(void);
 /* stdio output (stdout.c): fclose's flush, made first where it may park;
  * 0 or EOF (errno set), as fflush. */
 int cap__stdio_flush_before_close(struct _IO_FILE *fp);
+/* Streams' lives (stdio_turn.c): the flush of every stream made here
+ * (fflush(NULL), exit's) walks glibc's list under glibc's lock only to
+ * name the streams, then writes each without it, parking; meanwhile no
+ * stream may end. So it holds the gate shared, and the wrappers that free
+ * a stream (fclose, fcloseall, pclose) hold it exclusive around glibc's
+ * call, on any thread. */
+void cap__streams_walk_begin(void);
+void cap__streams_walk_end(void);
+void cap__stream_end_begin(void);
+void cap__stream_end_end(void);
 /* Whether path names a FIFO (a stat, as the open wrapper makes): opening
  * one waits for its other end (fopen.c). */
 bool cap__ic_is_fifo(const char *path);

@@ -96,8 +96,12 @@ static int try_read(pthread_rwlock_t *l)
 static int take(pthread_rwlock_t *l, bool write, const clockid_t *clock,
                 const struct timespec *abs)
 {
-    if (writer_of(l) == cap__libc_holder_id())
+    if (writer_of(l) == cap__libc_holder_id()) {
+        cap__timeout check;
+        if (clock != NULL && cap__timeout_init(&check, *clock, abs) != 0)
+            return EINVAL; /* glibc looks at the timeout first */
         return EDEADLK;
+    }
     bool counted = false;
     cap__timeout to, *tp = NULL;
     uint64_t slice = CAP__LIBC_SLICE_MIN_NS;

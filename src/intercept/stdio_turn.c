@@ -189,6 +189,28 @@ void cap__stream_turn_forget(FILE *fp)
     free(t);
 }
 
+static cap_rwlock_t streams_gate = CAP_RWLOCK_PREFER_READER_INITIALIZER;
+
+void cap__streams_walk_begin(void)
+{
+    cap_rwlock_rdlock(&streams_gate);
+}
+
+void cap__streams_walk_end(void)
+{
+    cap_rwlock_unlock(&streams_gate);
+}
+
+void cap__stream_end_begin(void)
+{
+    cap_rwlock_wrlock(&streams_gate);
+}
+
+void cap__stream_end_end(void)
+{
+    cap_rwlock_unlock(&streams_gate);
+}
+
 void cap__stream_turns_forked(void)
 {
     /* Every call in a turn was a lost thread's (a fork is not made from
@@ -196,6 +218,7 @@ void cap__stream_turns_forked(void)
      * forking thread's flockfile's too: each turn starts free again, with
      * no waiters. */
     table_lock = (cap__spin)CAP__SPIN_INIT;
+    streams_gate = (cap_rwlock_t)CAP_RWLOCK_PREFER_READER_INITIALIZER; /* a lost thread's */
     cap__stdio_user_locks = 0;
     cap__held_forget_all();
     for (int i = 0; i < NBUCKETS; i++)

@@ -39,9 +39,9 @@
  * ends the call: its bytes and the ones it took out of the buffer are
  * lost (glibc would keep the buffered ones).
  * perror, psignal, the err/warn family and error(3) are in report.c.
- * fflush(NULL) writes stdout and stderr here and leaves the other
- * streams to glibc's, run on the offload pool (flush_all_glibc); so does
- * the writing of every stream at exit (flush_at_exit).
+ * fflush(NULL) writes stdout and stderr here, then the other streams
+ * one by one as fflush(fp) does (flush_all_others); exit's writing of
+ * every stream takes their bytes out first (flush_at_exit).
  * The wide-character calls are in stdio_wide.c (a wide stream's flush
  * too), psiginfo in report.c.
  */
@@ -637,28 +637,6 @@ int cap__stdio_flush_before_close(FILE *fp)
     return fp != NULL ? flush(fp, locks(fp), NULL) : 0; /* else glibc's fclose flushes */
 }
 
-struct flush_all_call {
-    int result, err;
-    bool pipe_broke; /* a write found a pipe's reader gone (EPIPE) */
-};
-
-static void run_flush_all(void *arg)
-{
-    struct flush_all_call *c = arg;
-    c->result = CAP__REAL(fflush)(NULL);
-    c->err = errno;
-    c->pipe_broke = c->result != 0 && c->err == EPIPE;
-}
-
-/* After c ran on the pool: a write that found a pipe's reader gone
- * raised SIGPIPE on the pool thread, which blocks it; the caller gets it
- * instead, as the kernel sends it to the writer (stdio_wide.c too). */
-static void pipe_broke_here(const struct flush_all_call *c)
-{
-    if (c->pipe_broke)
-        cap_thread_kill(cap_thread_self(), SIGPIPE);
-}
-
 /* glibc's list of streams (libio), exported under these names. */
 extern void _IO_list_lock(void);
 extern void _IO_list_unlock(void);
@@ -675,13 +653,13 @@ static bool output_pending(FILE *fp)
 }
 
 /* Whether glibc's flush of every stream may have to wait for a pipe,
- * socket or terminal: some stream (other than stdout and stderr unless
- * with_std) has output buffered for a descriptor that is not a regular
- * file (or more such streams than are looked at). The pointers are read
- * under glibc's list lock without the streams' own locks and the
- * descriptors looked at after it: a race only changes where the flush
- * runs, not what it does. */
-static bool flush_all_may_wait(bool with_std)
+ * socket or terminal: some stream other than stdout and stderr has
+ * output buffered for a descriptor that is not a regular file (or more
+ * such streams than are looked at). The pointers are read under glibc's
+ * list lock without the streams' own locks and the descriptors looked
+ * at after it: a race only changes where the flush runs, not what it
+ * does. */
+static bool flush_all_may_wait(void)
 {
     enum { LOOKED_MAX = 16 };
     int fds[LOOKED_MAX], n = 0;
@@ -689,8 +667,7 @@ static bool flush_all_may_wait(bool with_std)
     _IO_list_lock();
     for (FILE *it = _IO_iter_begin(); it != _IO_iter_end(); it = _IO_iter_next(it)) {
         FILE *fp = _IO_iter_file(it);
-        if ((!with_std && (fp == stdout || fp == stderr)) || fp->_fileno < 0 ||
-            !output_pending(fp))
+        if (fp == stdout || fp == stderr || fp->_fileno < 0 || !output_pending(fp))
             continue;
         if (n == LOOKED_MAX) {
             too_many = true;
@@ -709,51 +686,136 @@ static bool flush_all_may_wait(bool with_std)
     return false;
 }
 
-/* glibc's fflush(NULL): every stream, each under its lock, written with
- * glibc's blocking write. On a user thread, when that may wait (above),
- * it runs on a kernel thread of the offload pool, so a full pipe behind
- * some stream blocks that thread, not the worker (glibc walks its own
- * list under its own lock: no stream can be freed under it). The usual
- * case, nothing buffered or only for regular files, stays a direct call
- * (the pool's round trip costs tens of microseconds). */
-static int flush_all_glibc(void)
+/* The streams other than stdout and stderr with output buffered, named
+ * under glibc's list lock (the caller holds the streams gate, so none
+ * ends until it is done with them); NULL with *n 0 if none, or if memory
+ * ran out (*n then -1). */
+static FILE **pending_streams(int *n)
 {
-    struct flush_all_call c = { 0, 0, false };
-    if (!cap__ic_user() || !flush_all_may_wait(false) || cap__offload(run_flush_all, &c) != 0)
-        return CAP__REAL(fflush)(NULL);
-    pipe_broke_here(&c);
-    if (c.result != 0)
-        cap__ic_set_errno(c.err); /* after a park (intercept.h) */
-    return c.result;
-}
-
-/* At exit glibc writes out every stream after the atexit handlers and
- * the libraries' destructors, without the streams' locks (a thread
- * stopped in the middle of a call must not hold it up), with its
- * blocking write: on a user thread, a full pipe read by a user thread of
- * the same worker blocked that worker for good. This destructor, which
- * runs before glibc's writing (ours run after the program's and before
- * libc's), does the same writing on a kernel thread of the offload pool
- * while the exiting thread parks, when some stream's output may have to
- * wait. Output buffered later (by the destructors that run after this
- * one) is written by glibc's exit as before. */
-static void run_exit_flush(void *arg)
-{
-    struct flush_all_call *c = arg;
+    int cap = 16, count = 0;
+    FILE **list = malloc(cap * sizeof *list);
+    if (list == NULL) {
+        *n = -1;
+        return NULL;
+    }
     _IO_list_lock();
     for (FILE *it = _IO_iter_begin(); it != _IO_iter_end(); it = _IO_iter_next(it)) {
         FILE *fp = _IO_iter_file(it);
-        if (output_pending(fp) && CAP__REAL(fflush_unlocked)(fp) != 0 && errno == EPIPE)
-            c->pipe_broke = true;
+        if (fp == stdout || fp == stderr || !output_pending(fp))
+            continue;
+        if (count == cap) {
+            FILE **more = realloc(list, 2 * cap * sizeof *list);
+            if (more == NULL) {
+                _IO_list_unlock();
+                free(list);
+                *n = -1;
+                return NULL;
+            }
+            list = more;
+            cap *= 2;
+        }
+        list[count++] = fp;
     }
     _IO_list_unlock();
+    *n = count;
+    return list;
 }
 
-__attribute__((destructor)) static void flush_at_exit(void)
+/* glibc's fflush(NULL) flushes every stream under glibc's list lock,
+ * each under its own lock, with glibc's blocking write. On a user
+ * thread, when one may wait for a pipe, socket or terminal (above), the
+ * streams are named under the list lock and then each is flushed as
+ * fflush(fp) flushes it here, parking, with the list lock free (a write
+ * that waited with it held stopped every fopen and fclose, and blocked
+ * the worker of a user thread that made one). The usual case, nothing
+ * buffered or only for regular files, stays glibc's call. */
+static int flush_all_others(void)
 {
-    struct flush_all_call c = { 0, 0, false };
-    if (cap__ic_user() && flush_all_may_wait(true) && cap__offload(run_exit_flush, &c) == 0)
-        pipe_broke_here(&c); /* else glibc's exit writes it all */
+    if (!cap__ic_user() || !flush_all_may_wait())
+        return CAP__REAL(fflush)(NULL);
+    cap__streams_walk_begin();
+    int n, r = 0, err = 0;
+    FILE **list = pending_streams(&n);
+    for (int i = 0; i < n; i++)
+        if (flush(list[i], locks(list[i]), CAP__REAL(fflush)) != 0) {
+            r = EOF;
+            err = errno;
+        }
+    cap__streams_walk_end();
+    free(list);
+    if (n < 0) /* no memory to name them: glibc's, blocking */
+        return CAP__REAL(fflush)(NULL);
+    if (r != 0)
+        cap__ic_set_errno(err);
+    return r;
+}
+
+/* At exit glibc writes out every stream after the atexit handlers and
+ * the program's destructors, without the streams' locks (a thread
+ * stopped in the middle of a call must not hold it up), with its
+ * blocking write: on a user thread, a full pipe read by a user thread of
+ * the same worker blocked that worker for good. This destructor runs
+ * before that writing (priority 101: after the program's destructors in
+ * a static link too; in the shared library, in its own turn, after the
+ * program's): it takes the bytes of the byte streams over a pipe, socket
+ * or terminal out of their buffers under glibc's list lock, as glibc's
+ * unlocked writing would see them, and writes them through the write
+ * wrapper, parking, in the list's order, with no lock held. What it
+ * leaves (regular files, memory and cookie streams, whose writes run on
+ * the calling thread in glibc, wide streams, and anything buffered after
+ * it) glibc's exit writes as before. A write that finds a pipe's reader
+ * gone raises SIGPIPE in the exiting thread, as glibc's does. */
+struct exit_bytes {
+    struct exit_bytes *next;
+    int fd;
+    size_t len;
+    char bytes[];
+};
+
+static struct exit_bytes *take_for_exit(FILE *fp)
+{
+    if (fp->_fileno < 0 || fp->_mode > 0 || !putting(fp) ||
+        fp->_IO_write_ptr <= fp->_IO_write_base)
+        return NULL;
+    struct stat st;
+    if (syscall(SYS_fstat, fp->_fileno, &st) != 0 || S_ISREG(st.st_mode))
+        return NULL; /* glibc's write there does not wait for a reader */
+    size_t len = (size_t)(fp->_IO_write_ptr - fp->_IO_write_base);
+    struct exit_bytes *b = malloc(sizeof *b + len);
+    if (b == NULL)
+        return NULL; /* glibc writes them */
+    b->next = NULL;
+    b->fd = fp->_fileno;
+    b->len = len;
+    memcpy(b->bytes, fp->_IO_write_base, len);
+    set_empty(fp);
+    return b;
+}
+
+__attribute__((destructor(101))) static void flush_at_exit(void)
+{
+    if (!cap__ic_user())
+        return;
+    struct exit_bytes *first = NULL, **tail = &first;
+    cap__streams_walk_begin(); /* their descriptors stay theirs meanwhile */
+    _IO_list_lock();
+    for (FILE *it = _IO_iter_begin(); it != _IO_iter_end(); it = _IO_iter_next(it)) {
+        struct exit_bytes *b = take_for_exit(_IO_iter_file(it));
+        if (b != NULL) {
+            *tail = b;
+            tail = &b->next;
+        }
+    }
+    _IO_list_unlock();
+    while (first != NULL) {
+        struct exit_bytes *b = first;
+        first = b->next;
+        struct iovec v = { b->bytes, b->len };
+        int err;
+        write_all(b->fd, &v, 1, &err); /* a failed one's bytes are dropped, as glibc's */
+        free(b);
+    }
+    cap__streams_walk_end();
 }
 
 int fflush(FILE *fp)
@@ -764,7 +826,7 @@ int fflush(FILE *fp)
         int r = flush(stdout, locks(stdout), NULL);
         if (flush(stderr, locks(stderr), NULL) != 0)
             r = EOF;
-        return flush_all_glibc() != 0 ? EOF : r;
+        return flush_all_others() != 0 ? EOF : r;
     }
     return flush(fp, locks(fp), CAP__REAL(fflush));
 }

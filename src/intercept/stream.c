@@ -11,7 +11,10 @@
  *    FIFO, whose open waits for the other end.
  * fclose and pclose also drop the stream's turn entry (stdio_turn.c);
  * fclose and freopen write out buffered output first (stdout.c), parking
- * where glibc's flush would block the worker.
+ * where glibc's flush would block the worker. fclose, fcloseall and
+ * pclose free streams inside cap__stream_end_begin/_end (intercept.h):
+ * not while the flush of every stream writes them (freopen keeps its
+ * FILE).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,7 +45,9 @@ int fclose(FILE *stream)
     if (stream != NULL)
         cap__stream_turn_forget(stream);
     int fd = stream_closing(stream);
+    cap__stream_end_begin();
     int r = CAP__REAL(fclose)(stream);
+    cap__stream_end_end();
     stream_closed(fd);
     if (flushed == EOF && r == 0) {
         errno = err;
@@ -88,7 +93,9 @@ FILE *freopen64(const char *path, const char *mode, FILE *stream)
 
 int fcloseall(void)
 {
+    cap__stream_end_begin();
     int r = CAP__REAL(fcloseall)();
+    cap__stream_end_end();
     cap__fd_forget_closed();
     return r;
 }
@@ -111,10 +118,12 @@ int pclose(FILE *stream)
         cap__stream_turn_forget(stream);
     int fd = stream_closing(stream);
     struct pclose_call c = { .stream = stream };
+    cap__stream_end_begin(); /* for the child's life too: glibc frees the stream last */
     if (!cap__ic_user() || cap__offload(run_pclose, &c) != 0) {
         c.result = CAP__REAL(pclose)(stream);
         c.err = errno;
     }
+    cap__stream_end_end();
     stream_closed(fd);
     cap__sig_take_jump(); /* a handler's jump into this thread, if any */
     if (c.result < 0)

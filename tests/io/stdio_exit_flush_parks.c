@@ -11,6 +11,11 @@
  *  - "content": stdout over a pipe to this process: text printed by main,
  *    by an atexit handler and by another user thread arrives whole and in
  *    order (the exit's writing comes after the program's handlers).
+ *  - "exit-beside-open", "exit-beside-flush": exit() while a stream's
+ *    bytes wait for a late in-process reader and another thread opens a
+ *    file, or is in fflush(NULL) on that stream: glibc's stream-list lock
+ *    held across the wait (by exit's writing, or by fflush(NULL)'s on the
+ *    offload pool) blocked the worker of the thread that touched it next;
  *  - "epipe": stdout over a pipe with no reader left: the child is killed
  *    by SIGPIPE, as with glibc's exit (the write is made by a pool thread,
  *    which blocks the signal: the exiting thread gets it), and exits 0
@@ -53,6 +58,62 @@ static int child_inproc(void)
     static char fill[FILL];
     CHECK_EQ(write(p[1], fill, sizeof fill), (ssize_t)sizeof fill); /* the pipe is full */
     CHECK_GE(fputs(tail_text, f), 0); /* buffered, not written */
+    exit(0);
+}
+
+/* A reader that starts late and reads for good. */
+static void *late_reader(void *arg)
+{
+    (void)arg;
+    usleep(60000);
+    static char buf[65536];
+    while (read(p[0], buf, sizeof buf) > 0)
+        ;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void *opener(void *arg)
+{
+    (void)arg;
+    usleep(20000); /* while exit's writing waits for the reader */
+    FILE *f = fopen("/dev/null", "w");
+    CHECK(f != NULL);
+    CHECK_EQ(fclose(f), 0);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void *flusher(void *arg)
+{
+    (void)arg;
+    fflush(NULL); /* waits for the reader */
+    return NULL;
+}
+
+/* A stream over a pipe whose reader (a user thread) starts late, 256 KiB
+ * buffered; meanwhile another thread opens and closes a file (with_opener)
+ * or calls fflush(NULL) (not with_opener) while main exits. glibc's list
+ * lock held across a wait for the pipe (by exit's writing, or by
+ * fflush(NULL)'s) blocked the worker of whoever touched it next. */
+static int child_exit_beside(int with_opener)
+{
+    CHECK_EQ(pipe(p), 0);
+    CHECK_EQ(cap_thread_detach(spawn(late_reader, NULL)), 0);
+    FILE *f = fdopen(p[1], "w");
+    CHECK(f != NULL);
+    static char vbuf[512 * 1024], big[256 * 1024];
+    CHECK_EQ(setvbuf(f, vbuf, _IOFBF, sizeof vbuf), 0);
+    memset(big, 'x', sizeof big);
+    CHECK_EQ(fwrite(big, 1, sizeof big, f), sizeof big); /* buffered */
+    if (with_opener) {
+        CHECK_EQ(cap_thread_detach(spawn(opener, NULL)), 0);
+    } else {
+        CHECK_EQ(cap_thread_detach(spawn(flusher, NULL)), 0);
+        usleep(20000); /* its flush waits for the reader */
+    }
     exit(0);
 }
 
@@ -159,6 +220,10 @@ int main(int argc, char **argv)
         return child_epipe(0);
     if (argc == 2 && strcmp(argv[1], "epipe-ignored") == 0)
         return child_epipe(1);
+    if (argc == 2 && strcmp(argv[1], "exit-beside-open") == 0)
+        return child_exit_beside(1);
+    if (argc == 2 && strcmp(argv[1], "exit-beside-flush") == 0)
+        return child_exit_beside(0);
     if (argc == 2 && strcmp(argv[1], "flush-all-epipe") == 0)
         return child_flush_all_epipe(0);
     if (argc == 2 && strcmp(argv[1], "flush-all-epipe-ignored") == 0)
@@ -185,6 +250,12 @@ int main(int argc, char **argv)
         st = wait_status(start(self, "epipe", &rd, 0));
         CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE);
         st = wait_status(start(self, "epipe-ignored", &rd, 0));
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        st = wait_status(start(self, "exit-beside-open", &rd, 1));
+        read_all(rd, out, sizeof out);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        st = wait_status(start(self, "exit-beside-flush", &rd, 1));
+        read_all(rd, out, sizeof out);
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
         st = wait_status(start(self, "flush-all-epipe", &rd, 0));
         CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE);

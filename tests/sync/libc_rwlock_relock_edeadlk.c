@@ -5,7 +5,8 @@
  * calls answer a kernel thread; another user thread, on the same worker
  * when there is one worker, is no such holder: its trywrlock and
  * tryrdlock say EBUSY, and its rdlock and wrlock wait for the unlock and
- * then succeed. Before, the holder's second request parked for ever
+ * then succeed (a malformed timeout says EINVAL first, as in glibc).
+ * Before, the holder's second request parked for ever
  * (the test hung), and glibc's record of the writer named the worker's
  * kernel thread, which all its user threads share. */
 #include <pthread.h>
@@ -27,6 +28,9 @@ static void expect_self_refused(void)
     CHECK_EQ(pthread_rwlock_timedrdlock(&l, &abs), EDEADLK);
     CHECK_EQ(pthread_rwlock_clockwrlock(&l, CLOCK_MONOTONIC, &mono), EDEADLK);
     CHECK_EQ(pthread_rwlock_clockrdlock(&l, CLOCK_MONOTONIC, &mono), EDEADLK);
+    struct timespec bad = { 0, -1 }; /* glibc looks at the timeout first */
+    CHECK_EQ(pthread_rwlock_timedwrlock(&l, &bad), EINVAL);
+    CHECK_EQ(pthread_rwlock_clockrdlock(&l, CLOCK_MONOTONIC, &bad), EINVAL);
     CHECK_EQ(pthread_rwlock_trywrlock(&l), EBUSY); /* POSIX: a try says EBUSY */
     CHECK_EQ(pthread_rwlock_tryrdlock(&l), EBUSY);
 }
