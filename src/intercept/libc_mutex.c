@@ -272,8 +272,8 @@ static int kept_lock(pthread_mutex_t *m, bool try, const clockid_t *clock,
     if (h == NULL)
         return EAGAIN;
     *h = (struct held){ .m = m, .holder = self };
-    cap__timeout to, *tp = NULL;
-    uint64_t slice = CAP__LIBC_SLICE_MIN_NS;
+    struct cap__libc_retry r;
+    cap__libc_retry_init(&r, clock, abs);
     int rc;
     for (;;) {
         uint32_t seen = atomic_load(lock_word(m));
@@ -282,19 +282,9 @@ static int kept_lock(pthread_mutex_t *m, bool try, const clockid_t *clock,
         rc = kept_holder(m) != 0 ? EBUSY : CAP__REAL(pthread_mutex_trylock)(m);
         if (rc != EBUSY || try)
             break;
-        if (clock != NULL && tp == NULL) { /* checked only when it would wait */
-            rc = cap__timeout_init(&to, *clock, abs);
-            if (rc != 0)
-                break;
-            tp = &to;
-        }
-        cap__timeout st;
-        cap__timeout *wait_to = cap__libc_slice(&st, &slice, tp);
-        if (cap__libc_wait(lock_word(m), seen, wait_to, CAP__PARK_MUTEX) == ETIMEDOUT &&
-            wait_to == tp) {
-            rc = ETIMEDOUT;
+        rc = cap__libc_retry_wait(&r, lock_word(m), seen, CAP__PARK_MUTEX);
+        if (rc != 0)
             break;
-        }
     }
     if (rc == 0 || rc == EOWNERDEAD) {
         kept_record(h);
@@ -651,4 +641,20 @@ int cap__libc_wait(const void *word, uint32_t expected, cap__timeout *t,
     int rc = cap__sync_wait((const _Atomic uint32_t *)word, expected, t, reason, false);
     atomic_fetch_sub(&cap__libc_parked, 1);
     return rc;
+}
+
+int cap__libc_retry_wait(struct cap__libc_retry *r, const void *word, uint32_t seen,
+                         enum cap__park_reason reason)
+{
+    if (r->clock != NULL && r->tp == NULL) {
+        int rc = cap__timeout_init(&r->to, *r->clock, r->abs);
+        if (rc != 0)
+            return rc;
+        r->tp = &r->to;
+    }
+    cap__timeout st;
+    cap__timeout *wait_to = cap__libc_slice(&st, &r->slice, r->tp);
+    if (cap__libc_wait(word, seen, wait_to, reason) == ETIMEDOUT && wait_to == r->tp)
+        return ETIMEDOUT;
+    return 0;
 }

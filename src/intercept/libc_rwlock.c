@@ -103,31 +103,21 @@ static int take(pthread_rwlock_t *l, bool write, const clockid_t *clock,
         return EDEADLK;
     }
     bool counted = false;
-    cap__timeout to, *tp = NULL;
-    uint64_t slice = CAP__LIBC_SLICE_MIN_NS;
+    struct cap__libc_retry r;
+    cap__libc_retry_init(&r, clock, abs);
     int rc;
     for (;;) {
         uint32_t seen = atomic_load(readers_word(l));
         rc = write ? try_write(l) : try_read(l);
         if (rc != EBUSY)
             break;
-        if (clock != NULL && tp == NULL) { /* checked only when it would wait */
-            rc = cap__timeout_init(&to, *clock, abs);
-            if (rc != 0)
-                break;
-            tp = &to;
-        }
         if (write && !counted && prefers_writers(l)) {
             atomic_fetch_add(writers_waiting(l), 1);
             counted = true;
         }
-        cap__timeout st;
-        cap__timeout *wait_to = cap__libc_slice(&st, &slice, tp);
-        if (cap__libc_wait(readers_word(l), seen, wait_to, CAP__PARK_RWLOCK) == ETIMEDOUT &&
-            wait_to == tp) {
-            rc = ETIMEDOUT;
+        rc = cap__libc_retry_wait(&r, readers_word(l), seen, CAP__PARK_RWLOCK);
+        if (rc != 0)
             break;
-        }
     }
     /* The last writer that gave up lets the readers it held back try
      * again (one that got the lock wakes them as it unlocks). */

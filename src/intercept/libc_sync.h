@@ -71,6 +71,31 @@ static inline int cap__libc_holder_id(void)
     return -(int)cap__current()->slot - 1;
 }
 
+/* The waits of a retry loop that parks between tries of glibc's call
+ * (rwlocks, kept mutexes): in slices (above), with the caller's timeout
+ * (clock NULL: none; made at the first wait, as glibc checks it only
+ * when the call would wait). Start with cap__libc_retry_init. */
+struct cap__libc_retry {
+    const clockid_t *clock;
+    const struct timespec *abs;
+    cap__timeout to, *tp;
+    uint64_t slice;
+};
+
+static inline void cap__libc_retry_init(struct cap__libc_retry *r, const clockid_t *clock,
+                                        const struct timespec *abs)
+{
+    r->clock = clock;
+    r->abs = abs;
+    r->tp = NULL;
+    r->slice = CAP__LIBC_SLICE_MIN_NS;
+}
+
+/* One wait while *word == seen: 0 to try again, ETIMEDOUT once the
+ * caller's timeout passed, EINVAL for a malformed one. */
+int cap__libc_retry_wait(struct cap__libc_retry *r, const void *word, uint32_t seen,
+                         enum cap__park_reason reason);
+
 /* C11's result for an error number, as glibc maps them (mtx_*, cnd_*). */
 int cap__libc_thrd_result(int rc);
 
