@@ -76,6 +76,7 @@ pid_t fork(void)
         cap__sched_forked(cap__current());
         cap__io_forked();
         cap__stream_turns_forked();
+        cap__libc_kept_forked();
         cap__sigmask_forked(cap__current());
     }
     cap__sig_fork_done(&saved);

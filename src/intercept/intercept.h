@@ -206,12 +206,15 @@ int cap__stdio_flush_before_close(struct _IO_FILE *fp);
  * (fflush(NULL), exit's) walks glibc's list under glibc's lock only to
  * name the streams, then writes each without it, parking; meanwhile no
  * stream may end. So it holds the gate shared, and the wrappers that free
- * a stream (fclose, fcloseall, pclose) hold it exclusive around glibc's
- * call, on any thread. */
+ * a stream (fclose, pclose) hold it exclusive while they take it out of
+ * glibc's list, on any thread (stream.c). */
 void cap__streams_walk_begin(void);
 void cap__streams_walk_end(void);
 void cap__stream_end_begin(void);
 void cap__stream_end_end(void);
+/* glibc's kept mutexes (libc_mutex.c) in a fork's child: the holders
+ * table's locks, perhaps held by a lost thread, start free. */
+void cap__libc_kept_forked(void);
 /* Whether path names a FIFO (a stat, as the open wrapper makes): opening
  * one waits for its other end (fopen.c). */
 bool cap__ic_is_fifo(const char *path);

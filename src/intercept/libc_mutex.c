@@ -71,6 +71,7 @@ enum {
     KIND_GLIBC_ONLY = 16 | 32 | 64 | 128,
     KIND_ROBUST = 16,
     KIND_PI = 32,
+    KIND_PP = 64,
     KIND_PSHARED = 128,
 };
 
@@ -215,18 +216,40 @@ static bool robust_owner_died(pthread_mutex_t *m)
         return false; /* a PI one's state is the kernel's: left held */
     _Atomic int *w = lock_word(m);
     int tid = atomic_load_explicit(&cap__worker_self()->tid, memory_order_relaxed);
-    int v = atomic_load(w);
-    do {
-        if ((v & FUTEX_TID_MASK) != tid)
-            return false;
-    } while (!atomic_compare_exchange_weak(w, &v, (v & FUTEX_WAITERS) | FUTEX_OWNER_DIED));
+    if ((atomic_load(w) & FUTEX_TID_MASK) != tid)
+        return false;
+    /* As glibc's unlock: the kernel thread's pending-operation slot names
+     * m while it leaves the list (were the process to die in between, the
+     * kernel still finds it), and only then is the word let go: whoever
+     * takes it next links it into its own list. */
+    struct robust_list_head *head = NULL;
+    size_t len;
+    if (syscall(SYS_get_robust_list, 0, &head, &len) != 0)
+        head = NULL;
+    if (head != NULL)
+        head->list_op_pending = (struct robust_list *)(void *)&m->__data.__list.__next;
+    atomic_signal_fence(memory_order_seq_cst);
     robust_unlink(m);
+    int v = atomic_load(w);
+    while (!atomic_compare_exchange_weak(w, &v, (v & FUTEX_WAITERS) | FUTEX_OWNER_DIED))
+        ; /* others may only add FUTEX_WAITERS */
     if (v & FUTEX_WAITERS) /* a thread asleep in glibc's lock: on a shared
                               futex if the mutex is process-shared */
         syscall(SYS_futex, w, FUTEX_WAKE | (kind & KIND_PSHARED ? 0 : FUTEX_PRIVATE_FLAG), 1,
                 NULL, NULL, 0);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (head != NULL)
+        head->list_op_pending = NULL;
     cap__libc_wake(w, 1);
     return true;
+}
+
+void cap__libc_kept_forked(void)
+{
+    /* A lost thread may have held a bucket's lock; the records stay (the
+     * mutexes they name stay held in the child, as glibc leaves them). */
+    for (unsigned b = 0; b < HELD_BUCKETS; b++)
+        held_table[b].lock = (cap__spin)CAP__SPIN_INIT;
 }
 
 void cap__kernel_bound_exit(cap__thread *self)
@@ -244,10 +267,15 @@ void cap__kernel_bound_exit(cap__thread *self)
             cap__spin_unlock(&held_table[b].lock);
             if (m == NULL)
                 break;
-            if (robust_owner_died(m))
-                free(kept_unrecord(m, id));
-            else
-                kept_pass(m, id, DEAD); /* held for good: glibc's too */
+            /* The record goes before anyone is woken (a waiter that still
+             * saw it would wait a slice). */
+            struct held *h = kept_unrecord(m, id);
+            if (robust_owner_died(m)) {
+                free(h);
+            } else {
+                h->holder = DEAD; /* held for good: glibc's too */
+                kept_record(h);
+            }
             self->kernel_bound--;
         }
     }
@@ -261,12 +289,13 @@ static int kept_lock(pthread_mutex_t *m, bool try, const clockid_t *clock,
 {
     int type = kind_of(m) & TYPE_MASK, self = cap__libc_holder_id();
     if (kept_holder(m) == self) {
-        if (type == TYPE_RECURSIVE)
-            return CAP__REAL(pthread_mutex_trylock)(m); /* glibc counts */
+        /* glibc sees the right holder now: its trylock counts a RECURSIVE
+         * level and answers the others as glibc would */
+        if (try || type == TYPE_RECURSIVE)
+            return CAP__REAL(pthread_mutex_trylock)(m);
         if (type == TYPE_ERRORCHECK)
             return EDEADLK;
-        if (try)
-            return EBUSY; /* NORMAL: a lock waits for ever, as in glibc */
+        /* NORMAL: a lock waits for ever, as in glibc */
     }
     struct held *h = malloc(sizeof *h);
     if (h == NULL)
@@ -300,7 +329,20 @@ static int kept_lock(pthread_mutex_t *m, bool try, const clockid_t *clock,
 static int kept_unlock(pthread_mutex_t *m, bool all, uint32_t *depth)
 {
     int type = kind_of(m) & TYPE_MASK;
-    if (kept_holder(m) != cap__libc_holder_id())
+    int holder = kept_holder(m);
+    if (holder == 0 && type == PTHREAD_MUTEX_NORMAL &&
+        !(kind_of(m) & (KIND_ROBUST | KIND_PI | KIND_PP))) {
+        /* A plain process-shared mutex another process (or a kernel
+         * thread) holds: glibc lets anyone unlock it (a cross-process
+         * semaphore), so does this. */
+        if (depth != NULL)
+            *depth = 1;
+        int rc = CAP__REAL(pthread_mutex_unlock)(m);
+        if (rc == 0)
+            cap__libc_wake(&m->__data.__lock, 1);
+        return rc;
+    }
+    if (holder != cap__libc_holder_id())
         return EPERM;
     uint32_t levels = type == TYPE_RECURSIVE ? m->__data.__count : 1;
     if (depth != NULL)
@@ -312,10 +354,8 @@ static int kept_unlock(pthread_mutex_t *m, bool all, uint32_t *depth)
     for (uint32_t i = 0; i < n; i++) {
         int rc = CAP__REAL(pthread_mutex_unlock)(m);
         if (rc != 0) {
-            if (h != NULL && i == 0)
-                kept_record(h); /* still held (a migrated holder: EPERM) */
-            else
-                free(h);
+            if (h != NULL)
+                kept_record(h); /* still held, at some level */
             return rc;
         }
     }

@@ -180,6 +180,13 @@ int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struc
     return take_on_clock(l, true, clock, abs);
 }
 
+int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+    if (!ours(l))
+        return CAP__REAL(pthread_rwlock_tryrdlock)(l);
+    return try_read(l);
+}
+
 int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
     if (!ours(l))

@@ -686,12 +686,14 @@ static bool flush_all_may_wait(void)
     return false;
 }
 
-/* The streams other than stdout and stderr with output buffered, named
- * under glibc's list lock (the caller holds the streams gate, so none
- * ends until it is done with them); NULL with *n 0 if none, or if memory
- * ran out (*n then -1). */
-static FILE **pending_streams(int *n)
+/* The streams over a descriptor, other than stdout and stderr, with
+ * output buffered, named under glibc's list lock (the caller holds the
+ * streams gate, so none ends until it is done with them); *others: some
+ * stream with no descriptor (a cookie or memory stream) has output
+ * buffered. NULL with *n 0 if none, or if memory ran out (*n then -1). */
+static FILE **pending_streams(int *n, bool *others)
 {
+    *others = false;
     int cap = 16, count = 0;
     FILE **list = malloc(cap * sizeof *list);
     if (list == NULL) {
@@ -703,6 +705,10 @@ static FILE **pending_streams(int *n)
         FILE *fp = _IO_iter_file(it);
         if (fp == stdout || fp == stderr || !output_pending(fp))
             continue;
+        if (fp->_fileno < 0) {
+            *others = true;
+            continue;
+        }
         if (count == cap) {
             FILE **more = realloc(list, 2 * cap * sizeof *list);
             if (more == NULL) {
@@ -735,7 +741,8 @@ static int flush_all_others(void)
         return CAP__REAL(fflush)(NULL);
     cap__streams_walk_begin();
     int n, r = 0, err = 0;
-    FILE **list = pending_streams(&n);
+    bool others;
+    FILE **list = pending_streams(&n, &others);
     for (int i = 0; i < n; i++)
         if (flush(list[i], locks(list[i]), CAP__REAL(fflush)) != 0) {
             r = EOF;
@@ -743,8 +750,15 @@ static int flush_all_others(void)
         }
     cap__streams_walk_end();
     free(list);
-    if (n < 0) /* no memory to name them: glibc's, blocking */
-        return CAP__REAL(fflush)(NULL);
+    /* Streams with no descriptor (their writes are the program's own
+     * functions, which may close streams), or all of them if memory ran
+     * out: glibc's, after the walk. */
+    if (n < 0 || others) {
+        if (CAP__REAL(fflush)(NULL) != 0) {
+            r = EOF;
+            err = errno;
+        }
+    }
     if (r != 0)
         cap__ic_set_errno(err);
     return r;

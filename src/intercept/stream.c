@@ -11,10 +11,10 @@
  *    FIFO, whose open waits for the other end.
  * fclose and pclose also drop the stream's turn entry (stdio_turn.c);
  * fclose and freopen write out buffered output first (stdout.c), parking
- * where glibc's flush would block the worker. fclose, fcloseall and
- * pclose free streams inside cap__stream_end_begin/_end (intercept.h):
- * not while the flush of every stream writes them (freopen keeps its
- * FILE).
+ * where glibc's flush would block the worker. fclose and pclose take the
+ * stream out of glibc's list first, once no flush of every stream is
+ * writing it (stream_unlist; freopen keeps its FILE, fcloseall frees
+ * none).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,15 +39,32 @@ static void stream_closed(int fd)
         cap__fd_closed(fd);
 }
 
+/* glibc's, exported: takes a stream out of its list of streams (under
+ * the list's lock and the stream's); nothing for one no longer there. */
+extern void _IO_un_link(void *fp);
+
+/* Takes stream out of glibc's list once no flush of every stream that
+ * named it is writing it (intercept.h: cap__stream_end_begin), so no
+ * such flush can reach it while glibc's call frees it. glibc's fclose
+ * unlinks first too; its own unlink then does nothing. Only the unlink
+ * waits for the walks, not glibc's close and frees (pclose's wait for its
+ * child: a walk writing to that child's pipe must go on meanwhile). */
+static void stream_unlist(FILE *stream)
+{
+    cap__stream_end_begin();
+    _IO_un_link(stream);
+    cap__stream_end_end();
+}
+
 int fclose(FILE *stream)
 {
     int flushed = cap__stdio_flush_before_close(stream), err = errno;
     if (stream != NULL)
         cap__stream_turn_forget(stream);
     int fd = stream_closing(stream);
-    cap__stream_end_begin();
+    if (stream != NULL)
+        stream_unlist(stream);
     int r = CAP__REAL(fclose)(stream);
-    cap__stream_end_end();
     stream_closed(fd);
     if (flushed == EOF && r == 0) {
         errno = err;
@@ -93,9 +110,7 @@ FILE *freopen64(const char *path, const char *mode, FILE *stream)
 
 int fcloseall(void)
 {
-    cap__stream_end_begin();
-    int r = CAP__REAL(fcloseall)();
-    cap__stream_end_end();
+    int r = CAP__REAL(fcloseall)(); /* it writes streams out, frees none */
     cap__fd_forget_closed();
     return r;
 }
@@ -118,12 +133,12 @@ int pclose(FILE *stream)
         cap__stream_turn_forget(stream);
     int fd = stream_closing(stream);
     struct pclose_call c = { .stream = stream };
-    cap__stream_end_begin(); /* for the child's life too: glibc frees the stream last */
+    if (stream != NULL)
+        stream_unlist(stream);
     if (!cap__ic_user() || cap__offload(run_pclose, &c) != 0) {
         c.result = CAP__REAL(pclose)(stream);
         c.err = errno;
     }
-    cap__stream_end_end();
     stream_closed(fd);
     cap__sig_take_jump(); /* a handler's jump into this thread, if any */
     if (c.result < 0)
