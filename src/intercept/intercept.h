@@ -205,13 +205,21 @@ int cap__stdio_flush_before_close(struct _IO_FILE *fp);
 /* Streams' lives (stdio_turn.c): the flush of every stream made here
  * (fflush(NULL), exit's) walks glibc's list under glibc's lock only to
  * name the streams, then writes each without it, parking; meanwhile no
- * stream may end. So it holds the gate shared, and the wrappers that free
- * a stream (fclose, pclose) hold it exclusive while they take it out of
- * glibc's list, on any thread (stream.c). */
-void cap__streams_walk_begin(void);
-void cap__streams_walk_end(void);
-void cap__stream_end_begin(void);
-void cap__stream_end_end(void);
+ * stream may end. So a walk holds a gate shared, and the wrappers that
+ * free a stream (fclose, pclose) hold it exclusive while they take the
+ * stream out of glibc's list (stream.c) -- but for a stream ended inside
+ * a walk by a function the walk called (a cookie stream's write): that
+ * one does not wait, and the walk checks each stream is still listed
+ * before it flushes it. */
+struct cap__stream_walker {
+    cap_thread_t thread;
+    struct cap__stream_walker *next;
+};
+void cap__streams_walk_begin(struct cap__stream_walker *w);
+void cap__streams_walk_end(struct cap__stream_walker *w);
+/* true: the gate was taken, to give back with cap__stream_end_end. */
+bool cap__stream_end_begin(void);
+void cap__stream_end_end(bool took);
 /* glibc's kept mutexes (libc_mutex.c) in a fork's child: the holders
  * table's locks, perhaps held by a lost thread, start free. */
 void cap__libc_kept_forked(void);

@@ -190,25 +190,56 @@ void cap__stream_turn_forget(FILE *fp)
 }
 
 static cap_rwlock_t streams_gate = CAP_RWLOCK_PREFER_READER_INITIALIZER;
+/* The threads walking now (their nodes on their stacks), so that a
+ * stream's end made inside a walk, by a function the walk called (a
+ * cookie stream's write), does not wait for that walk. */
+static cap__spin walkers_lock = CAP__SPIN_INIT;
+static struct cap__stream_walker *walkers;
 
-void cap__streams_walk_begin(void)
+static bool walking_here(void)
+{
+    cap_thread_t self = cap_thread_self();
+    bool found = false;
+    cap__spin_lock(&walkers_lock);
+    for (struct cap__stream_walker *w = walkers; w != NULL && !found; w = w->next)
+        found = w->thread == self;
+    cap__spin_unlock(&walkers_lock);
+    return found;
+}
+
+void cap__streams_walk_begin(struct cap__stream_walker *w)
 {
     cap_rwlock_rdlock(&streams_gate);
+    w->thread = cap_thread_self();
+    cap__spin_lock(&walkers_lock);
+    w->next = walkers;
+    walkers = w;
+    cap__spin_unlock(&walkers_lock);
 }
 
-void cap__streams_walk_end(void)
+void cap__streams_walk_end(struct cap__stream_walker *w)
 {
+    cap__spin_lock(&walkers_lock);
+    struct cap__stream_walker **pp = &walkers;
+    while (*pp != w)
+        pp = &(*pp)->next;
+    *pp = w->next;
+    cap__spin_unlock(&walkers_lock);
     cap_rwlock_unlock(&streams_gate);
 }
 
-void cap__stream_end_begin(void)
+bool cap__stream_end_begin(void)
 {
+    if (walking_here())
+        return false; /* the walk looks again before each stream */
     cap_rwlock_wrlock(&streams_gate);
+    return true;
 }
 
-void cap__stream_end_end(void)
+void cap__stream_end_end(bool took)
 {
-    cap_rwlock_unlock(&streams_gate);
+    if (took)
+        cap_rwlock_unlock(&streams_gate);
 }
 
 void cap__stream_turns_forked(void)
@@ -219,6 +250,8 @@ void cap__stream_turns_forked(void)
      * no waiters. */
     table_lock = (cap__spin)CAP__SPIN_INIT;
     streams_gate = (cap_rwlock_t)CAP_RWLOCK_PREFER_READER_INITIALIZER; /* a lost thread's */
+    walkers_lock = (cap__spin)CAP__SPIN_INIT;
+    walkers = NULL; /* their walks were lost threads' */
     cap__stdio_user_locks = 0;
     cap__held_forget_all();
     for (int i = 0; i < NBUCKETS; i++)

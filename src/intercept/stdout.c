@@ -40,8 +40,9 @@
  * lost (glibc would keep the buffered ones).
  * perror, psignal, the err/warn family and error(3) are in report.c.
  * fflush(NULL) writes stdout and stderr here, then the other streams
- * one by one as fflush(fp) does (flush_all_others); exit's writing of
- * every stream takes their bytes out first (flush_at_exit).
+ * one by one as fflush(fp) does (flush_all_others), cookie streams too;
+ * exit's writing of every stream takes their bytes out first
+ * (flush_at_exit).
  * The wide-character calls are in stdio_wide.c (a wide stream's flush
  * too), psiginfo in report.c.
  */
@@ -655,7 +656,8 @@ static bool output_pending(FILE *fp)
 /* Whether glibc's flush of every stream may have to wait for a pipe,
  * socket or terminal: some stream other than stdout and stderr has
  * output buffered for a descriptor that is not a regular file (or more
- * such streams than are looked at). The pointers are read under glibc's
+ * such streams than are looked at), or for no descriptor (a cookie's
+ * write may park). The pointers are read under glibc's
  * list lock without the streams' own locks and the descriptors looked
  * at after it: a race only changes where the flush runs, not what it
  * does. */
@@ -667,8 +669,16 @@ static bool flush_all_may_wait(void)
     _IO_list_lock();
     for (FILE *it = _IO_iter_begin(); it != _IO_iter_end(); it = _IO_iter_next(it)) {
         FILE *fp = _IO_iter_file(it);
-        if (fp == stdout || fp == stderr || fp->_fileno < 0 || !output_pending(fp))
+        if (fp == stdout || fp == stderr || !output_pending(fp))
             continue;
+        if (fp->_fileno < 0) {
+            /* A cookie or memory stream: glibc's flush of all would run
+             * its write with glibc's locks held, which another user
+             * thread of this worker would walk into if that write
+             * parked, and could free it meanwhile. */
+            too_many = true;
+            break;
+        }
         if (n == LOOKED_MAX) {
             too_many = true;
             break;
@@ -686,14 +696,11 @@ static bool flush_all_may_wait(void)
     return false;
 }
 
-/* The streams over a descriptor, other than stdout and stderr, with
- * output buffered, named under glibc's list lock (the caller holds the
- * streams gate, so none ends until it is done with them); *others: some
- * stream with no descriptor (a cookie or memory stream) has output
- * buffered. NULL with *n 0 if none, or if memory ran out (*n then -1). */
-static FILE **pending_streams(int *n, bool *others)
+/* The streams other than stdout and stderr with output buffered, named
+ * under glibc's list lock; NULL with *n 0 if none, or if memory ran out
+ * (*n then -1). */
+static FILE **pending_streams(int *n)
 {
-    *others = false;
     int cap = 16, count = 0;
     FILE **list = malloc(cap * sizeof *list);
     if (list == NULL) {
@@ -705,10 +712,6 @@ static FILE **pending_streams(int *n, bool *others)
         FILE *fp = _IO_iter_file(it);
         if (fp == stdout || fp == stderr || !output_pending(fp))
             continue;
-        if (fp->_fileno < 0) {
-            *others = true;
-            continue;
-        }
         if (count == cap) {
             FILE **more = realloc(list, 2 * cap * sizeof *list);
             if (more == NULL) {
@@ -727,38 +730,59 @@ static FILE **pending_streams(int *n, bool *others)
     return list;
 }
 
+/* Whether fp is still in glibc's list (a walk's own call may have
+ * closed it: intercept.h, cap__stream_end_begin). */
+static bool still_listed(const FILE *fp)
+{
+    bool found = false;
+    _IO_list_lock();
+    for (FILE *it = _IO_iter_begin(); it != _IO_iter_end() && !found; it = _IO_iter_next(it))
+        found = _IO_iter_file(it) == fp;
+    _IO_list_unlock();
+    return found;
+}
+
+struct walk {
+    struct cap__stream_walker walker;
+    FILE **list;
+};
+
+static void walk_end(void *arg)
+{
+    struct walk *w = arg;
+    cap__streams_walk_end(&w->walker);
+    free(w->list);
+}
+
 /* glibc's fflush(NULL) flushes every stream under glibc's list lock,
  * each under its own lock, with glibc's blocking write. On a user
- * thread, when one may wait for a pipe, socket or terminal (above), the
- * streams are named under the list lock and then each is flushed as
- * fflush(fp) flushes it here, parking, with the list lock free (a write
- * that waited with it held stopped every fopen and fclose, and blocked
- * the worker of a user thread that made one). The usual case, nothing
- * buffered or only for regular files, stays glibc's call. */
+ * thread, when one may wait (above), the streams are named under the
+ * list lock and then each is flushed as fflush(fp) flushes it here,
+ * parking, with the list lock free (a write that waited with it held
+ * stopped every fopen and fclose, and blocked the worker of a user
+ * thread that made one); the walk holds the streams gate (intercept.h),
+ * given back if a cancel acts in one of its waits. The usual case,
+ * nothing buffered or only for regular files, stays glibc's call. */
 static int flush_all_others(void)
 {
     if (!cap__ic_user() || !flush_all_may_wait())
         return CAP__REAL(fflush)(NULL);
-    cap__streams_walk_begin();
+    struct walk w = { .list = NULL };
+    cap__streams_walk_begin(&w.walker);
+    cap_cleanup_frame_t frame;
+    cap_cleanup_frame_push(&frame, walk_end, &w);
     int n, r = 0, err = 0;
-    bool others;
-    FILE **list = pending_streams(&n, &others);
-    for (int i = 0; i < n; i++)
-        if (flush(list[i], locks(list[i]), CAP__REAL(fflush)) != 0) {
-            r = EOF;
-            err = errno;
-        }
-    cap__streams_walk_end();
-    free(list);
-    /* Streams with no descriptor (their writes are the program's own
-     * functions, which may close streams), or all of them if memory ran
-     * out: glibc's, after the walk. */
-    if (n < 0 || others) {
-        if (CAP__REAL(fflush)(NULL) != 0) {
+    w.list = pending_streams(&n);
+    for (int i = 0; i < n; i++) {
+        FILE *fp = w.list[i];
+        if (still_listed(fp) && flush(fp, locks(fp), CAP__REAL(fflush)) != 0) {
             r = EOF;
             err = errno;
         }
     }
+    cap_cleanup_frame_pop(&frame, 1);
+    if (n < 0) /* no memory to name them: glibc's */
+        return CAP__REAL(fflush)(NULL);
     if (r != 0)
         cap__ic_set_errno(err);
     return r;
@@ -810,8 +834,11 @@ __attribute__((destructor(101))) static void flush_at_exit(void)
 {
     if (!cap__ic_user())
         return;
+    int cancel_state; /* glibc's exit writes with calls no cancel acts in */
+    cap_thread_setcancelstate(CAP_CANCEL_DISABLE, &cancel_state);
     struct exit_bytes *first = NULL, **tail = &first;
-    cap__streams_walk_begin(); /* their descriptors stay theirs meanwhile */
+    struct cap__stream_walker walker;
+    cap__streams_walk_begin(&walker); /* their descriptors stay theirs meanwhile */
     _IO_list_lock();
     for (FILE *it = _IO_iter_begin(); it != _IO_iter_end(); it = _IO_iter_next(it)) {
         struct exit_bytes *b = take_for_exit(_IO_iter_file(it));
@@ -829,7 +856,8 @@ __attribute__((destructor(101))) static void flush_at_exit(void)
         write_all(b->fd, &v, 1, &err); /* a failed one's bytes are dropped, as glibc's */
         free(b);
     }
-    cap__streams_walk_end();
+    cap__streams_walk_end(&walker);
+    cap_thread_setcancelstate(cancel_state, NULL);
 }
 
 int fflush(FILE *fp)

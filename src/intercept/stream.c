@@ -51,19 +51,19 @@ extern void _IO_un_link(void *fp);
  * child: a walk writing to that child's pipe must go on meanwhile). */
 static void stream_unlist(FILE *stream)
 {
-    cap__stream_end_begin();
+    bool took = cap__stream_end_begin();
     _IO_un_link(stream);
-    cap__stream_end_end();
+    cap__stream_end_end(took);
 }
 
 int fclose(FILE *stream)
 {
     int flushed = cap__stdio_flush_before_close(stream), err = errno;
-    if (stream != NULL)
+    if (stream != NULL) {
         cap__stream_turn_forget(stream);
+        stream_unlist(stream); /* before the close mark: a walk's write ends first */
+    }
     int fd = stream_closing(stream);
-    if (stream != NULL)
-        stream_unlist(stream);
     int r = CAP__REAL(fclose)(stream);
     stream_closed(fd);
     if (flushed == EOF && r == 0) {
@@ -129,12 +129,12 @@ static void run_pclose(void *arg)
 
 int pclose(FILE *stream)
 {
-    if (stream != NULL)
+    if (stream != NULL) {
         cap__stream_turn_forget(stream);
+        stream_unlist(stream); /* before the close mark: a walk's write ends first */
+    }
     int fd = stream_closing(stream);
     struct pclose_call c = { .stream = stream };
-    if (stream != NULL)
-        stream_unlist(stream);
     if (!cap__ic_user() || cap__offload(run_pclose, &c) != 0) {
         c.result = CAP__REAL(pclose)(stream);
         c.err = errno;
