@@ -66,13 +66,13 @@ enum {
     TYPE_MASK = 3, /* NORMAL 0, RECURSIVE 1, ERRORCHECK 2, ADAPTIVE 3 */
     TYPE_RECURSIVE = PTHREAD_MUTEX_RECURSIVE,
     TYPE_ERRORCHECK = PTHREAD_MUTEX_ERRORCHECK,
-    /* glibc's kind bits for robust (16), priority inheritance (32),
-     * priority protection (64) and process-shared (128) mutexes */
-    KIND_GLIBC_ONLY = 16 | 32 | 64 | 128,
+    /* glibc's kind bits for robust, priority-inheritance,
+     * priority-protection and process-shared mutexes */
     KIND_ROBUST = 16,
     KIND_PI = 32,
     KIND_PP = 64,
     KIND_PSHARED = 128,
+    KIND_GLIBC_ONLY = KIND_ROBUST | KIND_PI | KIND_PP | KIND_PSHARED,
 };
 
 _Static_assert(PTHREAD_MUTEX_RECURSIVE == 1 && PTHREAD_MUTEX_ERRORCHECK == 2,
@@ -252,25 +252,29 @@ void cap__libc_kept_forked(void)
         held_table[b].lock = (cap__spin)CAP__SPIN_INIT;
 }
 
+/* Takes a record of holder out of bucket b (NULL if there is none). */
+static struct held *kept_unrecord_any(unsigned b, int holder)
+{
+    cap__spin_lock(&held_table[b].lock);
+    struct held **pp = &held_table[b].head;
+    while (*pp != NULL && (*pp)->holder != holder)
+        pp = &(*pp)->next;
+    struct held *h = *pp;
+    if (h != NULL)
+        *pp = h->next;
+    cap__spin_unlock(&held_table[b].lock);
+    return h;
+}
+
 void cap__kernel_bound_exit(cap__thread *self)
 {
     int id = cap__libc_holder_id();
     for (unsigned b = 0; b < HELD_BUCKETS && self->kernel_bound != 0; b++) {
-        for (;;) {
-            pthread_mutex_t *m = NULL;
-            cap__spin_lock(&held_table[b].lock);
-            for (struct held *h = held_table[b].head; h != NULL; h = h->next)
-                if (h->holder == id) {
-                    m = (pthread_mutex_t *)h->m;
-                    break;
-                }
-            cap__spin_unlock(&held_table[b].lock);
-            if (m == NULL)
-                break;
-            /* The record goes before anyone is woken (a waiter that still
-             * saw it would wait a slice). */
-            struct held *h = kept_unrecord(m, id);
-            if (robust_owner_died(m)) {
+        struct held *h;
+        /* Each record goes before anyone is woken (a waiter that still saw
+         * it would wait a slice). */
+        while ((h = kept_unrecord_any(b, id)) != NULL) {
+            if (robust_owner_died((pthread_mutex_t *)h->m)) {
                 free(h);
             } else {
                 h->holder = DEAD; /* held for good: glibc's too */

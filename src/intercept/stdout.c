@@ -49,7 +49,6 @@
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

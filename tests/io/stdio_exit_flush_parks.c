@@ -21,6 +21,7 @@
  *    which blocks the signal: the exiting thread gets it), and exits 0
  *    when it ignores SIGPIPE; the same for fflush(NULL)'s writing of a
  *    stream other than stdout (before, the child went on and exited). */
+#include <stdbool.h>
 #include <sys/wait.h>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
@@ -51,8 +52,9 @@ static void *inproc_reader(void *arg)
     return NULL;
 }
 
-static int child_inproc(void)
+static int child_inproc(int unused)
 {
+    (void)unused;
     CHECK_EQ(pipe(p), 0);
     cap_thread_t t = spawn(inproc_reader, NULL);
     CHECK_EQ(cap_thread_detach(t), 0);
@@ -137,8 +139,9 @@ static void *printing(void *arg)
     return NULL;
 }
 
-static int child_content(void)
+static int child_content(int unused)
 {
+    (void)unused;
     CHECK_EQ(atexit(at_exit_text), 0);
     printf("from main;");
     join(spawn(printing, NULL));
@@ -218,57 +221,66 @@ static void read_all(int fd, char *buf, size_t cap)
     CHECK_EQ(close(fd), 0);
 }
 
+/* Runs case `which` of this program in a child, its stdout a pipe read
+ * to its end into out (or with no reader at all: !keep_reader); the
+ * child's wait status. */
+static int run_child(const char *self, const char *which, int keep_reader, char *out,
+                     size_t cap)
+{
+    int rd;
+    pid_t pid = start(self, which, &rd, keep_reader);
+    if (keep_reader)
+        read_all(rd, out, cap);
+    return wait_status(pid);
+}
+
+static bool exited_0(int st)
+{
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static bool killed_by_sigpipe(int st)
+{
+    return WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE;
+}
+
+static const struct {
+    const char *name;
+    int (*run)(int);
+    int arg;
+} cases[] = {
+    { "inproc", child_inproc, 0 },
+    { "content", child_content, 0 },
+    { "epipe", child_epipe, 0 },
+    { "epipe-ignored", child_epipe, 1 },
+    { "exit-beside-open", child_exit_beside, 1 },
+    { "exit-beside-flush", child_exit_beside, 0 },
+    { "flush-all-epipe", child_flush_all_epipe, 0 },
+    { "flush-all-epipe-ignored", child_flush_all_epipe, 1 },
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "inproc") == 0)
-        return child_inproc();
-    if (argc == 2 && strcmp(argv[1], "content") == 0)
-        return child_content();
-    if (argc == 2 && strcmp(argv[1], "epipe") == 0)
-        return child_epipe(0);
-    if (argc == 2 && strcmp(argv[1], "epipe-ignored") == 0)
-        return child_epipe(1);
-    if (argc == 2 && strcmp(argv[1], "exit-beside-open") == 0)
-        return child_exit_beside(1);
-    if (argc == 2 && strcmp(argv[1], "exit-beside-flush") == 0)
-        return child_exit_beside(0);
-    if (argc == 2 && strcmp(argv[1], "flush-all-epipe") == 0)
-        return child_flush_all_epipe(0);
-    if (argc == 2 && strcmp(argv[1], "flush-all-epipe-ignored") == 0)
-        return child_flush_all_epipe(1);
+    for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
+        if (strcmp(argv[1], cases[i].name) == 0)
+            return cases[i].run(cases[i].arg);
 
     static char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     CHECK_GT(n, 0);
     self[n] = '\0';
-    int rd;
     char out[256];
     for (int round = 0; round < 3; round++) {
-        int st = wait_status(start(self, "inproc", &rd, 1));
-        read_all(rd, out, sizeof out); /* the child's stdout: nothing */
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-        CHECK_EQ(strcmp(out, ""), 0);
-
-        pid_t pid = start(self, "content", &rd, 1);
-        read_all(rd, out, sizeof out);
-        st = wait_status(pid);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        CHECK(exited_0(run_child(self, "inproc", 1, out, sizeof out)));
+        CHECK_EQ(strcmp(out, ""), 0); /* the child's stdout: nothing */
+        CHECK(exited_0(run_child(self, "content", 1, out, sizeof out)));
         CHECK_EQ(strcmp(out, "from main;from a thread;from atexit;"), 0);
-
-        st = wait_status(start(self, "epipe", &rd, 0));
-        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE);
-        st = wait_status(start(self, "epipe-ignored", &rd, 0));
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-        st = wait_status(start(self, "exit-beside-open", &rd, 1));
-        read_all(rd, out, sizeof out);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-        st = wait_status(start(self, "exit-beside-flush", &rd, 1));
-        read_all(rd, out, sizeof out);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-        st = wait_status(start(self, "flush-all-epipe", &rd, 0));
-        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE);
-        st = wait_status(start(self, "flush-all-epipe-ignored", &rd, 0));
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        CHECK(killed_by_sigpipe(run_child(self, "epipe", 0, out, sizeof out)));
+        CHECK(exited_0(run_child(self, "epipe-ignored", 0, out, sizeof out)));
+        CHECK(exited_0(run_child(self, "exit-beside-open", 1, out, sizeof out)));
+        CHECK(exited_0(run_child(self, "exit-beside-flush", 1, out, sizeof out)));
+        CHECK(killed_by_sigpipe(run_child(self, "flush-all-epipe", 0, out, sizeof out)));
+        CHECK(exited_0(run_child(self, "flush-all-epipe-ignored", 0, out, sizeof out)));
     }
     return 0;
 }
