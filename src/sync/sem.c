@@ -128,8 +128,10 @@ static bool interrupted(struct intr_wait *iw, cap__addr_waiter *aw)
         aw->intr = &cap__addr_unregistered;
         return false;
     }
-    cap__sig_enter(&iw->sw, iw->in, cap__wait_interrupt, aw);
+    /* The record names the flag before the registration publishes it: a
+     * sender may call cap__wait_interrupt(aw) as soon as it is entered. */
     aw->intr = &iw->sw.sig;
+    cap__sig_enter(&iw->sw, iw->in, cap__wait_interrupt, aw);
     iw->entered = true;
     return false; /* a fresh entry: no delivery yet */
 }
