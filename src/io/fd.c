@@ -165,6 +165,17 @@ static void defer_life(int fd, int kind, uint32_t flags, const uint64_t timeo[2]
     cap__fd_defer(CAP__FDD_LIFE, fd, kind, flags, timeo);
 }
 
+/* Ends f's registration in the backend, if its current life has one, in
+ * the same hold of f->lock that ends the life (caller bumps gen before
+ * letting go): a backend that arms or re-arms only under f->lock, for
+ * the gen it finds current, then either armed before this removal or
+ * finds the life over (netio.h). */
+static void disarm_locked(cap__fd *f, int fd, uint32_t flags)
+{
+    if (flags & CAP__FDF_REGISTERED)
+        cap__netio_active->disarm(f, fd, atomic_load(&f->gen));
+}
+
 /* Whether f's life is gen or one that a queued change began from gen. */
 static bool relife_due(cap__fd *f, uint32_t gen)
 {
@@ -177,16 +188,14 @@ void cap__fd_relife(int fd, uint32_t gen, int kind, uint32_t flags, const uint64
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL || !relife_due(f, gen))
         return; /* a new life began since, which ended the one the handler saw */
-    uint32_t old = atomic_load(&f->flags);
-    /* The number may name another file by now: a disarm then finds
-     * nothing of the new one (epoll: no such registration; poll and
-     * io_uring: keyed by the record and its gen). */
-    if (old & CAP__FDF_LOCAL)
+    if (atomic_load(&f->flags) & CAP__FDF_LOCAL)
         cap__pipe_escape(f, true);
-    if (old & CAP__FDF_REGISTERED)
-        cap__netio_active->disarm(f, fd);
     cap__spin_lock(&f->lock);
     if (relife_due(f, gen)) {
+        /* The number may name another file by now: a disarm then finds
+         * nothing of the new one (epoll: no such registration; poll and
+         * io_uring: keyed by the record and its gen). */
+        disarm_locked(f, fd, atomic_load(&f->flags));
         end_life_locked(f, kind, flags);
         atomic_store_explicit(&f->deferred, 1, memory_order_relaxed);
         cap__fd_set_timeo(f, 0, timeo[0]);
@@ -204,17 +213,16 @@ void cap__fd_closing(int fd)
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL)
         return;
-    uint32_t flags = atomic_load(&f->flags);
-    if (flags & CAP__FDF_LOCAL) /* the other end's waiters park armed, for the hang-up */
+    if (atomic_load(&f->flags) & CAP__FDF_LOCAL) /* the other end's waiters park armed, for the hang-up */
         cap__pipe_escape(f, true);
-    /* While fd still names the file. A sole socket's close ends its epoll
-     * registration by itself (fd.h). */
-    if ((flags & CAP__FDF_REGISTERED) &&
-        !((flags & CAP__FDF_SOLE) && cap__netio_active->close_releases))
-        cap__netio_active->disarm(f, fd);
     /* The first step of fd.h's two: a new gen and the waiters woken, but
-     * kind and flags stay while the number still names the file. */
+     * kind and flags stay while the number still names the file. The
+     * disarm comes first, while fd still names the file; a sole socket's
+     * close ends its epoll registration by itself (fd.h). */
     cap__spin_lock(&f->lock);
+    uint32_t flags = atomic_load(&f->flags);
+    if (!((flags & CAP__FDF_SOLE) && cap__netio_active->close_releases))
+        disarm_locked(f, fd, flags);
     atomic_fetch_add(&f->gen, 1);
     atomic_store_explicit(&f->deferred, 0, memory_order_relaxed);
     cap__fd_set(f, CAP__FDF_CLOSING);

@@ -28,8 +28,13 @@
  *    sockets park before they are registered, on this). Called once
  *    per life of a descriptor, the first time a thread must wait on it.
  *    0, or -EPERM when the kernel cannot poll this kind of file.
- *  - disarm(f, fd): fd is about to be closed or reused; stop watching it.
- *    Called only for an armed descriptor, while the number is still valid.
+ *  - disarm(f, fd, gen): fd's life gen is ending (it is about to be
+ *    closed or reused); stop watching it. Called only for an armed
+ *    descriptor, with f->lock held, in the same hold that moves f->gen
+ *    past gen. A backend whose registration holds the file (uring) arms
+ *    and re-arms only under f->lock and only for the gen it finds
+ *    current there, so each of its registrations for gen is either made
+ *    before the removal or not at all: none outlives the life.
  *  - interest(f, fd): a waiter was just linked on f. May be NULL (edge
  *    backends watch every armed descriptor all the time).
  *  - harvest(timeout_ns): wait up to timeout_ns (< 0: no limit, 0: just
@@ -57,7 +62,7 @@ typedef struct cap__netio {
     bool close_releases;
     int (*start)(void);
     int (*arm)(cap__fd *f, int fd, uint32_t gen);
-    void (*disarm)(cap__fd *f, int fd);
+    void (*disarm)(cap__fd *f, int fd, uint32_t gen);
     void (*interest)(cap__fd *f, int fd);
     void (*harvest)(int64_t timeout_ns);
     void (*kick)(void);

@@ -62,9 +62,10 @@ static int epoll_arm(cap__fd *f, int fd, uint32_t gen)
     return -errno;
 }
 
-static void epoll_disarm(cap__fd *f, int fd)
+static void epoll_disarm(cap__fd *f, int fd, uint32_t gen)
 {
     (void)f;
+    (void)gen;
     /* Needed even though close removes registrations: a dup of the file
      * would keep this one alive and reporting (stale gens, dropped). Not
      * called for a sole socket (io/fd.h), whose close is the file's last. */

@@ -13,9 +13,15 @@
  * that ends (no IORING_CQE_F_MORE: cancelled, or the CQ overflowed) is
  * re-armed if its life is still current.
  *
- * Disarm submits a POLL_REMOVE before the descriptor is closed: a pending
- * poll request holds a reference to the file, and without the removal a
- * closed socket would stay open underneath.
+ * Disarm submits a cancel before the descriptor is closed: a pending
+ * poll request holds a reference to the file, and a poll that outlived
+ * its life would keep a closed socket or pipe open underneath (its peer
+ * never sees EOF). So the cancel must find every poll of the life: no
+ * poll is added for a life after its cancel (arming and re-arming happen
+ * under f->lock, only for the gen current there, and disarm runs in the
+ * hold of f->lock that ends the life: netio.h), and the cancel is an
+ * ASYNC_CANCEL, which a wake-up in progress does not turn away (see
+ * submit_poll_mask).
  *
  * Pipes the runtime made (owned, fd.h) are armed lazily instead: a
  * one-shot poll, for the directions that have waiters, only while a
@@ -62,7 +68,8 @@ static int kickfd = -1;
 static atomic_int kicked;
 
 /* Queues one SQE under sq_lock and submits it: a multishot poll, a
- * one-shot poll for the events in `oneshot` (non-zero), or a removal.
+ * one-shot poll for the events in `oneshot` (non-zero), or the cancel of
+ * the poll with user_data `data`.
  * 0 or -errno. */
 static int submit_poll_mask(uint64_t data, int fd, bool remove, unsigned oneshot)
 {
@@ -77,7 +84,11 @@ static int submit_poll_mask(uint64_t data, int fd, bool remove, unsigned oneshot
         return -EBUSY;
     }
     if (remove) {
-        io_uring_prep_poll_remove(sqe, data);
+        /* Not POLL_REMOVE: that gives up with -EALREADY when it meets a
+         * wake-up being processed, and a multishot poll then lives on
+         * (holding its file: a closed pipe's reader never saw EOF). A
+         * cancel marks the poll, whose owner ends it with -ECANCELED. */
+        io_uring_prep_cancel64(sqe, data, 0);
         io_uring_sqe_set_data64(sqe, KICK - 1); /* its own completion is ignored */
     } else if (oneshot != 0) {
         io_uring_prep_poll_add(sqe, fd, oneshot);
@@ -157,25 +168,33 @@ static int uring_start(void)
 
 static int uring_arm(cap__fd *f, int fd, uint32_t gen)
 {
-    if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED)) {
+    /* Under f->lock, for a life still current (netio.h, disarm): a poll
+     * added after its life's cancel would hold the file open for good
+     * (a pipe's reader would never see EOF). */
+    int rc = 0;
+    cap__spin_lock(&f->lock);
+    if (atomic_load(&f->gen) != gen) {
+        /* closed meanwhile: its waiters were woken with EBADF */
+    } else if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED)) {
         /* Nothing to submit yet: interest() arms it when a waiter links. */
         __atomic_store_n(&f->backend_slot, LAZY, __ATOMIC_SEQ_CST);
-        return 0;
+    } else {
+        __atomic_store_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
+        rc = submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
     }
-    __atomic_store_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
-    return submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
+    cap__spin_unlock(&f->lock);
+    return rc;
 }
 
-static void uring_disarm(cap__fd *f, int fd)
+/* f->lock held, the life gen ending (netio.h): every arming holds that
+ * lock and checks the gen, so no poll of this life can follow. */
+static void uring_disarm(cap__fd *f, int fd, uint32_t gen)
 {
-    uint64_t data = (uint64_t)atomic_load(&f->gen) << 32 | (uint32_t)fd;
+    uint64_t data = (uint64_t)gen << 32 | (uint32_t)fd;
     if (lazy(f)) {
-        /* Under the lock that every arming holds: none can follow. */
-        cap__spin_lock(&f->lock);
         uint32_t slot = __atomic_exchange_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
         if (slot & LAZY_ARMED)
             submit_poll(data | LAZY_TAG, fd, true);
-        cap__spin_unlock(&f->lock);
         return;
     }
     submit_poll(data, fd, true);
@@ -206,7 +225,7 @@ static void handle(uint64_t data, int res, unsigned flags)
         return;
     }
     if (data == KICK - 1)
-        return; /* a POLL_REMOVE's own completion */
+        return; /* a cancel's own completion */
     int fd = (int)(uint32_t)(data & ~LAZY_TAG);
     uint32_t gen = (uint32_t)(data >> 32);
     if (res > 0) {
@@ -239,13 +258,18 @@ static void handle(uint64_t data, int res, unsigned flags)
         return;
     }
     if (!(flags & IORING_CQE_F_MORE) && res != -ECANCELED) {
+        /* A multishot poll ended (the CQ was full). Wake everyone:
+         * readiness between the end and the re-arm would otherwise be
+         * lost. Re-armed under f->lock while the life is current, as
+         * uring_arm does: a close's cancel may have found nothing. */
         cap__fd *f = cap__fd_peek(fd);
-        if (f != NULL && atomic_load(&f->gen) == gen && cap__fd_has(f, CAP__FDF_REGISTERED)) {
-            /* Wake everyone: readiness between the end and the re-arm
-             * would otherwise be lost. */
-            cap__io_ready(fd, gen, CAP__IO_RBIT | CAP__IO_WBIT);
+        if (f == NULL || atomic_load(&f->gen) != gen)
+            return;
+        cap__io_ready(fd, gen, CAP__IO_RBIT | CAP__IO_WBIT);
+        cap__spin_lock(&f->lock);
+        if (atomic_load(&f->gen) == gen && cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f))
             submit_poll(data, fd, false);
-        }
+        cap__spin_unlock(&f->lock);
     }
 }
 
@@ -262,13 +286,22 @@ static void harvest(int64_t timeout_ns)
         io_uring_wait_cqes(&ring, &cqe, 1, tsp, NULL);
     }
     atomic_store(&kicked, 0);
-    unsigned head, n = 0;
-    io_uring_for_each_cqe(&ring, head, cqe)
-    {
-        handle(cqe->user_data, cqe->res, cqe->flags);
-        n++;
+    for (;;) {
+        unsigned head, n = 0;
+        io_uring_for_each_cqe(&ring, head, cqe)
+        {
+            handle(cqe->user_data, cqe->res, cqe->flags);
+            n++;
+        }
+        io_uring_cq_advance(&ring, n);
+        /* Completions the full CQ could not take wait in the kernel's
+         * overflow list (among them the ends of multishot polls, to be
+         * re-armed) until a GETEVENTS entry moves them over: the look of
+         * a busy worker, or of one woken through wait_fd, makes none. */
+        if (!io_uring_cq_has_overflow(&ring))
+            break;
+        io_uring_get_events(&ring);
     }
-    io_uring_cq_advance(&ring, n);
 }
 
 const cap__netio cap__netio_uring = {
