@@ -5,7 +5,8 @@
  * Each ends the life of the number in the descriptor table first (waiters
  * woken with EBADF, no stale event after reuse), as close() does.
  *  - fcloseall closes streams we cannot name beforehand: afterwards every
- *    known number that is no longer open is forgotten.
+ *    known number that is no longer open is forgotten. On a user thread
+ *    it writes them out first as fflush(NULL) does, parking.
  *  - pclose also waits for the child: on a user thread that wait runs on
  *    the offload pool, so only the caller waits. So does freopen of a
  *    FIFO, whose open waits for the other end.
@@ -110,9 +111,14 @@ FILE *freopen64(const char *path, const char *mode, FILE *stream)
 
 int fcloseall(void)
 {
-    int r = CAP__REAL(fcloseall)(); /* it writes streams out, frees none */
+    /* glibc's writes every stream out with its blocking write under its
+     * list lock, then unbuffers them (it frees none). On a user thread
+     * fflush(NULL) writes them first, parking (stdout.c); glibc's then
+     * finds nothing left but what another thread buffered meanwhile. */
+    int flushed = cap__ic_user() ? fflush(NULL) : 0;
+    int r = CAP__REAL(fcloseall)();
     cap__fd_forget_closed();
-    return r;
+    return flushed != 0 ? EOF : r;
 }
 
 struct pclose_call {
