@@ -150,14 +150,6 @@ static uint32_t end_life_locked(cap__fd *f, int kind, uint32_t flags)
     return old;
 }
 
-static uint32_t end_life(cap__fd *f, int kind, uint32_t flags)
-{
-    cap__spin_lock(&f->lock);
-    uint32_t old = end_life_locked(f, kind, flags);
-    cap__spin_unlock(&f->lock);
-    return old;
-}
-
 /* What a signal handler may do to the table (util/sigctx.h): nothing that
  * takes a lock. The changes go to the dispatch after it (fdsig.c). */
 static void defer_life(int fd, int kind, uint32_t flags, const uint64_t timeo[2])
@@ -450,9 +442,17 @@ void cap__fd_created(int fd, int kind, uint32_t flags)
     cap__fd *f = cap__fd_get(fd);
     if (f == NULL)
         return;
-    /* A previous life closed behind our back may still have waiters and a
-     * registration of the old file; the new gen orphans both. */
-    end_life(f, kind, flags);
+    /* A previous life closed behind our back (a raw close, or a close in a
+     * signal handler whose queued change comes after this) may still have
+     * waiters and a registration of the old file: the waiters are woken
+     * with EBADF and the registration ended, as a close would (a uring
+     * poll holds the old file open; its cancel finds it by gen). */
+    cap__spin_lock(&f->lock);
+    uint32_t fl = atomic_load(&f->flags);
+    if (!(fl & CAP__FDF_CLOSING) && !((fl & CAP__FDF_SOLE) && cap__netio_active->close_releases))
+        disarm_locked(f, fd, fl);
+    end_life_locked(f, kind, flags);
+    cap__spin_unlock(&f->lock);
 }
 
 void cap__fd_dup_of(int newfd, int oldfd)

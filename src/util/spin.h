@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A test-and-test-and-set spinlock for critical sections of a few dozen
- * instructions (queue links, wait-list edits). Never held across a park or
- * a system call. After a bounded spin the waiter gives its core away with
+ * instructions (queue links, wait-list edits). Never held across a park;
+ * across a system call only where a descriptor's registration must be
+ * atomic with its life (a descriptor record's lock: io/netio.h, disarm).
+ * After a bounded spin the waiter gives its core away with
  * sched_yield, so a holder preempted by the kernel cannot stall a waiter
  * for a whole time slice of busy-waiting.
  */
