@@ -159,12 +159,13 @@ static void defer_life(int fd, int kind, uint32_t flags, const uint64_t timeo[2]
 
 /* Ends f's registration in the backend, if its current life has one, in
  * the same hold of f->lock that ends the life (caller bumps gen before
- * letting go): a backend that arms or re-arms only under f->lock, for
- * the gen it finds current, then either armed before this removal or
- * finds the life over (netio.h). */
+ * letting go): an arm, made only under f->lock for the gen current
+ * there, came before this removal or finds the life over (netio.h). A
+ * sole socket's close ends its epoll registration by itself (fd.h). */
 static void disarm_locked(cap__fd *f, int fd, uint32_t flags)
 {
-    if (flags & CAP__FDF_REGISTERED)
+    if ((flags & CAP__FDF_REGISTERED) &&
+        !((flags & CAP__FDF_SOLE) && cap__netio_active->close_releases))
         cap__netio_active->disarm(f, fd, atomic_load(&f->gen));
 }
 
@@ -209,12 +210,9 @@ void cap__fd_closing(int fd)
         cap__pipe_escape(f, true);
     /* The first step of fd.h's two: a new gen and the waiters woken, but
      * kind and flags stay while the number still names the file. The
-     * disarm comes first, while fd still names the file; a sole socket's
-     * close ends its epoll registration by itself (fd.h). */
+     * disarm comes first, while fd still names the file. */
     cap__spin_lock(&f->lock);
-    uint32_t flags = atomic_load(&f->flags);
-    if (!((flags & CAP__FDF_SOLE) && cap__netio_active->close_releases))
-        disarm_locked(f, fd, flags);
+    disarm_locked(f, fd, atomic_load(&f->flags));
     atomic_fetch_add(&f->gen, 1);
     atomic_store_explicit(&f->deferred, 0, memory_order_relaxed);
     cap__fd_set(f, CAP__FDF_CLOSING);
@@ -449,7 +447,7 @@ void cap__fd_created(int fd, int kind, uint32_t flags)
      * poll holds the old file open; its cancel finds it by gen). */
     cap__spin_lock(&f->lock);
     uint32_t fl = atomic_load(&f->flags);
-    if (!(fl & CAP__FDF_CLOSING) && !((fl & CAP__FDF_SOLE) && cap__netio_active->close_releases))
+    if (!(fl & CAP__FDF_CLOSING)) /* a close's first step disarmed it */
         disarm_locked(f, fd, fl);
     end_life_locked(f, kind, flags);
     cap__spin_unlock(&f->lock);

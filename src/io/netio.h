@@ -26,15 +26,16 @@
  *    cap__io_ready, edge-style, from now on, stamped with gen, starting
  *    with the readiness it has already (an edge backend: io.h's drained
  *    sockets park before they are registered, on this). Called once
- *    per life of a descriptor, the first time a thread must wait on it.
+ *    per life of a descriptor, the first time a thread must wait on it,
+ *    with f->lock held and gen still f's life (io/wait.c).
  *    0, or -EPERM when the kernel cannot poll this kind of file.
  *  - disarm(f, fd, gen): fd's life gen is ending (it is about to be
  *    closed or reused); stop watching it. Called only for an armed
  *    descriptor, with f->lock held, in the same hold that moves f->gen
- *    past gen. A backend whose registration holds the file (uring) arms
- *    and re-arms only under f->lock and only for the gen it finds
- *    current there, so each of its registrations for gen is either made
- *    before the removal or not at all: none outlives the life.
+ *    past gen. As arm() runs under that lock for a current gen (and a
+ *    backend's own re-arm must too), each registration for gen is made
+ *    before its removal or not at all: none outlives the life (a uring
+ *    poll would hold the file open; a poll entry would stay).
  *  - interest(f, fd): a waiter was just linked on f. May be NULL (edge
  *    backends watch every armed descriptor all the time).
  *  - harvest(timeout_ns): wait up to timeout_ns (< 0: no limit, 0: just

@@ -50,22 +50,15 @@ static int poll_start(void)
 
 static void kick(void);
 
+/* f->lock held, gen current (netio.h). */
 static int poll_arm(cap__fd *f, int fd, uint32_t gen)
 {
-    /* Under f->lock, for a life still current (netio.h, disarm): an entry
-     * made for a life already disarmed would stay in the table. */
-    cap__spin_lock(&f->lock);
-    if (atomic_load(&f->gen) != gen) {
-        cap__spin_unlock(&f->lock);
-        return 0; /* closed meanwhile: its waiters were woken with EBADF */
-    }
     cap__spin_lock(&set_lock);
     if (set_len == set_cap) {
         uint32_t ncap = set_cap ? set_cap * 2 : 256;
         struct entry *n = realloc(set, ncap * sizeof *n);
         if (n == NULL) {
             cap__spin_unlock(&set_lock);
-            cap__spin_unlock(&f->lock);
             return -ENOMEM;
         }
         set = n;
@@ -74,7 +67,6 @@ static int poll_arm(cap__fd *f, int fd, uint32_t gen)
     set[set_len] = (struct entry){ fd, gen };
     f->backend_slot = ++set_len;
     cap__spin_unlock(&set_lock);
-    cap__spin_unlock(&f->lock);
     /* The runtime's own descriptors (a disk ring's eventfd) are polled
      * without waiters, so no interest() will come for them: a holder
      * already in ppoll must rebuild its array now, or that ring's

@@ -17,9 +17,9 @@
  * poll request holds a reference to the file, and a poll that outlived
  * its life would keep a closed socket or pipe open underneath (its peer
  * never sees EOF). So the cancel must find every poll of the life: no
- * poll is added for a life after its cancel (arming and re-arming happen
- * under f->lock, only for the gen current there, and disarm runs in the
- * hold of f->lock that ends the life: netio.h), and the cancel is an
+ * poll is added for a life after its cancel (arm() and the re-arm below
+ * run under f->lock, only for the gen current there, and disarm runs in
+ * the hold of f->lock that ends the life: netio.h), and the cancel is an
  * ASYNC_CANCEL, which a wake-up in progress does not turn away (see
  * submit_poll_mask).
  *
@@ -166,24 +166,16 @@ static int uring_start(void)
     return submit_poll(KICK, kickfd, false);
 }
 
+/* f->lock held, gen current (netio.h). */
 static int uring_arm(cap__fd *f, int fd, uint32_t gen)
 {
-    /* Under f->lock, for a life still current (netio.h, disarm): a poll
-     * added after its life's cancel would hold the file open for good
-     * (a pipe's reader would never see EOF). */
-    int rc = 0;
-    cap__spin_lock(&f->lock);
-    if (atomic_load(&f->gen) != gen) {
-        /* closed meanwhile: its waiters were woken with EBADF */
-    } else if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED)) {
+    if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED)) {
         /* Nothing to submit yet: interest() arms it when a waiter links. */
         __atomic_store_n(&f->backend_slot, LAZY, __ATOMIC_SEQ_CST);
-    } else {
-        __atomic_store_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
-        rc = submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
+        return 0;
     }
-    cap__spin_unlock(&f->lock);
-    return rc;
+    __atomic_store_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
+    return submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
 }
 
 /* f->lock held, the life gen ending (netio.h): every arming holds that
@@ -261,7 +253,7 @@ static void handle(uint64_t data, int res, unsigned flags)
         /* A multishot poll ended (the CQ was full). Wake everyone:
          * readiness between the end and the re-arm would otherwise be
          * lost. Re-armed under f->lock while the life is current, as
-         * uring_arm does: a close's cancel may have found nothing. */
+         * arm() arms (netio.h): a close's cancel may have found nothing. */
         cap__fd *f = cap__fd_peek(fd);
         if (f == NULL || atomic_load(&f->gen) != gen)
             return;

@@ -296,33 +296,23 @@ static int arm(cap__fd *f, int fd, uint32_t gen)
         return 0;
     if (fl & CAP__FDF_UNPOLLABLE)
         return EPERM;
-    /* Marked only while the life is still gen's, under the lock that ends
-     * lives: an attempt of an ended life (a dup2 onto the number since)
-     * must not mark the newer one, whose waiters would then never arm. */
+    /* Marked and armed in one hold of the lock that ends lives, only
+     * while the life is still gen's (netio.h): an attempt of an ended life
+     * (a dup2 onto the number since) must neither mark the newer one,
+     * whose waiters would then never arm, nor register a poll or entry
+     * that its life's disarm has already missed. */
     cap__spin_lock(&f->lock);
-    if (atomic_load(&f->gen) != gen) {
-        cap__spin_unlock(&f->lock);
-        return 0; /* the park finds the gen moved: EBADF */
-    }
-    bool mine = !(atomic_fetch_or(&f->flags, CAP__FDF_REGISTERED) & CAP__FDF_REGISTERED);
-    cap__spin_unlock(&f->lock);
-    if (!mine)
-        return 0; /* another thread is arming it; its ADD reports current readiness */
-    int rc = cap__netio_active->arm(f, fd, gen);
-    if (rc != 0) {
-        cap__spin_lock(&f->lock);
-        bool cur = atomic_load(&f->gen) == gen;
-        if (cur) {
+    int rc = 0;
+    if (atomic_load(&f->gen) == gen && !(atomic_load(&f->flags) & CAP__FDF_REGISTERED)) {
+        cap__fd_set(f, CAP__FDF_REGISTERED);
+        if (cap__netio_active->arm(f, fd, gen) != 0) {
             cap__fd_clear(f, CAP__FDF_REGISTERED);
             cap__fd_set(f, CAP__FDF_UNPOLLABLE);
+            rc = EPERM;
         }
-        cap__spin_unlock(&f->lock);
-        /* A failure because the number changed files under us (a racing
-         * dup2: epoll's ADD/MOD see another file) is no reason to block
-         * the worker in poll(2): the park sees EBADF. */
-        return cur ? EPERM : 0;
     }
-    return 0;
+    cap__spin_unlock(&f->lock);
+    return rc; /* a gen moved on: the park sees it (EBADF) */
 }
 
 int cap__io_watch(int fd, void (*cb)(void *arg), void *arg)
