@@ -43,7 +43,13 @@ fi
     done
     if command -v gdb >/dev/null 2>&1; then
         gdb -p "$pid" -batch -nx -iex "set auto-load python-scripts off" -ex "source $here/../tools/gdb/capriccio.py" \
-            -ex "cap threads" -ex "thread apply all bt 40" 2>&1
+            -ex "cap threads" -ex "cap workers" -ex "thread apply all bt 40" 2>&1
+        # A second look: a program that is only slow under load has moved
+        # on (TICKS grew, the locks changed hands); a stuck one has not.
+        sleep 1
+        echo "--- cap workers, 1 s later:"
+        gdb -p "$pid" -batch -nx -iex "set auto-load python-scripts off" -ex "source $here/../tools/gdb/capriccio.py" \
+            -ex "cap workers" 2>&1 | grep -v "^\[New LWP\|^\[Thread debugging\|^Using host libthread_db\|^\[Inferior"
     fi
 } >&2
 kill -9 "$pid" 2>/dev/null

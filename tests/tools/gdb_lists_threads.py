@@ -4,7 +4,8 @@
 thread of a stopped program with its name, state, worker and blocking
 reason, shows the backtrace of parked and runnable threads, refuses a
 running one, and leaves the kernel thread's registers as they were, also
-after a failed `cap bt`.
+after a failed `cap bt`; `cap workers` lists the worker with its kernel
+thread and the user thread it runs.
 
 Usage: gdb_lists_threads.py GDB EXTENSION FIXTURE
 Runs gdb once in batch mode on FIXTURE (tests/tools/gdb_fixture.c, which
@@ -56,10 +57,11 @@ def run_gdb(gdb, ext, fixture, steps):
     return out, sections
 
 
-def parse_table(text):
-    """{name: {column: value}} from `cap threads`."""
+def parse_table(text, head="ID  NAME", key="NAME"):
+    """{key column's value: {column: value}} from `cap threads` (or, with
+    head and key, `cap workers`)."""
     lines = text.splitlines()
-    header = next((i for i, l in enumerate(lines) if l.lstrip().startswith("ID  NAME")), None)
+    header = next((i for i, l in enumerate(lines) if l.lstrip().startswith(head)), None)
     if header is None:
         return None
     cols = re.split(r"\s{2,}", lines[header].strip())
@@ -69,7 +71,7 @@ def parse_table(text):
         if len(cells) != len(cols) or not cells[0].isdigit():
             break
         row = dict(zip(cols, cells))
-        rows[row["NAME"]] = row
+        rows[row[key]] = row
     return rows
 
 
@@ -95,6 +97,9 @@ def main():
         ("bt-error", "cap bt sleeper -no-such-option"),
         ("regs-after", "info registers rip rsp rbp rbx r12 r13 r14 r15"),
         ("bt-self", "bt"),
+        ("workers", "cap workers"),
+        ("workers-arg", "cap workers 1"),
+        ("lwp", "info inferiors"),
     ]
     try:
         out, s = run_gdb(gdb, ext, fixture, steps)
@@ -159,6 +164,19 @@ def main():
         fail("kernel thread registers changed:\n%s->\n%s" % (before, after), out)
     if "trap (" not in s["bt-self"]:
         fail("the stopped kernel thread's own backtrace changed", out)
+    workers = parse_table(s["workers"], "WORKER  LWP", "WORKER")
+    if not workers or sorted(workers) != ["0"]:
+        fail("`cap workers` does not list worker 0 alone", out)
+    w0 = workers["0"]
+    pid = re.search(r"process (\d+)", s["lwp"])
+    if pid is None or w0["LWP"] != pid.group(1):  # worker 0 is the main kernel thread
+        fail("worker 0's LWP is %s, not the process's" % w0["LWP"], out)
+    if w0["RUNNING"] != ids.get("trapper"):
+        fail("worker 0 runs %s, not trapper (%s)" % (w0["RUNNING"], ids.get("trapper")), out)
+    if w0["STEAL LOCK"] != "free" or not w0["TICKS"].isdigit() or int(w0["TICKS"]) == 0:
+        fail("worker 0's steal lock or switch count is wrong", out)
+    if "cap: " not in s["workers-arg"]:
+        fail("`cap workers` with an argument is not refused", out)
     print(out)
     print("ok")
 

@@ -12,6 +12,10 @@ the user threads that run on them.
                           backtrace of a parked or runnable user thread, by
                           id (the ID column), by name, or of all of them;
                           options go to `bt` (e.g. `cap bt 3 full`)
+  cap workers             every worker: its kernel thread, the user thread
+                          it runs, its switch count and its queues; two
+                          looks a moment apart tell a slow program (the
+                          counts moved) from a stuck one (tests/hang_dump.sh)
 
 Loading, one of:
   (gdb) source tools/gdb/capriccio.py
@@ -353,6 +357,31 @@ def cap_threads(arg):
                       % (t.label(), th.num, th.ptid[1], th.num))
 
 
+# ---- cap workers -------------------------------------------------------------
+
+def cap_workers(arg):
+    if arg.strip():
+        raise CapError("`cap workers` takes no arguments")
+    rt = Runtime()
+    workers = gdb.lookup_global_symbol("cap__rt") or gdb.lookup_symbol("cap__rt")[0]
+    workers = workers.value()
+    header = ["WORKER", "LWP", "RUNNING", "TICKS", "STEAL LOCK", "STEAL QUEUE", "SLEEPING"]
+    rows = []
+    for i in range(int(workers["nworkers"])):
+        w = workers["workers"][i]
+        current = int(w["current"])
+        running = "-"
+        if current != 0:
+            running = str(rt.by_addr(current).id)
+        rows.append([str(int(w["id"])), str(int(w["tid"])), running, str(int(w["ticks"])),
+                     "held (%#x)" % int(w["steal_lock"]["held"])
+                     if int(w["steal_lock"]["held"]) != 0 else "free",
+                     str(int(w["steal"]["len"])), str(int(w["sleeping"]))])
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    for r in [header] + rows:
+        gdb.write("  ".join(c.ljust(wd) for c, wd in zip(r, widths)).rstrip() + "\n")
+
+
 # ---- cap bt ----------------------------------------------------------------
 
 def _find(rt, key):
@@ -473,7 +502,7 @@ def cap_bt(arg):
 # ---- registration ------------------------------------------------------------
 
 class _CapPrefix(gdb.Command):
-    """Capriccio user threads: `cap threads`, `cap bt ID|NAME|all`."""
+    """Capriccio user threads: `cap threads`, `cap bt ID|NAME|all`, `cap workers`."""
 
     def __init__(self):
         super().__init__("cap", gdb.COMMAND_STACK, gdb.COMPLETE_NONE, True)
@@ -502,6 +531,12 @@ _CapCommand("threads", cap_threads,
             "Usage: cap threads [WORD]\n"
             "Shows id, name, state, worker, what a parked thread waits on and its start\n"
             "routine; with WORD, only the rows that contain it (a state, a reason, a name).")
+_CapCommand("workers", cap_workers,
+            "List Capriccio workers.\n"
+            "Usage: cap workers\n"
+            "Shows each worker's kernel thread (LWP), the id of the user thread it runs,\n"
+            "its switch count (TICKS), its steal queue's lock and length, and whether it\n"
+            "sleeps idle.")
 _CapCommand("bt", cap_bt,
             "Backtrace of a parked or runnable Capriccio user thread.\n"
             "Usage: cap bt ID|NAME|all [bt options], e.g. `cap bt 3`, `cap bt sleeper full`.\n"
