@@ -39,8 +39,9 @@ static int discard_length(struct conn *c, size_t head, int64_t length, long long
 }
 
 /* Finds the line starting at *pos in the window, reading more if needed.
- * Returns the line length (without LF, with any CR stripped) and advances
- * *pos past it; -1 on failure, -2 if it cannot fit the window. */
+ * Returns the line length (without its CRLF) and advances *pos past it;
+ * -1 on failure, -2 if it cannot fit the window, -3 if it does not end
+ * with CRLF or holds a control byte other than HTAB (400). */
 static long next_line(struct conn *c, size_t head, size_t *pos, long long deadline, char **line)
 {
     for (;;) {
@@ -49,8 +50,17 @@ static long next_line(struct conn *c, size_t head, size_t *pos, long long deadli
             *line = c->buf + *pos;
             size_t n = (size_t)(lf - *line);
             *pos += n + 1;
-            if (n > 0 && (*line)[n - 1] == '\r')
-                n--;
+            /* Chunked framing is CRLF only (RFC 9112 7.1): a bare LF, or a
+             * CR or control byte inside the line, is what a front end may
+             * read differently (request smuggling). */
+            if (n == 0 || (*line)[n - 1] != '\r')
+                return -3;
+            n--;
+            for (size_t i = 0; i < n; i++) {
+                unsigned char b = (unsigned char)(*line)[i];
+                if ((b < 0x20 && b != '\t') || b == 0x7f)
+                    return -3;
+            }
             return (long)n;
         }
         if (*pos > head) { /* slide the partial line to the window start */
@@ -81,7 +91,7 @@ static int discard_chunked(struct conn *c, size_t head, long long deadline, size
     for (;;) {
         long n = next_line(c, head, &pos, deadline, &line);
         if (n < 0)
-            return n == -2 ? 400 : -1;
+            return n == -1 ? -1 : 400;
         uint64_t size = 0;
         long i = 0;
         for (; i < n && hexval(line[i]) >= 0; i++) {
@@ -89,7 +99,12 @@ static int discard_chunked(struct conn *c, size_t head, long long deadline, size
                 return 413;
             size = size * 16 + (uint64_t)hexval(line[i]);
         }
-        if (i == 0 || (i < n && line[i] != ';' && line[i] != ' ' && line[i] != '\t'))
+        if (i == 0)
+            return 400;
+        long j = i; /* only BWS, then ';' and an extension, may follow */
+        while (j < n && (line[j] == ' ' || line[j] == '\t'))
+            j++;
+        if (j < n && line[j] != ';')
             return 400;
         if (size > knot_config.max_body_bytes - total) /* total <= the limit: no wrap */
             return 413;
@@ -115,7 +130,7 @@ static int discard_chunked(struct conn *c, size_t head, long long deadline, size
     for (;;) { /* trailer fields, up to the empty line */
         long n = next_line(c, head, &pos, deadline, &line);
         if (n < 0)
-            return n == -2 ? 431 : -1;
+            return n == -2 ? 431 : n == -3 ? 400 : -1;
         if (n == 0)
             break;
     }
