@@ -167,7 +167,14 @@ static enum head_result read_head(struct conn *c, bool first, size_t *head_len)
 static int too_big_status(const struct conn *c)
 {
     const char *lf = memchr(c->buf, '\n', c->len);
-    return !lf || (size_t)(lf - c->buf) > knot_config.max_uri_bytes ? 414 : 431;
+    const char *end = lf ? lf : c->buf + c->len;
+    const char *sp1 = memchr(c->buf, ' ', (size_t)(end - c->buf));
+    if (!sp1)
+        return lf ? 431 : 414; /* no target seen: a method or line that never ends */
+    const char *t = sp1 + 1;
+    const char *sp2 = memchr(t, ' ', (size_t)(end - t));
+    size_t tlen = (size_t)((sp2 ? sp2 : end) - t);
+    return tlen > knot_config.max_uri_bytes || (!lf && !sp2) ? 414 : 431;
 }
 
 /* Answers with an error and ends the connection, logging it. */
