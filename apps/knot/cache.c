@@ -310,6 +310,21 @@ void cache_release(struct cache_entry *e)
         entry_free(e);
 }
 
+void cache_drop(const char *rel)
+{
+    unsigned h = hash_key(rel);
+    pthread_rwlock_rdlock(&lock);
+    bool there = find(rel, h) != NULL;
+    pthread_rwlock_unlock(&lock);
+    if (!there)
+        return;
+    pthread_rwlock_wrlock(&lock);
+    struct cache_entry *e = find(rel, h);
+    if (e)
+        unlink_entry(e);
+    pthread_rwlock_unlock(&lock);
+}
+
 void cache_forget(struct cache_entry *e)
 {
     pthread_rwlock_wrlock(&lock);

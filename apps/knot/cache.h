@@ -68,6 +68,9 @@ struct cache_entry *cache_lookup_recent(const char *rel, long long max_age_ms);
 
 void cache_release(struct cache_entry *e);
 
+/* Drops the entry for rel, if any: its path no longer names a file. */
+void cache_drop(const char *rel);
+
 /* Drops e (referenced by the caller) from the cache if it is still there:
  * its file turned out to differ from it (shorter than its size). The
  * caller's reference stays until cache_release. */

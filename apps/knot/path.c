@@ -9,7 +9,9 @@
  *     directory fd with openat2(RESOLVE_BENEATH), which refuses any symlink
  *     (or ".." inside one) that leads outside, atomically with the open.
  *     Kernels without openat2 get the fallback: open, then compare the
- *     opened file's real path with the root's.
+ *     opened file's real path with the root's. openat2 refuses every
+ *     absolute symlink too, even one that leads back inside, so after its
+ *     refusal (EXDEV) the fallback decides.
  * Every file descriptor opened here uses O_NONBLOCK so that a FIFO planted
  * in the root cannot block the open; the caller serves regular files only.
  */
@@ -164,6 +166,17 @@ int path_open(const char *rel)
         long fd = syscall(SYS_openat2, root_fd, name, &how, sizeof how);
         if (fd >= 0)
             return (int)fd;
+        if (errno == EXDEV) {
+            /* Out, or an absolute link: where the file really is decides
+             * (an outside path that does not exist is refused alike). */
+            int fd = openat(root_fd, name, flags);
+            if (fd < 0)
+                return -EXDEV;
+            if (fd_inside_root(fd))
+                return fd;
+            close(fd);
+            return -EXDEV;
+        }
         if (errno != ENOSYS && errno != EPERM) /* EPERM: seccomp filters */
             return -errno;
         atomic_store_explicit(&no_openat2, true, memory_order_relaxed);

@@ -101,7 +101,7 @@ static int send_representation(int fd, const struct http_request *req, bool keep
     if (not_modified(req, r->mtime)) {
         h.status = 304;
         h.content_type = NULL;
-    } else if (req->range && if_range_allows(req, r->mtime)) {
+    } else if (req->range && req->method == HTTP_GET && if_range_allows(req, r->mtime)) {
         switch (http_parse_range(req->range, r->size, &first, &last)) {
         case RANGE_SATISFIABLE:
             h.status = 206;
@@ -213,8 +213,11 @@ static int serve_file(int fd, const char *rel, const struct stat *pre, const str
     }
 
     int file = path_open(rel);
-    if (file < 0)
+    if (file < 0) {
+        if (!pre && knot_config.cache_bytes)
+            cache_drop(rel); /* deleted: do not keep its bytes or descriptor */
         return errno_status(-file);
+    }
     if (fstat(file, &st)) {
         close(file);
         return 500;
@@ -323,6 +326,14 @@ static void serve_directory(int fd, const char *rel, bool dir_form, const struct
         redirect_to_slash(fd, rel, req, keep, out);
         return;
     }
+    if (*rel) { /* the directory itself must be inside the root */
+        int d = path_open(rel);
+        if (d < 0) {
+            send_error(fd, errno_status(-d), req, keep, out);
+            return;
+        }
+        close(d);
+    }
     char index[PATH_MAX];
     if ((size_t)snprintf(index, sizeof index, "%s%s%s", rel, *rel ? "/" : "",
                          knot_config.index_name) >= sizeof index) {
@@ -371,7 +382,13 @@ static void serve_path(int fd, const char *rel, bool dir_form, const struct http
         return;
     }
     if (dir_form) { /* "file/": a file is not a directory */
-        send_error(fd, 404, req, keep_alive, out);
+        /* The stat above follows symlinks anywhere: answer as the
+         * confined open does, or 403/404 tells what exists outside. */
+        int f = path_open(rel);
+        int status = f >= 0 ? 404 : errno_status(-f);
+        if (f >= 0)
+            close(f);
+        send_error(fd, status == 500 ? 404 : status, req, keep_alive, out);
         return;
     }
     int status = serve_file(fd, rel, known ? &st : NULL, req, keep_alive, out);
