@@ -78,6 +78,13 @@ extern __attribute__((visibility("hidden"))) const cap__netio cap__netio_poll;
 extern __attribute__((visibility("hidden"))) const cap__netio cap__netio_uring;
 extern __attribute__((visibility("hidden"))) const cap__netio *cap__netio_active;
 
+/* For the backends whose registration accepts any file (uring, poll):
+ * whether the kernel can wait on fd's file at all (io/pollable.c). start
+ * makes the scratch instance once (0 or -errno); pollable is false only
+ * for a file that has no readiness to wait for (arm then says -EPERM). */
+int cap__netio_probe_start(void);
+bool cap__netio_pollable(int fd);
+
 /* Readiness of fd (life gen) in the directions of dirs (CAP__IO_RBIT,
  * CAP__IO_WBIT): wakes waiters. Stale gens are ignored. Any kernel thread;
  * takes the descriptor's lock. */

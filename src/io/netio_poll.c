@@ -45,7 +45,7 @@ static size_t pcap;
 static int poll_start(void)
 {
     kickfd = cap__ownfd_adopt((int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC));
-    return kickfd < 0 ? -errno : 0;
+    return kickfd < 0 ? -errno : cap__netio_probe_start();
 }
 
 static void kick(void);
@@ -53,6 +53,13 @@ static void kick(void);
 /* f->lock held, gen current (netio.h). */
 static int poll_arm(cap__fd *f, int fd, uint32_t gen)
 {
+    /* A file with no readiness to wait for polls ready at once, every
+     * time: a waiter for an event it never reports would spin through
+     * its whole timeout (io/pollable.c). Sockets and the pipes and
+     * eventfds the runtime made can be waited on. */
+    if (atomic_load(&f->kind) != CAP__FD_SOCKET && !cap__fd_has(f, CAP__FDF_OWNED) &&
+        !cap__netio_pollable(fd))
+        return -EPERM;
     cap__spin_lock(&set_lock);
     if (set_len == set_cap) {
         uint32_t ncap = set_cap ? set_cap * 2 : 256;

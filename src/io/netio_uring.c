@@ -163,6 +163,9 @@ static int uring_start(void)
     kickfd = cap__ownfd_adopt((int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (kickfd < 0)
         return -errno;
+    rc = cap__netio_probe_start();
+    if (rc != 0)
+        return rc;
     return submit_poll(KICK, kickfd, false);
 }
 
@@ -174,6 +177,10 @@ static int uring_arm(cap__fd *f, int fd, uint32_t gen)
         __atomic_store_n(&f->backend_slot, LAZY, __ATOMIC_SEQ_CST);
         return 0;
     }
+    /* A file with no readiness to wait for would end each poll at once,
+     * and handle() would re-arm it for ever (io/pollable.c). */
+    if (atomic_load(&f->kind) != CAP__FD_SOCKET && !cap__netio_pollable(fd))
+        return -EPERM;
     __atomic_store_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
     return submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
 }
@@ -253,14 +260,23 @@ static void handle(uint64_t data, int res, unsigned flags)
         /* A multishot poll ended (the CQ was full). Wake everyone:
          * readiness between the end and the re-arm would otherwise be
          * lost. Re-armed under f->lock while the life is current, as
-         * arm() arms (netio.h): a close's cancel may have found nothing. */
+         * arm() arms (netio.h): a close's cancel may have found nothing.
+         * A poll that failed is not: its re-arm would fail at once, for
+         * the whole life; the life is unpollable, as after a refused arm,
+         * and the woken waiters find that out. */
         cap__fd *f = cap__fd_peek(fd);
         if (f == NULL || atomic_load(&f->gen) != gen)
             return;
         cap__io_ready(fd, gen, CAP__IO_RBIT | CAP__IO_WBIT);
         cap__spin_lock(&f->lock);
-        if (atomic_load(&f->gen) == gen && cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f))
-            submit_poll(data, fd, false);
+        if (atomic_load(&f->gen) == gen && cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f)) {
+            if (res >= 0) {
+                submit_poll(data, fd, false);
+            } else {
+                cap__fd_clear(f, CAP__FDF_REGISTERED);
+                cap__fd_set(f, CAP__FDF_UNPOLLABLE);
+            }
+        }
         cap__spin_unlock(&f->lock);
     }
 }
