@@ -3,9 +3,12 @@
  * onto a number go the way of close(): threads blocked on them wake with
  * EBADF, and the reused number never delivers a stale event (a reader on
  * the new file waits for its own data). close_range with
- * CLOSE_RANGE_CLOEXEC closes nothing and wakes nobody; a failed dup2 or
- * dup3 leaves the waiter alone; CLOSE_RANGE_UNSHARE is refused on a user
- * thread (it would split the descriptor table of a whole worker). */
+ * CLOSE_RANGE_CLOEXEC closes nothing and wakes nobody; nor does a
+ * close_range the kernel refuses (a flag it does not know: EINVAL), which
+ * once woke the waiters with EBADF and forgot the descriptors' records
+ * (a blocking read then said EAGAIN); a failed dup2 or dup3 leaves the
+ * waiter alone; CLOSE_RANGE_UNSHARE is refused on a user thread (it would
+ * split the descriptor table of a whole worker). */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -126,6 +129,25 @@ int main(void)
     join(t[0]);
     CHECK_EQ(w[0].result, 1);
     CHECK_EQ(fcntl(p[0][0], F_GETFD), FD_CLOEXEC);
+
+    /* Refused by the kernel as a whole: nothing closed, nobody woken, the
+     * records kept (the pipe stays blocking for the application). */
+    t[0] = start(&w[0], p[0][0]);
+    settle();
+    CHECK_EQ(close_range((unsigned)lo, (unsigned)p[N - 1][1], 1u << 7), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(w[0].result, -2);
+    CHECK_EQ(fcntl(p[0][0], F_GETFL) & O_NONBLOCK, 0);
+    CHECK_EQ(write(p[0][1], "d", 1), 1);
+    join(t[0]);
+    CHECK_EQ(w[0].result, 1);
+    t[0] = start(&w[0], p[0][0]); /* blocking still: waits for its byte */
+    settle();
+    CHECK_EQ(w[0].result, -2);
+    CHECK_EQ(write(p[0][1], "e", 1), 1);
+    join(t[0]);
+    CHECK_EQ(w[0].result, 1);
+    CHECK_EQ(w[0].c, 'e');
 
     /* CLOSE_RANGE_UNSHARE on a user thread. */
     CHECK_EQ(close_range((unsigned)lo, (unsigned)lo, CLOSE_RANGE_UNSHARE), -1);
