@@ -74,9 +74,13 @@ pid_t fork(void)
     int e = errno; /* a failed fork's, for the caller */
     if (pid == 0) { /* before any signal is let in */
         cap__sched_forked(cap__current());
+        /* The kept mutexes' table before anything that may look in it:
+         * the I/O layer's reset initialises a mutex through our
+         * pthread_mutex_init, which does (a bucket lock held by a lost
+         * thread hung the child). */
+        cap__libc_kept_forked();
         cap__io_forked();
         cap__stream_turns_forked();
-        cap__libc_kept_forked();
         cap__sigmask_forked(cap__current());
     }
     cap__sig_fork_done(&saved);

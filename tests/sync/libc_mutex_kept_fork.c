@@ -1,23 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /* Description: fork while a user thread of another worker keeps taking
- * and letting go a process-shared glibc mutex (so the library's table of
- * such holders is locked now and then); each child takes another such
- * mutex, free, that the table files in the same place. The table's locks
- * start free in the child: before, a child forked while one was held
- * spun for ever (about 2 children in 5 hung). */
+ * and letting go process-shared glibc mutexes, one in each of the
+ * library's table buckets (so the table of such holders is locked now and
+ * then, anywhere); each child takes another such mutex, free, that the
+ * table files in the same place as a churned one. The table's locks start
+ * free in the child: before, a child forked while one was held spun for
+ * ever (about 2 children in 5 hung). And free before anything of the
+ * child's runtime uses the table: the I/O layer's reset initialises its
+ * pool's mutex (through the library's pthread_mutex_init, which looks in
+ * the table), and ran first (a child in 60-70 hung while the mutex
+ * churned was in that mutex's bucket, in 1.5% of runs; every bucket is
+ * churned now). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util.h"
 
-enum { MUTEXES = 256, CHILDREN = 100 };
+enum { MUTEXES = 1024, BUCKETS = 64, CHILDREN = 100 };
 
 static pthread_mutex_t ms[MUTEXES];
-static pthread_mutex_t *churned, *taken_in_child;
+static pthread_mutex_t *churned[BUCKETS], *taken_in_child;
+static int nchurned;
 static atomic_int stop, churning;
 
 /* The table's bucket of a mutex (src/intercept/libc_mutex.c). */
@@ -33,8 +41,9 @@ static void *churn(void *arg)
         return NULL; /* another worker's thread is wanted */
     atomic_store(&churning, 1);
     for (long i = 0; !atomic_load(&stop); i++) {
-        CHECK_EQ(pthread_mutex_lock(churned), 0);
-        CHECK_EQ(pthread_mutex_unlock(churned), 0);
+        pthread_mutex_t *m = churned[i % nchurned];
+        CHECK_EQ(pthread_mutex_lock(m), 0);
+        CHECK_EQ(pthread_mutex_unlock(m), 0);
         if (i % 4096 == 0)
             cap_yield();
     }
@@ -50,11 +59,18 @@ int main(void)
     CHECK_EQ(pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED), 0);
     for (int i = 0; i < MUTEXES; i++)
         CHECK_EQ(pthread_mutex_init(&ms[i], &a), 0);
-    churned = &ms[0];
-    for (int i = 1; i < MUTEXES && taken_in_child == NULL; i++)
-        if (bucket_of(&ms[i]) == bucket_of(churned))
+    bool seen[BUCKETS] = { false };
+    for (int i = 0; i < MUTEXES; i++) {
+        unsigned b = bucket_of(&ms[i]);
+        if (!seen[b]) {
+            seen[b] = true;
+            churned[nchurned++] = &ms[i];
+        } else if (taken_in_child == NULL && b == bucket_of(churned[0])) {
             taken_in_child = &ms[i];
+        }
+    }
     CHECK(taken_in_child != NULL);
+    CHECK_GE(nchurned, BUCKETS / 2);
     cap_thread_t t[64];
     int n = 0;
     while (!atomic_load(&churning)) {
