@@ -93,8 +93,10 @@ static void *t_holder(void *arg)
     atomic_store(&t_state, 1);
     char c;
     CHECK_EQ(read(t_pipe[0], &c, 1), 1); /* parks, holding tl */
-    CHECK_EQ(pthread_rwlock_unlock(&tl), 0);
+    /* 2 before the unlock: a waiter granted tl must see it (stored after,
+     * a waiter on another worker could take tl in between and read 1). */
     atomic_store(&t_state, 2);
+    CHECK_EQ(pthread_rwlock_unlock(&tl), 0);
     return NULL;
 }
 
