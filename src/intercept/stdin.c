@@ -104,6 +104,13 @@ static ssize_t input_ready(int fd, void *arg)
  * or unbuffered stream (see the top). */
 static void flush_before_refill(FILE *fp)
 {
+    /* glibc's refill first switches a stream that was writing to reading,
+     * which writes out its pending output (_IO_switch_to_get_mode): on a
+     * "r+" socket the request must leave before the answer is waited for.
+     * fflush(fp) parks for it here (stdout.c; stdio_wide.c for a wide one),
+     * in the turn the caller holds. */
+    if (fp->_flags & CAP__IOF_CURRENTLY_PUTTING)
+        fflush(fp);
     if ((fp->_flags & (CAP__IOF_LINE_BUF | CAP__IOF_UNBUFFERED)) ||
         (fp->_IO_buf_base == NULL && isatty(fp->_fileno))) /* glibc's first refill
                                                                makes a terminal's
