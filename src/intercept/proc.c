@@ -25,6 +25,7 @@
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,17 @@ pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
         return (pid_t)r;
     cap__sys_call c = { SYS_wait4, { pid, (long)status, options, (long)ru }, 0 };
     cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
-    return (pid_t)cap__ic_ret_cancel(cap__ic_offload_sys(&c, &in));
+    long w = cap__ic_offload_sys(&c, &in);
+    if (w == -EINTR) {
+        /* The kernel's wait looks for a child that changed state before it
+         * looks at a signal: the SIGCHLD of the awaited child's own exit
+         * (its handler interrupted the wait, perhaps before a pool thread
+         * took the job) does not make the wait fail. */
+        long again = syscall(SYS_wait4, pid, status, options | WNOHANG, ru);
+        if (again > 0)
+            w = again;
+    }
+    return (pid_t)cap__ic_ret_cancel(w);
 }
 
 pid_t waitpid(pid_t pid, int *status, int options)
@@ -84,7 +95,14 @@ int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
         return (int)r;
     cap__sys_call c = { SYS_waitid, { type, id, (long)info, options, 0 }, 0 };
     cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
-    return (int)cap__ic_ret_cancel(cap__ic_offload_sys(&c, &in));
+    long w = cap__ic_offload_sys(&c, &in);
+    if (w == -EINTR) { /* as in wait4: a child that changed state comes first */
+        probe->si_pid = 0;
+        if (syscall(SYS_waitid, type, id, probe, options | WNOHANG, NULL) == 0 &&
+            probe->si_pid != 0)
+            w = 0;
+    }
+    return (int)cap__ic_ret_cancel(w);
 }
 
 /* ---- locks ------------------------------------------------------------------- */
@@ -142,7 +160,18 @@ int system(const char *command)
     sigemptyset(&c.mask);
     uint64_t mine = cap__sigmask_of(cap__current());
     memcpy(&c.mask, &mine, sizeof mine);
-    if (cap__offload(run_system, &c) != 0)
+    /* glibc's system() blocks SIGCHLD in the calling thread while it
+     * waits, so that the program's SIGCHLD handler cannot reap the
+     * command's child first (system would say -1, ECHILD): the calling
+     * user thread's mask, here, not only the pool thread's. The child
+     * still gets the caller's mask as it was (c.mask, taken above). */
+    sigset_t chld, saved;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &chld, &saved); /* our wrapper: this user thread's mask */
+    int rc = cap__offload(run_system, &c);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (rc != 0)
         return CAP__REAL(system)(command);
     cap__sig_take_jump(); /* a handler's jump into this thread, if any */
     if (c.result < 0)
