@@ -165,6 +165,7 @@ unsigned sleep(unsigned sec)
     uint64_t left;
     if (sleep_for((uint64_t)sec * 1000000000u, &left) == 0)
         return 0;
+    cap__ic_set_errno(EINTR); /* glibc's sleep leaves its nanosleep's EINTR */
     return (unsigned)(left / 1000000000u); /* whole seconds not slept, as glibc */
 }
 

@@ -250,6 +250,23 @@ static size_t put_in_turn(FILE *fp, const struct iovec *v, int nv, size_t total,
         to_write -= len;
     }
     set_empty(fp);
+    /* The tail glibc keeps buffered goes in now, before the lock is let
+     * go: a call that fits while this one waits in its write must put its
+     * bytes after the tail, as it would after glibc's whole call. */
+    struct iovec rest[MAX_PIECES] = { { NULL, 0 } };
+    int m = 0;
+    if (keep > 0) {
+        size_t skip = total - keep;
+        for (int i = 0; i < nv; i++) {
+            if (skip >= v[i].iov_len) {
+                skip -= v[i].iov_len;
+                continue;
+            }
+            rest[m++] = (struct iovec){ (char *)v[i].iov_base + skip, v[i].iov_len - skip };
+            skip = 0;
+        }
+        copy_in(fp, rest, m); /* fits: tail_kept checked it against the buffer's size */
+    }
     int fd = fp->_fileno, err;
     cap_cleanup_frame_t frame; /* a cancel in the write frees what it took out */
     cap_cleanup_frame_push(&frame, free, held);
@@ -261,24 +278,9 @@ static size_t put_in_turn(FILE *fp, const struct iovec *v, int nv, size_t total,
         *failed = true;
         fp->_flags |= _IO_ERR_SEEN;
         cap__ic_set_errno(err); /* after a park (intercept.h) */
+        if (keep > 0 && fp->_IO_write_ptr == fp->_IO_write_base + keep)
+            fp->_IO_write_ptr = fp->_IO_write_base; /* glibc buffers no tail after a failed write */
         return wrote > pending ? wrote - pending : 0;
-    }
-    if (keep > 0) { /* the buffer may hold other calls' bytes by now */
-        struct iovec rest[MAX_PIECES] = { { NULL, 0 } };
-        int m = 0;
-        size_t skip = total - keep;
-        for (int i = 0; i < nv; i++) {
-            if (skip >= v[i].iov_len) {
-                skip -= v[i].iov_len;
-                continue;
-            }
-            rest[m++] = (struct iovec){ (char *)v[i].iov_base + skip, v[i].iov_len - skip };
-            skip = 0;
-        }
-        if (fits(fp, rest, m, keep))
-            copy_in(fp, rest, m);
-        else
-            return total - keep + put_in_turn(fp, rest, m, keep, locking, false, failed);
     }
     return total;
 }
@@ -482,10 +484,24 @@ extern int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap);
 static int print(FILE *fp, int flag, const char *fmt, va_list ap)
 {
     char small[512], *text = small;
-    va_list again;
+    va_list again, failed;
     va_copy(again, ap);
+    va_copy(failed, ap);
     int n = flag > 0 ? __vsnprintf_chk(small, sizeof small, flag, sizeof small, fmt, ap)
                      : vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0) {
+        /* A conversion failed (EILSEQ, say): glibc's call puts the text
+         * before it on fp and returns -1; its call does that (rare: it may
+         * block the worker if that text fills the buffer). */
+        va_end(again);
+        bool guarded = cap__stdio_guard(fp);
+        n = flag > 0 ? CAP__REAL(__vfprintf_chk)(fp, flag, fmt, failed)
+                     : CAP__REAL(vfprintf)(fp, fmt, failed);
+        cap__stdio_unguard(fp, guarded);
+        va_end(failed);
+        return n;
+    }
+    va_end(failed);
     if (n >= (int)sizeof small) {
         text = malloc((size_t)n + 1);
         if (text == NULL) {
