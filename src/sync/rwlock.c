@@ -114,6 +114,23 @@ static void tidy(cap_rwlock_t *rw)
         atomic_fetch_and(state_of(rw), ~(uint32_t)SLOW);
 }
 
+/* An unlocker that found SLOW and has taken the guard, still holding the
+ * lock: true (guard kept) if threads are still counted as waiting, whose
+ * SLOW keeps every taker out until the guard goes, so the lock cannot be
+ * destroyed under the unlocker (see the top). If the last of them left
+ * while it came (a timed-out waiter, which cleared SLOW), a release under
+ * the guard would free the lock while the unlocker still has the guard to
+ * drop: then it drops the guard (clearing SLOW, if a fork left it with
+ * counts zeroed) and releases as the fast path does. */
+static bool still_waited(cap_rwlock_t *rw)
+{
+    if (rw->rwait != 0 || rw->wwait != 0)
+        return true;
+    tidy(rw);
+    guard_unlock(rw);
+    return false;
+}
+
 /* [guard] Sets SLOW on exactly the state s we found busy; false if the
  * state moved meanwhile (look again). */
 static bool announce(cap_rwlock_t *rw, uint32_t s)
@@ -299,11 +316,15 @@ static int write_unlock(cap_rwlock_t *rw)
     if (atomic_load_explicit(writer_of(rw), memory_order_relaxed) != cap__sync_self_id())
         return EPERM;
     atomic_store_explicit(writer_of(rw), 0, memory_order_relaxed);
-    uint32_t s = WRITER;
-    if (atomic_compare_exchange_strong_explicit(state_of(rw), &s, 0, memory_order_release,
-                                                memory_order_relaxed))
-        return 0;
-    guard_lock(rw); /* SLOW: waiters; take the guard while still holding */
+    for (;;) {
+        uint32_t s = WRITER;
+        if (atomic_compare_exchange_strong_explicit(state_of(rw), &s, 0, memory_order_release,
+                                                    memory_order_relaxed))
+            return 0;
+        guard_lock(rw); /* SLOW: waiters; take the guard while still holding */
+        if (still_waited(rw))
+            break;
+    }
     atomic_fetch_and_explicit(state_of(rw), ~(uint32_t)WRITER, memory_order_release);
     dispatch(rw);
     tidy(rw);
@@ -319,13 +340,18 @@ int cap_rwlock_unlock(cap_rwlock_t *rw)
             return write_unlock(rw);
         if ((s & READERS) == 0)
             return EPERM;
-        if ((s & SLOW) && (s & READERS) == 1)
-            break; /* maybe the last reader with waiters: dispatch */
+        if ((s & SLOW) && (s & READERS) == 1) {
+            /* maybe the last reader with waiters: dispatch */
+            guard_lock(rw);
+            if (still_waited(rw))
+                break;
+            s = atomic_load_explicit(state_of(rw), memory_order_relaxed);
+            continue;
+        }
         if (atomic_compare_exchange_weak_explicit(state_of(rw), &s, s - 1, memory_order_release,
                                                   memory_order_relaxed))
             return 0;
     }
-    guard_lock(rw);
     uint32_t prev = atomic_fetch_sub_explicit(state_of(rw), 1, memory_order_release);
     if ((prev & READERS) == 1)
         dispatch(rw);
