@@ -6,7 +6,8 @@
 # running after SECONDS, prints what it is doing to stderr and kills it
 # (status 124): each kernel thread's system call and kernel stack
 # (/proc), and, where gdb is installed, every kernel thread's backtrace
-# and the runtime's user threads (tools/gdb/capriccio.py, `cap threads`).
+# and the runtime's user threads (tools/gdb/capriccio.py, `cap threads`),
+# its workers twice, and the same for its first three child processes.
 # ctest registers tests through it with SECONDS a little below the test's
 # TIMEOUT, so a hang in CI leaves a trace in the log instead of only
 # "Timeout" (tests/CMakeLists.txt).
@@ -51,7 +52,22 @@ fi
         gdb -p "$pid" -batch -nx -iex "set auto-load python-scripts off" -ex "source $here/../tools/gdb/capriccio.py" \
             -ex "cap workers" 2>&1 | grep -v "^\[New LWP\|^\[Thread debugging\|^Using host libthread_db\|^\[Inferior"
     fi
+    # The program's own child processes (a test's clients may run in one):
+    # the first few, their kernel threads and, with gdb, their user threads.
+    for child in $(pgrep -P "$pid" | head -n 3); do
+        echo "--- child process $child ($(cat /proc/"$child"/comm 2>/dev/null)):"
+        for task in /proc/"$child"/task/*; do
+            echo "    kernel thread ${task##*/}: syscall $(cut -d' ' -f1 "$task"/syscall 2>/dev/null)," \
+                 "wchan $(cat "$task"/wchan 2>/dev/null)"
+        done
+        if command -v gdb >/dev/null 2>&1; then
+            gdb -p "$child" -batch -nx -iex "set auto-load python-scripts off" \
+                -ex "source $here/../tools/gdb/capriccio.py" -ex "cap threads" -ex "cap workers" 2>&1 |
+                grep -v "^\[New LWP\|^\[Thread debugging\|^Using host libthread_db\|^\[Inferior" | head -n 60
+        fi
+    done
 } >&2
+pkill -9 -P "$pid" 2>/dev/null # its children too: one left running would hold the log's pipe
 kill -9 "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 exit 124
