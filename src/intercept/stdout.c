@@ -253,9 +253,9 @@ static size_t put_in_turn(FILE *fp, const struct iovec *v, int nv, size_t total,
     /* The tail glibc keeps buffered goes in now, before the lock is let
      * go: a call that fits while this one waits in its write must put its
      * bytes after the tail, as it would after glibc's whole call. */
-    struct iovec rest[MAX_PIECES] = { { NULL, 0 } };
-    int m = 0;
     if (keep > 0) {
+        struct iovec rest[MAX_PIECES] = { { NULL, 0 } };
+        int m = 0;
         size_t skip = total - keep;
         for (int i = 0; i < nv; i++) {
             if (skip >= v[i].iov_len) {

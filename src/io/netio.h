@@ -83,7 +83,7 @@ extern __attribute__((visibility("hidden"))) const cap__netio *cap__netio_active
  * makes the scratch instance once (0 or -errno); pollable is false only
  * for a file that has no readiness to wait for (arm then says -EPERM). */
 int cap__netio_probe_start(void);
-bool cap__netio_pollable(int fd);
+bool cap__netio_pollable(const cap__fd *f, int fd);
 
 /* Readiness of fd (life gen) in the directions of dirs (CAP__IO_RBIT,
  * CAP__IO_WBIT): wakes waiters. Stale gens are ignored. Any kernel thread;

@@ -55,10 +55,8 @@ static int poll_arm(cap__fd *f, int fd, uint32_t gen)
 {
     /* A file with no readiness to wait for polls ready at once, every
      * time: a waiter for an event it never reports would spin through
-     * its whole timeout (io/pollable.c). Sockets and the pipes and
-     * eventfds the runtime made can be waited on. */
-    if (atomic_load(&f->kind) != CAP__FD_SOCKET && !cap__fd_has(f, CAP__FDF_OWNED) &&
-        !cap__netio_pollable(fd))
+     * its whole timeout (io/pollable.c). */
+    if (!cap__netio_pollable(f, fd))
         return -EPERM;
     cap__spin_lock(&set_lock);
     if (set_len == set_cap) {

@@ -179,7 +179,7 @@ static int uring_arm(cap__fd *f, int fd, uint32_t gen)
     }
     /* A file with no readiness to wait for would end each poll at once,
      * and handle() would re-arm it for ever (io/pollable.c). */
-    if (atomic_load(&f->kind) != CAP__FD_SOCKET && !cap__netio_pollable(fd))
+    if (!cap__netio_pollable(f, fd))
         return -EPERM;
     __atomic_store_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
     return submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);

@@ -35,8 +35,11 @@ int cap__netio_probe_start(void)
     return probe_fd < 0 ? -errno : 0;
 }
 
-bool cap__netio_pollable(int fd)
+bool cap__netio_pollable(const cap__fd *f, int fd)
 {
+    /* Sockets, and the pipes and eventfds the runtime made, always are. */
+    if (atomic_load(&f->kind) == CAP__FD_SOCKET || cap__fd_has(f, CAP__FDF_OWNED))
+        return true;
     struct epoll_event ev = { .events = EPOLLIN };
     if (syscall(SYS_epoll_ctl, probe_fd, EPOLL_CTL_ADD, fd, &ev) != 0)
         return errno != EPERM; /* EEXIST, ENOMEM...: the backend finds out */
