@@ -281,6 +281,13 @@ static void handle(uint64_t data, int res, unsigned flags)
     }
 }
 
+/* Completions taken off the CQ at a time, before any is handled; and
+ * the most one harvest handles, so that a storm of readiness cannot keep
+ * the worker from the threads it woke (what is left stays in the CQ, or
+ * its overflow, for the next look: a wait returns at once on it, and
+ * the ring's descriptor polls readable). */
+enum { HARVEST_BATCH = 64, HARVEST_MAX = 4 * 2 * RING_ENTRIES };
+
 static void harvest(int64_t timeout_ns)
 {
     struct io_uring_cqe *cqe = NULL;
@@ -294,14 +301,34 @@ static void harvest(int64_t timeout_ns)
         io_uring_wait_cqes(&ring, &cqe, 1, tsp, NULL);
     }
     atomic_store(&kicked, 0);
-    for (;;) {
+    for (unsigned handled = 0; handled < HARVEST_MAX;) {
+        /* Completions leave the CQ before they are handled: handling
+         * re-arms ended multishot polls, and a re-armed poll whose file is
+         * ready posts at once. Into a CQ still full of unreleased entries
+         * it overflowed and ended again, to be re-armed by the next pass,
+         * for ever once more than half a CQ of them circulated (a
+         * readiness storm on thousands of sockets hung the worker here:
+         * io/readiness_storm_past_the_queue). */
+        struct {
+            uint64_t data;
+            int res;
+            unsigned flags;
+        } batch[HARVEST_BATCH];
         unsigned head, n = 0;
         io_uring_for_each_cqe(&ring, head, cqe)
         {
-            handle(cqe->user_data, cqe->res, cqe->flags);
-            n++;
+            batch[n].data = cqe->user_data;
+            batch[n].res = cqe->res;
+            batch[n].flags = cqe->flags;
+            if (++n == HARVEST_BATCH)
+                break;
         }
         io_uring_cq_advance(&ring, n);
+        for (unsigned i = 0; i < n; i++)
+            handle(batch[i].data, batch[i].res, batch[i].flags);
+        handled += n;
+        if (n == HARVEST_BATCH)
+            continue;
         /* Completions the full CQ could not take wait in the kernel's
          * overflow list (among them the ends of multishot polls, to be
          * re-armed) until a GETEVENTS entry moves them over: the look of
