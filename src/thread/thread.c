@@ -154,6 +154,7 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     t->worker = NULL;
     t->started = false;
     t->is_main = false;
+    t->main_exited = false;
     t->kernel_bound = 0;
     t->fork_gen = cap__fork_gen;
     t->saved_errno = 0;
@@ -243,7 +244,18 @@ static cap__thread *exit_begin(cap__thread *self, void *retval)
         exit(0); /* the last thread, and main has already exited */
     if (self->is_main) {
         /* pthread_exit from main: the process lives on until the last
-         * thread exits (which calls exit above). */
+         * thread exits (which calls exit above). Main stays parked on the
+         * process stack, yet POSIX lets another thread join it as any
+         * other: its value and its end are handed over here, and join
+         * sees main_exited instead of EXITED and releases nothing. */
+        cap__spin_lock(&self->lock);
+        self->retval = retval;
+        self->main_exited = true;
+        cap__thread *joiner = self->joiner;
+        self->joiner = NULL;
+        if (joiner != NULL)
+            cap__unpark(joiner); /* under self->lock, as park.h requires */
+        cap__spin_unlock(&self->lock);
         cap__park(CAP__PARK_EXITED_MAIN, NULL, CAP__FOREVER, NULL, NULL);
         cap__die("main thread woke after cap_thread_exit\n");
     }
@@ -368,7 +380,7 @@ again:
         return EINVAL;
     }
     t->joined = true;
-    if (atomic_load(&t->state) != CAP__T_EXITED) {
+    if (atomic_load(&t->state) != CAP__T_EXITED && !t->main_exited) {
         t->joiner = self;
         self->park_signallable = true; /* see below */
         int rc = cap__park_cancellable(CAP__PARK_JOIN, t, CAP__FOREVER, unlock_tcb, t);
@@ -394,7 +406,8 @@ again:
     }
     if (retval != NULL)
         *retval = t->retval;
-    release_finished(t);
+    if (!t->is_main) /* main's TCB and stack live on, parked (exit_begin) */
+        release_finished(t);
     return 0;
 }
 

@@ -49,6 +49,8 @@ typedef struct cap__thread {
     _Atomic uint8_t state;         /* [atomic] enum cap__thread_state */
     bool started;                  /* [owner] has run at least once */
     bool is_main;                  /* runs main() on the process stack */
+    bool main_exited;              /* [lock] main called cap_thread_exit: joinable
+                                      with its retval, but never released */
     bool wake_front;               /* [inbox] woken from a sync object by a running
                                       thread of another worker: to the front */
     uint16_t kernel_bound;         /* [owner] holds of state the kernel keeps per
