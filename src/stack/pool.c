@@ -275,6 +275,16 @@ bool cap__stack_keep(cap__stack *s)
     return true;
 }
 
+void *cap__stack_reported_lo(const cap__stack *s)
+{
+    /* The zone takes the first CAP__CANARY_BYTES of the pages the size
+     * asked for (new_stack); left out, a stack of CAP_STACK_MIN would be
+     * reported below it, a size cap_thread_create refuses. */
+    if (s->slot != NULL && s->slot->kind == CAP__GUARD_KIND_CANARY)
+        return (char *)s->lo - CAP__CANARY_BYTES;
+    return s->lo;
+}
+
 bool cap__stack_guard_hit(const void *addr, const cap__stack *s)
 {
     const char *a = addr, *lo = s->lo;

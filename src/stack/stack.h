@@ -52,6 +52,11 @@ bool cap__stack_keep(cap__stack *s);
 bool cap__stack_linked_mode(void);
 /* True when addr lies in the guard page below stack s. Async-signal-safe. */
 bool cap__stack_guard_hit(const void *addr, const cap__stack *s);
+/* The lowest byte of the stack as allocated, for reports to the program
+ * (cap_thread_getattr, cap_thread_getstack): lo, but for a canary stack
+ * the start of its canary zone, so the size reported is the one the
+ * thread was created with and can create another. */
+void *cap__stack_reported_lo(const cap__stack *s);
 
 /* Reads the CAP_STACK_* and CAP_LINKED_* settings (src/stack/settings.c);
  * called once by cap__config_load. Exits(2) on an invalid value. */

@@ -481,7 +481,7 @@ int cap_thread_getattr(cap_thread_t h, cap_thread_attr_t *attr)
     if (t == NULL)
         return ESRCH;
     *attr = (cap_thread_attr_t)CAP_THREAD_ATTR_INITIALIZER;
-    attr->stack_size = (size_t)((char *)t->stack.hi - (char *)t->stack.lo);
+    attr->stack_size = (size_t)((char *)t->stack.hi - (char *)cap__stack_reported_lo(&t->stack));
     attr->detach_state = t->detached ? CAP_CREATE_DETACHED : CAP_CREATE_JOINABLE;
     memcpy(attr->name, t->name, sizeof attr->name);
     cap__spin_unlock(&t->lock);
@@ -495,8 +495,8 @@ int cap_thread_getstack(cap_thread_t h, void **addr, size_t *size)
     cap__thread *t = lookup_locked(h);
     if (t == NULL)
         return ESRCH;
-    *addr = t->stack.lo;
-    *size = (size_t)((char *)t->stack.hi - (char *)t->stack.lo);
+    *addr = cap__stack_reported_lo(&t->stack);
+    *size = (size_t)((char *)t->stack.hi - (char *)*addr);
     cap__spin_unlock(&t->lock);
     return 0;
 }

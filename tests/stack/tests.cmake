@@ -2,6 +2,7 @@
 # tests/stack: default (pooled) stacks, overflow reports, linked stacks.
 set(CAPTEST_guard_budget_then_canary_ENV "CAP_STACK_GUARD=mprotect;CAP_STACK_GUARD_VMAS=20")
 set(CAPTEST_trim_gives_back_deep_pages_ENV "CAP_STACK_TRIM=64K")
+set(CAPTEST_canary_stack_attr_recreates_ENV "CAP_STACK_GUARD=canary")
 
 # Memory per idle thread: 100,000 threads on every run; 1,000,000 as a long
 # test (label "long"), registered only when configured with
