@@ -147,8 +147,8 @@ int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts
     if (r == 0)
         r = wait_signal(set, info,
                         ts == NULL ? CAP__FOREVER
-                                   : cap__deadline_after((uint64_t)ts->tv_sec * 1000000000u +
-                                                         (uint64_t)ts->tv_nsec));
+                                   : cap__deadline_after(cap__timeout_ns((uint64_t)ts->tv_sec,
+                                                                         (uint64_t)ts->tv_nsec)));
     return (int)cap__ic_ret_cancel(r);
 }
 

@@ -18,6 +18,18 @@ static inline uint64_t cap__now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A timeout of sec seconds and nsec nanoseconds in nanoseconds,
+ * saturating at CAP__FOREVER: one past 2^64 ns (~584 years) waits for
+ * ever, as the kernel's, which it clamps, instead of wrapping round to a
+ * short one. */
+static inline uint64_t cap__timeout_ns(uint64_t sec, uint64_t nsec)
+{
+    if (sec > CAP__FOREVER / 1000000000u)
+        return CAP__FOREVER;
+    uint64_t ns = sec * 1000000000u;
+    return nsec >= CAP__FOREVER - ns ? CAP__FOREVER : ns + nsec;
+}
+
 /* now + ns, saturating at CAP__FOREVER. */
 static inline uint64_t cap__deadline_after(uint64_t ns)
 {
