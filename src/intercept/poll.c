@@ -51,7 +51,7 @@ static uint64_t deadline_ts(const struct timespec *ts)
         return CAP__FOREVER;
     if (ts->tv_sec == 0 && ts->tv_nsec == 0)
         return 0;
-    return cap__deadline_after((uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec);
+    return cap__deadline_after(cap__timeout_ns((uint64_t)ts->tv_sec, (uint64_t)ts->tv_nsec));
 }
 
 /* The bytes of the signal mask the kernel reads (glibc passes _NSIG / 8). */
@@ -222,7 +222,9 @@ int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
             return (int)cap__ic_ret(-EFAULT);
         if (tv->tv_sec < 0 || tv->tv_usec < 0)
             return (int)cap__ic_ret(-EINVAL);
-        uint64_t ns = (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
+        /* Microseconds past a second count as whole seconds, as Linux's */
+        uint64_t ns = cap__timeout_ns((uint64_t)tv->tv_sec + (uint64_t)tv->tv_usec / 1000000u,
+                                      (uint64_t)tv->tv_usec % 1000000u * 1000u);
         deadline = ns == 0 ? 0 : cap__deadline_after(ns);
     }
     cap__intr in = intr_of(NULL);
