@@ -84,7 +84,8 @@ static int one(int how, int sig)
     }
     sigset_t s;
     sigemptyset(&s);
-    sigaddset(&s, sig);
+    if (sigaddset(&s, sig) != 0)
+        return -1; /* glibc's two internal signals: EINVAL, as glibc's sighold */
     return sigprocmask(how, &s, NULL);
 }
 
@@ -168,7 +169,8 @@ int cap__ic_sigpause_any(int sig_or_mask, int is_sig)
         }
         sigemptyset(&s);
         change_mask(SIG_BLOCK, NULL, &s); /* the thread's mask, less sig */
-        sigdelset(&s, sig_or_mask);
+        if (sigdelset(&s, sig_or_mask) != 0)
+            return -1; /* glibc's internal signals: EINVAL, not a wait */
     } else {
         s = set_of_bsd(sig_or_mask);
     }
