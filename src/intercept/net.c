@@ -360,8 +360,8 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
         cap__fd *f = cap__fd_get(fd);
         if (f != NULL) {
             const struct timeval *tv = val;
-            uint64_t ns = (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
-            cap__fd_set_timeo(f, name == SO_RCVTIMEO ? CAP__IO_READ : CAP__IO_WRITE, ns);
+            cap__fd_set_timeo(f, name == SO_RCVTIMEO ? CAP__IO_READ : CAP__IO_WRITE,
+                              cap__fd_timeo_ns(tv->tv_sec, tv->tv_usec));
         }
     }
     return rc;

@@ -65,7 +65,7 @@ cap__fd *cap__fd_get_slow(int fd)
 
 static uint64_t timeval_ns(const struct timeval *tv)
 {
-    return (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
+    return cap__fd_timeo_ns(tv->tv_sec, tv->tv_usec);
 }
 
 void cap__fd_wait_closed(cap__fd *f)

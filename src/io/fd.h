@@ -105,6 +105,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/clock.h"
 #include "util/spin.h"
 
 struct cap__io_waiter;
@@ -349,6 +350,16 @@ static inline void cap__fd_set_timeo(cap__fd *f, int dir, uint64_t ns)
     atomic_store(&f->timeo[dir], ns);
     if (ns != 0)
         cap__fd_set(f, CAP__FDF_TIMEO);
+}
+/* The timeout in ns that a SO_RCVTIMEO or SO_SNDTIMEO the kernel took
+ * (tv_usec below a second) sets, as the kernel's sock_set_timeout sets
+ * it: 0 (none) for {0, 0}; at once (1 ns) for a negative tv_sec; and one
+ * past 2^64 ns waits for ever rather than wrap round to a short one. */
+static inline uint64_t cap__fd_timeo_ns(long sec, long usec)
+{
+    if (sec < 0)
+        return 1;
+    return cap__timeout_ns((uint64_t)sec, (uint64_t)usec * 1000u);
 }
 
 #endif /* CAP_IO_FD_H */
