@@ -169,8 +169,13 @@ int sigwait(const sigset_t *set, int *sig)
     long r = check_args(set, NULL);
     if (r == 0 && !cap__user_writable(sig, sizeof *sig))
         r = -EFAULT;
-    while (r == 0 || r == -EINTR)
+    while (r == 0 || r == -EINTR) {
         r = wait_signal(set, NULL, CAP__FOREVER);
+        /* A handler's jump out of the wait (handed to this thread, due as
+         * the call returns): made now, or the wait would be interrupted
+         * at once again and again. */
+        cap__sig_take_jump();
+    }
     if (r == -ECANCELED)
         cap__cancel_point();
     if (r < 0)
