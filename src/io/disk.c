@@ -20,7 +20,9 @@
  * Full length: a blocking read of a regular file returns less than asked
  * only at end of file, and a blocking write writes everything; a NOWAIT
  * attempt or a backend transfer may be short, so we continue from where
- * it stopped (an error after progress reports the progress).
+ * it stopped (an error after progress reports the progress). Not a write
+ * that stopped at the file size limit (write_at_fsize_limit): the kernel's
+ * call returns that short count.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +31,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -300,6 +303,34 @@ static ssize_t one(enum cap__disk_op op, int fd, const struct iovec *iov, int cn
     return r;
 }
 
+/* Whether the rest of a write that came back short would start at or past
+ * the file size limit (RLIMIT_FSIZE). The kernel writes up to the limit
+ * and returns the short count; a write that starts there fails with EFBIG
+ * and raises SIGXFSZ, whose default action ends the process. A blocking
+ * write(2) makes only the first call, so continuing it would raise a
+ * signal the application's own call never raises. Asked only after a
+ * short write: the limit, then where the next part would go (the end of
+ * the file for an appending write, the position for one at -1). */
+static bool write_at_fsize_limit(int fd, off_t off, int rwf)
+{
+    struct rlimit rl;
+    if (syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return false;
+    long fl = syscall(SYS_fcntl, fd, F_GETFL);
+    off_t pos = off;
+    if ((rwf & RWF_APPEND) || (fl >= 0 && (fl & O_APPEND))) {
+        struct stat st;
+        if (syscall(SYS_fstat, fd, &st) != 0)
+            return false;
+        pos = st.st_size;
+    } else if (off == -1) {
+        pos = (off_t)syscall(SYS_lseek, fd, 0L, SEEK_CUR);
+        if (pos < 0)
+            return false;
+    }
+    return (unsigned long long)pos >= (unsigned long long)rl.rlim_cur;
+}
+
 ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt, off_t off,
                      int rwf)
 {
@@ -337,6 +368,8 @@ ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int 
             break;
         if (off != -1)
             off += r;
+        if (op == CAP__DISK_WRITE && write_at_fsize_limit(fd, off, rwf))
+            break; /* the short count, as the kernel's call returns it */
         size_t skip = (size_t)r;
         while (left > 0 && skip >= cur->iov_len) {
             skip -= cur->iov_len;
