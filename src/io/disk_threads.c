@@ -3,12 +3,21 @@
  * CAP_DISKIO=threads: the paper's fallback. The blocking call runs on a
  * kernel thread of the offload pool (io/offload.c) while only the calling
  * user thread waits. Concurrency at the disk is bounded by the pool size.
+ *
+ * A write that starts at or past the file size limit (RLIMIT_FSIZE) fails
+ * with EFBIG, and the kernel raises SIGXFSZ in the thread that made it:
+ * on the pool, a kernel thread that blocks every signal, where it would
+ * stay pending for good. The pool thread takes it and the calling user
+ * thread raises it to itself, as the kernel would have (see run_rw).
  */
 #include <errno.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/diskio.h"
+#include "thread/thread.h"
 
 struct rw_call {
     enum cap__disk_op op;
@@ -16,20 +25,37 @@ struct rw_call {
     const struct iovec *iov;
     off_t off;
     ssize_t result;
+    bool pool; /* run on a pool thread (else on the caller's own) */
+    bool xfsz; /* the kernel raised SIGXFSZ there: the caller raises it */
 };
 
 static void run_rw(void *arg)
 {
     struct rw_call *c = arg;
     c->result = cap__disk_blocking_rw(c->op, c->fd, c->iov, c->cnt, c->off, c->rwf);
+    if (c->pool && c->op == CAP__DISK_WRITE && c->result == -EFBIG) {
+        /* Only this thread's own SIGXFSZ, pending because every signal
+         * is blocked here; a zero timeout takes it without waiting. */
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, SIGXFSZ);
+        struct timespec zero = { 0, 0 };
+        c->xfsz = syscall(SYS_rt_sigtimedwait, &s, NULL, &zero, _NSIG / 8) == SIGXFSZ;
+    }
 }
 
 static ssize_t threads_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                           off_t off, int rwf)
 {
-    struct rw_call c = { .op = op, .fd = fd, .cnt = cnt, .rwf = rwf, .iov = iov, .off = off };
-    if (cap__offload(run_rw, &c) != 0)
+    cap__thread *self = cap__current();
+    struct rw_call c = { .op = op, .fd = fd, .cnt = cnt, .rwf = rwf, .iov = iov, .off = off,
+                         .pool = self != NULL };
+    if (cap__offload(run_rw, &c) != 0) {
+        c.pool = false;
         run_rw(&c); /* no pool thread: block rather than fail */
+    }
+    if (c.xfsz)
+        cap_thread_kill(cap__thread_handle(self), SIGXFSZ);
     return c.result;
 }
 

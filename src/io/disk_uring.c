@@ -68,7 +68,7 @@
  * of the file under the inode's lock, and no record is lost whatever the
  * position says.
  *
- * RWF_HIPRI goes to the pool too: a ring made without IORING_SETUP_IOPOLL
+ * So do writes under a file size limit (fsize_limited), and RWF_HIPRI: a ring made without IORING_SETUP_IOPOLL
  * refuses it (EINVAL), where preadv2/pwritev2 take it as a hint (a
  * buffered file ignores it).
  */
@@ -81,6 +81,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -440,10 +441,25 @@ static bool appends(enum cap__disk_op op, int fd, int rwf)
     return fl >= 0 && (fl & O_APPEND) && !(fl & O_DIRECT); /* O_DIRECT: see above */
 }
 
+/* Whether writes are limited in size (RLIMIT_FSIZE). A write that starts
+ * at the limit raises SIGXFSZ in the thread that makes it: in the ring,
+ * the worker's kernel thread when the kernel issues it at submission, but
+ * an io-wq thread, where it is lost, when it punts it (a buffered write to
+ * ext4). Such writes go to the pool, which hands the signal back to the
+ * caller (disk_threads.c). */
+static bool fsize_limited(enum cap__disk_op op)
+{
+    struct rlimit rl;
+    return op == CAP__DISK_WRITE &&
+           syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) == 0 &&
+           rl.rlim_cur != RLIM_INFINITY;
+}
+
 static ssize_t uring_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                         off_t off, int rwf)
 {
-    if ((off == -1 && !appends(op, fd, rwf)) || (rwf & RWF_HIPRI)) /* see the top */
+    if ((off == -1 && !appends(op, fd, rwf)) || (rwf & RWF_HIPRI) ||
+        fsize_limited(op)) /* see the top, and fsize_limited */
         return cap__diskio_threads.rw(op, fd, iov, cnt, off, rwf);
     struct dring *r = cap__current() != NULL ? ring_of(cap__worker_self()) : NULL;
     struct io_uring_sqe *sqe = r != NULL ? get_sqe(r) : NULL;
