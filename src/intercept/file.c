@@ -14,6 +14,7 @@
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/syscall.h>
@@ -50,23 +51,33 @@ int fdatasync(int fd)
 struct device_call {
     long nr, a[6];
     long result;
+    bool pool; /* made on a pool thread */
+    bool xfsz; /* the kernel raised SIGXFSZ there (diskio.h) */
 };
 
 static void run_device_call(void *arg)
 {
     struct device_call *c = arg;
     c->result = cap__ic_sys(syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]));
+    if (c->pool && c->result == -EFBIG) /* a copy into a file past RLIMIT_FSIZE */
+        c->xfsz = cap__disk_pool_took_xfsz();
 }
 
 /* c made on the offload pool while only the calling user thread waits
  * (inline under CAP_DISKIO=blocking, from other threads, or with no pool
  * thread); nothing interrupts it, as nothing interrupts the kernel's wait
- * for the device. The result as libc gives it. */
+ * for the device. A SIGXFSZ the kernel raised on the pool thread is
+ * raised in the caller, as the kernel's call would. The result as libc
+ * gives it. */
 static long device_call(struct device_call *c)
 {
-    if (!cap__ic_user() || cap__diskio_active == &cap__diskio_blocking ||
-        cap__offload(run_device_call, c) != 0)
+    c->pool = cap__ic_user() && cap__diskio_active != &cap__diskio_blocking;
+    if (!c->pool || cap__offload(run_device_call, c) != 0) {
+        c->pool = false;
         run_device_call(c);
+    }
+    if (c->xfsz)
+        raise(SIGXFSZ); /* intercept/sigsend.c: to this user thread */
     return cap__ic_ret(c->result);
 }
 
@@ -113,7 +124,7 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
                 return (ssize_t)total;
         }
     }
-    struct device_call c = { SYS_sendfile, { out, in, (long)off, (long)count }, 0 };
+    struct device_call c = { .nr = SYS_sendfile, .a = { out, in, (long)off, (long)count } };
     if (kind == CAP__FD_FILE) /* a file-to-file copy */
         return device_call(&c);
     return syscall(SYS_sendfile, out, in, off, count);
@@ -129,32 +140,33 @@ int msync(void *addr, size_t len, int flags)
         return CAP__REAL(msync)(addr, len, flags);
     if (!(flags & MS_SYNC)) /* returns at once */
         return (int)syscall(SYS_msync, addr, len, flags);
-    struct device_call c = { SYS_msync, { (long)addr, (long)len, flags }, 0 };
+    struct device_call c = { .nr = SYS_msync, .a = { (long)addr, (long)len, flags } };
     return (int)device_call(&c);
 }
 
 ssize_t copy_file_range(int in, off_t *off_in, int out, off_t *off_out, size_t len,
                         unsigned flags)
 {
-    struct device_call c = { SYS_copy_file_range,
-                             { in, (long)off_in, out, (long)off_out, (long)len, flags }, 0 };
+    struct device_call c = { .nr = SYS_copy_file_range,
+                             .a = { in, (long)off_in, out, (long)off_out, (long)len, flags } };
     return device_call(&c);
 }
 
 int sync_file_range(int fd, off64_t off, off64_t n, unsigned flags)
 {
-    struct device_call c = { SYS_sync_file_range, { fd, (long)off, (long)n, flags }, 0 };
+    struct device_call c = { .nr = SYS_sync_file_range,
+                             .a = { fd, (long)off, (long)n, flags } };
     return (int)device_call(&c);
 }
 
 int syncfs(int fd)
 {
-    struct device_call c = { SYS_syncfs, { fd }, 0 };
+    struct device_call c = { .nr = SYS_syncfs, .a = { fd } };
     return (int)device_call(&c);
 }
 
 void sync(void)
 {
-    struct device_call c = { SYS_sync, { 0 }, 0 };
+    struct device_call c = { .nr = SYS_sync };
     device_call(&c);
 }
