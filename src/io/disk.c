@@ -155,6 +155,11 @@ static void note_miss(cap__fd *f)
  * undo). */
 bool cap__disk_pread_probe(cap__fd *f, int fd, void *buf, size_t n, off_t off, ssize_t *res)
 {
+    /* A negative offset is pread's EINVAL (the wrapper's check, on the
+     * general path); to preadv2, -1 is the file position, which the
+     * probe would read and move. */
+    if (off < 0)
+        return false;
     if (cap__diskio_active == &cap__diskio_blocking) { /* nothing to probe for */
         *res = cap__sys6(SYS_pread64, fd, (long)buf, (long)n, (long)off, 0, 0);
         yield_after_hit();
