@@ -17,12 +17,15 @@
  * goes straight to the backend, but for buffered writes to a local file
  * system, which are made on the worker (see "Buffered writes" below).
  *
- * Full length: a blocking read of a regular file returns less than asked
- * only at end of file, and a blocking write writes everything; a NOWAIT
- * attempt or a backend transfer may be short, so we continue from where
- * it stopped (an error after progress reports the progress). Not a write
- * that stopped at the file size limit (write_at_fsize_limit): the kernel's
- * call returns that short count.
+ * Full length: a NOWAIT attempt may stop short of what the blocking call
+ * would move (the rest of the range is not cached), so we continue from
+ * where it stopped (an error after progress reports the progress). Not
+ * after a transfer made as the blocking call (the plain call on the
+ * worker, the backend's): its short count is the kernel's answer, which
+ * for a regular file is not only end of file (a trace_pipe or a FUSE
+ * file returns what it has; a read for more would wait for more). Not a
+ * write that stopped at the file size limit either (write_at_fsize_limit):
+ * the kernel's call returns that short count.
  */
 #include <errno.h>
 #include <limits.h>
@@ -273,8 +276,9 @@ static ssize_t write_on_worker(cap__fd *f, int fd, const struct iovec *iov, int 
  * kernel refuses only what would block before submission, then submits
  * the device I/O and waits for it with the worker blocked). */
 static ssize_t one(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt, off_t off,
-                   int rwf, cap__fd *f, bool direct)
+                   int rwf, cap__fd *f, bool direct, bool *nowait)
 {
+    *nowait = false; /* set where the result is a RWF_NOWAIT try's (see the top) */
     bool blocking = cap__diskio_active == &cap__diskio_blocking;
     if (!blocking && !direct) {
         if (read_plain(f, op, rwf)) {
@@ -293,6 +297,7 @@ static ssize_t one(enum cap__disk_op op, int fd, const struct iovec *iov, int cn
             if (op == CAP__DISK_READ)
                 note_hit(f);
             yield_after_hit();
+            *nowait = true;
             return r;
         }
         if (r == -EAGAIN && op == CAP__DISK_READ)
@@ -355,8 +360,9 @@ ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int 
 
     cap__fd *f = cap__fd_peek(fd);
     bool direct = f != NULL && cap__fd_has(f, CAP__FDF_DIRECT);
-    ssize_t r = one(op, fd, iov, cnt, off, rwf, f, direct);
-    if (r <= 0 || (size_t)r == want)
+    bool nowait;
+    ssize_t r = one(op, fd, iov, cnt, off, rwf, f, direct, &nowait);
+    if (r <= 0 || (size_t)r == want || !nowait)
         return r;
 
     /* Short: continue on a private copy of the vector. */
@@ -369,7 +375,7 @@ ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int 
     size_t total = 0;
     while (r > 0) {
         total += (size_t)r;
-        if (total == want)
+        if (total == want || !nowait) /* a blocking call's short count stands */
             break;
         if (off != -1)
             off += r;
@@ -383,7 +389,7 @@ ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int 
         }
         cur->iov_base = (char *)cur->iov_base + skip;
         cur->iov_len -= skip;
-        r = one(op, fd, cur, left, off, rwf, f, direct);
+        r = one(op, fd, cur, left, off, rwf, f, direct, &nowait);
     }
     if (v != stack_v)
         free(v);
