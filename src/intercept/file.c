@@ -7,9 +7,10 @@
  * pool unless CAP_DISKIO is blocking: msync with MS_SYNC, copy_file_range,
  * sync_file_range, syncfs and sync.
  *
- * fsync, fdatasync and msync are cancellation points on entry
- * (intercept.h); the disk wait is not interrupted. The others are not
- * points (POSIX does not name them; glibc's are not either).
+ * fsync, fdatasync, msync, copy_file_range and sync_file_range are
+ * cancellation points on entry (intercept.h; the last two are not POSIX
+ * points, but glibc makes them points); the disk wait is not interrupted.
+ * sendfile, syncfs and sync are not points (nor in glibc).
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
@@ -147,6 +148,7 @@ int msync(void *addr, size_t len, int flags)
 ssize_t copy_file_range(int in, off_t *off_in, int out, off_t *off_out, size_t len,
                         unsigned flags)
 {
+    cap__ic_enter(); /* a cancellation point on entry, as glibc's */
     struct device_call c = { .nr = SYS_copy_file_range,
                              .a = { in, (long)off_in, out, (long)off_out, (long)len, flags } };
     return device_call(&c);
@@ -154,6 +156,7 @@ ssize_t copy_file_range(int in, off_t *off_in, int out, off_t *off_out, size_t l
 
 int sync_file_range(int fd, off64_t off, off64_t n, unsigned flags)
 {
+    cap__ic_enter(); /* a cancellation point on entry, as glibc's */
     struct device_call c = { .nr = SYS_sync_file_range,
                              .a = { fd, (long)off, (long)n, flags } };
     return (int)device_call(&c);
