@@ -5,15 +5,17 @@
  * a file-to-file copy runs on the offload pool unless CAP_DISKIO is
  * blocking); and the other calls that wait for the device, on the offload
  * pool unless CAP_DISKIO is blocking: msync with MS_SYNC, copy_file_range,
- * sync_file_range, syncfs and sync.
+ * sync_file_range, fallocate, syncfs and sync.
  *
- * fsync, fdatasync, msync, copy_file_range and sync_file_range are
- * cancellation points on entry (intercept.h; the last two are not POSIX
- * points, but glibc makes them points); the disk wait is not interrupted.
+ * fsync, fdatasync, msync, copy_file_range, sync_file_range and
+ * fallocate are cancellation points on entry (intercept.h; the last three
+ * are not POSIX points, but glibc makes them points); the disk wait is not
+ * interrupted.
  * sendfile, syncfs and sync are not points (nor in glibc).
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -161,6 +163,18 @@ int sync_file_range(int fd, off64_t off, off64_t n, unsigned flags)
                              .a = { fd, (long)off, (long)n, flags } };
     return (int)device_call(&c);
 }
+
+/* Allocating blocks may wait for the device (journal, block allocation);
+ * glibc's is a cancellation point (SYSCALL_CANCEL). It was not intercepted:
+ * a pending cancel did not act, and the call held the worker. */
+int fallocate(int fd, int mode, off_t off, off_t len)
+{
+    cap__ic_enter(); /* a cancellation point on entry, as glibc's */
+    struct device_call c = { .nr = SYS_fallocate, .a = { fd, mode, (long)off, (long)len } };
+    return (int)device_call(&c);
+}
+
+int fallocate64(int fd, int mode, off_t off, off_t len) __attribute__((alias("fallocate")));
 
 int syncfs(int fd)
 {

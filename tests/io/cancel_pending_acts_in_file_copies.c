@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Description: copy_file_range and sync_file_range are cancellation
- * points, as glibc's are (SYSCALL_CANCEL there; POSIX does not name
- * them): a cancel pending at entry acts before the call does anything
- * (nothing is copied). sendfile and syncfs are not points, in glibc and
- * here: they run, and the cancel acts at the next point. The library made
- * the first two no points, so a cancelled thread went on copying. */
+/* Description: copy_file_range, sync_file_range and fallocate are
+ * cancellation points, as glibc's are (SYSCALL_CANCEL there; POSIX does
+ * not name them): a cancel pending at entry acts before the call does
+ * anything (nothing is copied or allocated). sendfile and syncfs are not
+ * points, in glibc and here: they run, and the cancel acts at the next
+ * point. The library made the first two no points and did not intercept
+ * fallocate, so a cancelled thread went on copying or allocating. */
 #include <fcntl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 
 #include "io/io_util.h"
 
-enum kind { COPY_FILE_RANGE, SYNC_FILE_RANGE, SENDFILE, SYNCFS };
+enum kind { COPY_FILE_RANGE, SYNC_FILE_RANGE, FALLOCATE, SENDFILE, SYNCFS };
 
 static int in, out;
 static atomic_int ran; /* calls that returned before the cancel acted */
@@ -24,6 +25,7 @@ static long call(enum kind k)
         return copy_file_range(in, &a, out, &b, 4, 0);
     }
     case SYNC_FILE_RANGE: return sync_file_range(in, 0, 0, 0);
+    case FALLOCATE: return fallocate(out, 0, 0, 4096);
     case SENDFILE: {
         off_t a = 0;
         return sendfile(out, in, &a, 4);
@@ -65,6 +67,7 @@ int main(void)
     /* Points: cancelled at entry, nothing copied. */
     CHECK(join(spawn(self_cancelling, (void *)(long)COPY_FILE_RANGE)) == CAP_CANCELED);
     CHECK(join(spawn(self_cancelling, (void *)(long)SYNC_FILE_RANGE)) == CAP_CANCELED);
+    CHECK(join(spawn(self_cancelling, (void *)(long)FALLOCATE)) == CAP_CANCELED);
     CHECK_EQ(atomic_load(&ran), 0);
     CHECK_EQ(size_of(out), 0);
     /* Not points: they run, then the cancel acts. */
