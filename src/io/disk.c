@@ -276,7 +276,7 @@ static ssize_t write_on_worker(cap__fd *f, int fd, const struct iovec *iov, int 
  * kernel refuses only what would block before submission, then submits
  * the device I/O and waits for it with the worker blocked). */
 static ssize_t one(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt, off_t off,
-                   int rwf, cap__fd *f, bool direct, bool *nowait)
+                   int rwf, cap__fd *f, bool direct, size_t want, bool *nowait)
 {
     *nowait = false; /* set where the result is a RWF_NOWAIT try's (see the top) */
     bool blocking = cap__diskio_active == &cap__diskio_blocking;
@@ -296,7 +296,10 @@ static ssize_t one(enum cap__disk_op op, int fd, const struct iovec *iov, int cn
         if (r != -EAGAIN && r != -EOPNOTSUPP) {
             if (op == CAP__DISK_READ)
                 note_hit(f);
-            yield_after_hit();
+            /* Not between a short read at the position and the reserve of
+             * its rest (reserve_rest): no other thread may run there. */
+            if (!(r >= 0 && (size_t)r < want && off == -1 && op == CAP__DISK_READ))
+                yield_after_hit();
             *nowait = true;
             return r;
         }
@@ -341,6 +344,36 @@ static bool write_at_fsize_limit(int fd, off_t off, int rwf)
     return (unsigned long long)pos >= (unsigned long long)rl.rlim_cur;
 }
 
+/* A read at the file position whose RWF_NOWAIT try stopped short moved
+ * the position past what it read; the rest waits in the backend, while
+ * the worker runs other threads. Continued at the position, it read what
+ * the position said then: a thread that read or moved it meanwhile (an
+ * lseek on the same descriptor) got its bytes in the middle of this
+ * read's, which read(2) never does (it holds the file's position lock
+ * throughout). So the rest is reserved at once: the position is moved past
+ * it in the same turn of the worker (no thread of this worker runs between
+ * the try and the move), and the rest is read positioned, from where the
+ * try stopped. *end: the position after the reserve. False where the
+ * position cannot move there (then the rest is read at the position, as
+ * before). */
+static bool reserve_rest(int fd, size_t rest, off_t *end)
+{
+    long r = syscall(SYS_lseek, fd, (long)rest, SEEK_CUR);
+    if (r < 0)
+        return false;
+    *end = (off_t)r;
+    return true;
+}
+
+/* The reserved read ended short of it (end of file, an error): the
+ * position goes back to where the read ended, unless another call moved
+ * it meanwhile (asked and moved in one turn of the worker). */
+static void give_back(int fd, off_t reserved, off_t pos)
+{
+    if (syscall(SYS_lseek, fd, 0L, SEEK_CUR) == (long)reserved)
+        syscall(SYS_lseek, fd, (long)pos, SEEK_SET);
+}
+
 ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt, off_t off,
                      int rwf)
 {
@@ -361,7 +394,7 @@ ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int 
     cap__fd *f = cap__fd_peek(fd);
     bool direct = f != NULL && cap__fd_has(f, CAP__FDF_DIRECT);
     bool nowait;
-    ssize_t r = one(op, fd, iov, cnt, off, rwf, f, direct, &nowait);
+    ssize_t r = one(op, fd, iov, cnt, off, rwf, f, direct, want, &nowait);
     if (r <= 0 || (size_t)r == want || !nowait)
         return r;
 
@@ -369,6 +402,9 @@ ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int 
     struct iovec stack_v[STACK_IOVS], *v = stack_v;
     if (cnt > STACK_IOVS && (v = malloc((size_t)cnt * sizeof *v)) == NULL)
         return r;
+    off_t reserved = -1, start = off;
+    if (off == -1 && op == CAP__DISK_READ && reserve_rest(fd, want - (size_t)r, &reserved))
+        off = start = reserved - (off_t)want; /* continued positioned, from the start */
     memcpy(v, iov, (size_t)cnt * sizeof *v);
     struct iovec *cur = v;
     int left = cnt;
@@ -389,10 +425,12 @@ ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int 
         }
         cur->iov_base = (char *)cur->iov_base + skip;
         cur->iov_len -= skip;
-        r = one(op, fd, cur, left, off, rwf, f, direct, &nowait);
+        r = one(op, fd, cur, left, off, rwf, f, direct, want - total, &nowait);
     }
     if (v != stack_v)
         free(v);
+    if (reserved != -1 && total < want) /* end of file, or an error: give back the rest */
+        give_back(fd, reserved, start + (off_t)total);
     return (ssize_t)total;
 }
 

@@ -14,7 +14,8 @@ set(CAPIO_DISK_PROGRAMS regular_file_io read_blocks_only_its_thread
     hipri_on_buffered_files buffered_file_writes device_waits_as_kernel
     write_short_at_fsize_limit write_past_fsize_limit_signals_caller
     file_copy_past_fsize_limit_signals_caller hot_pread_negative_offset_einval
-    file_short_read_not_continued cancel_pending_acts_in_file_copies)
+    file_short_read_not_continued cancel_pending_acts_in_file_copies
+    read_at_position_not_torn)
 set(CAPIO_TIMEOUT_tcp_loopback_10k 300)
 set(CAPIO_TIMEOUT_accept_storm 120)
 # Where buffered file writes are made is checked under CAP_FILE_WRITES=
@@ -24,6 +25,9 @@ set(CAPIO_ENV_buffered_file_writes "CAP_FILE_WRITES=worker")
 set(CAPIO_ENV_write_past_fsize_limit_signals_caller "CAP_FILE_WRITES=backend")
 # Needs one worker for a known order of parks (see the program).
 set(CAPIO_WORKERS_signal_prefers_main_thread 1)
+# One worker: a thread of another could still move the position between
+# a read's two steps (see the program).
+set(CAPIO_WORKERS_read_at_position_not_torn 1)
 # Needs a second worker: one thread holds its worker in a raw read(2).
 set(CAPIO_WORKERS_kick_restarts_unseen_call 2)
 # Needs a second worker: the target computes on one without yielding.
