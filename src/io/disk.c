@@ -354,10 +354,17 @@ static bool write_at_fsize_limit(int fd, off_t off, int rwf)
  * it in the same turn of the worker (no thread of this worker runs between
  * the try and the move), and the rest is read positioned, from where the
  * try stopped. *end: the position after the reserve. False where the
- * position cannot move there (then the rest is read at the position, as
- * before). */
+ * position cannot move there, or where the rest runs past the end of the
+ * file (a reserve there would leave the position past it, where a write
+ * made meanwhile would leave a hole): then the rest is read at the
+ * position, as before. */
 static bool reserve_rest(int fd, size_t rest, off_t *end)
 {
+    struct stat st;
+    long pos = syscall(SYS_lseek, fd, 0L, SEEK_CUR);
+    if (pos < 0 || syscall(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (unsigned long long)pos + rest > (unsigned long long)st.st_size)
+        return false;
     long r = syscall(SYS_lseek, fd, (long)rest, SEEK_CUR);
     if (r < 0)
         return false;
