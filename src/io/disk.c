@@ -274,7 +274,9 @@ static ssize_t write_on_worker(cap__fd *f, int fd, const struct iovec *iov, int 
 /* One transfer: cache first, then the backend. O_DIRECT skips the cache
  * try: it never hits, and RWF_NOWAIT does not make it asynchronous (the
  * kernel refuses only what would block before submission, then submits
- * the device I/O and waits for it with the worker blocked). */
+ * the device I/O and waits for it with the worker blocked). want: the
+ * bytes iov holds; *nowait: whether the result is the RWF_NOWAIT try's,
+ * which alone may stop short of what the blocking call would move. */
 static ssize_t one(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt, off_t off,
                    int rwf, cap__fd *f, bool direct, size_t want, bool *nowait)
 {
