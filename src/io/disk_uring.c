@@ -68,9 +68,9 @@
  * of the file under the inode's lock, and no record is lost whatever the
  * position says.
  *
- * So do writes under a file size limit (fsize_limited), and RWF_HIPRI: a ring made without IORING_SETUP_IOPOLL
- * refuses it (EINVAL), where preadv2/pwritev2 take it as a hint (a
- * buffered file ignores it).
+ * So do writes under a file size limit (fsize_limited), and RWF_HIPRI:
+ * a ring made without IORING_SETUP_IOPOLL refuses it (EINVAL), where
+ * preadv2/pwritev2 take it as a hint (a buffered file ignores it).
  */
 #include <errno.h>
 #include <fcntl.h>
