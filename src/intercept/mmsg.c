@@ -122,6 +122,7 @@ static int recv_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen,
         if (r <= 0)
             break;
         done += (unsigned)r;
+        in.restart = false; /* as in send_blocking */
         if (done == vlen || (flags & MSG_WAITFORONE) ||
             (vec[done - 1].msg_hdr.msg_flags & MSG_OOB))
             break;
@@ -211,6 +212,11 @@ static int send_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen,
         if (r <= 0)
             break;
         done += (unsigned)r;
+        /* Messages went: a caught signal now ends the call with their
+         * count, SA_RESTART or not, as Linux's (its next message's wait
+         * fails, and the count is returned); a restartable wait would go
+         * on waiting. */
+        in.restart = false;
         struct mmsghdr *last = &vec[done - 1];
         size_t want = msg_bytes(&last->msg_hdr);
         if (last->msg_len < want) { /* a stream socket's buffer filled mid-message */

@@ -340,6 +340,8 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     bool all = !nonblock && stream &&
                (write || (flags & (MSG_WAITALL | MSG_PEEK)) == MSG_WAITALL);
     cap__intr in = cap__ic_intr_cancel(deadline);
+    if (continued)
+        in.restart = false; /* data moved already: see the loop below */
     /* What a read asks for, when what it leaves tells whether it emptied
      * the socket (io.h: drain). */
     bool consumes = sock && !write && !(flags & (MSG_PEEK | MSG_OOB | MSG_ERRQUEUE));
@@ -377,6 +379,12 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
         total += (size_t)r;
         if (total >= want)
             break;
+        /* Data moved: a caught signal now ends the call with that count,
+         * SA_RESTART or not, as Linux's does (a stream write, a
+         * MSG_WAITALL read: the count is a result, nothing is restarted).
+         * A restartable wait would go on waiting, for ever if nothing else
+         * comes. */
+        in.restart = false;
         if (sock && !o.continued)
             continue_op(&o);
         if (!copied) {
