@@ -14,6 +14,12 @@
  * redone here on the interposed ones, with glibc's argument handling.
  * Elsewhere, and in a handler (where the mask is the kernel thread's
  * own), each is libc's in effect: the mask step does nothing.
+ *
+ * The runtime made the descriptors it created non-blocking underneath;
+ * the new program inherits those without FD_CLOEXEC, and would see
+ * O_NONBLOCK the application never set (a blocking read of an inherited
+ * socket failing with EAGAIN). Each is given back its blocking mode first
+ * (cap__fd_exec, io/fd.h), but for files a child process holds too.
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,10 +28,12 @@
 #include <unistd.h>
 
 #include "intercept/intercept.h"
+#include "io/fd.h"
 #include "io/sigmask.h"
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
+    cap__fd_exec();
     bool owned = cap__sigmask_own();
     int r = CAP__REAL(execve)(path, argv, envp);
     int e = errno;
@@ -36,6 +44,7 @@ int execve(const char *path, char *const argv[], char *const envp[])
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
+    cap__fd_exec();
     bool owned = cap__sigmask_own();
     int r = CAP__REAL(execvpe)(file, argv, envp);
     int e = errno;
@@ -46,6 +55,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
+    cap__fd_exec();
     bool owned = cap__sigmask_own();
     int r = CAP__REAL(fexecve)(fd, argv, envp);
     int e = errno;

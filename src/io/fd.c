@@ -300,6 +300,8 @@ static void disown_pipe(int fd, cap__fd *f, void *forking)
 {
     if (*(bool *)forking && cap__fd_has(f, CAP__FDF_SOLE))
         cap__fd_clear(f, CAP__FDF_SOLE);
+    if (*(bool *)forking && cap__fd_has(f, CAP__FDF_OWNED) && !cap__fd_has(f, CAP__FDF_FORKED))
+        cap__fd_set(f, CAP__FDF_FORKED); /* the child holds it too: cap__fd_exec */
     if (atomic_load(&f->kind) == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED))
         cap__fd_disown(fd);
 }
@@ -318,6 +320,23 @@ void cap__fd_forking(void)
 {
     bool forking = true;
     cap__fd_foreach(disown_pipe, &forking);
+}
+
+/* The record visitor of cap__fd_exec. */
+static void exec_disown(int fd, cap__fd *f, void *arg)
+{
+    (void)arg;
+    if ((atomic_load(&f->flags) & (CAP__FDF_OWNED | CAP__FDF_FORKED)) != CAP__FDF_OWNED)
+        return;
+    long fdfl = syscall(SYS_fcntl, fd, F_GETFD);
+    if (fdfl >= 0 && !(fdfl & FD_CLOEXEC))
+        cap__fd_disown_file(fd);
+}
+
+void cap__fd_exec(void)
+{
+    if (!cap__in_signal_handler())
+        cap__fd_foreach(exec_disown, NULL);
 }
 
 /* The numbers of fd's open file that a dup marked (CAP__FDF_DUPED, fd.h),
@@ -482,7 +501,8 @@ void cap__fd_dup_of(int newfd, int oldfd)
                  CAP__FDF_NOWAIT_BAD_WR |
                  CAP__FDF_STREAM_SOCK | CAP__FDF_DIRECT | CAP__FDF_DRAINS |
                  CAP__FDF_NODRAIN | CAP__FDF_DUPED | CAP__FDF_LOWAT |
-                 CAP__FDF_WR_CHECKED | CAP__FDF_WR_INLINE | CAP__FDF_NOT_PIPE);
+                 CAP__FDF_WR_CHECKED | CAP__FDF_WR_INLINE | CAP__FDF_NOT_PIPE |
+                 CAP__FDF_FORKED);
         timeo[0] = atomic_load(&o->timeo[0]);
         timeo[1] = atomic_load(&o->timeo[1]);
     }

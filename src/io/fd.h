@@ -143,6 +143,8 @@ enum {
     CAP__FDF_WR_INLINE = 1u << 21,     /*   buffered writes are made on the worker */
     CAP__FDF_WR_SLOW = 1u << 22,       /*   and one of them blocked: the backend for a while */
     CAP__FDF_NOT_PIPE = 1u << 23,      /* tee(2) refused it: no writer-less check (fifo.h) */
+    CAP__FDF_FORKED = 1u << 24,        /* owned, and a child process holds its file too:
+                                          cap__fd_exec leaves its mode */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
@@ -289,6 +291,16 @@ void cap__fd_foreach_range(unsigned first, unsigned last,
 /* Before a child process is made: cap__fd_disown_pipes, and no socket is
  * sole any longer (the child inherits a reference to each). */
 void cap__fd_forking(void);
+/* Before an exec replaces the program: every owned descriptor the new
+ * program inherits (no FD_CLOEXEC) gets back the blocking mode the
+ * application believes it has, with every number of its file
+ * (cap__fd_disown_file), so that the program sees the O_NONBLOCK the
+ * application set, as after the kernel's exec. Not one whose file a child
+ * process holds too (CAP__FDF_FORKED): that child's runtime, or ours in
+ * the parent of a forked child that execs, would then block its worker
+ * in an accept or connect on it. If the exec fails, the descriptors stay
+ * given back (served as inherited ones are). Not in a signal handler. */
+void cap__fd_exec(void);
 /* fd's file gains a reference the runtime does not track (sent by
  * SCM_RIGHTS): a private pipe falls back (io/pipe.h), a sole socket stops
  * being sole, and an owned socket or pipe is given back its blocking mode
