@@ -47,6 +47,9 @@
 #include "io/io.h"
 #include "util/clock.h"
 
+_Static_assert(sizeof(struct timeval) == 16 && sizeof(time_t) == 8,
+               "SO_RCVTIMEO_NEW takes struct timeval's layout here (x86_64)");
+
 static uint32_t socket_flags(int domain, int type, int proto, bool app_nonblock)
 {
     uint32_t fl = CAP__FDF_OWNED | CAP__FDF_SOLE;
@@ -355,12 +358,15 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
                 cap__fd_clear(f, CAP__FDF_LOWAT);
         }
     }
-    if (rc == 0 && level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO) &&
-        len >= sizeof(struct timeval)) {
+    /* The _NEW names (64-bit seconds and microseconds, which on x86_64 is
+     * struct timeval's layout too) set the same timeouts in the kernel. */
+    bool rcv = name == SO_RCVTIMEO || name == SO_RCVTIMEO_NEW;
+    bool snd = name == SO_SNDTIMEO || name == SO_SNDTIMEO_NEW;
+    if (rc == 0 && level == SOL_SOCKET && (rcv || snd) && len >= sizeof(struct timeval)) {
         cap__fd *f = cap__fd_get(fd);
         if (f != NULL) {
             const struct timeval *tv = val;
-            cap__fd_set_timeo(f, name == SO_RCVTIMEO ? CAP__IO_READ : CAP__IO_WRITE,
+            cap__fd_set_timeo(f, rcv ? CAP__IO_READ : CAP__IO_WRITE,
                               cap__fd_timeo_ns(tv->tv_sec, tv->tv_usec));
         }
     }
