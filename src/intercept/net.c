@@ -107,11 +107,22 @@ struct accept_op {
     bool owned;
 };
 
+/* Whether fd is a listening socket (or cannot tell). */
+static bool listening(int fd)
+{
+    int on = 1;
+    socklen_t len = sizeof on;
+    return syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) != 0 || on != 0;
+}
+
 static ssize_t accept_attempt(int fd, void *arg)
 {
     struct accept_op *a = arg;
-    /* A blocking listener we may not touch: readiness, then the call. */
-    if (!a->owned && cap__ic_revents_now(fd, POLLIN) == 0)
+    /* A blocking listener we may not touch: readiness, then the call. A
+     * socket that does not listen reports no readiness for accept, and
+     * the kernel's call fails at once there (EINVAL) without blocking:
+     * make it. */
+    if (!a->owned && cap__ic_revents_now(fd, POLLIN) == 0 && listening(fd))
         return -EAGAIN;
     return cap__ic_sys(syscall(SYS_accept4, fd, a->addr, a->alen, a->flags | SOCK_NONBLOCK));
 }
