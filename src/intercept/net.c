@@ -388,12 +388,9 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
     bool rcv = name == SO_RCVTIMEO || name == SO_RCVTIMEO_NEW;
     bool snd = name == SO_SNDTIMEO || name == SO_SNDTIMEO_NEW;
     if (rc == 0 && level == SOL_SOCKET && (rcv || snd) && len >= sizeof(struct timeval)) {
-        cap__fd *f = cap__fd_get(fd);
-        if (f != NULL) {
-            const struct timeval *tv = val;
-            cap__fd_set_timeo(f, rcv ? CAP__IO_READ : CAP__IO_WRITE,
-                              cap__fd_timeo_ns(tv->tv_sec, tv->tv_usec));
-        }
+        const struct timeval *tv = val;
+        cap__fd_set_timeo_file(fd, rcv ? CAP__IO_READ : CAP__IO_WRITE, /* and its dups' */
+                               cap__fd_timeo_ns(tv->tv_sec, tv->tv_usec));
     }
     return rc;
 }

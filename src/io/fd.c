@@ -349,6 +349,8 @@ struct same_open {
     ino_t ino;
     long accmode;
     uint32_t mask, bits; /* cap__fd_set_view's change */
+    int dir;             /* cap__fd_set_timeo_file's change */
+    uint64_t ns;
 };
 
 /* False if fd cannot be described (not open any more). */
@@ -428,6 +430,27 @@ void cap__fd_set_view(int fd, uint32_t mask, uint32_t bits)
     s.mask = mask;
     s.bits = bits;
     cap__fd_foreach(view_same, &s);
+}
+
+static void timeo_same(int fd, cap__fd *f, void *arg)
+{
+    struct same_open *s = arg;
+    if (same_open_file(s, fd, f))
+        cap__fd_set_timeo(f, s->dir, s->ns);
+}
+
+void cap__fd_set_timeo_file(int fd, int dir, uint64_t ns)
+{
+    cap__fd *f = cap__fd_get(fd);
+    if (f == NULL)
+        return;
+    cap__fd_set_timeo(f, dir, ns);
+    struct same_open s;
+    if (!cap__fd_has(f, CAP__FDF_DUPED) || !same_open_init(&s, fd))
+        return;
+    s.dir = dir;
+    s.ns = ns;
+    cap__fd_foreach(timeo_same, &s);
 }
 
 void cap__fd_shared(int fd)

@@ -268,6 +268,10 @@ void cap__fd_forget_closed(void);
  * CAP__FDF_DIRECT) become those of bits on fd's record and on every dup
  * of it (see above). */
 void cap__fd_set_view(int fd, uint32_t mask, uint32_t bits);
+/* The application set a socket's SO_RCVTIMEO (dir CAP__IO_READ) or
+ * SO_SNDTIMEO through fd: ns (0: none) on fd's record and on every dup of
+ * it, since the timeouts belong to the socket. */
+void cap__fd_set_timeo_file(int fd, int dir, uint64_t ns);
 /* The runtime stops owning fd: it gets back the blocking mode the
  * application believes it has (O_NONBLOCK cleared unless the application
  * set it), and transfers on it go back to RWF_NOWAIT / MSG_DONTWAIT. For
