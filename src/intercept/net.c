@@ -373,15 +373,12 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
     if (rc == 0 && level == SOL_SOCKET && name == SO_RCVLOWAT) {
         /* A mark above one byte: blocking stream reads wait for it
          * (intercept/rw.c, lowat_ready). The kernel's value, as it kept it. */
-        cap__fd *f = cap__fd_get(fd);
         int mark = 1;
         socklen_t mlen = sizeof mark;
-        if (f != NULL && syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_RCVLOWAT, &mark, &mlen) == 0) {
-            if (mark > 1)
-                cap__fd_set(f, CAP__FDF_LOWAT);
-            else
-                cap__fd_clear(f, CAP__FDF_LOWAT);
-        }
+        if (cap__fd_get(fd) != NULL &&
+            syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_RCVLOWAT, &mark, &mlen) == 0)
+            /* The socket's: every number of its file reads under it. */
+            cap__fd_set_view(fd, CAP__FDF_LOWAT, mark > 1 ? CAP__FDF_LOWAT : 0);
     }
     /* The _NEW names (64-bit seconds and microseconds, which on x86_64 is
      * struct timeval's layout too) set the same timeouts in the kernel. */

@@ -264,9 +264,9 @@ void cap__fd_closed_range(unsigned first, unsigned last);
  * open. */
 void cap__fd_forget_closed(void);
 /* The application changed its open file's O_NONBLOCK or O_DIRECT through
- * fd (F_SETFL, FIONBIO): the bits of mask (CAP__FDF_APP_NONBLOCK,
- * CAP__FDF_DIRECT) become those of bits on fd's record and on every dup
- * of it (see above). */
+ * fd (F_SETFL, FIONBIO), or its socket's SO_RCVLOWAT: the bits of mask
+ * (CAP__FDF_APP_NONBLOCK, CAP__FDF_DIRECT, CAP__FDF_LOWAT) become those
+ * of bits on fd's record and on every dup of it (see above). */
 void cap__fd_set_view(int fd, uint32_t mask, uint32_t bits);
 /* The application set a socket's SO_RCVTIMEO (dir CAP__IO_READ) or
  * SO_SNDTIMEO through fd: ns (0: none) on fd's record and on every dup of
