@@ -63,6 +63,8 @@ cap__fd *cap__fd_get_slow(int fd)
     return &c[fd & (CAP__FD_CHUNK_LEN - 1)];
 }
 
+/* Saturating: the kernel keeps timeouts of up to ~3.7e16 s, which would
+ * wrap round 2^64 ns to a short one (util/clock.h). */
 static uint64_t timeval_ns(const struct timeval *tv)
 {
     return cap__fd_timeo_ns(tv->tv_sec, tv->tv_usec);
