@@ -64,6 +64,18 @@ int fexecve(int fd, char *const argv[], char *const envp[])
     return r;
 }
 
+/* glibc 2.34's; a call we did not see would skip both steps above. */
+int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+    cap__fd_exec();
+    bool owned = cap__sigmask_own();
+    int r = CAP__REAL(execveat)(dirfd, path, argv, envp, flags);
+    int e = errno;
+    cap__sigmask_back(owned);
+    errno = e;
+    return r;
+}
+
 int execv(const char *path, char *const argv[])
 {
     return execve(path, argv, environ);
