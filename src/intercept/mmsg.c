@@ -188,7 +188,9 @@ static ssize_t send_rest(cap__fd *f, int fd, const struct msghdr *m, size_t sent
     size_t total = 0, want = msg_bytes(&one.msg_hdr);
     ssize_t r = 0;
     while (total < want) {
-        struct step s = { .vec = &one, .vlen = 1, .flags = flags };
+        /* Part of the message went: Linux's call returns that count when
+         * the peer has gone, and raises no SIGPIPE. */
+        struct step s = { .vec = &one, .vlen = 1, .flags = flags | MSG_NOSIGNAL };
         r = wait_step(f, fd, CAP__IO_WRITE, send_step, &s, in);
         if (r <= 0)
             break;
