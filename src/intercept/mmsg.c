@@ -8,7 +8,8 @@
  *    MSG_WAITFORONE makes it non-blocking after the first; its timeout is
  *    looked at only after a message came (recvmmsg(2), BUGS), what is left
  *    of it is written back when any came, and a message with urgent data
- *    (MSG_OOB) ends the call;
+ *    (MSG_OOB) ends the call; with MSG_WAITALL a stream socket's message
+ *    is filled whole before the next (recv_rest);
  *  - a blocking sendmmsg sends each message whole and stops after one it
  *    sent only in part (a signal, SO_SNDTIMEO);
  *  - an error after some messages: the count (the next call reports it).
@@ -98,6 +99,58 @@ static ssize_t wait_step(cap__fd *f, int fd, int dir, cap__io_attempt op, struct
     }
 }
 
+static size_t msg_bytes(const struct msghdr *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->msg_iovlen; i++)
+        n += m->msg_iov[i].iov_len;
+    return n;
+}
+
+/* The rest of *m, a stream socket's message read with MSG_WAITALL that
+ * got fewer bytes than it holds (a step does not wait), filled as Linux's
+ * recvmsg with MSG_WAITALL fills it: until it is full, the end of the
+ * stream, an error (left for the next call), or a signal. The bytes
+ * added go to its msg_len. */
+static void recv_rest(cap__fd *f, int fd, struct mmsghdr *m, int flags, const cap__intr *in)
+{
+    struct msghdr *h = &m->msg_hdr;
+    struct iovec stack_v[STACK_IOVS], *v = stack_v;
+    if (h->msg_iovlen > STACK_IOVS && (v = malloc(h->msg_iovlen * sizeof *v)) == NULL)
+        return;
+    memcpy(v, h->msg_iov, h->msg_iovlen * sizeof *v);
+    struct mmsghdr one = { .msg_hdr = *h };
+    one.msg_hdr.msg_iov = v;
+    one.msg_hdr.msg_name = NULL;
+    one.msg_hdr.msg_namelen = 0;
+    cap__ic_msg_advance(&one.msg_hdr, m->msg_len); /* past what came; no control */
+    while (one.msg_hdr.msg_iovlen > 0) {
+        struct step s = { .vec = &one, .vlen = 1, .flags = flags, .after = true,
+                          .end = CAP__FOREVER };
+        ssize_t r = wait_step(f, fd, CAP__IO_READ, recv_step, &s, in);
+        if (r <= 0 || one.msg_len == 0) /* error, signal, timeout, end of stream */
+            break;
+        m->msg_len += one.msg_len;
+        cap__ic_msg_advance(&one.msg_hdr, one.msg_len);
+    }
+    if (v != stack_v)
+        free(v);
+}
+
+/* Whether recvmmsg with flags fills each message of fd whole, as
+ * MSG_WAITALL makes a stream socket's recvmsg do (not a peek: rw.c). */
+static bool fills_whole(cap__fd *f, int fd, int flags)
+{
+    if ((flags & (MSG_WAITALL | MSG_PEEK)) != MSG_WAITALL)
+        return false;
+    if (f != NULL)
+        return cap__fd_has(f, CAP__FDF_STREAM_SOCK);
+    int type = 0;
+    socklen_t len = sizeof type;
+    return syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+           type == SOCK_STREAM;
+}
+
 static int recv_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen, int flags,
                          struct timespec *timeout)
 {
@@ -113,6 +166,7 @@ static int recv_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen,
     }
     uint64_t deadline = f != NULL ? cap__io_deadline_later(f, CAP__IO_READ) : CAP__FOREVER;
     cap__intr in = cap__ic_intr_cancel(deadline);
+    bool whole = fills_whole(f, fd, flags);
     unsigned done = 0;
     ssize_t r;
     for (;;) {
@@ -123,6 +177,14 @@ static int recv_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen,
             break;
         done += (unsigned)r;
         in.restart = false; /* as in send_blocking */
+        /* Only the last message of a step can be short: the socket was
+         * empty then. */
+        struct mmsghdr *last = &vec[done - 1];
+        if (whole && last->msg_len > 0 && last->msg_len < msg_bytes(&last->msg_hdr)) {
+            recv_rest(f, fd, last, flags & ~MSG_WAITFORONE, &in);
+            if (last->msg_len < msg_bytes(&last->msg_hdr))
+                break;
+        }
         if (done == vlen || (flags & MSG_WAITFORONE) ||
             (vec[done - 1].msg_hdr.msg_flags & MSG_OOB))
             break;
@@ -162,14 +224,6 @@ int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags, struct times
                                            true, NULL, 0));
     }
     return (int)cap__ic_ret_cancel(recv_blocking(f, fd, vec, vlen, flags, timeout));
-}
-
-static size_t msg_bytes(const struct msghdr *m)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < m->msg_iovlen; i++)
-        n += m->msg_iov[i].iov_len;
-    return n;
 }
 
 /* The rest of *m after its first sent bytes, blocking as the application
