@@ -30,6 +30,7 @@
  * blocks the worker like any call we do not intercept), which also ends
  * its privacy (io/pipe.h). The same for sendfile into a private pipe
  * (file.c), which parks through the wrappers but moves data unseen.
+ * All three are cancellation points on entry, as glibc's (SYSCALL_CANCEL).
  *
  * vfork is fork (below); daemon forks with our fork; popen gives pipes
  * back like posix_spawn. Fork handlers (atfork.c) run for fork, vfork
@@ -198,6 +199,7 @@ static void moved_by_kernel(int fd)
 
 ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len, unsigned flags)
 {
+    cap__ic_enter(); /* a cancellation point on entry, as glibc's */
     moved_by_kernel(in);
     moved_by_kernel(out);
     return syscall(SYS_splice, in, off_in, out, off_out, len, flags);
@@ -205,6 +207,7 @@ ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len, uns
 
 ssize_t tee(int in, int out, size_t len, unsigned flags)
 {
+    cap__ic_enter(); /* a cancellation point on entry, as glibc's */
     moved_by_kernel(in);
     moved_by_kernel(out);
     return syscall(SYS_tee, in, out, len, flags);
@@ -212,6 +215,7 @@ ssize_t tee(int in, int out, size_t len, unsigned flags)
 
 ssize_t vmsplice(int fd, const struct iovec *iov, size_t n, unsigned flags)
 {
+    cap__ic_enter(); /* a cancellation point on entry, as glibc's */
     moved_by_kernel(fd);
     return syscall(SYS_vmsplice, fd, iov, n, flags);
 }
