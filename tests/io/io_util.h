@@ -282,6 +282,31 @@ static inline void temp_fifo(char path[32])
 
 /* Raises the soft descriptor limit to the hard one (and, as root, the hard
  * one to `want` when it is lower). Returns the soft limit now in force. */
+/* A watchdog for tests of calls that must time out: unless *done is set
+ * within about 20 s, it feeds the socket pair's first end both ways (a
+ * byte to read, and room to write: what the second end holds is
+ * drained), so a call that wrongly waits for good returns and the test's
+ * checks fail instead of the test hanging. Run with spawn(); set *done
+ * and join it at the end. */
+struct socket_watchdog {
+    const int *sv;
+    atomic_int *done;
+};
+
+static inline void *socket_watchdog_run(void *arg)
+{
+    const struct socket_watchdog *wd = arg;
+    for (int i = 0; i < 2000 && !atomic_load(wd->done); i++)
+        cap_usleep(10000);
+    if (!atomic_load(wd->done)) {
+        static char sink[1 << 20];
+        CHECK_EQ(write(wd->sv[1], "x", 1), 1);
+        while (recv(wd->sv[1], sink, sizeof sink, MSG_DONTWAIT) > 0)
+            ;
+    }
+    return NULL;
+}
+
 static inline long raise_nofile(long want)
 {
     struct rlimit r;

@@ -18,29 +18,13 @@
 static int sv[2];
 static atomic_int done;
 
-/* Ends a call that waits for good: a byte for the reader, room for the
- * writer. */
-static void *watchdog(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < 2000 && !atomic_load(&done); i++)
-        cap_usleep(10000);
-    if (!atomic_load(&done)) {
-        static char sink[1 << 20];
-        CHECK_EQ(write(sv[1], "x", 1), 1);
-        while (recv(sv[1], sink, sizeof sink, MSG_DONTWAIT) > 0)
-            ;
-    }
-    return NULL;
-}
-
 int main(void)
 {
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     long long tv[2] = { 0, 50000 }; /* struct __kernel_sock_timeval */
     CHECK_EQ(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO_NEW, tv, sizeof tv), 0);
     CHECK_EQ(setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO_NEW, tv, sizeof tv), 0);
-    cap_thread_t w = spawn(watchdog, NULL);
+    cap_thread_t w = spawn(socket_watchdog_run, &(struct socket_watchdog){ sv, &done });
     char c;
     errno = 0;
     CHECK_EQ(recv(sv[0], &c, 1, 0), -1);

@@ -14,20 +14,6 @@
 static int sv[2];
 static atomic_int done;
 
-static void *watchdog(void *arg)
-{
-    (void)arg;
-    for (int i = 0; i < 2000 && !atomic_load(&done); i++)
-        cap_usleep(10000);
-    if (!atomic_load(&done)) {
-        static char sink[1 << 20];
-        CHECK_EQ(write(sv[1], "x", 1), 1);
-        while (recv(sv[1], sink, sizeof sink, MSG_DONTWAIT) > 0)
-            ;
-    }
-    return NULL;
-}
-
 int main(void)
 {
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
@@ -35,7 +21,7 @@ int main(void)
     CHECK_GE(d, 0);
     int d2 = dup2(sv[0], 30);
     CHECK_EQ(d2, 30);
-    cap_thread_t w = spawn(watchdog, NULL);
+    cap_thread_t w = spawn(socket_watchdog_run, &(struct socket_watchdog){ sv, &done });
     struct timeval tv = { 0, 50000 };
     CHECK_EQ(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
     char c;
