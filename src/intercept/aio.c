@@ -15,8 +15,10 @@
  * returns at once, as glibc's would); otherwise glibc's call runs on the
  * offload pool while only the caller parks. Both are cancellation points
  * (lio_listio: on entry and while it waits for its requests), and a
- * signal ends their wait with EINTR (a SA_RESTART handler restarts it),
- * as glibc's futex wait would end. Elsewhere, glibc's.
+ * signal ends their wait with EINTR (a SA_RESTART handler restarts it,
+ * but not aio_suspend's wait with a timeout: glibc's futex wait then has
+ * one, which the kernel never restarts after a handler), as glibc's
+ * futex wait would end. Elsewhere, glibc's.
  */
 #include <aio.h>
 #include <errno.h>
@@ -63,7 +65,10 @@ int aio_suspend(const struct aiocb *const list[], int nent, const struct timespe
     if (nent > 0 && one_ended(list, nent))
         return 0;
     struct aio_wait w = { .list = list, .nent = nent, .timeout = timeout };
-    cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
+    /* With a timeout glibc's futex wait ends with EINTR after any handler
+     * (the kernel's restart block is not taken), SA_RESTART or not. */
+    cap__intr in = timeout != NULL ? cap__intr_always : cap__intr_restart;
+    in.cancel = true;
     return (int)cap__ic_ret_cancel(cap__offload_call(run_suspend, &w, &w.result, &in));
 }
 

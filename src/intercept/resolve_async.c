@@ -12,7 +12,9 @@
  * getaddrinfo_a(GAI_WAIT) submits its requests without waiting and then
  * waits for each through that gai_suspend.
  * Both are cancellation points, as glibc's are; a signal ends the wait
- * with EAI_INTR (a SA_RESTART handler restarts it). Elsewhere, glibc's.
+ * with EAI_INTR (a SA_RESTART handler restarts a wait without a timeout;
+ * with one, glibc's futex wait ends after any handler, as the kernel
+ * does not restart it). Elsewhere, glibc's.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -39,7 +41,10 @@ static void run_suspend(void *arg)
  * ended the wait. A cancel acts. */
 static int wait_on_pool(struct gai_wait *w)
 {
-    cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
+    /* With a timeout glibc's futex wait ends with EAI_INTR after any
+     * handler (the kernel's restart block is not taken), SA_RESTART or not. */
+    cap__intr in = w->timeout != NULL ? cap__intr_always : cap__intr_restart;
+    in.cancel = true;
     long r = cap__offload_call(run_suspend, w, &w->result, &in);
     if (r == -ECANCELED)
         cap__cancel_point();
