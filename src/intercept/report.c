@@ -203,24 +203,31 @@ void psignal(int sig, const char *s)
 struct psiginfo_call {
     const siginfo_t *info;
     const char *s;
+    bool sigpipe; /* its write raised SIGPIPE on the pool thread */
 };
 
 static void run_psiginfo(void *arg)
 {
     struct psiginfo_call *c = arg;
+    errno = 0;
     CAP__REAL(psiginfo)(c->info, c->s);
+    /* stderr a pipe whose reader is gone: the kernel's SIGPIPE is the
+     * caller's. */
+    c->sigpipe = errno == EPIPE && cap__offload_took(SIGPIPE);
 }
 
 void psiginfo(const siginfo_t *info, const char *s)
 {
     int err = errno;
-    struct psiginfo_call c = { info, s };
+    struct psiginfo_call c = { .info = info, .s = s };
     if (stderr_here()) {
         struct cap__stdio_hold h;
         cap__stdio_turn_begin(stderr, &h);
         int rc = cap__offload(run_psiginfo, &c);
         cap__stdio_turn_end(&h);
         if (rc == 0) {
+            if (c.sigpipe)
+                raise(SIGPIPE); /* intercept/sigsend.c: to this user thread */
             cap__ic_set_errno(err);
             return;
         }

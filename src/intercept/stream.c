@@ -19,6 +19,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "intercept/intercept.h"
@@ -124,6 +125,7 @@ int fcloseall(void)
 struct pclose_call {
     FILE *stream;
     int result, err;
+    bool sigpipe; /* its flush raised SIGPIPE on the pool thread */
 };
 
 static void run_pclose(void *arg)
@@ -131,6 +133,9 @@ static void run_pclose(void *arg)
     struct pclose_call *c = arg;
     c->result = CAP__REAL(pclose)(c->stream);
     c->err = errno;
+    /* A flush to a command that has closed its input: EPIPE, and the
+     * kernel's SIGPIPE, which belongs to the caller. */
+    c->sigpipe = c->err == EPIPE && cap__offload_took(SIGPIPE);
 }
 
 int pclose(FILE *stream)
@@ -146,6 +151,8 @@ int pclose(FILE *stream)
         c.err = errno;
     }
     stream_closed(fd);
+    if (c.sigpipe)
+        raise(SIGPIPE); /* intercept/sigsend.c: to this user thread */
     cap__sig_take_jump(); /* a handler's jump into this thread, if any */
     if (c.result < 0)
         errno = c.err;

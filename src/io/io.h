@@ -347,6 +347,13 @@ bool cap__offload_busy(void);
 /* In a fork's child: an empty pool with no threads (the parent's are not
  * in the child); jobs in flight were the parent's threads'. */
 void cap__offload_forked(void);
+/* Called by a job's fn: on a pool thread, takes sig if it is pending
+ * there (every signal is blocked on pool threads, so one the kernel
+ * raised on the thread for the job's call, SIGPIPE for a write to a pipe
+ * whose reader is gone, waits there for good) and says true, so that the
+ * caller raises it in its user thread, as the call made there would have.
+ * False elsewhere. */
+bool cap__offload_took(int sig);
 /* Kernel threads the offload pool has started (deadlock report). */
 int cap__offload_threads(void);
 

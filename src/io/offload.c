@@ -37,6 +37,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "intercept/intercept.h" /* CAP__REAL */
@@ -82,6 +83,7 @@ static void pool_unlock(void)
 {
     CAP__REAL(pthread_mutex_unlock)(&pool_mu);
 }
+static __thread bool on_pool; /* this kernel thread is one of the pool's */
 static struct job *head, *tail; /* [pool_mu] */
 static atomic_int nthreads;      /* [pool_mu] for writes; read by cap__offload_threads */
 static int nidle;               /* [pool_mu] */
@@ -141,6 +143,7 @@ static void *pool_main(void *arg)
     sigemptyset(&kick);
     sigaddset(&kick, CAP__SIG_KICK);
     pid_t tid = (pid_t)syscall(SYS_gettid);
+    on_pool = true;
     pool_lock();
     for (;;) {
         while (head == NULL) {
@@ -361,6 +364,17 @@ long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap
         *result = -why; /* the call did not complete: report why */
     retire();
     return *result;
+}
+
+bool cap__offload_took(int sig)
+{
+    if (!on_pool)
+        return false;
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, sig);
+    struct timespec zero = { 0, 0 };
+    return syscall(SYS_rt_sigtimedwait, &s, NULL, &zero, _NSIG / 8) == sig;
 }
 
 int cap__offload_threads(void)
