@@ -11,10 +11,11 @@
  * caller parks.
  * getaddrinfo_a(GAI_WAIT) submits its requests without waiting and then
  * waits for each through that gai_suspend.
- * Both are cancellation points, as glibc's are; a signal ends the wait
- * with EAI_INTR (a SA_RESTART handler restarts a wait without a timeout;
- * with one, glibc's futex wait ends after any handler, as the kernel
- * does not restart it). Elsewhere, glibc's.
+ * Both are cancellation points, as glibc's are; a signal ends
+ * gai_suspend's wait with EAI_INTR (a SA_RESTART handler restarts a wait
+ * without a timeout; with one, glibc's futex wait ends after any handler,
+ * as the kernel does not restart it), while getaddrinfo_a(GAI_WAIT), as
+ * glibc's, waits on after a handler. Elsewhere, glibc's.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -74,11 +75,12 @@ int getaddrinfo_a(int mode, struct gaicb *list[], int n, struct sigevent *sev)
     int rc = CAP__REAL(getaddrinfo_a)(GAI_NOWAIT, list, n, NULL);
     if (rc != 0)
         return rc;
+    /* glibc's GAI_WAIT waits again after a handler (it never says
+     * EAI_INTR): only a cancel ends it early. */
     for (int i = 0; i < n; i++) {
         while (list[i] != NULL && gai_error(list[i]) == EAI_INPROGRESS) {
             const struct gaicb *one[1] = { list[i] };
-            if (gai_suspend(one, 1, NULL) == EAI_INTR)
-                return EAI_INTR;
+            gai_suspend(one, 1, NULL);
         }
     }
     return 0;
