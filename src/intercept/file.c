@@ -55,7 +55,7 @@ struct device_call {
     long nr, a[6];
     long result;
     bool pool; /* made on a pool thread */
-    bool xfsz; /* the kernel raised SIGXFSZ there (diskio.h) */
+    bool xfsz; /* the kernel raised SIGXFSZ there (io.h, cap__offload_took) */
 };
 
 static void run_device_call(void *arg)
@@ -63,7 +63,7 @@ static void run_device_call(void *arg)
     struct device_call *c = arg;
     c->result = cap__ic_sys(syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]));
     if (c->pool && c->result == -EFBIG) /* a copy into a file past RLIMIT_FSIZE */
-        c->xfsz = cap__disk_pool_took_xfsz();
+        c->xfsz = cap__offload_took(SIGXFSZ);
 }
 
 /* c made on the offload pool while only the calling user thread waits

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "io/diskio.h"
@@ -29,23 +28,12 @@ struct rw_call {
     bool xfsz; /* the kernel raised SIGXFSZ there: the caller raises it */
 };
 
-/* diskio.h. Only this thread's own SIGXFSZ, pending because every signal
- * is blocked here; a zero timeout takes it without waiting. */
-bool cap__disk_pool_took_xfsz(void)
-{
-    sigset_t s;
-    sigemptyset(&s);
-    sigaddset(&s, SIGXFSZ);
-    struct timespec zero = { 0, 0 };
-    return syscall(SYS_rt_sigtimedwait, &s, NULL, &zero, _NSIG / 8) == SIGXFSZ;
-}
-
 static void run_rw(void *arg)
 {
     struct rw_call *c = arg;
     c->result = cap__disk_blocking_rw(c->op, c->fd, c->iov, c->cnt, c->off, c->rwf);
     if (c->pool && c->op == CAP__DISK_WRITE && c->result == -EFBIG)
-        c->xfsz = cap__disk_pool_took_xfsz();
+        c->xfsz = cap__offload_took(SIGXFSZ);
 }
 
 static ssize_t threads_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,

@@ -67,13 +67,6 @@ typedef struct cap__diskio {
 ssize_t cap__disk_blocking_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                               off_t off, int rwf);
 
-/* On a pool thread (io/offload.c), after a call that failed with EFBIG:
- * whether the kernel raised SIGXFSZ in this thread (a write past
- * RLIMIT_FSIZE), taken here, where every signal is blocked and it would
- * stay pending for good; the caller then raises it in the user thread
- * that asked (disk_threads.c). */
-bool cap__disk_pool_took_xfsz(void) __attribute__((visibility("hidden")));
-
 extern __attribute__((visibility("hidden"))) const cap__diskio cap__diskio_uring;
 extern __attribute__((visibility("hidden"))) const cap__diskio cap__diskio_threads;
 extern __attribute__((visibility("hidden"))) const cap__diskio cap__diskio_blocking;
