@@ -206,7 +206,14 @@ unsigned cap__timer_expire(cap__timer_heap *h, uint64_t now, void (*fire)(cap__t
     cap__timer *t;
     while ((t = earliest(h)) != NULL && t->deadline <= now) {
         remove_timer(h, t);
+        /* Out of the heap, but still armed to a canceller until fire is
+         * over: cap__timer_cancel skips the lock when t->heap is NULL, so
+         * a thread that another waker resumed on another worker (full
+         * migration) could pass its cancel and park again before this
+         * fire ran, which would then end that next park. */
+        t->heap = h;
         fire(t);
+        t->heap = NULL;
         n++;
     }
     cap__spin_unlock(&h->lock);
