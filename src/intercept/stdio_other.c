@@ -11,8 +11,15 @@
  * it took the stream's lock; glibc's lock alone cannot do that here,
  * since a holder lets it go while it is parked (sched/held.h).
  * (getw and putw are in stdin.c and stdout.c.)
+ *
+ * Positioning (fseek and its kin, rewind, fsetpos) writes out buffered
+ * output first, in glibc through its internal write, which would block
+ * the worker on a full pipe, socket or terminal (whose seek then fails
+ * with ESPIPE): that output is written first here, parking
+ * (flush_output_first), and glibc's call finds nothing left to write.
  */
 #define _FILE_OFFSET_BITS 32 /* the 32-bit names are defined here as such */
+#include <errno.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <wchar.h>
@@ -20,8 +27,20 @@
 #include "intercept/intercept.h"
 #include "intercept/stdio_turn.h"
 
+/* Writes out what fp buffers, parking where glibc's flush would block
+ * (stdout.c); a failure stays on fp for glibc's call to meet again. */
+static void flush_output_first(FILE *fp)
+{
+    if (fp != NULL && (fp->_IO_write_ptr > fp->_IO_write_base || cap__stdio_wide_pending(fp))) {
+        int err = errno;
+        cap__stdio_flush_before_close(fp);
+        errno = err;
+    }
+}
+
 int fseek(FILE *fp, long off, int whence)
 {
+    flush_output_first(fp);
     bool guarded = cap__stdio_guard(fp);
     int r = CAP__REAL(fseek)(fp, off, whence);
     cap__stdio_unguard(fp, guarded);
@@ -30,6 +49,7 @@ int fseek(FILE *fp, long off, int whence)
 
 int fseeko(FILE *fp, off_t off, int whence)
 {
+    flush_output_first(fp);
     bool guarded = cap__stdio_guard(fp);
     int r = CAP__REAL(fseeko)(fp, off, whence);
     cap__stdio_unguard(fp, guarded);
@@ -38,6 +58,7 @@ int fseeko(FILE *fp, off_t off, int whence)
 
 int fseeko64(FILE *fp, off64_t off, int whence)
 {
+    flush_output_first(fp);
     bool guarded = cap__stdio_guard(fp);
     int r = CAP__REAL(fseeko64)(fp, off, whence);
     cap__stdio_unguard(fp, guarded);
@@ -70,6 +91,7 @@ off64_t ftello64(FILE *fp)
 
 void rewind(FILE *fp)
 {
+    flush_output_first(fp);
     bool guarded = cap__stdio_guard(fp);
     CAP__REAL(rewind)(fp);
     cap__stdio_unguard(fp, guarded);
@@ -93,6 +115,7 @@ int fgetpos64(FILE *fp, fpos64_t *pos)
 
 int fsetpos(FILE *fp, const fpos_t *pos)
 {
+    flush_output_first(fp);
     bool guarded = cap__stdio_guard(fp);
     int r = CAP__REAL(fsetpos)(fp, pos);
     cap__stdio_unguard(fp, guarded);
@@ -101,6 +124,7 @@ int fsetpos(FILE *fp, const fpos_t *pos)
 
 int fsetpos64(FILE *fp, const fpos64_t *pos)
 {
+    flush_output_first(fp);
     bool guarded = cap__stdio_guard(fp);
     int r = CAP__REAL(fsetpos64)(fp, pos);
     cap__stdio_unguard(fp, guarded);
