@@ -24,8 +24,9 @@
 #include "intercept/intercept.h"
 
 /* open's flags for fopen's mode (glibc's reading of it: a first letter
- * r, w or a, then any of + x e b m); -1 if the mode is not one this
- * file handles. */
+ * r, w or a, then up to six letters among which + x e b m count and any
+ * other is ignored, as "t" in "rt"); -1 if the mode is not one this file
+ * handles. */
 static int mode_flags(const char *mode)
 {
     int flags;
@@ -42,7 +43,9 @@ static int mode_flags(const char *mode)
     default:
         return -1;
     }
-    for (const char *p = mode + 1; *p != '\0'; p++) {
+    if (strchr(mode, ',') != NULL)
+        return -1; /* ",ccs=...": a wide stream, glibc's */
+    for (const char *p = mode + 1; *p != '\0' && p < mode + 7; p++) {
         switch (*p) {
         case '+':
             flags = (flags & ~(O_RDONLY | O_WRONLY)) | O_RDWR;
@@ -56,9 +59,10 @@ static int mode_flags(const char *mode)
         case 'b':
         case 'm': /* (no mapping of a FIFO) */
             break;
+        case 'c':
+            return -1; /* a stream whose calls are no cancellation points */
         default:
-            return -1; /* "c" (a stream whose calls are no cancellation
-                          points), ",ccs=...", or what glibc should judge */
+            break; /* ignored by glibc's fopen and fdopen alike */
         }
     }
     return flags;
