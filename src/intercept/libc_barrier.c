@@ -12,6 +12,7 @@
  * mark clear.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -52,6 +53,10 @@ int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr
             overlay(b)->mark = 0;
         return rc;
     }
+    /* glibc refuses a count from UINT_MAX / 2 on (its counters' room);
+     * the same program gets the same EINVAL here. */
+    if (count >= UINT_MAX / 2)
+        return EINVAL;
     struct overlay o = { .mark = MARK_OURS };
     int rc = cap_barrier_init(&o.barrier, NULL, count);
     if (rc == 0)
