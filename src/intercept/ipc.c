@@ -32,6 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef MSG_COPY
+#define MSG_COPY 040000 /* <linux/msg.h> */
+#endif
+
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
@@ -55,9 +59,12 @@ static bool refused_time(const struct timespec *ts)
 
 /* ---- System V ---------------------------------------------------------------- */
 
+/* MSG_COPY (Linux's peek) is refused by the kernel without IPC_NOWAIT,
+ * at once (EINVAL): such a call goes to the kernel as it is, since the
+ * try below would add IPC_NOWAIT and make it succeed. */
 ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
 {
-    if (!cap__ic_enter() || (flags & IPC_NOWAIT))
+    if (!cap__ic_enter() || (flags & (IPC_NOWAIT | MSG_COPY)))
         return syscall(SYS_msgrcv, id, msg, size, type, flags);
     long r = syscall(SYS_msgrcv, id, msg, size, type, flags | IPC_NOWAIT);
     if (r >= 0 || errno != ENOMSG)
