@@ -24,20 +24,11 @@ static void on_xfsz(int sig)
     atomic_fetch_add(&signals, 1);
 }
 
-static int temp_file(void)
-{
-    char path[] = "/tmp/capriccio-xfsz-copy-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK_GE(fd, 0);
-    CHECK_EQ(unlink(path), 0);
-    return fd;
-}
-
 int main(void)
 {
     struct sigaction sa = { .sa_handler = on_xfsz };
     CHECK_EQ(sigaction(SIGXFSZ, &sa, NULL), 0);
-    int in = temp_file(), out = temp_file();
+    int in = unlinked_temp_file(0), out = unlinked_temp_file(0);
     static char b[4096];
     CHECK_EQ(write(in, b, sizeof b), (ssize_t)sizeof b);
     struct rlimit rl = { LIMIT, RLIM_INFINITY };

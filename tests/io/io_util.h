@@ -280,8 +280,17 @@ static inline void temp_fifo(char path[32])
     CHECK_EQ(mkfifo(path, 0600), 0);
 }
 
-/* Raises the soft descriptor limit to the hard one (and, as root, the hard
- * one to `want` when it is lower). Returns the soft limit now in force. */
+/* A new empty regular file under /tmp, already unlinked; extra: more
+ * open flags (O_APPEND, O_DSYNC...), as mkostemp takes them. */
+static inline int unlinked_temp_file(int extra)
+{
+    char path[] = "/tmp/capriccio-test-XXXXXX";
+    int fd = mkostemp(path, extra);
+    CHECK_GE(fd, 0);
+    CHECK_EQ(unlink(path), 0);
+    return fd;
+}
+
 /* A watchdog for tests of calls that must time out: unless *done is set
  * within about 20 s, it feeds the socket pair's first end both ways (a
  * byte to read, and room to write: what the second end holds is
@@ -307,6 +316,8 @@ static inline void *socket_watchdog_run(void *arg)
     return NULL;
 }
 
+/* Raises the soft descriptor limit to the hard one (and, as root, the hard
+ * one to `want` when it is lower). Returns the soft limit now in force. */
 static inline long raise_nofile(long want)
 {
     struct rlimit r;

@@ -23,15 +23,6 @@ static void on_xfsz(int sig)
     atomic_fetch_add(&signals, 1);
 }
 
-static int temp_file(int extra)
-{
-    char path[] = "/tmp/capriccio-fsize-XXXXXX";
-    int fd = mkostemp(path, extra);
-    CHECK_GE(fd, 0);
-    CHECK_EQ(unlink(path), 0);
-    return fd;
-}
-
 int main(void)
 {
     struct sigaction sa = { .sa_handler = on_xfsz };
@@ -41,7 +32,7 @@ int main(void)
     static char b[4096];
     memset(b, 'x', sizeof b);
 
-    int fd = temp_file(0);
+    int fd = unlinked_temp_file(0);
     CHECK_EQ(write(fd, b, sizeof b), LIMIT);
     CHECK_EQ(atomic_load(&signals), 0);
     CHECK_EQ(lseek(fd, 0, SEEK_CUR), LIMIT);
@@ -60,7 +51,7 @@ int main(void)
     CHECK_EQ(atomic_load(&signals), 1);
     CHECK_EQ(close(fd), 0);
 
-    fd = temp_file(O_APPEND);
+    fd = unlinked_temp_file(O_APPEND);
     CHECK_EQ(write(fd, b, 600), 600);
     CHECK_EQ(write(fd, b, 600), LIMIT - 600);
     CHECK_EQ(atomic_load(&signals), 1);
