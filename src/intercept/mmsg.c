@@ -9,7 +9,7 @@
  *    looked at only after a message came (recvmmsg(2), BUGS), what is left
  *    of it is written back when any came, and a message with urgent data
  *    (MSG_OOB) ends the call; with MSG_WAITALL a stream socket's message
- *    is filled whole before the next (recv_rest);
+ *    is filled whole before the next (finish_message);
  *  - a blocking sendmmsg sends each message whole and stops after one it
  *    sent only in part (a signal, SO_SNDTIMEO);
  *  - an error after some messages: the count (the next call reports it).
@@ -107,12 +107,14 @@ static size_t msg_bytes(const struct msghdr *m)
     return n;
 }
 
-/* The rest of *m, a stream socket's message read with MSG_WAITALL that
- * got fewer bytes than it holds (a step does not wait), filled as Linux's
- * recvmsg with MSG_WAITALL fills it: until it is full, the end of the
- * stream, an error (left for the next call), or a signal. The bytes
- * added go to its msg_len. */
-static void recv_rest(cap__fd *f, int fd, struct mmsghdr *m, int flags, const cap__intr *in)
+/* The rest of message *m, of which a step moved only m->msg_len bytes
+ * (a stream socket's buffer filled, or emptied under MSG_WAITALL): moved
+ * by further steps of op, waiting while they would block, until the
+ * message is whole or a step moves nothing (end of the stream, an error
+ * left for the next call, a signal, the timeout). What moves is added to
+ * m->msg_len. The name and the ancillary data went with the first part. */
+static void finish_message(cap__fd *f, int fd, int dir, cap__io_attempt op, struct mmsghdr *m,
+                           int flags, const cap__intr *in)
 {
     struct msghdr *h = &m->msg_hdr;
     struct iovec stack_v[STACK_IOVS], *v = stack_v;
@@ -123,12 +125,11 @@ static void recv_rest(cap__fd *f, int fd, struct mmsghdr *m, int flags, const ca
     one.msg_hdr.msg_iov = v;
     one.msg_hdr.msg_name = NULL;
     one.msg_hdr.msg_namelen = 0;
-    cap__ic_msg_advance(&one.msg_hdr, m->msg_len); /* past what came; no control */
+    cap__ic_msg_advance(&one.msg_hdr, m->msg_len);
     while (one.msg_hdr.msg_iovlen > 0) {
         struct step s = { .vec = &one, .vlen = 1, .flags = flags, .after = true,
                           .end = CAP__FOREVER };
-        ssize_t r = wait_step(f, fd, CAP__IO_READ, recv_step, &s, in);
-        if (r <= 0 || one.msg_len == 0) /* error, signal, timeout, end of stream */
+        if (wait_step(f, fd, dir, op, &s, in) <= 0 || one.msg_len == 0)
             break;
         m->msg_len += one.msg_len;
         cap__ic_msg_advance(&one.msg_hdr, one.msg_len);
@@ -181,7 +182,7 @@ static int recv_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen,
          * empty then. */
         struct mmsghdr *last = &vec[done - 1];
         if (whole && last->msg_len > 0 && last->msg_len < msg_bytes(&last->msg_hdr)) {
-            recv_rest(f, fd, last, flags & ~MSG_WAITFORONE, &in);
+            finish_message(f, fd, CAP__IO_READ, recv_step, last, flags & ~MSG_WAITFORONE, &in);
             if (last->msg_len < msg_bytes(&last->msg_hdr))
                 break;
         }
@@ -226,36 +227,6 @@ int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags, struct times
     return (int)cap__ic_ret_cancel(recv_blocking(f, fd, vec, vlen, flags, timeout));
 }
 
-/* The rest of *m after its first sent bytes, blocking as the application
- * expects; the bytes it sent (then added to the message's msg_len), or
- * -errno if none. The ancillary data went with the first part. */
-static ssize_t send_rest(cap__fd *f, int fd, const struct msghdr *m, size_t sent, int flags,
-                         const cap__intr *in)
-{
-    struct iovec stack_v[STACK_IOVS], *v = stack_v;
-    if (m->msg_iovlen > STACK_IOVS && (v = malloc(m->msg_iovlen * sizeof *v)) == NULL)
-        return -ENOMEM;
-    memcpy(v, m->msg_iov, m->msg_iovlen * sizeof *v);
-    struct mmsghdr one = { .msg_hdr = *m };
-    one.msg_hdr.msg_iov = v;
-    cap__ic_msg_advance(&one.msg_hdr, sent);
-    size_t total = 0, want = msg_bytes(&one.msg_hdr);
-    ssize_t r = 0;
-    while (total < want) {
-        /* Part of the message went: Linux's call returns that count when
-         * the peer has gone, and raises no SIGPIPE. */
-        struct step s = { .vec = &one, .vlen = 1, .flags = flags | MSG_NOSIGNAL };
-        r = wait_step(f, fd, CAP__IO_WRITE, send_step, &s, in);
-        if (r <= 0)
-            break;
-        total += one.msg_len;
-        cap__ic_msg_advance(&one.msg_hdr, one.msg_len); /* past what went */
-    }
-    if (v != stack_v)
-        free(v);
-    return total > 0 ? (ssize_t)total : r;
-}
-
 static int send_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 {
     uint64_t deadline = f != NULL ? cap__io_deadline_later(f, CAP__IO_WRITE) : CAP__FOREVER;
@@ -276,9 +247,9 @@ static int send_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen,
         struct mmsghdr *last = &vec[done - 1];
         size_t want = msg_bytes(&last->msg_hdr);
         if (last->msg_len < want) { /* a stream socket's buffer filled mid-message */
-            r = send_rest(f, fd, &last->msg_hdr, last->msg_len, flags, &in);
-            if (r > 0)
-                last->msg_len += (unsigned)r;
+            /* Part of the message went: Linux's call returns that count
+             * when the peer has gone, and raises no SIGPIPE. */
+            finish_message(f, fd, CAP__IO_WRITE, send_step, last, flags | MSG_NOSIGNAL, &in);
             if (last->msg_len < want)
                 break;
         }
