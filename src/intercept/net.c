@@ -127,20 +127,6 @@ static ssize_t accept_attempt(int fd, void *arg)
     return cap__ic_sys(syscall(SYS_accept4, fd, a->addr, a->alen, a->flags | SOCK_NONBLOCK));
 }
 
-/* The receive and send timeouts the kernel gave fd, in nanoseconds (0:
- * none). */
-static void kernel_timeouts(int fd, uint64_t timeo[2])
-{
-    static const int names[2] = { SO_RCVTIMEO, SO_SNDTIMEO };
-    for (int d = 0; d < 2; d++) {
-        struct timeval tv = { 0, 0 };
-        socklen_t len = sizeof tv;
-        timeo[d] = syscall(SYS_getsockopt, fd, SOL_SOCKET, names[d], &tv, &len) == 0
-                       ? cap__timeout_ns((uint64_t)tv.tv_sec, (uint64_t)tv.tv_usec * 1000u)
-                       : 0;
-    }
-}
-
 static void accepted(int listener, int fd, int flags)
 {
     cap__fd *l = cap__fd_peek(listener);
@@ -156,7 +142,7 @@ static void accepted(int listener, int fd, int flags)
      * listener has any, the kernel says which the new socket got. */
     uint64_t timeo[2] = { 0, 0 };
     if (l != NULL && (atomic_load(&l->timeo[0]) != 0 || atomic_load(&l->timeo[1]) != 0))
-        kernel_timeouts(fd, timeo);
+        cap__fd_kernel_timeouts(fd, timeo);
     if (cap__in_signal_handler()) {
         cap__fd_defer(CAP__FDD_LIFE, fd, CAP__FD_SOCKET, fl, timeo); /* io/fd.h */
         return;

@@ -63,11 +63,16 @@ cap__fd *cap__fd_get_slow(int fd)
     return &c[fd & (CAP__FD_CHUNK_LEN - 1)];
 }
 
-/* Saturating: the kernel keeps timeouts of up to ~3.7e16 s, which would
- * wrap round 2^64 ns to a short one (util/clock.h). */
-static uint64_t timeval_ns(const struct timeval *tv)
+void cap__fd_kernel_timeouts(int fd, uint64_t timeo[2])
 {
-    return cap__fd_timeo_ns(tv->tv_sec, tv->tv_usec);
+    static const int names[2] = { SO_RCVTIMEO, SO_SNDTIMEO };
+    for (int d = 0; d < 2; d++) {
+        struct timeval tv = { 0, 0 };
+        socklen_t len = sizeof tv;
+        timeo[d] = syscall(SYS_getsockopt, fd, SOL_SOCKET, names[d], &tv, &len) == 0
+                       ? cap__fd_timeo_ns(tv.tv_sec, tv.tv_usec)
+                       : 0;
+    }
 }
 
 void cap__fd_wait_closed(cap__fd *f)
@@ -106,13 +111,10 @@ int cap__fd_classify_slow(cap__fd *f, int fd)
         }
         /* Timeouts set before we saw the socket (inherited, or set by a
          * library through a path we do not see). */
-        struct timeval tv;
-        len = sizeof tv;
-        if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) == 0)
-            cap__fd_set_timeo(f, CAP__IO_READ, timeval_ns(&tv));
-        len = sizeof tv;
-        if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) == 0)
-            cap__fd_set_timeo(f, CAP__IO_WRITE, timeval_ns(&tv));
+        uint64_t timeo[2];
+        cap__fd_kernel_timeouts(fd, timeo);
+        cap__fd_set_timeo(f, CAP__IO_READ, timeo[CAP__IO_READ]);
+        cap__fd_set_timeo(f, CAP__IO_WRITE, timeo[CAP__IO_WRITE]);
     } else if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode)) {
         kind = CAP__FD_FILE;
     } else {
@@ -350,9 +352,11 @@ struct same_open {
     dev_t dev;
     ino_t ino;
     long accmode;
-    uint32_t mask, bits; /* cap__fd_set_view's change */
-    int dir;             /* cap__fd_set_timeo_file's change */
-    uint64_t ns;
+    struct file_change {
+        uint32_t mask, bits; /* cap__fd_set_view's */
+        int dir;             /* cap__fd_set_timeo_file's, or -1 */
+        uint64_t ns;
+    } change; /* made on each of the numbers (change_file) */
 };
 
 /* False if fd cannot be described (not open any more). */
@@ -413,46 +417,45 @@ static void set_view_bits(cap__fd *f, uint32_t mask, uint32_t bits)
         cap__fd_set(f, mask & bits);
 }
 
-static void view_same(int fd, cap__fd *f, void *arg)
+static void apply_change(cap__fd *f, const struct file_change *c)
+{
+    if (c->dir >= 0)
+        cap__fd_set_timeo(f, c->dir, c->ns);
+    else
+        set_view_bits(f, c->mask, c->bits);
+}
+
+static void change_same(int fd, cap__fd *f, void *arg)
 {
     struct same_open *s = arg;
     if (same_open_file(s, fd, f))
-        set_view_bits(f, s->mask, s->bits);
+        apply_change(f, &s->change);
+}
+
+/* Makes c on fd's record f and on the record of every other number of
+ * its open file (a dup's: CAP__FDF_DUPED). */
+static void change_file(int fd, cap__fd *f, struct file_change c)
+{
+    apply_change(f, &c);
+    struct same_open s;
+    if (!cap__fd_has(f, CAP__FDF_DUPED) || !same_open_init(&s, fd))
+        return;
+    s.change = c;
+    cap__fd_foreach(change_same, &s);
 }
 
 void cap__fd_set_view(int fd, uint32_t mask, uint32_t bits)
 {
     cap__fd *f = cap__fd_peek(fd);
-    if (f == NULL)
-        return;
-    set_view_bits(f, mask, bits);
-    struct same_open s;
-    if (!cap__fd_has(f, CAP__FDF_DUPED) || !same_open_init(&s, fd))
-        return;
-    s.mask = mask;
-    s.bits = bits;
-    cap__fd_foreach(view_same, &s);
-}
-
-static void timeo_same(int fd, cap__fd *f, void *arg)
-{
-    struct same_open *s = arg;
-    if (same_open_file(s, fd, f))
-        cap__fd_set_timeo(f, s->dir, s->ns);
+    if (f != NULL)
+        change_file(fd, f, (struct file_change){ .mask = mask, .bits = bits, .dir = -1 });
 }
 
 void cap__fd_set_timeo_file(int fd, int dir, uint64_t ns)
 {
     cap__fd *f = cap__fd_get(fd);
-    if (f == NULL)
-        return;
-    cap__fd_set_timeo(f, dir, ns);
-    struct same_open s;
-    if (!cap__fd_has(f, CAP__FDF_DUPED) || !same_open_init(&s, fd))
-        return;
-    s.dir = dir;
-    s.ns = ns;
-    cap__fd_foreach(timeo_same, &s);
+    if (f != NULL)
+        change_file(fd, f, (struct file_change){ .dir = dir, .ns = ns });
 }
 
 void cap__fd_shared(int fd)

@@ -268,6 +268,10 @@ void cap__fd_forget_closed(void);
  * (CAP__FDF_APP_NONBLOCK, CAP__FDF_DIRECT, CAP__FDF_LOWAT) become those
  * of bits on fd's record and on every dup of it (see above). */
 void cap__fd_set_view(int fd, uint32_t mask, uint32_t bits);
+/* The receive and send timeouts the kernel keeps for socket fd, in ns
+ * (0: none; one past 2^64 ns saturates, cap__fd_timeo_ns), by
+ * CAP__IO_READ / CAP__IO_WRITE; 0 where it cannot say. */
+void cap__fd_kernel_timeouts(int fd, uint64_t timeo[2]);
 /* The application set a socket's SO_RCVTIMEO (dir CAP__IO_READ) or
  * SO_SNDTIMEO through fd: ns (0: none) on fd's record and on every dup of
  * it, since the timeouts belong to the socket. */
