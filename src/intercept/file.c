@@ -54,15 +54,14 @@ int fdatasync(int fd)
 struct device_call {
     long nr, a[6];
     long result;
-    bool pool; /* made on a pool thread */
-    bool xfsz; /* the kernel raised SIGXFSZ there (io.h, cap__offload_took) */
+    bool xfsz; /* the kernel raised SIGXFSZ on a pool thread (io.h, cap__offload_took) */
 };
 
 static void run_device_call(void *arg)
 {
     struct device_call *c = arg;
     c->result = cap__ic_sys(syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]));
-    if (c->pool && c->result == -EFBIG) /* a copy into a file past RLIMIT_FSIZE */
+    if (c->result == -EFBIG) /* a copy into a file past RLIMIT_FSIZE */
         c->xfsz = cap__offload_took(SIGXFSZ);
 }
 
@@ -74,11 +73,9 @@ static void run_device_call(void *arg)
  * gives it. */
 static long device_call(struct device_call *c)
 {
-    c->pool = cap__ic_user() && cap__diskio_active != &cap__diskio_blocking;
-    if (!c->pool || cap__offload(run_device_call, c) != 0) {
-        c->pool = false;
-        run_device_call(c);
-    }
+    if (!cap__ic_user() || cap__diskio_active == &cap__diskio_blocking ||
+        cap__offload(run_device_call, c) != 0)
+        run_device_call(c); /* here: a SIGXFSZ is this thread's already */
     if (c->xfsz)
         raise(SIGXFSZ); /* intercept/sigsend.c: to this user thread */
     return cap__ic_ret(c->result);

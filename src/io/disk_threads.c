@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "io/diskio.h"
-#include "thread/thread.h"
 
 struct rw_call {
     enum cap__disk_op op;
@@ -24,30 +23,25 @@ struct rw_call {
     const struct iovec *iov;
     off_t off;
     ssize_t result;
-    bool pool; /* run on a pool thread (else on the caller's own) */
-    bool xfsz; /* the kernel raised SIGXFSZ there: the caller raises it */
+    bool xfsz; /* the kernel raised SIGXFSZ on the pool thread: the caller raises it */
 };
 
 static void run_rw(void *arg)
 {
     struct rw_call *c = arg;
     c->result = cap__disk_blocking_rw(c->op, c->fd, c->iov, c->cnt, c->off, c->rwf);
-    if (c->pool && c->op == CAP__DISK_WRITE && c->result == -EFBIG)
+    if (c->op == CAP__DISK_WRITE && c->result == -EFBIG)
         c->xfsz = cap__offload_took(SIGXFSZ);
 }
 
 static ssize_t threads_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                           off_t off, int rwf)
 {
-    cap__thread *self = cap__current();
-    struct rw_call c = { .op = op, .fd = fd, .cnt = cnt, .rwf = rwf, .iov = iov, .off = off,
-                         .pool = self != NULL };
-    if (cap__offload(run_rw, &c) != 0) {
-        c.pool = false;
+    struct rw_call c = { .op = op, .fd = fd, .cnt = cnt, .rwf = rwf, .iov = iov, .off = off };
+    if (cap__offload(run_rw, &c) != 0)
         run_rw(&c); /* no pool thread: block rather than fail */
-    }
     if (c.xfsz)
-        cap_thread_kill(cap__thread_handle(self), SIGXFSZ);
+        raise(SIGXFSZ); /* intercept/sigsend.c: to the calling user thread */
     return c.result;
 }
 
