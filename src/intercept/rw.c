@@ -41,10 +41,12 @@
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -60,6 +62,7 @@
 #include "io/disk_hot.h"
 #include "io/fifo.h"
 #include "io/io.h"
+#include "io/ownfd.h"
 #include "io/pipe.h"
 #include "util/clock.h"
 
@@ -573,11 +576,65 @@ __attribute__((noinline)) static ssize_t writev_rest(int fd, const struct iovec 
 
 /* ---- read / write ---------------------------------------------------------- */
 
+/* ---- counts beyond the buffer ------------------------------------------------- */
+
+/* The kernel's read, write, pread and pwrite check the whole range
+ * [buf, buf + n) against the user address space before they move a byte,
+ * failing with EFAULT when it does not fit however little the file holds,
+ * and only then cut n to MAX_RW_COUNT. The calls that serve ours (recvfrom,
+ * sendto, preadv2, io_uring) cut first and check what is left, so a count
+ * far beyond the buffer (a program's bug, or (size_t)-1 for "all there
+ * is") would have its bytes land past the buffer where libc fails. A
+ * count above MAX_RW_COUNT is therefore checked by the kernel's own test:
+ * a read or write of /dev/null makes it and moves nothing (the test is of
+ * numbers only, so no other thread can change its answer). Without a
+ * /dev/null (a bare chroot) no count is checked. */
+enum { MAX_RW_COUNT = INT_MAX & ~4095 }; /* the kernel's, with 4 KiB pages */
+
+static _Atomic int null_fd = -1;
+
+static bool span_faults(bool write, void *buf, size_t n)
+{
+    int fd = atomic_load(&null_fd);
+    if (fd < 0) {
+        int mine = cap__ownfd_adopt(
+            (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC));
+        if (mine < 0)
+            return false;
+        if (atomic_compare_exchange_strong(&null_fd, &fd, mine))
+            fd = mine;
+        else /* another worker's open won: fd is its */
+            syscall(SYS_close, mine);
+    }
+    return syscall(write ? SYS_write : SYS_read, fd, buf, n) < 0 && errno == EFAULT;
+}
+
+/* For the one-buffer calls, before anything else looks at n: a count the
+ * kernel would refuse gets the kernel's own answer from the plain call,
+ * which fails before any I/O (its other checks, EBADF and the like, come
+ * first as they do for libc); true then, with that answer in *r. Otherwise
+ * n is cut to MAX_RW_COUNT, as the kernel cuts it. */
+static bool count_refused(int fd, bool write, void *buf, size_t *n, off_t off, ssize_t *r)
+{
+    if (*n <= MAX_RW_COUNT)
+        return false;
+    if (span_faults(write, buf, *n)) {
+        long k = off == -1 ? syscall(write ? SYS_write : SYS_read, fd, buf, *n)
+                           : syscall(write ? SYS_pwrite64 : SYS_pread64, fd, buf, *n, off);
+        *r = k < 0 ? -errno : k;
+        return true;
+    }
+    *n = MAX_RW_COUNT;
+    return false;
+}
+
 ssize_t read(int fd, void *buf, size_t n)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(read)(fd, buf, n), fd, CAP__IO_READ, false);
     ssize_t r;
+    if (count_refused(fd, false, buf, &n, -1, &r))
+        return cap__ic_ret(r);
     if (read1(fd, buf, n, &r))
         return cap__ic_ret_cancel(r);
     return read_general(fd, buf, n, 0, false);
@@ -587,6 +644,9 @@ ssize_t write(int fd, const void *buf, size_t n)
 {
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(write)(fd, buf, n), fd, CAP__IO_WRITE, false);
+    ssize_t r;
+    if (count_refused(fd, true, (void *)buf, &n, -1, &r))
+        return cap__ic_ret(r);
     return write_one(fd, buf, n, 0, false);
 }
 
@@ -848,6 +908,8 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
     if (!cap__ic_enter())
         return CAP__REAL(pread)(fd, buf, n, off);
     ssize_t r;
+    if (off >= 0 && count_refused(fd, false, buf, &n, off, &r))
+        return cap__ic_ret(r);
     if (cap__disk_pread_hot(fd, buf, n, off, &r)) /* the cached-read fast path */
         return cap__ic_ret(r);
     if (off < 0) /* the kernel's first check; -1 is no file position here */
@@ -862,6 +924,9 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
         return CAP__REAL(pwrite)(fd, buf, n, off);
     if (off < 0)
         return cap__ic_ret(-EINVAL);
+    ssize_t r;
+    if (count_refused(fd, true, (void *)buf, &n, off, &r))
+        return cap__ic_ret(r);
     struct iovec v = { (void *)buf, n };
     return cap__ic_ret_cancel(positioned(fd, true, &v, 1, off, 0));
 }
