@@ -183,6 +183,15 @@ void cap__timer_disarm(cap__timer *t)
     cap__spin_unlock(&h->lock);
 }
 
+void cap__timer_forked(cap__timer_heap *h)
+{
+    h->lock = (cap__spin)CAP__SPIN_INIT;
+    h->hlen = 0;
+    h->len = 0;
+    for (int i = 0; i < CAP__TIMER_LANES; i++)
+        h->lanes[i] = (cap__timer_lane){ NULL, NULL };
+}
+
 uint64_t cap__timer_next(cap__timer_heap *h)
 {
     /* A racy peek at len is fine: only the owner arms on this heap in the

@@ -71,6 +71,12 @@ static inline void cap__timer_cancel(cap__timer *t)
     if (t->heap != NULL)
         cap__timer_disarm(t);
 }
+/* In a fork's child, for the forking worker's heap: every armed timer is a
+ * lost thread's (the forking thread runs, so has none armed), and under
+ * CAP_MIGRATE another worker's kernel thread, which the child lacks, may
+ * have held the lock or been midway through a cancel: empties h (its room
+ * stays) and frees the lock. */
+void cap__timer_forked(cap__timer_heap *h);
 /* Earliest armed deadline, or CAP__FOREVER. */
 uint64_t cap__timer_next(cap__timer_heap *h);
 /* Disarms every timer with deadline <= now and calls fire(timer) for each,

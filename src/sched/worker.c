@@ -288,6 +288,7 @@ void cap__sched_forked(cap__thread *self)
         atomic_store(&here->tid, (pid_t)syscall(SYS_gettid)); /* the child's */
         atomic_store(&here->io_waits, 0); /* the lost threads' (and counts kept
                                              per worker: migrated waits) */
+        cap__timer_forked(&here->timers);
         cap__rt.workers = here;
         cap__rt.nworkers = 1;
         atomic_store(&cap__rt.nsleeping, 0);
