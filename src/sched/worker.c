@@ -21,8 +21,9 @@
  * Placement: a new thread created on a worker with nothing else queued
  * (a lone one) stays there, in the worker's `lone` slot, since its creator
  * most often waits for it next; other workers steal it (within the
- * balance rule below) when their idle spin ends or, asleep, at least
- * every RECHECK_NS while some worker is awake. Other new threads are dealt over the workers by a hash of a
+ * balance rule below) when their idle spin ends or, asleep, the one
+ * sleeping re-checker at least every RECHECK_NS while some worker is
+ * awake. Other new threads are dealt over the workers by a hash of a
  * per-creator turn counter (even, but without the aliasing of round-robin
  * with a program's own creation pattern), into each target's steal queue,
  * and a sleeping target is woken; with one worker they go straight to the
@@ -116,9 +117,10 @@ enum {
                                requests: a device answering within it
                                (60-80 us here) is caught without a sleep
                                and a wake-up */
-    RECHECK_NS = 1000000,   /* longest sleep while another worker is awake:
-                               it may hold a lone new thread (see
-                               cap__schedule_new) it is not running */
+    RECHECK_NS = 1000000,   /* longest sleep of the re-checker while
+                               another worker is awake: that one may hold
+                               a lone new thread (see cap__schedule_new) it
+                               is not running */
 };
 enum { BALANCE_SLACK = 2 };
 enum {
@@ -293,6 +295,7 @@ void cap__sched_forked(cap__thread *self)
         cap__rt.nworkers = 1;
         atomic_store(&cap__rt.nsleeping, 0);
         atomic_store(&cap__rt.nsleeping_forever, 0);
+        atomic_store(&cap__rt.rechecker, 0);
     }
     cap__thread_table_forked();
     cap__wait_forked();
@@ -384,9 +387,10 @@ void cap__schedule_new(cap__thread *t)
          * thread); dealing it to another worker costs cache lines that
          * cross between the two on every creation, for nothing when the
          * creator then runs it itself. It stays stealable: idle workers
-         * look at other workers' steal queues when their spin ends and
-         * at least every RECHECK_NS while another worker is awake, and
-         * one asleep with no deadline is woken, so a creator that
+         * look at other workers' steal queues when their spin ends (and
+         * the re-checker at least every RECHECK_NS while another worker
+         * is awake: take_recheck), and one asleep with no deadline is
+         * woken, so a creator that
          * computes on does not hold it back for long. */
         atomic_store_explicit(&here->lone, t, memory_order_release);
         atomic_thread_fence(memory_order_seq_cst); /* the store before the check */
@@ -907,6 +911,30 @@ static bool others_awake(void)
     return atomic_load(&cap__rt.nsleeping) < cap__rt.nworkers - 1;
 }
 
+/* Whether w is to be the re-checker of its next sleep: the one sleeping
+ * worker that wakes every RECHECK_NS, while others are awake, to look for
+ * the new threads they hold and do not run (a lone one, or one the balance
+ * rule kept from an idle worker before). One is enough, and every sleeper
+ * doing it does not scale: each wake-up scans every worker, so with 1,024
+ * workers on 2 CPUs the re-checks took the CPUs (100 threads created and
+ * joined took 27 s). The others sleep until woken or a timer of their own;
+ * work dealt to a worker wakes it, and a lone new thread wakes one that
+ * sleeps without a deadline (cap__schedule_new). */
+static bool take_recheck(cap__worker *w)
+{
+    int none = 0;
+    return atomic_load_explicit(&cap__rt.rechecker, memory_order_relaxed) == w->id + 1 ||
+           atomic_compare_exchange_strong(&cap__rt.rechecker, &none, w->id + 1);
+}
+
+/* Gives the role back after a sleep: a worker that wakes may run threads
+ * for long; the next one to sleep takes it. */
+static void drop_recheck(cap__worker *w)
+{
+    int mine = w->id + 1;
+    atomic_compare_exchange_strong(&cap__rt.rechecker, &mine, 0);
+}
+
 static void idle(cap__worker *w)
 {
     /* Ready I/O is work: harvest it without blocking before spinning, or a
@@ -1003,7 +1031,10 @@ static void idle(cap__worker *w)
     uint64_t slept_at = cap__now();
     if (deadline != CAP__FOREVER && deadline <= slept_at)
         return;
-    if (others_awake() && (deadline == CAP__FOREVER || deadline - slept_at > RECHECK_NS))
+    bool recheck = others_awake() &&
+                   (deadline == CAP__FOREVER || deadline - slept_at > RECHECK_NS) &&
+                   take_recheck(w);
+    if (recheck)
         deadline = slept_at + RECHECK_NS;
 
     bool forever = deadline == CAP__FOREVER;
@@ -1022,6 +1053,8 @@ static void idle(cap__worker *w)
     if (forever)
         atomic_fetch_sub(&cap__rt.nsleeping_forever, 1);
     atomic_fetch_sub(&cap__rt.nsleeping, 1);
+    if (recheck)
+        drop_recheck(w);
     uint64_t slept = cap__now() - slept_at;
     if (slept <= SPIN_WORTH_NS)
         w->spin_rounds = IDLE_SPIN_ROUNDS;

@@ -148,6 +148,9 @@ typedef struct cap__runtime {
     atomic_int nsleeping_forever;      /* of those, waiting with no deadline */
     atomic_uint next_victim;           /* round-robin for wake-one, and for
                                           placement by foreign kernel threads */
+    atomic_int rechecker;              /* 1 + id of the sleeping worker that
+                                          looks for stealable work every
+                                          RECHECK_NS (worker.c), 0: none */
 } cap__runtime;
 
 extern __attribute__((visibility("hidden"))) cap__runtime cap__rt;

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Description: with CAP_WORKERS=2, a lone new thread stays with its
+/* Description: with CAP_WORKERS=2 (and 8), a lone new thread stays with its
  * creator (so create-then-join never leaves the worker), but a creator
  * that then computes without ever switching does not hold it back: the
  * other worker takes it, whether that worker was spinning, asleep with no
  * deadline, or asleep waiting to look again. The creator waits for the
  * child by spinning on a flag, never yielding; if no other worker took the
  * child, the test would hang and time out (fail). Each round also checks
- * that the child ran on the other worker, the only one free to run it. */
+ * that the child ran on another worker, the only ones free to run it.
+ * With 8 workers only one of the sleepers looks again on a deadline (the
+ * re-checker, worker.c): the others must be woken for the child. */
 #include <capriccio.h>
 #include <stdatomic.h>
 
@@ -35,7 +37,7 @@ static void compute(unsigned long steps)
 
 int main(void)
 {
-    CHECK_EQ(cap_worker_count(), 2);
+    CHECK(cap_worker_count() >= 2);
     for (int r = 0; r < ROUNDS; r++) {
         switch (r % 3) {
         case 0: /* both asleep: the other worker sleeps with no deadline */

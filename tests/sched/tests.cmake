@@ -17,9 +17,11 @@ endforeach()
 # One worker: the pair and the stopper must share it.
 set(CAPTEST_woken_threads_cannot_starve_WORKERS 1)
 set(CAPTEST_woken_threads_cannot_starve_TIMEOUT 30)
-set(CAPTEST_lone_thread_not_held_back_WORKERS 2)
+set(CAPTEST_lone_thread_not_held_back_WORKERS "2;8")
 set(CAPTEST_burst_spread_when_creator_busy_WORKERS 2)
 # The waker and the woken thread on different workers: needs two.
 set(CAPTEST_cross_worker_wake_runs_next_WORKERS 2)
 set(CAPTEST_creation_neighbours_share_worker_WORKERS 2)
 set(CAPTEST_yielders_leave_room_TIMEOUT 30)
+# The most workers allowed, on however few CPUs.
+set(CAPTEST_most_workers_start_and_join_WORKERS 1024)
