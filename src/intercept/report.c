@@ -88,10 +88,11 @@ void vwarn(const char *fmt, va_list ap)
 {
     int err = errno;
     if (!report(fmt, ap, true, err)) {
-        bool guarded = cap__stdio_guard(stderr);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(stderr, true, &guard);
         cap__ic_set_errno(err);
         CAP__REAL(vwarn)(fmt, ap);
-        cap__stdio_unguard(stderr, guarded);
+        cap__stdio_unguard(&guard);
     }
     cap__ic_set_errno(err);
 }
@@ -100,10 +101,11 @@ void vwarnx(const char *fmt, va_list ap)
 {
     int err = errno;
     if (!report(fmt, ap, false, err)) {
-        bool guarded = cap__stdio_guard(stderr);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(stderr, true, &guard);
         cap__ic_set_errno(err);
         CAP__REAL(vwarnx)(fmt, ap);
-        cap__stdio_unguard(stderr, guarded);
+        cap__stdio_unguard(&guard);
     }
     cap__ic_set_errno(err);
 }
@@ -180,9 +182,10 @@ void psignal(int sig, const char *s)
 {
     int err = errno;
     if (!stderr_here()) {
-        bool guarded = cap__stdio_guard(stderr);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(stderr, true, &guard);
         CAP__REAL(psignal)(sig, s);
-        cap__stdio_unguard(stderr, guarded);
+        cap__stdio_unguard(&guard);
         cap__ic_set_errno(err);
         return;
     }
@@ -232,9 +235,10 @@ void psiginfo(const siginfo_t *info, const char *s)
             return;
         }
     }
-    bool guarded = cap__stdio_guard(stderr);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(stderr, true, &guard);
     CAP__REAL(psiginfo)(info, s);
-    cap__stdio_unguard(stderr, guarded);
+    cap__stdio_unguard(&guard);
     cap__ic_set_errno(err);
 }
 
@@ -242,10 +246,11 @@ void perror(const char *s)
 {
     int err = errno;
     if (!stderr_here()) {
-        bool guarded = cap__stdio_guard(stderr);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(stderr, true, &guard);
         cap__ic_set_errno(err); /* (the guard may have parked) */
         CAP__REAL(perror)(s);
-        cap__stdio_unguard(stderr, guarded);
+        cap__stdio_unguard(&guard);
         cap__ic_set_errno(err);
         return;
     }

@@ -204,9 +204,10 @@ static int scan(bool c99, FILE *fp, const char *fmt, va_list ap)
 {
     scanner f = glibc_scanner(c99);
     if (!cap__stdio_may_read(fp)) {
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         int r = f(fp, fmt, ap);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     bool locking = !(fp->_flags & _IO_USER_LOCK);

@@ -221,9 +221,10 @@ static bool fgets_buffered(char *s, int n, FILE *fp, bool locking)
 char *fgets(char *s, int n, FILE *fp)
 {
     if (n <= 1 || !cap__stdio_may_read(fp)) {
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         char *r = CAP__REAL(fgets)(s, n, fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     if (fgets_buffered(s, n, fp, !(fp->_flags & _IO_USER_LOCK)))
@@ -368,9 +369,10 @@ static ssize_t getdelim_buffered(char **line, size_t *cap, int delim, FILE *fp)
 ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
 {
     if (line == NULL || cap == NULL || !cap__stdio_may_read(fp)) {
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         ssize_t r = CAP__REAL(getdelim)(line, cap, delim, fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     ssize_t r = getdelim_buffered(line, cap, delim, fp);
@@ -459,9 +461,10 @@ static size_t fread_here(void *p, size_t size, size_t n, FILE *fp, bool locking)
 size_t fread(void *p, size_t size, size_t n, FILE *fp)
 {
     if (size == 0 || n == 0 || cap__stdio_too_big(size, n) || !cap__stdio_may_read(fp)) {
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         size_t r = CAP__REAL(fread)(p, size, n, fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     if (fread_buffered(p, size * n, fp, !(fp->_flags & _IO_USER_LOCK)))
@@ -517,9 +520,10 @@ int getw(FILE *fp)
 static int char_call(FILE *fp, bool locking, int (*real)(FILE *))
 {
     if (!cap__stdio_may_read(fp)) {
-        bool guarded = locking && cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, locking, &guard);
         int c = real(fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return c;
     }
     cap__stdio_lock(fp, locking);

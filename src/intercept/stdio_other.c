@@ -41,175 +41,197 @@ static void flush_output_first(FILE *fp)
 int fseek(FILE *fp, long off, int whence)
 {
     flush_output_first(fp);
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(fseek)(fp, off, whence);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 int fseeko(FILE *fp, off_t off, int whence)
 {
     flush_output_first(fp);
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(fseeko)(fp, off, whence);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 int fseeko64(FILE *fp, off64_t off, int whence)
 {
     flush_output_first(fp);
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(fseeko64)(fp, off, whence);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 long ftell(FILE *fp)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     long r = CAP__REAL(ftell)(fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 off_t ftello(FILE *fp)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     off_t r = CAP__REAL(ftello)(fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 off64_t ftello64(FILE *fp)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     off64_t r = CAP__REAL(ftello64)(fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 void rewind(FILE *fp)
 {
     flush_output_first(fp);
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     CAP__REAL(rewind)(fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
 }
 
 int fgetpos(FILE *fp, fpos_t *pos)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(fgetpos)(fp, pos);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 int fgetpos64(FILE *fp, fpos64_t *pos)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(fgetpos64)(fp, pos);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 int fsetpos(FILE *fp, const fpos_t *pos)
 {
     flush_output_first(fp);
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(fsetpos)(fp, pos);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 int fsetpos64(FILE *fp, const fpos64_t *pos)
 {
     flush_output_first(fp);
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(fsetpos64)(fp, pos);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 int ungetc(int c, FILE *fp)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(ungetc)(c, fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 int feof(FILE *fp)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(feof)(fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 int ferror(FILE *fp)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(ferror)(fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 void clearerr(FILE *fp)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     CAP__REAL(clearerr)(fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
 }
 
 int setvbuf(FILE *fp, char *buf, int mode, size_t size)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(setvbuf)(fp, buf, mode, size);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 wint_t ungetwc(wint_t wc, FILE *fp)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     wint_t r = CAP__REAL(ungetwc)(wc, fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 int fwide(FILE *fp, int mode)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = CAP__REAL(fwide)(fp, mode);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
 void setbuf(FILE *fp, char *buf)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     CAP__REAL(setbuf)(fp, buf);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
 }
 
 void setbuffer(FILE *fp, char *buf, size_t size)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     CAP__REAL(setbuffer)(fp, buf, size);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
 }
 
 void setlinebuf(FILE *fp)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     CAP__REAL(setlinebuf)(fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
 }
 
 void __fpurge(FILE *fp)
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     CAP__REAL(__fpurge)(fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
 }

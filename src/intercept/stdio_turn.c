@@ -480,12 +480,23 @@ void cap__stdio_lock_slow(FILE *fp)
     }
 }
 
-bool cap__stdio_guard_slow(FILE *fp)
+void cap__stdio_guard_slow(FILE *fp, struct cap__stdio_guard *g)
 {
     if (!lock_here(fp))
-        return false;
+        return;
+    /* No descriptor: the stream's functions are the application's and may
+     * park inside glibc's call (a cookie's read on a pipe). Held as by
+     * flockfile, glibc's lock is let go while this thread is switched
+     * away, and every other user thread's call waits for the turn. (If no
+     * turn could be made, locked as any other stream: as before.) */
+    if (fp->_fileno < 0 && cap__stdio_hold_begin(fp, &g->h)) {
+        g->held = true;
+        return;
+    }
+    if (__atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) == 0)
+        return;
     cap__stdio_lock_slow(fp);
-    return true;
+    g->locked = true;
 }
 
 /* ---- a hold for the offload pool (stdio_turn.h) ---------------------------- */
@@ -494,6 +505,14 @@ static void hold_undo(void *arg)
 {
     struct cap__stdio_hold *h = arg;
     if (h->locked) {
+        /* A cancel that acted inside glibc's call (in a cookie's function)
+         * left that call's levels of glibc's lock taken: the stack is not
+         * unwound, so glibc's own cleanup never runs. Let them go with
+         * ours, as nptl's unwinding would. (Only while this kernel thread
+         * holds it: a pool thread working for the holder may have it.) */
+        struct file_lock *fl = h->t->fp->_lock;
+        if (held_here(h->t->fp) && fl->cnt > h->depth)
+            fl->cnt = h->depth;
         _IO_funlockfile(h->t->fp);
         unlock_level(h->t);
     } else {
@@ -511,6 +530,7 @@ bool cap__stdio_hold_begin(FILE *fp, struct cap__stdio_hold *h)
     if (h->locked) { /* as flockfile */
         lock_level(h->t);
         _IO_flockfile(fp);
+        h->depth = ((struct file_lock *)fp->_lock)->cnt;
     }
     cap_cleanup_frame_push(&h->frame, hold_undo, h);
     return true;

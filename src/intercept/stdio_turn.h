@@ -45,6 +45,7 @@ struct cap__stdio_hold {
     struct cap__stdio_turn *t;
     cap_cleanup_frame_t frame;
     bool locked; /* cap__stdio_hold_begin: a flockfile level taken too */
+    int depth;   /* [locked] glibc's lock levels once that one was taken */
 };
 
 /* Waits for fp's turn; give it back with cap__stdio_turn_end. */
@@ -123,7 +124,6 @@ extern void _IO_funlockfile(FILE *fp);
 extern int _IO_ftrylockfile(FILE *fp);
 
 void cap__stdio_lock_slow(FILE *fp);
-bool cap__stdio_guard_slow(FILE *fp);
 
 /* A hold of fp for calls of glibc's that a kernel thread of the offload
  * pool makes on it for the caller (stdio_wide.c): fp's turn and, for a
@@ -156,21 +156,47 @@ static inline void cap__stdio_unlock(FILE *fp, bool locking)
         _IO_funlockfile(fp);
 }
 
-/* Before a call left to glibc on fp: while a user thread holds some
- * stream by flockfile, locks fp (cap__stdio_lock) and returns true;
- * pass that to cap__stdio_unguard after glibc's call. */
-static inline bool cap__stdio_guard(FILE *fp)
+/* What a call left to glibc on fp took before glibc's call
+ * (cap__stdio_guard), given back by cap__stdio_unguard after it. */
+struct cap__stdio_guard {
+    FILE *fp;
+    bool locked; /* fp locked (cap__stdio_lock) */
+    bool held;   /* fp held (cap__stdio_hold_begin) */
+    struct cap__stdio_hold h;
+};
+
+void cap__stdio_guard_slow(FILE *fp, struct cap__stdio_guard *g);
+
+/* Before a call left to glibc on fp (locking: a call that takes fp's
+ * lock, not an _unlocked one). A stream with no descriptor (fopencookie,
+ * fmemopen, open_memstream) called on a user thread is held for the
+ * call, as by cap__stdio_hold_begin: a cookie's function may park inside
+ * glibc's call, with glibc's lock held, which the worker's other user
+ * threads would walk into; held, they wait for the stream's turn instead,
+ * and a cancel acting in the function gives the turn and glibc's lock
+ * back. Any other stream is locked (cap__stdio_lock) while a user thread
+ * holds some stream by flockfile or a hold; otherwise nothing, for two
+ * loads. */
+static inline void cap__stdio_guard(FILE *fp, bool locking, struct cap__stdio_guard *g)
 {
-    if (__builtin_expect(
-            __atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) == 0, 1))
-        return false;
-    return cap__stdio_guard_slow(fp);
+    g->fp = fp;
+    g->locked = false;
+    g->held = false;
+    if (!locking || fp == NULL)
+        return;
+    if (__builtin_expect(fp->_fileno >= 0 &&
+                             __atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) == 0,
+                         1))
+        return;
+    cap__stdio_guard_slow(fp, g);
 }
 
-static inline void cap__stdio_unguard(FILE *fp, bool guarded)
+static inline void cap__stdio_unguard(struct cap__stdio_guard *g)
 {
-    if (guarded)
-        cap__stdio_unlock(fp, true);
+    if (g->held)
+        cap__stdio_hold_end(&g->h);
+    else if (g->locked)
+        cap__stdio_unlock(g->fp, true);
 }
 
 #endif /* CAP_INTERCEPT_STDIO_TURN_H */

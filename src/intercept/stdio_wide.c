@@ -251,9 +251,10 @@ static wint_t refill(FILE *fp, int *err)
 static wint_t getwc_here(FILE *fp, bool locking, wint_t (*real)(FILE *))
 {
     if (!may_read(fp)) {
-        bool guarded = locking && cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, locking, &guard);
         wint_t c = real(fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return c;
     }
     cap__stdio_lock(fp, locking);
@@ -331,9 +332,10 @@ static wchar_t *getws_here(wchar_t *s, int n, FILE *fp, bool locking,
         return s;
     }
     if (!may_read(fp)) {
-        bool guarded = locking && cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, locking, &guard);
         wchar_t *r = real(s, n, fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     size_t room = (size_t)n - 1, got = 0;
@@ -431,9 +433,10 @@ static bool put_in_place(FILE *fp, wchar_t wc)
 static wint_t putwc_here(wchar_t wc, FILE *fp, bool locking, wint_t (*real)(wchar_t, FILE *))
 {
     if (!may_put(fp)) {
-        bool guarded = locking && cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, locking, &guard);
         wint_t r = real(wc, fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     cap__stdio_lock(fp, locking);
@@ -501,9 +504,10 @@ static int put_text(FILE *fp, const wchar_t *s, size_t n, bool locking)
         in_pool(&c, true);
         cap__stdio_hold_end(&h);
     } else { /* no memory for a turn: glibc's, as before */
-        bool guarded = locking && cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, locking, &guard);
         run(&c);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         if (c.result < 0)
             cap__ic_set_errno(c.err);
     }
@@ -514,9 +518,10 @@ static int putws_here(const wchar_t *s, FILE *fp, bool locking,
                       int (*real)(const wchar_t *, FILE *))
 {
     if (!may_put(fp)) {
-        bool guarded = locking && cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, locking, &guard);
         int r = real(s, fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     return put_text(fp, s, wcslen(s), locking) == 0 ? 1 : EOF;
@@ -578,10 +583,11 @@ static int format(wchar_t *small, wchar_t **big, size_t *len, int flag, const wc
 static int print(FILE *fp, int flag, const wchar_t *fmt, va_list ap)
 {
     if (!may_put(fp)) {
-        bool guarded = locks(fp) && cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, locks(fp), &guard);
         int r = flag == NO_CHECKS ? CAP__REAL(vfwprintf)(fp, fmt, ap)
                                   : CAP__REAL(__vfwprintf_chk)(fp, flag, fmt, ap);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     wchar_t small[SMALL_TEXT], *big = NULL;
@@ -686,9 +692,10 @@ static int scan(bool c99, FILE *fp, const wchar_t *fmt, va_list ap)
     wide_scanner f = glibc_scanner(c99);
     struct cap__stdio_hold h;
     if (!may_read(fp) || !cap__stdio_hold_begin(fp, &h)) {
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         int r = f(fp, fmt, ap);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     int r;
@@ -782,9 +789,10 @@ int cap__stdio_wide_flush(FILE *fp, bool locking, int (*real)(FILE *))
     if (!pending || !cap__stdio_hold_begin(fp, &h)) {
         if (real == NULL)
             return 0; /* (fclose's own flush) */
-        bool guarded = locking && cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, locking, &guard);
         int r = real(fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     struct wide_call c = { .op = OP_FLUSH, .fp = fp };

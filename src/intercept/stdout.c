@@ -344,9 +344,10 @@ static size_t fwrite_here(const void *p, size_t size, size_t n, FILE *fp, bool l
 size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
 {
     if (size == 0 || n == 0 || cap__stdio_too_big(size, n) || !may_park(fp)) {
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         size_t r = CAP__REAL(fwrite)(p, size, n, fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     return fwrite_here(p, size, n, fp, locks(fp));
@@ -369,9 +370,10 @@ size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *fp)
 int fputs(const char *s, FILE *fp)
 {
     if (!may_park(fp)) {
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         int r = CAP__REAL(fputs)(s, fp);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     size_t len = strlen(s);
@@ -392,9 +394,10 @@ int puts(const char *s)
 {
     FILE *fp = stdout;
     if (!may_park(fp)) {
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         int r = CAP__REAL(puts)(s);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     size_t len = strlen(s);
@@ -417,9 +420,10 @@ static int put_char(int c, FILE *fp, bool locking)
  * holds fp by flockfile (stdio_turn.h). */
 static int guarded_char(int c, FILE *fp, int (*real)(int, FILE *))
 {
-    bool guarded = cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, true, &guard);
     int r = real(c, fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
@@ -494,10 +498,11 @@ static int print(FILE *fp, int flag, const char *fmt, va_list ap)
          * before it on fp and returns -1; its call does that (rare: it may
          * block the worker if that text fills the buffer). */
         va_end(again);
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         n = flag > 0 ? CAP__REAL(__vfprintf_chk)(fp, flag, fmt, failed)
                      : CAP__REAL(vfprintf)(fp, fmt, failed);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         va_end(failed);
         return n;
     }
@@ -526,9 +531,10 @@ static int print(FILE *fp, int flag, const char *fmt, va_list ap)
 int vfprintf(FILE *fp, const char *fmt, va_list ap)
 {
     if (!may_park(fp)) {
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         int r = CAP__REAL(vfprintf)(fp, fmt, ap);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     return print(fp, 0, fmt, ap);
@@ -560,9 +566,10 @@ int printf(const char *fmt, ...)
 int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
 {
     if (!may_park(fp)) {
-        bool guarded = cap__stdio_guard(fp);
+        struct cap__stdio_guard guard;
+        cap__stdio_guard(fp, true, &guard);
         int r = CAP__REAL(__vfprintf_chk)(fp, flag, fmt, ap);
-        cap__stdio_unguard(fp, guarded);
+        cap__stdio_unguard(&guard);
         return r;
     }
     return print(fp, flag, fmt, ap);
@@ -612,9 +619,10 @@ static int flush_glibc(FILE *fp, bool locking, int (*real)(FILE *))
 {
     if (real == NULL)
         return 0;
-    bool guarded = locking && cap__stdio_guard(fp);
+    struct cap__stdio_guard guard;
+    cap__stdio_guard(fp, locking, &guard);
     int r = real(fp);
-    cap__stdio_unguard(fp, guarded);
+    cap__stdio_unguard(&guard);
     return r;
 }
 
