@@ -5,7 +5,8 @@
  * ungetc, ungetwc, fwide, the flag tests, setvbuf and the setbuf family,
  * __fpurge. Each is glibc's, called with the
  * stream locked (cap__stdio_guard) while some user thread holds a stream
- * by flockfile; otherwise straight through, for one load.
+ * by flockfile, and a stream with no descriptor held (a cookie's seek may
+ * park); otherwise straight through, for two loads.
  *
  * POSIX wants every call on a FILE (but the _unlocked ones) to act as if
  * it took the stream's lock; glibc's lock alone cannot do that here,
