@@ -140,6 +140,11 @@ static inline short cap__ic_revents_now(int fd, short events)
     return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 ? p.revents : 0;
 }
 
+/* A read (read, readv) of a signalfd our signalfd() made
+ * (CAP__FDF_SIGNALFD), f its record: also takes the calling thread's own
+ * pending signals of its mask (sigwait.c). >= 0 or -errno. */
+ssize_t cap__ic_signalfd_read(cap__fd *f, int fd, struct msghdr *msg, bool nonblock);
+
 /* Drops the first n bytes of msg's vector (the caller's private copy) and
  * its ancillary data, which goes with the first part only (rw.c). */
 void cap__ic_msg_advance(struct msghdr *msg, size_t n);

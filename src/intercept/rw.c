@@ -331,6 +331,9 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     int dir = write ? CAP__IO_WRITE : CAP__IO_READ;
     bool nonblock = cap__ic_nonblock(f) || (flags & MSG_DONTWAIT) ||
                     (sock && cap__ic_errqueue_never_waits(fd, flags));
+    /* The thread's own signals are not in the kernel's signalfd. */
+    if (__builtin_expect(!write && cap__fd_has(f, CAP__FDF_SIGNALFD), 0))
+        return cap__ic_signalfd_read(f, fd, msg, nonblock);
     /* Computed at the first park, if any (io.h): most calls never park. */
     uint64_t deadline = sock ? cap__io_deadline_later(f, dir) : CAP__FOREVER;
     bool stream = !sock || cap__fd_has(f, CAP__FDF_STREAM_SOCK);

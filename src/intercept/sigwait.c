@@ -30,13 +30,31 @@
  * signalfd() made by a user thread is non-blocking underneath (ours,
  * io/fd.h), so a blocking read parks like a read of a pipe. Elsewhere,
  * and in a handler, all of them are libc's.
+ *
+ * A read of such a signalfd (CAP__FDF_SIGNALFD; read and readv, through
+ * rw.c) also takes the reading thread's own pending signals of the
+ * signalfd's mask, which the kernel's signalfd cannot see: first, lowest
+ * number first, as the kernel takes a thread's own before the process's;
+ * then the kernel's records fill the rest of the buffer. Taken, a signal
+ * is gone from the thread's set (sigpending, sigwait no longer see it).
+ * A blocking read that parks takes those of the mask its thread blocks
+ * (cap__intr.takes): one sent to it ends the park, and the read takes it.
+ * One the thread does not block is delivered to it instead, as to a
+ * running thread. The mask is the kernel's (fdinfo's "sigmask:", so a
+ * signalfd(fd, mask) change and a dup count), read only when the thread
+ * has signals pending or the read is about to park. Invariant: a record
+ * is written only for a signal taken out of the set, and a taken signal
+ * is always reported (the caller's buffer is checked before the take).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
-#include <string.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "arch/usercheck.h"
@@ -191,6 +209,170 @@ int signalfd(int fd, const sigset_t *mask, int flags)
     int r = (int)syscall(SYS_signalfd4, -1, mask, _NSIG / 8, flags | SFD_NONBLOCK);
     if (r >= 0)
         cap__fd_created(r, CAP__FD_STREAM,
-                        CAP__FDF_OWNED | ((flags & SFD_NONBLOCK) ? CAP__FDF_APP_NONBLOCK : 0));
+                        CAP__FDF_OWNED | CAP__FDF_SIGNALFD |
+                            ((flags & SFD_NONBLOCK) ? CAP__FDF_APP_NONBLOCK : 0));
     return r;
+}
+
+/* ---- reads of a signalfd ---------------------------------------------------- */
+
+/* Records one read returns when it takes the thread's own signals (a read
+ * may return fewer than fit; the rest wait for the next). */
+enum { READ_RECORDS = 16 };
+
+/* The signal mask of signalfd fd (bit sig - 1), from the kernel; 0 if it
+ * cannot be read (no /proc: the read then sees the process's signals
+ * only, as before). The open takes a descriptor number for a moment, as
+ * an open by another thread would. No stdio: the library defines some of
+ * its names. */
+static uint64_t signalfd_mask(int fd)
+{
+    static const char dir[] = "/proc/self/fdinfo/";
+    char path[sizeof dir + 12], digits[12], text[512];
+    int nd = 0;
+    do {
+        digits[nd++] = (char)('0' + fd % 10);
+        fd /= 10;
+    } while (fd > 0);
+    memcpy(path, dir, sizeof dir - 1);
+    for (int i = 0; i < nd; i++)
+        path[sizeof dir - 1 + i] = digits[nd - 1 - i];
+    path[sizeof dir - 1 + nd] = '\0';
+    int pfd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (pfd < 0)
+        return 0;
+    long n = syscall(SYS_read, pfd, text, sizeof text - 1);
+    syscall(SYS_close, pfd);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    const char *at = strstr(text, "sigmask:");
+    if (at == NULL)
+        return 0;
+    at += strlen("sigmask:");
+    while (*at == '\t' || *at == ' ')
+        at++;
+    uint64_t mask = 0; /* hex, highest signal first */
+    for (;; at++) {
+        int d = *at >= '0' && *at <= '9'   ? *at - '0'
+                : *at >= 'a' && *at <= 'f' ? *at - 'a' + 10
+                                           : -1;
+        if (d < 0)
+            return mask;
+        mask = mask << 4 | (uint64_t)d;
+    }
+}
+
+struct sfd_read {
+    struct msghdr *msg;
+    cap__thread *self;
+    uint64_t mask; /* the signalfd's, once known */
+    bool known;
+};
+
+static size_t iov_bytes(const struct msghdr *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->msg_iovlen; i++)
+        n += m->msg_iov[i].iov_len;
+    return n;
+}
+
+/* Whether the first n bytes of m's vector can be written. */
+static bool iov_writable(const struct msghdr *m, size_t n)
+{
+    for (size_t i = 0; i < m->msg_iovlen && n > 0; i++) {
+        size_t part = m->msg_iov[i].iov_len < n ? m->msg_iov[i].iov_len : n;
+        if (part != 0 && !cap__user_writable(m->msg_iov[i].iov_base, part))
+            return false;
+        n -= part;
+    }
+    return true;
+}
+
+static void iov_scatter(const struct msghdr *m, const void *src, size_t n)
+{
+    const char *p = src;
+    for (size_t i = 0; i < m->msg_iovlen && n > 0; i++) {
+        size_t part = m->msg_iov[i].iov_len < n ? m->msg_iov[i].iov_len : n;
+        memcpy(m->msg_iov[i].iov_base, p, part);
+        p += part;
+        n -= part;
+    }
+}
+
+/* The kernel's read of the signalfd (non-blocking underneath). */
+static ssize_t kernel_read(int fd, const struct msghdr *m)
+{
+    if (m->msg_iovlen == 1)
+        return cap__sys6(SYS_read, fd, (long)m->msg_iov[0].iov_base, (long)m->msg_iov[0].iov_len,
+                         0, 0, 0);
+    return cap__sys6(SYS_readv, fd, (long)m->msg_iov, (long)m->msg_iovlen, 0, 0, 0);
+}
+
+/* One attempt (io/io.h, cap__io_attempt): the thread's own signals of the
+ * mask, then the kernel's; the kernel's read alone when none is pending. */
+static ssize_t sfd_attempt(int fd, void *arg)
+{
+    struct sfd_read *o = arg;
+    if (atomic_load(&o->self->sig_pending) == 0)
+        return kernel_read(fd, o->msg);
+    if (!o->known) {
+        o->mask = signalfd_mask(fd);
+        o->known = true;
+    }
+    size_t room = iov_bytes(o->msg) / sizeof(struct signalfd_siginfo);
+    /* Too small a buffer (EINVAL) or a bad one (EFAULT): the kernel's
+     * answer, before anything is taken. */
+    if ((atomic_load(&o->self->sig_pending) & o->mask) == 0 || room == 0 ||
+        !iov_writable(o->msg, room * sizeof(struct signalfd_siginfo)))
+        return kernel_read(fd, o->msg);
+    if (room > READ_RECORDS)
+        room = READ_RECORDS;
+    struct signalfd_siginfo rec[READ_RECORDS];
+    size_t n = 0;
+    int sig;
+    while (n < room && (sig = cap__sig_take_pending(o->self, o->mask)) != 0) {
+        /* What the kernel reports of a tgkill from this process. */
+        memset(&rec[n], 0, sizeof rec[n]);
+        rec[n].ssi_signo = (uint32_t)sig;
+        rec[n].ssi_code = SI_TKILL;
+        rec[n].ssi_pid = (uint32_t)getpid();
+        rec[n].ssi_uid = (uint32_t)getuid();
+        n++;
+    }
+    if (n == 0) /* another taker was first (a handler's delivery) */
+        return kernel_read(fd, o->msg);
+    if (n < room) {
+        long more = cap__sys6(SYS_read, fd, (long)&rec[n], (long)((room - n) * sizeof rec[0]), 0,
+                              0, 0);
+        if (more > 0)
+            n += (size_t)more / sizeof rec[0];
+    }
+    iov_scatter(o->msg, rec, n * sizeof rec[0]);
+    return (ssize_t)(n * sizeof rec[0]);
+}
+
+ssize_t cap__ic_signalfd_read(cap__fd *f, int fd, struct msghdr *msg, bool nonblock)
+{
+    struct sfd_read o = { .msg = msg, .self = cap__current() };
+    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, sfd_attempt, &o, CAP__FOREVER, true, NULL, 0);
+    if (r != -EAGAIN || nonblock)
+        return r;
+    /* It parks: a signal of the mask sent to this thread (and blocked by
+     * it, else it is delivered) must end the park, so the call takes
+     * them, which also keeps it registered for signals while it waits
+     * (io/wait.c). */
+    if (!o.known) {
+        o.mask = signalfd_mask(fd);
+        o.known = true;
+    }
+    cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
+    in.takes = o.mask & cap__sigmask_of(o.self);
+    for (;;) {
+        r = cap__io_do(f, fd, CAP__IO_READ, sfd_attempt, &o, CAP__FOREVER, false, &in, 0);
+        /* Ended by a signal it takes: the next attempt reads it. */
+        if (!(r == -EINTR && (atomic_load(&o.self->sig_pending) & in.takes)))
+            return r;
+    }
 }

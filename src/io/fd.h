@@ -145,6 +145,8 @@ enum {
     CAP__FDF_NOT_PIPE = 1u << 23,      /* tee(2) refused it: no writer-less check (fifo.h) */
     CAP__FDF_FORKED = 1u << 24,        /* owned, and a child process holds its file too:
                                           cap__fd_exec leaves its mode */
+    CAP__FDF_SIGNALFD = 1u << 25,      /* made by our signalfd(): reads take the reading
+                                          thread's own pending signals too (sigwait.c) */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };

@@ -607,7 +607,11 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
         *deadline_p = cap__io_deadline(f, dir);
     uint64_t deadline = *deadline_p;
     cap__io_call c;
-    cap__io_call_begin(&c, in, true);
+    /* A call that takes signals sent to its thread (a signalfd read) is
+     * registered for the whole call: a parked-only one is not registered
+     * before the program's first handler, where such a send would not
+     * find it (io/sigintr.h). */
+    cap__io_call_begin(&c, in, in == NULL || in->takes == 0);
     ssize_t r;
     for (;;) {
         int rc = ETIMEDOUT;
