@@ -40,14 +40,12 @@
  * A blocking read that parks takes those of the mask its thread blocks
  * (cap__intr.takes): one sent to it ends the park, and the read takes it.
  * One the thread does not block is delivered to it instead, as to a
- * running thread. The mask is the kernel's (fdinfo's "sigmask:", so a
- * signalfd(fd, mask) change and a dup count), read only when the thread
- * has signals pending or the read is about to park. Invariant: a record
+ * running thread. The mask is the kernel's (io/sigfd.h), read only when
+ * the thread has signals pending or the read is about to park. Invariant: a record
  * is written only for a signal taken out of the set, and a taken signal
  * is always reported (the caller's buffer is checked before the take).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -62,6 +60,7 @@
 #include "io/fd.h"
 #include "io/io.h"
 #include "io/sigdirect.h"
+#include "io/sigfd.h"
 #include "io/sigmask.h"
 #include "util/clock.h"
 
@@ -220,49 +219,6 @@ int signalfd(int fd, const sigset_t *mask, int flags)
  * may return fewer than fit; the rest wait for the next). */
 enum { READ_RECORDS = 16 };
 
-/* The signal mask of signalfd fd (bit sig - 1), from the kernel; 0 if it
- * cannot be read (no /proc: the read then sees the process's signals
- * only, as before). The open takes a descriptor number for a moment, as
- * an open by another thread would. No stdio: the library defines some of
- * its names. */
-static uint64_t signalfd_mask(int fd)
-{
-    static const char dir[] = "/proc/self/fdinfo/";
-    char path[sizeof dir + 12], digits[12], text[512];
-    int nd = 0;
-    do {
-        digits[nd++] = (char)('0' + fd % 10);
-        fd /= 10;
-    } while (fd > 0);
-    memcpy(path, dir, sizeof dir - 1);
-    for (int i = 0; i < nd; i++)
-        path[sizeof dir - 1 + i] = digits[nd - 1 - i];
-    path[sizeof dir - 1 + nd] = '\0';
-    int pfd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-    if (pfd < 0)
-        return 0;
-    long n = syscall(SYS_read, pfd, text, sizeof text - 1);
-    syscall(SYS_close, pfd);
-    if (n <= 0)
-        return 0;
-    text[n] = '\0';
-    const char *at = strstr(text, "sigmask:");
-    if (at == NULL)
-        return 0;
-    at += strlen("sigmask:");
-    while (*at == '\t' || *at == ' ')
-        at++;
-    uint64_t mask = 0; /* hex, highest signal first */
-    for (;; at++) {
-        int d = *at >= '0' && *at <= '9'   ? *at - '0'
-                : *at >= 'a' && *at <= 'f' ? *at - 'a' + 10
-                                           : -1;
-        if (d < 0)
-            return mask;
-        mask = mask << 4 | (uint64_t)d;
-    }
-}
-
 struct sfd_read {
     struct msghdr *msg;
     cap__thread *self;
@@ -318,7 +274,7 @@ static ssize_t sfd_attempt(int fd, void *arg)
     if (atomic_load(&o->self->sig_pending) == 0)
         return kernel_read(fd, o->msg);
     if (!o->known) {
-        o->mask = signalfd_mask(fd);
+        o->mask = cap__sigfd_mask(fd);
         o->known = true;
     }
     size_t room = iov_bytes(o->msg) / sizeof(struct signalfd_siginfo);
@@ -364,7 +320,7 @@ ssize_t cap__ic_signalfd_read(cap__fd *f, int fd, struct msghdr *msg, bool nonbl
      * them, which also keeps it registered for signals while it waits
      * (io/wait.c). */
     if (!o.known) {
-        o.mask = signalfd_mask(fd);
+        o.mask = cap__sigfd_mask(fd);
         o.known = true;
     }
     cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);

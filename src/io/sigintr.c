@@ -494,6 +494,11 @@ enum cap__sig_direct_result cap__sig_direct(cap__thread *t, int sig, bool restar
         r = CAP__DIRECT_NONE;
     } else if (atomic_load_explicit(&sw->sig, memory_order_relaxed) != 0) {
         r = CAP__DIRECT_DONE; /* interrupted already: it delivers as it leaves */
+    } else if (!(sw->in.takes & bit) && (sw->in.blocked & sw->in.wakes & bit)) {
+        /* A poll of a signalfd of sig: it looks again and finds sig
+         * pending there (a fire without a signal ends no call). */
+        sw->interrupt(sw->arg);
+        r = CAP__DIRECT_DONE;
     } else if (!(sw->in.takes & bit) && (sw->in.blocked & bit)) {
         r = CAP__DIRECT_HELD;
     } else if (!(sw->in.takes & bit) && restart && sw->in.restart) {

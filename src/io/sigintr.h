@@ -199,6 +199,10 @@ typedef struct cap__intr {
     uint64_t takes;   /* signals the call takes from its thread's pending
                          set (sigwait's; io/sigdirect.h): one sent to the
                          thread ends its wait, blocked or not */
+    uint64_t wakes;   /* signals that, sent to the thread while the call
+                         blocks them, wake it to look again and stay
+                         pending (a poll of a signalfd of them: io/sigfd.h);
+                         a poll group's call only */
 } cap__intr;
 
 /* poll, select, epoll_wait, sleeps, pause: EINTR whatever the flags. */

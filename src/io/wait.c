@@ -48,6 +48,7 @@
 #include "io/io.h"
 #include "io/netio.h"
 #include "io/pipe.h"
+#include "io/sigfd.h"
 #include "io/sigintr.h"
 #include "sched/park.h"
 #include "sched/worker.h"
@@ -697,13 +698,17 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
     cap__io_group g = { .thread = cap__current() };
     cap__sig_waiter sw;
     bool entered = false;
+    uint64_t wakes = 0; /* the masks of our signalfds polled for POLLIN */
     int result;
     for (;;) {
         /* Snapshot every watched sequence before looking at readiness. */
+        bool sigfds = false;
         for (nfds_t i = 0; i < n; i++) {
             cap__fd *f = fds[i].fd >= 0 ? cap__fd_get(fds[i].fd) : NULL;
             seqs[2 * i] = f ? atomic_load(&f->seq[0]) : 0;
             seqs[2 * i + 1] = f ? atomic_load(&f->seq[1]) : 0;
+            if (f != NULL && cap__fd_has(f, CAP__FDF_SIGNALFD))
+                sigfds = true;
         }
         long r = syscall(SYS_poll, fds, n, 0);
         /* Even with no timeout the kernel's poll fails with EINTR when a
@@ -712,6 +717,10 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
          * perhaps another one: here it counts as nothing ready. */
         if (r < 0 && errno == EINTR)
             r = 0;
+        /* The thread's own pending signals, which the kernel's signalfd
+         * does not see (io/sigfd.h). */
+        if (sigfds && r >= 0)
+            r += cap__sigfd_poll(fds, n, g.thread, &wakes);
         if (r == 0 && entered && cap__sig_hit(&sw)) {
             result = -EINTR;
             break;
@@ -721,7 +730,11 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             break;
         }
         if (in != NULL && !entered) {
-            cap__sig_enter(&sw, in, interrupt_group, &g);
+            /* A signal of a polled signalfd sent to this thread wakes the
+             * call to look again (cap__sig_direct). */
+            cap__intr watching = *in;
+            watching.wakes = wakes;
+            cap__sig_enter(&sw, &watching, interrupt_group, &g);
             entered = true;
         }
         cap__spin_lock(&g.lock);
@@ -765,7 +778,11 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
                 until = soon;
         }
         cap__spin_lock(&g.lock);
-        if (!ready && !g.fired && !(entered && cap__sig_hit(&sw))) {
+        /* A send of such a signal since the look above found the call
+         * not registered yet, or fired the group before the reset: it is
+         * pending (the sender records it before it looks for the call). */
+        bool own = entered && (atomic_load(&g.thread->sig_pending) & sw.in.wakes & sw.in.blocked);
+        if (!ready && !g.fired && !(entered && cap__sig_hit(&sw)) && !own) {
             g.parked = true;
             count_waits(1);
             cancelled = (in != NULL && in->cancel ? cap__park_cancellable : cap__park)(
