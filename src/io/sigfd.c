@@ -52,20 +52,32 @@ uint64_t cap__sigfd_mask(int fd)
     }
 }
 
-int cap__sigfd_poll(struct pollfd *fds, nfds_t n, cap__thread *self, uint64_t *wakes)
+/* fds[i]'s record if it is a signalfd of ours polled for POLLIN. */
+static bool polled_sigfd(const struct pollfd *p)
+{
+    cap__fd *f = p->fd >= 0 ? cap__fd_peek(p->fd) : NULL;
+    return f != NULL && cap__fd_has(f, CAP__FDF_SIGNALFD) && (p->events & POLLIN);
+}
+
+int cap__sigfd_poll(struct pollfd *fds, nfds_t n, cap__thread *self)
 {
     int more = 0;
     for (nfds_t i = 0; i < n; i++) {
-        cap__fd *f = fds[i].fd >= 0 ? cap__fd_peek(fds[i].fd) : NULL;
-        if (f == NULL || !cap__fd_has(f, CAP__FDF_SIGNALFD) || !(fds[i].events & POLLIN))
-            continue;
-        uint64_t mask = cap__sigfd_mask(fds[i].fd);
-        *wakes |= mask;
-        if (!(atomic_load(&self->sig_pending) & mask) || (fds[i].revents & POLLIN))
+        if ((fds[i].revents & POLLIN) || !polled_sigfd(&fds[i]) ||
+            !(atomic_load(&self->sig_pending) & cap__sigfd_mask(fds[i].fd)))
             continue;
         if (fds[i].revents == 0)
             more++;
         fds[i].revents |= POLLIN;
     }
     return more;
+}
+
+uint64_t cap__sigfd_wakes(const struct pollfd *fds, nfds_t n)
+{
+    uint64_t wakes = 0;
+    for (nfds_t i = 0; i < n; i++)
+        if (polled_sigfd(&fds[i]))
+            wakes |= cap__sigfd_mask(fds[i].fd);
+    return wakes;
 }

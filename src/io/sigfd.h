@@ -26,11 +26,15 @@
  * cannot be read (no /proc). */
 uint64_t cap__sigfd_mask(int fd);
 
-/* After a poll of fds by self found revents: adds POLLIN to each entry
- * that is a signalfd of ours, asks for POLLIN and has a signal of self's
- * own pending set in its mask. Returns how many entries it made ready
- * that had no revents (to add to poll's count); *wakes gets the masks of
- * the signalfds that ask for POLLIN. */
-int cap__sigfd_poll(struct pollfd *fds, nfds_t n, cap__thread *self, uint64_t *wakes);
+/* After a poll of fds by self found revents, self having signals of its
+ * own pending: adds POLLIN to each entry that is a signalfd of ours, asks
+ * for POLLIN and has one of them in its mask. Returns how many entries it
+ * made ready that had no revents (to add to poll's count). */
+int cap__sigfd_poll(struct pollfd *fds, nfds_t n, cap__thread *self);
+
+/* The masks of the entries of fds that are signalfds of ours and ask
+ * for POLLIN: the signals whose send to the thread wakes a poll of them
+ * (cap__intr.wakes). */
+uint64_t cap__sigfd_wakes(const struct pollfd *fds, nfds_t n);
 
 #endif /* CAP_IO_SIGFD_H */

@@ -698,11 +698,10 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
     cap__io_group g = { .thread = cap__current() };
     cap__sig_waiter sw;
     bool entered = false;
-    uint64_t wakes = 0; /* the masks of our signalfds polled for POLLIN */
+    bool sigfds = false; /* a signalfd of ours among fds */
     int result;
     for (;;) {
         /* Snapshot every watched sequence before looking at readiness. */
-        bool sigfds = false;
         for (nfds_t i = 0; i < n; i++) {
             cap__fd *f = fds[i].fd >= 0 ? cap__fd_get(fds[i].fd) : NULL;
             seqs[2 * i] = f ? atomic_load(&f->seq[0]) : 0;
@@ -719,8 +718,8 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             r = 0;
         /* The thread's own pending signals, which the kernel's signalfd
          * does not see (io/sigfd.h). */
-        if (sigfds && r >= 0)
-            r += cap__sigfd_poll(fds, n, g.thread, &wakes);
+        if (sigfds && r >= 0 && atomic_load(&g.thread->sig_pending) != 0)
+            r += cap__sigfd_poll(fds, n, g.thread);
         if (r == 0 && entered && cap__sig_hit(&sw)) {
             result = -EINTR;
             break;
@@ -733,7 +732,7 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             /* A signal of a polled signalfd sent to this thread wakes the
              * call to look again (cap__sig_direct). */
             cap__intr watching = *in;
-            watching.wakes = wakes;
+            watching.wakes = sigfds ? cap__sigfd_wakes(fds, n) : 0;
             cap__sig_enter(&sw, &watching, interrupt_group, &g);
             entered = true;
         }
