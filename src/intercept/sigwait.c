@@ -277,12 +277,16 @@ static ssize_t sfd_attempt(int fd, void *arg)
         o->mask = cap__sigfd_mask(fd);
         o->known = true;
     }
-    size_t room = iov_bytes(o->msg) / sizeof(struct signalfd_siginfo);
-    /* Too small a buffer (EINVAL) or a bad one (EFAULT): the kernel's
-     * answer, before anything is taken. */
-    if ((atomic_load(&o->self->sig_pending) & o->mask) == 0 || room == 0 ||
-        !iov_writable(o->msg, room * sizeof(struct signalfd_siginfo)))
+    if ((atomic_load(&o->self->sig_pending) & o->mask) == 0)
         return kernel_read(fd, o->msg);
+    /* Too small a buffer, or a bad one: the kernel's answer, before
+     * anything is taken (the kernel's own read would say EAGAIN to a bad
+     * one when it has nothing, and a blocking read would never end). */
+    size_t room = iov_bytes(o->msg) / sizeof(struct signalfd_siginfo);
+    if (room == 0)
+        return -EINVAL;
+    if (!iov_writable(o->msg, room * sizeof(struct signalfd_siginfo)))
+        return -EFAULT;
     if (room > READ_RECORDS)
         room = READ_RECORDS;
     struct signalfd_siginfo rec[READ_RECORDS];

@@ -76,6 +76,17 @@ static void *run(void *arg)
     sigset_t p;
     CHECK_EQ(sigpending(&p), 0);
     CHECK_EQ(sigismember(&p, SIGUSR1), 1);
+    /* A bad buffer: EFAULT, blocking or not (never a wait), and the
+     * signal stays pending too (Linux's loses it). */
+    int blocking = signalfd(-1, &s, SFD_CLOEXEC);
+    CHECK_GE(blocking, 0);
+    void *volatile bad = (void *)8; /* volatile: no compile-time warning */
+    errno = 0;
+    CHECK_EQ(read(blocking, bad, sizeof r[0]), -1);
+    CHECK_EQ(errno, EFAULT);
+    CHECK_EQ(close(blocking), 0);
+    CHECK_EQ(sigpending(&p), 0);
+    CHECK_EQ(sigismember(&p, SIGUSR1), 1);
 
     /* readv with records split across buffers, and real-time signals
      * queued twice: each instance is a record. */
