@@ -166,6 +166,23 @@ void cap__stdio_turn_end(struct cap__stdio_hold *h)
 
 void cap__stream_turn_forget(FILE *fp)
 {
+    /* Another user thread in the stream (its flockfile, a call parked on
+     * the stream's descriptor, or one held inside glibc's call on a cookie
+     * stream while a flush of all streams writes it): wait for it to let
+     * go, as glibc's fclose waits for the stream's lock. Dropped while it
+     * was in, its turn would be freed under it, or, still locked, kept for
+     * good (a leak). Waited for while still listed, so the holder's own
+     * later calls find the same turn. */
+    struct cap__stdio_turn *held = cap__ic_user() ? find(fp) : NULL;
+    if (held != NULL) {
+        cap_thread_t self = cap_thread_self();
+        cap_thread_t by = atomic_load(&held->locked_by);
+        cap_thread_t owner = atomic_load_explicit(&held->owner, memory_order_relaxed);
+        if (by != self && owner != self && (by != 0 || owner != 0)) {
+            take(held); /* parks until the holder's last give_back */
+            give_back(held);
+        }
+    }
     cap__spin_lock(&table_lock);
     struct cap__stdio_turn *t = find_locked(fp);
     if (t != NULL) {
