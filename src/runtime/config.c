@@ -19,6 +19,7 @@
 #include "util/die.h"
 
 enum { MAX_WORKERS = 1024 };
+enum { MAX_POOL_THREADS = 65536 };
 #define DEFAULT_STACK_SIZE ((size_t)256 * 1024)
 
 cap__config cap__cfg = {
@@ -26,6 +27,7 @@ cap__config cap__cfg = {
     .stack_size = DEFAULT_STACK_SIZE,
     .sched = "fifo",
     .migrate = false,
+    .pool_threads = 4096,
 };
 
 static _Noreturn void bad_setting(const char *var, const char *value, const char *valid)
@@ -128,12 +130,24 @@ static void load_migrate(void)
         bad_setting("CAP_MIGRATE", s, "0 (threads stay on their worker) or 1 (full migration)");
 }
 
+static void load_pool_threads(void)
+{
+    const char *s = getenv("CAP_POOL_THREADS");
+    if (s == NULL)
+        return;
+    unsigned long long v;
+    if (!parse_size(s, &v) || strpbrk(s, "kKmMgG") != NULL || v < 1 || v > MAX_POOL_THREADS)
+        bad_setting("CAP_POOL_THREADS", s, "a whole number from 1 to 65536");
+    cap__cfg.pool_threads = (int)v;
+}
+
 void cap__config_load(void)
 {
     load_workers();
     load_stack_size();
     load_sched();
     load_migrate();
+    load_pool_threads();
     cap__stack_config_load(); /* CAP_STACK_* and linked-stack settings */
 }
 

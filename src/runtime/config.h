@@ -12,6 +12,9 @@
  *   CAP_MIGRATE     0 (default): a started thread stays on its worker;
  *                   1: idle workers may steal any runnable thread (see the
  *                   README for the TLS caveat)
+ *   CAP_POOL_THREADS  the most kernel threads of the offload pool,
+ *                   1..65536 (default 4096); bounded work uses at most 64
+ *                   of them (io/offload.c)
  *   CAP_STACK_*, CAP_LINKED_*: stack settings, parsed by
  *                   src/stack/settings.c (documented in docs/stacks.md)
  */
@@ -26,6 +29,7 @@ typedef struct cap__config {
     size_t stack_size;
     const char *sched;
     bool migrate;
+    int pool_threads;
 } cap__config;
 
 extern __attribute__((visibility("hidden"))) cap__config cap__cfg;

@@ -81,11 +81,15 @@ int main(void)
     expect_rejected("CAP_SCHED", "resource", "fifo");
     expect_rejected("CAP_SCHED", "cohort", "fifo");
     expect_rejected("CAP_MIGRATE", "yes", "0");
+    expect_rejected("CAP_POOL_THREADS", "0", "1 to 65536");
+    expect_rejected("CAP_POOL_THREADS", "100000", "1 to 65536");
+    expect_rejected("CAP_POOL_THREADS", "4K", "1 to 65536");
 
     expect_accepted("CAP_WORKERS", "3");
     expect_accepted("CAP_STACK_SIZE", "64K");
     expect_accepted("CAP_STACK_SIZE", "1M");
     expect_accepted("CAP_SCHED", "fifo");
     expect_accepted("CAP_MIGRATE", "1");
+    expect_accepted("CAP_POOL_THREADS", "64");
     return 0;
 }
