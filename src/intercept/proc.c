@@ -169,7 +169,7 @@ int system(const char *command)
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     pthread_sigmask(SIG_BLOCK, &chld, &saved); /* our wrapper: this user thread's mask */
-    int rc = cap__offload(run_system, &c);
+    int rc = cap__offload_wait(run_system, &c);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (rc != 0)
         return CAP__REAL(system)(command);

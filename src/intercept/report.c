@@ -226,7 +226,7 @@ void psiginfo(const siginfo_t *info, const char *s)
     if (stderr_here()) {
         struct cap__stdio_hold h;
         cap__stdio_turn_begin(stderr, &h);
-        int rc = cap__offload(run_psiginfo, &c);
+        int rc = cap__offload_wait(run_psiginfo, &c); /* stderr may be a full pipe */
         cap__stdio_turn_end(&h);
         if (rc == 0) {
             if (c.sigpipe)

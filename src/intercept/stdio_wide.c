@@ -216,7 +216,7 @@ static void run(void *arg)
  * kernel would have sent it to the writer. */
 static long in_pool(struct wide_call *c, bool failed_if_negative)
 {
-    bool pooled = cap__offload(run, c) == 0;
+    bool pooled = cap__offload_wait(run, c) == 0; /* a pipe or tty: may wait for good */
     if (!pooled)
         run(c);
     bool failed = failed_if_negative ? c->result < 0 : c->result == (long)WEOF;

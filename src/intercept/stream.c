@@ -95,7 +95,7 @@ FILE *freopen(const char *path, const char *mode, FILE *stream)
     int fd = stream_closing(stream);
     struct freopen_call c = { path, mode, stream, NULL, 0 };
     if (path != NULL && cap__ic_user() && cap__ic_is_fifo(path) &&
-        cap__offload(run_freopen, &c) == 0) { /* the open waits for the other end */
+        cap__offload_wait(run_freopen, &c) == 0) { /* the open waits for the other end */
         if (c.result == NULL)
             cap__ic_set_errno(c.err);
     } else {
@@ -146,7 +146,7 @@ int pclose(FILE *stream)
     }
     int fd = stream_closing(stream);
     struct pclose_call c = { .stream = stream };
-    if (!cap__ic_user() || cap__offload(run_pclose, &c) != 0) {
+    if (!cap__ic_user() || cap__offload_wait(run_pclose, &c) != 0) {
         c.result = CAP__REAL(pclose)(stream);
         c.err = errno;
     }

@@ -327,6 +327,10 @@ int cap__disk_fsync(int fd, bool datasync);
  * calling user thread waits; from any other thread, runs it inline.
  * 0, or -EAGAIN if no pool thread could be started. */
 int cap__offload(void (*fn)(void *arg), void *arg);
+/* cap__offload for a call that may wait without bound for another party
+ * (a child, a pipe's other end) but cannot be interrupted: not held to
+ * the pool's bound for work, as cap__offload_call's waits. */
+int cap__offload_wait(void (*fn)(void *arg), void *arg);
 /* A blocking call that may wait without bound, run on the offload pool:
  * fn(arg) makes the call and stores its result (>= 0 or -errno) in
  * *result. The wait ends early as in allows: a cancel request (in->cancel)

@@ -7,29 +7,54 @@
  * call and unparks it. Pool threads are kernel threads the library does
  * not run, so every libc call they make goes straight to libc.
  *
- * The pool grows on demand (a job finds no idle thread that the jobs
- * queued before it have not claimed) up to MAX_THREADS and never
- * shrinks; queued jobs run in FIFO order.
+ * Two kinds of job, two FIFO queues. A wait (cap__offload_call, and
+ * cap__offload_wait: a FIFO open, a record lock, a System V or POSIX
+ * message-queue or semaphore wait, waitpid, pclose, a wide stdio call on
+ * a pipe, ...) may wait without bound for another thread of the program,
+ * perhaps one whose own call is queued here: it gets a thread whenever
+ * none is idle, up to CAP_POOL_THREADS (default 4096), as NPTL would give
+ * each blocked thread its own. Work (cap__offload: a disk transfer, a
+ * device sync, getaddrinfo) ends by itself: at most WORK_THREADS of it
+ * run at once, the rest queue in order, so a burst of disk reads does not
+ * start thousands of threads. Queued waits are taken before queued work.
+ * A job is runnable if it is a queued wait, or queued work within the
+ * work bound; a thread is started whenever the runnable jobs outnumber
+ * the idle threads (an idle thread signalled for an earlier job still
+ * counts as idle until it takes it, and that job as runnable, so each job
+ * of a burst gets its own), and an idle thread is woken. A thread that
+ * stays idle for IDLE_NS while the pool has more than WORK_THREADS
+ * threads ends, so a burst of waits does not keep its threads for good.
+ *
+ * A wait queues only at CAP_POOL_THREADS, or when the kernel refuses a
+ * new thread (pthread_create failing: RLIMIT_NPROC, threads-max, a pids
+ * cgroup, memory). It then waits for the next free thread, as work does:
+ * the honest choice, since the real call never fails for want of a
+ * thread, and running it on the worker would block every thread there.
+ * Its cancel and its signals still end it while queued.
+ * With no pool thread at all the call runs on the worker (waits) or the
+ * caller is told (-EAGAIN, work).
  *
  * A job lives on the waiting thread's stack. The pool thread sets `done`
  * and unparks under job->lock; the waiter takes and drops the same lock
  * after waking, so it cannot return (and free the record) while the pool
  * thread is still unlocking it.
  *
- * Calls that may wait without bound (a FIFO open, a record lock, a
- * connect on a blocking socket) go through cap__offload_call, whose wait
- * a cancel request or a signal can end, as they would end the call in the
- * kernel. Stopping a job: if no pool thread has taken it, it leaves the
- * queue and never runs; otherwise `stop` is set and its pool thread is
- * kicked (cap__sig_kick, a signal to that kernel thread alone) until the
- * call returns: the kick interrupts the system call with EINTR, and the
- * pool thread, seeing `stop`, does not retry it. Kicks repeat every
- * KICK_NS because one that lands just before the system call is entered
- * interrupts nothing. A call that completed anyway keeps its result.
+ * A wait's park can also end for a cancel request or a signal, as they
+ * would end the call in the kernel. Stopping a job: if no pool thread has
+ * taken it, it leaves the queue and never runs; otherwise `stop` is set
+ * and its pool thread is kicked (cap__sig_kick, a signal to that kernel
+ * thread alone) until the call returns: the kick interrupts the system
+ * call with EINTR, and the pool thread, seeing `stop`, does not retry it.
+ * Kicks repeat every KICK_NS because one that lands just before the
+ * system call is entered interrupts nothing. A call that completed anyway
+ * keeps its result. (Kicks are sent under job->lock while the job is not
+ * done, so its pool thread, which takes that lock to say done before it
+ * can end, is alive for each.)
  *
  * Pool threads block every signal, the kick too except while they run a
  * cap__offload_call job (see run), so process-directed signals go to
- * threads that run the program's handlers.
+ * threads that run the program's handlers. A forked child has no pool
+ * threads: cap__offload_forked empties the queues and counts.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -43,18 +68,21 @@
 #include "intercept/intercept.h" /* CAP__REAL */
 #include "io/io.h"
 #include "io/sigintr.h"
+#include "runtime/config.h"
 #include "sched/park.h"
 #include "sched/worker.h"
 #include "util/clock.h"
 #include "util/spin.h"
 
-enum { MAX_THREADS = 64 };
+enum { WORK_THREADS = 64 };
 enum { KICK_NS = 1000000 };
+#define IDLE_NS 10000000000ull /* 10 s */
 
 struct job {
     void (*fn)(void *arg);
     void *arg;
     long *result;      /* cap__offload_call's jobs: where fn stores its result */
+    bool waits;        /* may wait without bound: not held to WORK_THREADS */
     struct job *next;  /* [pool_mu] */
     struct cap__thread *thread;
     pid_t runner;      /* [pool_mu] the pool thread running it, 0 while queued */
@@ -63,6 +91,11 @@ struct job {
     bool done;         /* [lock] */
     bool parked;       /* [lock] the waiter is parked on the job */
     cap__sig_waiter *sw; /* cap__offload_call's record in the signal registry */
+};
+
+struct queue {
+    struct job *head, *tail;
+    int n;
 };
 
 /* pool_mu is taken with glibc's own lock (CAP__REAL), never the wrapper
@@ -84,24 +117,145 @@ static void pool_unlock(void)
     CAP__REAL(pthread_mutex_unlock)(&pool_mu);
 }
 static __thread bool on_pool; /* this kernel thread is one of the pool's */
-static struct job *head, *tail; /* [pool_mu] */
+static struct queue waitq, workq; /* [pool_mu] jobs not yet taken */
 static atomic_int nthreads;      /* [pool_mu] for writes; read by cap__offload_threads */
 static int nidle;               /* [pool_mu] */
-static int nqueued;             /* [pool_mu] jobs in the queue, not yet taken */
+static int nwork;               /* [pool_mu] work jobs taken by a thread, not yet done */
 static atomic_int jobs;         /* queued or running for user threads */
 
 void cap__offload_forked(void)
 {
     pthread_mutex_init(&pool_mu, NULL);
     pthread_cond_init(&pool_cv, NULL);
-    head = tail = NULL;
-    nthreads = nidle = nqueued = 0;
+    waitq = (struct queue){ 0 };
+    workq = (struct queue){ 0 };
+    nthreads = nidle = nwork = 0;
     atomic_store(&jobs, 0);
 }
 
 bool cap__offload_busy(void)
 {
     return atomic_load_explicit(&jobs, memory_order_relaxed) != 0;
+}
+
+/* The most threads work may hold at once: CAP_POOL_THREADS may be lower. */
+static int work_bound(void)
+{
+    return cap__cfg.pool_threads < WORK_THREADS ? cap__cfg.pool_threads : WORK_THREADS;
+}
+
+static void push(struct queue *q, struct job *j)
+{
+    j->next = NULL;
+    if (q->tail != NULL)
+        q->tail->next = j;
+    else
+        q->head = j;
+    q->tail = j;
+    q->n++;
+}
+
+static struct job *pop(struct queue *q)
+{
+    struct job *j = q->head;
+    q->head = j->next;
+    if (q->head == NULL)
+        q->tail = NULL;
+    q->n--;
+    return j;
+}
+
+/* Takes j, which is queued, off q. */
+static void unlink_job(struct queue *q, struct job *j)
+{
+    struct job **pp = &q->head, *prev = NULL;
+    while (*pp != j) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    *pp = j->next;
+    if (q->tail == j)
+        q->tail = prev;
+    q->n--;
+}
+
+/* Queued jobs a free thread may take now. Caller holds pool_mu. */
+static int runnable_locked(void)
+{
+    int room = work_bound() - nwork;
+    return waitq.n + (room <= 0 ? 0 : workq.n < room ? workq.n : room);
+}
+
+/* The next job a free thread may take, off its queue; NULL if none.
+ * Caller holds pool_mu. */
+static struct job *next_locked(void)
+{
+    if (waitq.head != NULL)
+        return pop(&waitq);
+    if (workq.head != NULL && nwork < work_bound()) {
+        nwork++;
+        return pop(&workq);
+    }
+    return NULL;
+}
+
+static void *pool_main(void *arg);
+
+/* Starts a pool thread; false if the kernel refused it. Caller holds
+ * pool_mu. */
+static bool start_thread_locked(void)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    if (nthreads == 0)
+        cap__sig_kick_reserve();
+    /* The new thread inherits this mask: every signal blocked. */
+    sigset_t all, saved;
+    sigfillset(&all);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &saved, _NSIG / 8);
+    int rc = pthread_create(&t, &attr, pool_main, NULL);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        return false;
+    nthreads++;
+    return true;
+}
+
+/* Gives the runnable jobs threads: starts one if they outnumber the idle
+ * threads (those signalled for jobs queued before have not taken them
+ * yet, and a job that waited for a thread another job holds, a reader
+ * behind a writer blocked on the pipe it reads, would wait for good), and
+ * wakes an idle one. Called after each change that may make one more job
+ * runnable. Caller holds pool_mu. */
+static void staff_locked(void)
+{
+    int runnable = runnable_locked();
+    if (runnable > nidle && nthreads < cap__cfg.pool_threads)
+        start_thread_locked(); /* refused: the job waits for a free thread */
+    if (runnable > 0 && nidle > 0)
+        pthread_cond_signal(&pool_cv);
+}
+
+/* Waits, idle, for pool_cv; false if this thread should end: it stayed
+ * idle for IDLE_NS, the pool has more than WORK_THREADS threads, and
+ * nothing it could take is queued (so no job counted on it). Caller holds
+ * pool_mu. */
+static bool idle_locked(void)
+{
+    nidle++;
+    int rc = 0;
+    if (nthreads > WORK_THREADS) {
+        struct timespec until = cap__ns_to_timespec(cap__now() + IDLE_NS);
+        rc = pthread_cond_clockwait(&pool_cv, &pool_mu, CLOCK_MONOTONIC, &until);
+    } else {
+        pthread_cond_wait(&pool_cv, &pool_mu);
+    }
+    nidle--;
+    return rc != ETIMEDOUT || nthreads <= WORK_THREADS || runnable_locked() > 0;
 }
 
 /* Wakes j's waiter if it is parked on j. Caller holds j->lock. */
@@ -146,19 +300,19 @@ static void *pool_main(void *arg)
     on_pool = true;
     pool_lock();
     for (;;) {
-        while (head == NULL) {
-            nidle++;
-            pthread_cond_wait(&pool_cv, &pool_mu);
-            nidle--;
+        struct job *j = next_locked();
+        if (j == NULL) {
+            if (idle_locked())
+                continue;
+            break;
         }
-        struct job *j = head;
-        head = j->next;
-        if (head == NULL)
-            tail = NULL;
-        nqueued--;
         j->runner = tid;
+        /* This thread may have taken a wait while finishing work made
+         * queued work runnable: that one needs a thread too. */
+        staff_locked();
         pool_unlock();
 
+        bool waits = j->waits; /* j is the waiter's once done is set */
         run(j, &kick);
         cap__spin_lock(&j->lock);
         j->done = true;
@@ -166,45 +320,25 @@ static void *pool_main(void *arg)
         cap__spin_unlock(&j->lock);
 
         pool_lock();
+        if (!waits)
+            nwork--;
     }
+    nthreads--;
+    pool_unlock();
     return NULL;
 }
 
-/* Queues j, starting a thread unless an idle one is left for it: idle
- * threads already signalled for the jobs queued before it have not taken
- * them yet, and a job that waited for a thread another job holds (a
- * reader behind a writer blocked on the pipe it reads) would wait for
- * good. Caller holds pool_mu. */
+/* Queues j and gives it a thread if it may run now; -EAGAIN if the pool
+ * has no thread at all and none could be started (the job is not
+ * queued). Caller holds pool_mu. */
 static int enqueue_locked(struct job *j)
 {
-    if (nqueued >= nidle && nthreads < MAX_THREADS) {
-        pthread_t t;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, 256 * 1024);
-        if (nthreads == 0)
-            cap__sig_kick_reserve();
-        /* The new thread inherits this mask: every signal blocked. */
-        sigset_t all, saved;
-        sigfillset(&all);
-        syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &saved, _NSIG / 8);
-        int rc = pthread_create(&t, &attr, pool_main, NULL);
-        syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
-        pthread_attr_destroy(&attr);
-        if (rc == 0)
-            nthreads++; /* pool threads never end */
-        else if (nthreads == 0)
-            return -EAGAIN;
+    push(j->waits ? &waitq : &workq, j);
+    staff_locked();
+    if (nthreads == 0) {
+        unlink_job(j->waits ? &waitq : &workq, j);
+        return -EAGAIN;
     }
-    j->next = NULL;
-    if (tail != NULL)
-        tail->next = j;
-    else
-        head = j;
-    tail = j;
-    nqueued++;
-    pthread_cond_signal(&pool_cv);
     return 0;
 }
 
@@ -253,14 +387,14 @@ static int park_on(struct job *j, cap__sig_waiter *sw, uint64_t deadline, bool c
  * job cannot finish first: an offloaded call always lets the worker's
  * other threads run while it is on the pool (tests/io/odirect_read_parks
  * under CAP_DISKIO=threads counts on it). */
-int cap__offload(void (*fn)(void *arg), void *arg)
+static int offload(void (*fn)(void *arg), void *arg, bool waits)
 {
     struct cap__thread *self = cap__current();
     if (self == NULL) {
         fn(arg);
         return 0;
     }
-    struct job j = { .fn = fn, .arg = arg, .thread = self };
+    struct job j = { .fn = fn, .arg = arg, .thread = self, .waits = waits };
     cap__spin_lock(&j.lock);
     int rc = submit(&j);
     if (rc != 0) {
@@ -272,6 +406,16 @@ int cap__offload(void (*fn)(void *arg), void *arg)
     cap__spin_unlock(&j.lock);
     retire();
     return 0;
+}
+
+int cap__offload(void (*fn)(void *arg), void *arg)
+{
+    return offload(fn, arg, false);
+}
+
+int cap__offload_wait(void (*fn)(void *arg), void *arg)
+{
+    return offload(fn, arg, true);
 }
 
 /* Dispatch's interrupt (under the registry's locks): wakes the waiter,
@@ -290,27 +434,28 @@ bool cap__offload_interrupt(void *arg)
     return took;
 }
 
+/* Takes j off its queue if no pool thread has taken it: true if it did
+ * (it never runs). */
+static bool unqueue(struct job *j)
+{
+    pool_lock();
+    bool queued = j->runner == 0;
+    if (queued)
+        unlink_job(j->waits ? &waitq : &workq, j);
+    pool_unlock();
+    return queued;
+}
+
 /* Ends j early: takes it off the queue if no pool thread has it (true:
  * it never ran), else kicks its pool thread until the call returns. */
 static bool stop_job(struct job *j)
 {
     atomic_store(&j->stop, true);
+    if (unqueue(j))
+        return true;
     pool_lock();
     pid_t runner = j->runner;
-    if (runner == 0) {
-        struct job **pp = &head, *prev = NULL;
-        while (*pp != j) {
-            prev = *pp;
-            pp = &(*pp)->next;
-        }
-        *pp = j->next;
-        if (tail == j)
-            tail = prev;
-        nqueued--;
-    }
     pool_unlock();
-    if (runner == 0)
-        return true;
     cap__spin_lock(&j->lock);
     while (!j->done) {
         cap__sig_kick(runner);
@@ -324,7 +469,8 @@ long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap
 {
     struct cap__thread *self = cap__current();
     cap__sig_waiter sw;
-    struct job j = { .fn = fn, .arg = arg, .result = result, .thread = self, .sw = &sw };
+    struct job j = { .fn = fn, .arg = arg, .result = result, .waits = true, .thread = self,
+                     .sw = &sw };
     if (self == NULL) {
         fn(arg); /* a signal interrupts it as it would any call */
         return *result;
