@@ -30,6 +30,7 @@ struct aio_wait {
     const struct aiocb *const *list;
     int nent;
     const struct timespec *timeout;
+    uint64_t deadline;          /* aio_suspend's timeout ends here */
     int mode;                   /* lio_listio */
     struct aiocb *const *reqs;  /* lio_listio */
     struct sigevent *sev;       /* lio_listio */
@@ -39,7 +40,9 @@ struct aio_wait {
 static void run_suspend(void *arg)
 {
     struct aio_wait *w = arg;
-    w->result = CAP__REAL(aio_suspend)(w->list, w->nent, w->timeout) == 0 ? 0 : -errno;
+    struct timespec left = cap__ic_time_left(w->deadline); /* it may start late */
+    const struct timespec *t = w->deadline == CAP__FOREVER ? w->timeout : &left;
+    w->result = CAP__REAL(aio_suspend)(w->list, w->nent, t) == 0 ? 0 : -errno;
 }
 
 static void run_listio(void *arg)
@@ -64,12 +67,15 @@ int aio_suspend(const struct aiocb *const list[], int nent, const struct timespe
         return CAP__REAL(aio_suspend)(list, nent, timeout);
     if (nent > 0 && one_ended(list, nent))
         return 0;
-    struct aio_wait w = { .list = list, .nent = nent, .timeout = timeout };
+    struct aio_wait w = { .list = list, .nent = nent, .timeout = timeout,
+                          .deadline = cap__ic_rel_deadline(timeout) };
     /* With a timeout glibc's futex wait ends with EINTR after any handler
      * (the kernel's restart block is not taken), SA_RESTART or not. */
     cap__intr in = timeout != NULL ? cap__intr_always : cap__intr_restart;
     in.cancel = true;
-    return (int)cap__ic_ret_cancel(cap__offload_call(run_suspend, &w, &w.result, &in));
+    /* Still queued for a pool thread at the timeout: glibc's EAGAIN. */
+    return (int)cap__ic_ret_cancel(
+        cap__offload_call_until(run_suspend, &w, &w.result, &in, w.deadline, -EAGAIN));
 }
 
 /* (struct aiocb64 is struct aiocb on 64-bit Linux.) */

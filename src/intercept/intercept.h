@@ -189,6 +189,30 @@ typedef struct cap__sys_call {
 } cap__sys_call;
 /* Runs c on the pool, interruptible as in says; >= 0 or -errno. */
 long cap__ic_offload_sys(cap__sys_call *c, const cap__intr *in);
+/* For a call with a relative timeout of its own made on the pool, where
+ * it may start late (queued for a thread) or again (after a stray kick):
+ * the CLOCK_MONOTONIC deadline it ends at, taken as the caller makes it
+ * (CAP__FOREVER for none, or for one the call refuses, which it is then
+ * given as it is), and what is left of it when the call starts. */
+static inline uint64_t cap__ic_rel_deadline(const struct timespec *t)
+{
+    if (t == NULL || t->tv_sec < 0 || t->tv_nsec < 0 || t->tv_nsec >= 1000000000)
+        return CAP__FOREVER;
+    return cap__deadline_after(cap__timeout_ns((uint64_t)t->tv_sec, (uint64_t)t->tv_nsec));
+}
+
+static inline struct timespec cap__ic_time_left(uint64_t deadline)
+{
+    uint64_t now = cap__now();
+    return cap__ns_to_timespec(deadline > now ? deadline - now : 0);
+}
+
+/* The same for a call with an absolute deadline of its own that it
+ * passes the kernel as such (mq_timedsend's): still queued for a pool
+ * thread at the CLOCK_MONOTONIC deadline, it returns expired unmade
+ * (io/io.h, cap__offload_call_until). */
+long cap__ic_offload_sys_until(cap__sys_call *c, const cap__intr *in, uint64_t deadline,
+                               long expired);
 
 /* The soft RLIMIT_NOFILE, where the kernel's checks of descriptor
  * numbers and counts stop (poll's nfds, select's range, dup2's target);

@@ -39,13 +39,17 @@
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "util/clock.h"
 
-/* Runs c on the pool; a cancellation point if point. */
-static long offload(cap__sys_call *c, const cap__intr *base, bool point)
+/* Runs c on the pool; a cancellation point if point. Still queued for a
+ * pool thread at deadline (CLOCK_MONOTONIC; CAP__FOREVER: none), it
+ * returns expired without running. */
+static long offload(cap__sys_call *c, const cap__intr *base, bool point, uint64_t deadline,
+                    long expired)
 {
     cap__intr in = *base;
     in.cancel = point;
-    long r = cap__ic_offload_sys(c, &in);
+    long r = cap__ic_offload_sys_until(c, &in, deadline, expired);
     return point ? cap__ic_ret_cancel(r) : cap__ic_ret(r);
 }
 
@@ -70,7 +74,7 @@ ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
     if (r >= 0 || errno != ENOMSG)
         return r;
     cap__sys_call c = { SYS_msgrcv, { id, (long)msg, (long)size, type, flags }, 0 };
-    return offload(&c, &cap__intr_always, true);
+    return offload(&c, &cap__intr_always, true, CAP__FOREVER, 0);
 }
 
 int msgsnd(int id, const void *msg, size_t size, int flags)
@@ -81,10 +85,29 @@ int msgsnd(int id, const void *msg, size_t size, int flags)
     if (r >= 0 || errno != EAGAIN)
         return (int)r;
     cap__sys_call c = { SYS_msgsnd, { id, (long)msg, (long)size, flags, 0 }, 0 };
-    return (int)offload(&c, &cap__intr_always, true);
+    return (int)offload(&c, &cap__intr_always, true, CAP__FOREVER, 0);
 }
 
 enum { SEMOPS_TRY = 32 }; /* longer op lists go to the pool untried */
+
+/* A semtimedop with a timeout, on the pool: the kernel is given what is
+ * left of the timeout when the call starts (it may have waited in the
+ * pool's queue, or be retried after a stray kick), so it ends at the
+ * deadline taken as the caller made it. */
+struct timed_semop {
+    int id;
+    struct sembuf *ops;
+    size_t n;
+    uint64_t deadline;
+    long result;
+};
+
+static void run_timed_semop(void *arg)
+{
+    struct timed_semop *c = arg;
+    struct timespec left = cap__ic_time_left(c->deadline);
+    c->result = cap__ic_sys(syscall(SYS_semtimedop, c->id, c->ops, c->n, &left));
+}
 
 int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *timeout)
 {
@@ -104,8 +127,15 @@ int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *time
         if (!waits || r >= 0 || errno != EAGAIN)
             return (int)r;
     }
-    cap__sys_call c = { SYS_semtimedop, { id, (long)ops, (long)n, (long)timeout, 0 }, 0 };
-    return (int)offload(&c, &cap__intr_always, false);
+    uint64_t deadline = cap__ic_rel_deadline(timeout);
+    if (deadline == CAP__FOREVER) {
+        cap__sys_call c = { SYS_semtimedop, { id, (long)ops, (long)n, (long)timeout, 0 }, 0 };
+        return (int)offload(&c, &cap__intr_always, false, CAP__FOREVER, 0);
+    }
+    /* The kernel's timeout says EAGAIN. */
+    struct timed_semop c = { id, ops, n, deadline, 0 };
+    return (int)cap__ic_ret(cap__offload_call_until(run_timed_semop, &c, &c.result,
+                                                    &cap__intr_always, deadline, -EAGAIN));
 }
 
 int semop(int id, struct sembuf *ops, size_t n)
@@ -116,6 +146,27 @@ int semop(int id, struct sembuf *ops, size_t n)
 /* ---- POSIX message queues -------------------------------------------------- */
 
 static const struct timespec past = { 0, 0 }; /* an absolute deadline long gone */
+
+/* The CLOCK_MONOTONIC deadline at the absolute CLOCK_REALTIME one (NULL:
+ * none). Only a call still queued for a pool thread ends by it: a clock
+ * step after the call was made is not followed there (the kernel follows
+ * it once the call runs). */
+static uint64_t monotonic_deadline(const struct timespec *abs)
+{
+    if (abs == NULL)
+        return CAP__FOREVER;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (abs->tv_sec < now.tv_sec || (abs->tv_sec == now.tv_sec && abs->tv_nsec <= now.tv_nsec))
+        return cap__now();
+    uint64_t sec = (uint64_t)(abs->tv_sec - now.tv_sec);
+    long nsec = abs->tv_nsec - now.tv_nsec;
+    if (nsec < 0) {
+        sec--;
+        nsec += 1000000000;
+    }
+    return cap__deadline_after(cap__timeout_ns(sec, (uint64_t)nsec));
+}
 
 /* deadline NULL: no limit (mq_receive; glibc declares mq_timedreceive's
  * argument non-null). */
@@ -129,7 +180,7 @@ static ssize_t receive(mqd_t q, char *msg, size_t len, unsigned *prio,
         return r;
     cap__sys_call c = { SYS_mq_timedreceive, { q, (long)msg, (long)len, (long)prio,
                                                  (long)deadline }, 0 };
-    return offload(&c, &cap__intr_restart, true);
+    return offload(&c, &cap__intr_restart, true, monotonic_deadline(deadline), -ETIMEDOUT);
 }
 
 ssize_t mq_timedreceive(mqd_t q, char *msg, size_t len, unsigned *prio,
@@ -153,7 +204,8 @@ static int send_msg(mqd_t q, const char *msg, size_t len, unsigned prio,
         return (int)r;
     cap__sys_call c = { SYS_mq_timedsend, { q, (long)msg, (long)len, (long)prio,
                                               (long)deadline }, 0 };
-    return (int)offload(&c, &cap__intr_restart, true);
+    return (int)offload(&c, &cap__intr_restart, true, monotonic_deadline(deadline),
+                        -ETIMEDOUT);
 }
 
 int mq_timedsend(mqd_t q, const char *msg, size_t len, unsigned prio,

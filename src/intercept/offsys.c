@@ -23,3 +23,9 @@ long cap__ic_offload_sys(cap__sys_call *c, const cap__intr *in)
 {
     return cap__offload_call(run_sys, c, &c->result, in);
 }
+
+long cap__ic_offload_sys_until(cap__sys_call *c, const cap__intr *in, uint64_t deadline,
+                               long expired)
+{
+    return cap__offload_call_until(run_sys, c, &c->result, in, deadline, expired);
+}

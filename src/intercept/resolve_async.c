@@ -27,6 +27,7 @@ struct gai_wait {
     const struct gaicb *const *list;
     int n;
     const struct timespec *timeout;
+    uint64_t deadline;          /* the timeout ends here (CAP__FOREVER: none) */
     int code;                   /* glibc's result */
     long result;                /* 0 once code is glibc's; -EINTR to retry a kicked call */
 };
@@ -34,7 +35,9 @@ struct gai_wait {
 static void run_suspend(void *arg)
 {
     struct gai_wait *w = arg;
-    w->code = CAP__REAL(gai_suspend)(w->list, w->n, w->timeout);
+    struct timespec left = cap__ic_time_left(w->deadline); /* it may start late */
+    const struct timespec *t = w->deadline == CAP__FOREVER ? w->timeout : &left;
+    w->code = CAP__REAL(gai_suspend)(w->list, w->n, t);
     w->result = w->code == EAI_INTR ? -EINTR : 0;
 }
 
@@ -46,7 +49,10 @@ static int wait_on_pool(struct gai_wait *w)
      * handler (the kernel's restart block is not taken), SA_RESTART or not. */
     cap__intr in = w->timeout != NULL ? cap__intr_always : cap__intr_restart;
     in.cancel = true;
-    long r = cap__offload_call(run_suspend, w, &w->result, &in);
+    /* Still queued for a pool thread at the timeout: glibc's EAI_AGAIN. */
+    long r = cap__offload_call_until(run_suspend, w, &w->result, &in, w->deadline, -EAGAIN);
+    if (r == -EAGAIN)
+        return EAI_AGAIN;
     if (r == -ECANCELED)
         cap__cancel_point();
     return r == -EINTR ? EAI_INTR : w->code;
@@ -61,7 +67,8 @@ int gai_suspend(const struct gaicb *const list[], int n, const struct timespec *
         waiting = list[i] != NULL && gai_error((struct gaicb *)list[i]) == EAI_INPROGRESS;
     if (!waiting) /* glibc's answer when none of them is in progress */
         return EAI_ALLDONE;
-    struct gai_wait w = { .list = list, .n = n, .timeout = timeout };
+    struct gai_wait w = { .list = list, .n = n, .timeout = timeout,
+                          .deadline = cap__ic_rel_deadline(timeout) };
     return wait_on_pool(&w);
 }
 

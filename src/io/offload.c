@@ -30,9 +30,12 @@
  * cgroup, memory). It then waits for the next free thread, as work does:
  * the honest choice, since the real call never fails for want of a
  * thread, and running it on the worker would block every thread there.
- * Its cancel and its signals still end it while queued.
+ * Its cancel, its signals and its own timeout still end it while queued:
+ * a timed wait (semtimedop, mq_timedsend, aio_suspend, ...) that is still
+ * queued at its deadline leaves the queue and returns what the call
+ * returns at its timeout, without running (cap__offload_call_until).
  * With no pool thread at all the call runs on the worker (waits) or the
- * caller is told (-EAGAIN, work).
+ * caller is told (-EAGAIN, work). Work has no timeouts of its own.
  *
  * A job lives on the waiting thread's stack. The pool thread sets `done`
  * and unparks under job->lock; the waiter takes and drops the same lock
@@ -369,7 +372,7 @@ static void retire(void)
 
 /* Called with j->lock held, returns with it held and j->parked false:
  * parks on j until it is done or the park ends for another reason (its
- * result: a timeout, ECANCELED, or 0 for a wake-up); does not park if j
+ * result: ETIMEDOUT, ECANCELED, or 0 for a wake-up); does not park if j
  * is done or sw (may be NULL) was hit by a signal. */
 static int park_on(struct job *j, cap__sig_waiter *sw, uint64_t deadline, bool cancellable)
 {
@@ -465,7 +468,8 @@ static bool stop_job(struct job *j)
     return false;
 }
 
-long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap__intr *in)
+long cap__offload_call_until(void (*fn)(void *arg), void *arg, long *result,
+                             const cap__intr *in, uint64_t deadline, long expired)
 {
     struct cap__thread *self = cap__current();
     cap__sig_waiter sw;
@@ -485,14 +489,27 @@ long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap
         return *result;
     }
     int why = 0;
+    bool expiry_seen = false; /* the deadline passed with the call running */
     while (!j.done && why == 0) {
-        int rc = park_on(&j, &sw, CAP__FOREVER, in->cancel);
+        int rc = park_on(&j, &sw, expiry_seen ? CAP__FOREVER : deadline, in->cancel);
         if (j.done)
             break;
         if (rc == ECANCELED) {
             why = ECANCELED;
         } else if (cap__sig_hit(&sw)) {
             why = EINTR;
+        } else if (rc == ETIMEDOUT) {
+            /* Still queued: the call times out without running, as the
+             * kernel's would have by now. Running: its own timeout ends
+             * it (the caller's fn passes what is left of it). */
+            if (unqueue(&j)) { /* (j.lock before pool_mu, as in submit) */
+                cap__spin_unlock(&j.lock);
+                cap__sig_leave(&sw);
+                retire();
+                *result = expired;
+                return expired;
+            }
+            expiry_seen = true;
         } else if (atomic_load(&self->sig_pending) != 0) {
             /* Woken to go on by a signal sent to this thread (or it came
              * between two parks): its handler runs here, with no lock
@@ -510,6 +527,11 @@ long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap
         *result = -why; /* the call did not complete: report why */
     retire();
     return *result;
+}
+
+long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap__intr *in)
+{
+    return cap__offload_call_until(fn, arg, result, in, CAP__FOREVER, 0);
 }
 
 bool cap__offload_took(int sig)

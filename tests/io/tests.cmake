@@ -23,6 +23,8 @@ set(CAPIO_TIMEOUT_accept_storm 120)
 set(CAPIO_ENV_buffered_file_writes "CAP_FILE_WRITES=worker")
 # Buffered writes through the backend, where the signal was lost.
 set(CAPIO_ENV_write_past_fsize_limit_signals_caller "CAP_FILE_WRITES=backend")
+# The pool's bound at the old bound for work, so 64 blocked calls fill it.
+set(CAPIO_ENV_pool_queued_timed_call_times_out "CAP_POOL_THREADS=64")
 # Needs one worker for a known order of parks (see the program).
 set(CAPIO_WORKERS_signal_prefers_main_thread 1)
 # One worker: a thread of another could still move the position between
