@@ -7,6 +7,16 @@
  * ppoll. Asking only for the directions somebody waits on keeps a
  * readable-but-unread descriptor from waking the holder over and over.
  *
+ * Within a direction, only the events its waiters asked for: a poll()
+ * for POLLPRI alone (select's exceptfds) or for hang-ups alone (events
+ * 0) on a socket with unread data must not have ppoll return POLLIN at
+ * once, every time, waking the poller for nothing until its timeout.
+ * interest() works that mask out under f->lock and keeps it in the
+ * descriptor's entry; a waiter that leaves does not shrink it, but
+ * build() drops the directions nobody waits on any more, and within a
+ * direction a stale event wakes its observers, which link again and so
+ * recompute it.
+ *
  * A waiter that links itself while the holder is inside ppoll must make
  * the holder rebuild its array: interest() kicks the eventfd when
  * `polling` is set. The holder sets `polling` before it reads the waiter
@@ -30,6 +40,7 @@
 struct entry {
     int fd;
     uint32_t gen;
+    short events; /* what its waiters asked for, as of the last interest() */
 };
 
 static cap__spin set_lock = CAP__SPIN_INIT;
@@ -69,7 +80,7 @@ static int poll_arm(cap__fd *f, int fd, uint32_t gen)
         set = n;
         set_cap = ncap;
     }
-    set[set_len] = (struct entry){ fd, gen };
+    set[set_len] = (struct entry){ fd, gen, 0 };
     f->backend_slot = ++set_len;
     cap__spin_unlock(&set_lock);
     /* The runtime's own descriptors (a disk ring's eventfd) are polled
@@ -109,26 +120,61 @@ static void kick(void)
     }
 }
 
+/* The read events a waiter of that direction may ask for, and those an
+ * exclusive reader (read, recv, accept) needs. */
+enum {
+    READ_EVENTS = POLLIN | POLLPRI | POLLRDNORM | POLLRDBAND | POLLRDHUP,
+    WRITE_EVENTS = POLLOUT | POLLWRNORM | POLLWRBAND,
+    EXCL_READ = POLLIN | POLLPRI | POLLRDHUP,
+};
+
+/* The events f's waiters ask for. Caller holds f->lock. */
+static short asked(const cap__fd *f)
+{
+    short ev = 0;
+    if (f->head[CAP__IO_READ] != NULL)
+        ev |= EXCL_READ;
+    if (f->head[CAP__IO_WRITE] != NULL)
+        ev |= POLLOUT;
+    for (int d = 0; d < 2; d++) {
+        short mine = d == CAP__IO_READ ? READ_EVENTS : WRITE_EVENTS;
+        /* Stops once nothing more could be added: many threads polling
+         * one descriptor for the same events cost one step each. */
+        for (const cap__io_waiter *w = f->obs[d]; w != NULL && (ev & mine) != mine; w = w->next)
+            ev |= w->events & mine;
+    }
+    return ev;
+}
+
+/* A waiter was just linked on f (under f->lock). */
 static void poll_interest(cap__fd *f, int fd)
 {
-    (void)f;
     (void)fd;
+    short ev = asked(f);
+    cap__spin_lock(&set_lock);
+    uint32_t slot = f->backend_slot;
+    if (slot != 0 && slot <= set_len)
+        set[slot - 1].events = ev;
+    cap__spin_unlock(&set_lock);
     if (atomic_load(&polling))
         kick();
 }
 
-static short wanted(cap__fd *f)
+/* The events to poll f for (entry e), or -1 when nobody waits on it:
+ * those asked for, in the directions that still have waiters. A waiter
+ * that asked for none (a poll() for hang-ups and errors) still makes it
+ * polled, for the events the kernel always reports. */
+static int wanted(const cap__fd *f, const struct entry *e)
 {
     if (cap__fd_has(f, CAP__FDF_INTERNAL))
         return POLLIN;
-    short ev = 0;
-    if (__atomic_load_n(&f->head[0], __ATOMIC_ACQUIRE) != NULL ||
-        __atomic_load_n(&f->obs[0], __ATOMIC_ACQUIRE) != NULL)
-        ev |= POLLIN | POLLPRI | POLLRDHUP;
-    if (__atomic_load_n(&f->head[1], __ATOMIC_ACQUIRE) != NULL ||
-        __atomic_load_n(&f->obs[1], __ATOMIC_ACQUIRE) != NULL)
-        ev |= POLLOUT;
-    return ev;
+    bool rd = __atomic_load_n(&f->head[0], __ATOMIC_ACQUIRE) != NULL ||
+              __atomic_load_n(&f->obs[0], __ATOMIC_ACQUIRE) != NULL;
+    bool wr = __atomic_load_n(&f->head[1], __ATOMIC_ACQUIRE) != NULL ||
+              __atomic_load_n(&f->obs[1], __ATOMIC_ACQUIRE) != NULL;
+    if (!rd && !wr)
+        return -1;
+    return e->events & ((rd ? READ_EVENTS : 0) | (wr ? WRITE_EVENTS : 0));
 }
 
 /* Fills pfds with the kick eventfd and every watched descriptor that has
@@ -152,11 +198,11 @@ static size_t build(void)
         pfds[n++] = (struct pollfd){ .fd = kickfd, .events = POLLIN };
         for (uint32_t i = 0; i < set_len && n < pcap; i++) {
             cap__fd *f = cap__fd_peek(set[i].fd);
-            short ev = f != NULL ? wanted(f) : 0;
-            if (ev == 0)
+            int ev = f != NULL ? wanted(f, &set[i]) : -1;
+            if (ev < 0)
                 continue;
             pgens[n] = set[i].gen;
-            pfds[n++] = (struct pollfd){ .fd = set[i].fd, .events = ev };
+            pfds[n++] = (struct pollfd){ .fd = set[i].fd, .events = (short)ev };
         }
     }
     cap__spin_unlock(&set_lock);

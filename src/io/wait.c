@@ -762,7 +762,7 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
                     break;
                 }
                 cap__io_waiter *w = &recs[nrec++];
-                *w = (cap__io_waiter){ .group = &g, .dir = d };
+                *w = (cap__io_waiter){ .group = &g, .dir = d, .events = fds[i].events };
                 w->fd = fd;
                 link_obs(f, w);
             }

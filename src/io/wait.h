@@ -48,6 +48,8 @@ typedef struct cap__io_waiter {
                                     cap__sig_count() (io/sigintr.h, "Ordering") */
     int dir;
     int fd;                      /* observers: the descriptor it is linked on */
+    short events;                /* observers: the pollfd's events (a level
+                                    backend asks the kernel for just these) */
     bool linked;                 /* [fd lock] */
 } cap__io_waiter;
 
