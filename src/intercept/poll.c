@@ -267,7 +267,29 @@ static int epoll_loop(cap__fd *f, int epfd, struct epoll_event *ev, int max,
         if (rc == EBADF || rc == EINTR || rc == ECANCELED)
             return -rc;
         if (rc == EPERM)
-            return (int)cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, -1));
+            return -EPERM; /* the caller waits another way (epoll_wait never says EPERM) */
+    }
+}
+
+/* A set the backend refused to watch: with CAP_NETIO=epoll one nested as
+ * deep as the kernel allows (the backend's own set would be a level
+ * more). Waiting in the kernel's epoll_wait would block the worker, and
+ * the threads on it that would make the set ready, past the deadline;
+ * poll() on the set's descriptor keeps the deadline and the signals and
+ * looks again every millisecond at a descriptor it cannot watch. */
+static int unwatched_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t deadline,
+                                const cap__intr *in)
+{
+    for (;;) {
+        struct pollfd p = { .fd = epfd, .events = POLLIN };
+        int rc = cap__io_poll(&p, 1, deadline, in);
+        if (rc <= 0)
+            return rc;
+        /* Ready (or closed: POLLNVAL, and epoll_wait says EBADF); another
+         * thread may have taken the events meanwhile. */
+        long r = syscall(SYS_epoll_wait, epfd, ev, max, 0);
+        if (r != 0)
+            return (int)cap__ic_sys(r);
     }
 }
 
@@ -282,6 +304,8 @@ static int user_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t d
     cap__io_call_begin(&c, &in, false);
     int r = epoll_loop(f, epfd, ev, max, deadline, &c);
     cap__io_call_end(&c);
+    if (r == -EPERM)
+        r = unwatched_epoll_wait(epfd, ev, max, deadline, &in);
     return r;
 }
 
