@@ -21,12 +21,13 @@
  * run under f->lock, only for the gen current there, and disarm runs in
  * the hold of f->lock that ends the life: netio.h), and the cancel is an
  * ASYNC_CANCEL, which a wake-up in progress does not turn away (see
- * submit_poll_mask).
+ * submit_op).
  *
  * Pipes the runtime made (owned, fd.h) are armed lazily instead: a
  * one-shot poll, for the directions that have waiters, only while a
  * thread waits on the descriptor (interest(), after the waiter's link);
- * one that completes with waiters left is re-armed. A write on such a
+ * one that completes with waiters left is re-armed, and one armed when a
+ * waiter of the other direction links is widened to its events too. A write on such a
  * pipe wakes its reader directly (io/pipe.h), so a multishot poll
  * would only add a completion per write, posted through io_uring task
  * work on the kernel thread that armed it: with two workers busy on a
@@ -56,22 +57,28 @@
 #define KICK UINT64_MAX
 enum { RING_ENTRIES = 1024, POLL_MASK = POLLIN | POLLOUT | POLLPRI | POLLRDHUP };
 
-/* f->backend_slot of a lazily armed descriptor (see the top); 0: multishot. */
-enum { LAZY = 1u << 0, LAZY_ARMED = 1u << 1 };
+/* f->backend_slot of a lazily armed descriptor (see the top); 0: multishot.
+ * While a one-shot poll is armed (LAZY_ARMED), its events are kept from
+ * bit ARMED_SHIFT up, so a waiter that needs others can widen it. */
+enum { LAZY = 1u << 0, LAZY_ARMED = 1u << 1, ARMED_SHIFT = 8 };
 /* In the user_data of a one-shot poll, beside gen << 32 | fd (descriptor
- * numbers stay below CAP__FD_MAX, so bit 31 is free). */
+ * numbers stay below CAP__FD_MAX, so bits 30 and 31 are free); and in
+ * that of the request that widens it, with WIDEN_TAG. */
 #define LAZY_TAG (1ull << 31)
+#define WIDEN_TAG (1ull << 30)
 
 static struct io_uring ring;
 static cap__spin sq_lock = CAP__SPIN_INIT;
 static int kickfd = -1;
 static atomic_int kicked;
 
+enum sqe_op { OP_MULTISHOT, OP_ONESHOT, OP_CANCEL, OP_WIDEN };
+
 /* Queues one SQE under sq_lock and submits it: a multishot poll, a
- * one-shot poll for the events in `oneshot` (non-zero), or the cancel of
- * the poll with user_data `data`.
- * 0 or -errno. */
-static int submit_poll_mask(uint64_t data, int fd, bool remove, unsigned oneshot)
+ * one-shot poll for the events in `mask`, the cancel of the poll with
+ * user_data `data`, or the change of that (one-shot) poll's events to
+ * `mask`. 0 or -errno. */
+static int submit_op(enum sqe_op op, uint64_t data, int fd, unsigned mask)
 {
     cap__spin_lock(&sq_lock);
     struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
@@ -83,15 +90,20 @@ static int submit_poll_mask(uint64_t data, int fd, bool remove, unsigned oneshot
         cap__spin_unlock(&sq_lock);
         return -EBUSY;
     }
-    if (remove) {
+    if (op == OP_CANCEL) {
         /* Not POLL_REMOVE: that gives up with -EALREADY when it meets a
          * wake-up being processed, and a multishot poll then lives on
          * (holding its file: a closed pipe's reader never saw EOF). A
          * cancel marks the poll, whose owner ends it with -ECANCELED. */
         io_uring_prep_cancel64(sqe, data, 0);
         io_uring_sqe_set_data64(sqe, KICK - 1); /* its own completion is ignored */
-    } else if (oneshot != 0) {
-        io_uring_prep_poll_add(sqe, fd, oneshot);
+    } else if (op == OP_WIDEN) {
+        /* A POLL_REMOVE that updates the events: the poll is taken off
+         * its wait queues and added again, looking at readiness anew. */
+        io_uring_prep_poll_update(sqe, data, 0, mask, IORING_POLL_UPDATE_EVENTS);
+        io_uring_sqe_set_data64(sqe, data | WIDEN_TAG);
+    } else if (op == OP_ONESHOT) {
+        io_uring_prep_poll_add(sqe, fd, mask);
         io_uring_sqe_set_data64(sqe, data);
     } else {
         io_uring_prep_poll_multishot(sqe, fd, POLL_MASK);
@@ -104,7 +116,7 @@ static int submit_poll_mask(uint64_t data, int fd, bool remove, unsigned oneshot
 
 static int submit_poll(uint64_t data, int fd, bool remove)
 {
-    return submit_poll_mask(data, fd, remove, 0);
+    return submit_op(remove ? OP_CANCEL : OP_MULTISHOT, data, fd, 0);
 }
 
 /* Whether f is armed lazily (see the top). */
@@ -126,15 +138,33 @@ static unsigned lazy_mask(const cap__fd *f)
 }
 
 /* Arms a one-shot poll on a lazily armed f that has waiters and none
- * armed. Caller holds f->lock. */
+ * armed; or widens the one armed when a waiter needs events it does not
+ * watch: armed for a poll() that waits for a hang-up on a write end, it
+ * would sleep on while a writer parked on the full pipe, and a raw read
+ * drained it (the writer hung). Caller holds f->lock. */
 static void lazy_arm(cap__fd *f, int fd, uint32_t gen)
 {
     unsigned m = lazy_mask(f);
     uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
-    if (m == 0 || slot != LAZY) /* disarmed, or a poll already armed */
+    if (m == 0 || !(slot & LAZY)) /* no waiters, or disarmed */
         return;
-    __atomic_store_n(&f->backend_slot, LAZY | LAZY_ARMED, __ATOMIC_SEQ_CST);
-    if (submit_poll_mask((uint64_t)gen << 32 | (uint32_t)fd | LAZY_TAG, fd, false, m) != 0)
+    uint64_t data = (uint64_t)gen << 32 | (uint32_t)fd | LAZY_TAG;
+    if (slot & LAZY_ARMED) {
+        unsigned armed = slot >> ARMED_SHIFT;
+        if ((m & ~armed) == 0)
+            return;
+        /* Never narrowed: a waiter gone meanwhile costs one completion,
+         * whose re-arm asks for what is left. If the poll is ending, the
+         * widening fails and its completion re-arms for every waiter. */
+        m |= armed;
+        __atomic_store_n(&f->backend_slot, LAZY | LAZY_ARMED | m << ARMED_SHIFT,
+                         __ATOMIC_SEQ_CST);
+        if (submit_op(OP_WIDEN, data, fd, m) != 0)
+            __atomic_store_n(&f->backend_slot, slot, __ATOMIC_SEQ_CST);
+        return;
+    }
+    __atomic_store_n(&f->backend_slot, LAZY | LAZY_ARMED | m << ARMED_SHIFT, __ATOMIC_SEQ_CST);
+    if (submit_op(OP_ONESHOT, data, fd, m) != 0)
         __atomic_store_n(&f->backend_slot, LAZY, __ATOMIC_SEQ_CST);
 }
 
@@ -225,8 +255,23 @@ static void handle(uint64_t data, int res, unsigned flags)
     }
     if (data == KICK - 1)
         return; /* a cancel's own completion */
-    int fd = (int)(uint32_t)(data & ~LAZY_TAG);
+    int fd = (int)(uint32_t)(data & ~(LAZY_TAG | WIDEN_TAG));
     uint32_t gen = (uint32_t)(data >> 32);
+    if (data & WIDEN_TAG) {
+        /* A widening's own completion (lazy_arm). -ENOENT: the poll had
+         * ended, and its completion re-arms. -EALREADY: the poll was
+         * being woken, and may go on waiting with its old events: widen
+         * it again, while it is still this life's and armed. */
+        cap__fd *f = cap__fd_peek(fd);
+        if (res != -EALREADY || f == NULL)
+            return;
+        cap__spin_lock(&f->lock);
+        uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
+        if (atomic_load(&f->gen) == gen && (slot & LAZY) && (slot & LAZY_ARMED))
+            submit_op(OP_WIDEN, data & ~WIDEN_TAG, fd, slot >> ARMED_SHIFT);
+        cap__spin_unlock(&f->lock);
+        return;
+    }
     if (res > 0) {
         unsigned dirs = 0;
         if (res & (POLLIN | POLLPRI | POLLRDHUP | POLLHUP | POLLERR))
