@@ -120,37 +120,17 @@ static void kick(void)
     }
 }
 
-/* The read events a waiter of that direction may ask for, and those an
- * exclusive reader (read, recv, accept) needs. */
+/* The events a waiter of each direction may ask for. */
 enum {
     READ_EVENTS = POLLIN | POLLPRI | POLLRDNORM | POLLRDBAND | POLLRDHUP,
     WRITE_EVENTS = POLLOUT | POLLWRNORM | POLLWRBAND,
-    EXCL_READ = POLLIN | POLLPRI | POLLRDHUP,
 };
-
-/* The events f's waiters ask for. Caller holds f->lock. */
-static short asked(const cap__fd *f)
-{
-    short ev = 0;
-    if (f->head[CAP__IO_READ] != NULL)
-        ev |= EXCL_READ;
-    if (f->head[CAP__IO_WRITE] != NULL)
-        ev |= POLLOUT;
-    for (int d = 0; d < 2; d++) {
-        short mine = d == CAP__IO_READ ? READ_EVENTS : WRITE_EVENTS;
-        /* Stops once nothing more could be added: many threads polling
-         * one descriptor for the same events cost one step each. */
-        for (const cap__io_waiter *w = f->obs[d]; w != NULL && (ev & mine) != mine; w = w->next)
-            ev |= w->events & mine;
-    }
-    return ev;
-}
 
 /* A waiter was just linked on f (under f->lock). */
 static void poll_interest(cap__fd *f, int fd)
 {
     (void)fd;
-    short ev = asked(f);
+    short ev = cap__io_waited_events(f);
     cap__spin_lock(&set_lock);
     uint32_t slot = f->backend_slot;
     if (slot != 0 && slot <= set_len)

@@ -24,7 +24,7 @@
  * submit_op).
  *
  * Pipes the runtime made (owned, fd.h) are armed lazily instead: a
- * one-shot poll, for the directions that have waiters, only while a
+ * one-shot poll, for the events its waiters ask for, only while a
  * thread waits on the descriptor (interest(), after the waiter's link);
  * one that completes with waiters left is re-armed, and one armed when a
  * waiter of the other direction links is widened to its events too. A write on such a
@@ -125,16 +125,14 @@ static bool lazy(const cap__fd *f)
     return (__atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST) & LAZY) != 0;
 }
 
-/* The events a lazily armed f waits for: those of the directions that
- * have waiters. Caller holds f->lock. */
-static unsigned lazy_mask(const cap__fd *f)
+/* Whether a lazily armed f has waiters, and the events they ask for
+ * (wait.h: a one-shot poll for more would end at once, be re-armed and
+ * end again while the readiness nobody asked for lasts). Caller holds
+ * f->lock. */
+static bool lazy_waited(const cap__fd *f)
 {
-    unsigned m = 0;
-    if (f->head[CAP__IO_READ] != NULL || f->obs[CAP__IO_READ] != NULL)
-        m |= POLLIN | POLLPRI | POLLRDHUP;
-    if (f->head[CAP__IO_WRITE] != NULL || f->obs[CAP__IO_WRITE] != NULL)
-        m |= POLLOUT;
-    return m;
+    return f->head[CAP__IO_READ] != NULL || f->obs[CAP__IO_READ] != NULL ||
+           f->head[CAP__IO_WRITE] != NULL || f->obs[CAP__IO_WRITE] != NULL;
 }
 
 /* Arms a one-shot poll on a lazily armed f that has waiters and none
@@ -144,10 +142,11 @@ static unsigned lazy_mask(const cap__fd *f)
  * drained it (the writer hung). Caller holds f->lock. */
 static void lazy_arm(cap__fd *f, int fd, uint32_t gen)
 {
-    unsigned m = lazy_mask(f);
     uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
-    if (m == 0 || !(slot & LAZY)) /* no waiters, or disarmed */
+    if (!lazy_waited(f) || !(slot & LAZY)) /* no waiters, or disarmed */
         return;
+    /* Perhaps none: a poll() for hang-ups alone; the kernel adds those. */
+    unsigned m = (unsigned short)cap__io_waited_events(f);
     uint64_t data = (uint64_t)gen << 32 | (uint32_t)fd | LAZY_TAG;
     if (slot & LAZY_ARMED) {
         unsigned armed = slot >> ARMED_SHIFT;

@@ -130,6 +130,26 @@ static void link_obs(cap__fd *f, cap__io_waiter *w)
     w->linked = true;
 }
 
+short cap__io_waited_events(const cap__fd *f)
+{
+    enum {
+        READ_EVENTS = POLLIN | POLLPRI | POLLRDNORM | POLLRDBAND | POLLRDHUP,
+        WRITE_EVENTS = POLLOUT | POLLWRNORM | POLLWRBAND,
+    };
+    short ev = 0;
+    if (f->head[CAP__IO_READ] != NULL)
+        ev |= POLLIN | POLLPRI | POLLRDHUP;
+    if (f->head[CAP__IO_WRITE] != NULL)
+        ev |= POLLOUT;
+    for (int d = 0; d < 2; d++) {
+        short mine = d == CAP__IO_READ ? READ_EVENTS : WRITE_EVENTS;
+        /* Stops once nothing more could be added. */
+        for (const cap__io_waiter *w = f->obs[d]; w != NULL && (ev & mine) != mine; w = w->next)
+            ev |= w->events & mine;
+    }
+    return ev;
+}
+
 static void unlink_waiter(cap__fd *f, cap__io_waiter *w)
 {
     int d = w->dir;

@@ -59,6 +59,13 @@ void cap__io_wake_dir_locked(cap__fd *f, int d, int result, bool all);
 /* Wakes every waiter of f in both directions with result; caller holds
  * f->lock. */
 void cap__io_wake_all_locked(cap__fd *f, int result);
+/* The poll events f's waiters ask for: each observer's (its pollfd's
+ * events), POLLIN | POLLPRI | POLLRDHUP for an exclusive reader, POLLOUT
+ * for a writer. What a level-triggered wait must ask the kernel for, no
+ * more: a readiness nobody asked for would end it at once, every time,
+ * while it lasts (a poll() for POLLPRI alone on unread data). Caller
+ * holds f->lock. */
+short cap__io_waited_events(const cap__fd *f);
 /* Whether f has a waiter or observer in either direction; without the
  * lock, so only where nothing can link one meanwhile (a fork's child). */
 bool cap__io_has_waiters(const cap__fd *f);

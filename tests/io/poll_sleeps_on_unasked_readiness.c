@@ -2,10 +2,12 @@
 /* Description: a poll() or select() that asks for events a descriptor
  * does not have sleeps until its timeout even while the descriptor has
  * others it did not ask for: POLLPRI alone (select's exceptfds), POLLRDHUP
- * alone or no events at all on a socket with unread data. CAP_NETIO=poll
- * asked the kernel for POLLIN on behalf of every read-side poller, so its
- * ppoll returned at once, again and again, and the poller was woken for
- * nothing until its timeout, burning the CPU. A wait that sleeps uses
+ * alone or no events at all on a socket or a pipe with unread data.
+ * CAP_NETIO=poll asked the kernel for POLLIN on behalf of every read-side
+ * poller, and so did CAP_NETIO=uring for the pipes the runtime makes
+ * (their one-shot polls): ppoll returned, or the poll ended, at once,
+ * again and again, and the poller was woken for nothing until its
+ * timeout, burning the CPU. A wait that sleeps uses
  * (well under a millisecond) whatever the load; one that spins uses
  * what CPU it gets (half of the wait on a busy two-core machine), so the
  * check is the CPU time a 500 ms wait used: under a tenth of it (load can
@@ -96,6 +98,12 @@ int main(void)
     char c;
     CHECK_EQ(recv(b, &c, 1, MSG_OOB), 1);
     CHECK_EQ(c, '!');
+
+    int pv[2];
+    CHECK_EQ(pipe(pv), 0);
+    CHECK_EQ(write(pv[1], "x", 1), 1);
+    for (int how = 0; how < 4; how++)
+        quiet_wait(pv[0], how);
 
     int sv[2];
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
