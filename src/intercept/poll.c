@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Readiness calls: poll, ppoll, select, pselect, epoll_wait, epoll_pwait,
- * epoll_pwait2. On a user thread they park instead of blocking:
+ * epoll_pwait2 (and epoll_ctl, for the nesting of the program's sets
+ * under the epoll backend's own). On a user thread they park instead of
+ * blocking:
  *  - poll/ppoll: io/wait.c's cap__io_poll (the thread waits as an
  *    observer on every descriptor of the set);
  *  - select/pselect: converted to poll and back;
@@ -307,6 +309,21 @@ static int user_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t d
     if (r == -EPERM)
         r = unwatched_epoll_wait(epfd, ev, max, deadline, &in);
     return r;
+}
+
+/* With CAP_NETIO=epoll a set of the program that a thread waited on is
+ * in the backend's set too, a nesting level above it: adding a chain of
+ * sets under it could fail with ELOOP where Linux takes it. The backend
+ * then lets the set go (its waits poll it, like a set nested too deep to
+ * join the backend's) and the add is made again. Only the set itself is
+ * let go: a set the program waited on further up the chain still counts. */
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+    long r = syscall(SYS_epoll_ctl, epfd, op, fd, ev);
+    if (r != 0 && errno == ELOOP && op == EPOLL_CTL_ADD &&
+        cap__netio_active == &cap__netio_epoll && cap__io_unwatch(epfd))
+        r = syscall(SYS_epoll_ctl, epfd, op, fd, ev);
+    return (int)r;
 }
 
 int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)

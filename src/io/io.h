@@ -272,6 +272,11 @@ cap__io_do(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64_t 
  * error returns -errno; -EINTR if a signal allowed by in (NULL: none)
  * interrupted it while nothing was ready; -ECANCELED as cap__io_do. */
 int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__intr *in);
+/* Makes the backend stop watching fd's current life for good (its waits
+ * then poll for it, as for a descriptor the backend refused) and wakes
+ * its waiters to find that out; false if it was not watched. For a
+ * registration that gets in the program's way (an epoll set's nesting). */
+bool cap__io_unwatch(int fd);
 
 /* Parks until the absolute deadline (CAP__FOREVER: until a signal) or a
  * signal allowed by in (NULL: none). A cancellation point. 0 at the

@@ -336,6 +336,28 @@ static int arm(cap__fd *f, int fd, uint32_t gen)
     return rc; /* a gen moved on: the park sees it (EBADF) */
 }
 
+bool cap__io_unwatch(int fd)
+{
+    cap__fd *f = cap__fd_peek(fd);
+    if (f == NULL)
+        return false;
+    cap__spin_lock(&f->lock);
+    bool watched = cap__fd_has(f, CAP__FDF_REGISTERED);
+    if (watched) {
+        /* As after a refused arm, for the rest of the life. The disarm is
+         * the one a close makes, without the close: the backend stops
+         * watching; a late event of this life only wakes someone. */
+        cap__netio_active->disarm(f, fd, atomic_load(&f->gen));
+        cap__fd_clear(f, CAP__FDF_REGISTERED);
+        cap__fd_set(f, CAP__FDF_UNPOLLABLE);
+        /* Parked waiters would wait for the backend for good: they try
+         * again, and wait the unwatched way. */
+        cap__io_wake_all_locked(f, 0);
+    }
+    cap__spin_unlock(&f->lock);
+    return watched;
+}
+
 int cap__io_watch(int fd, void (*cb)(void *arg), void *arg)
 {
     cap__fd_created(fd, CAP__FD_STREAM, 0);
