@@ -63,8 +63,10 @@ void cap__io_wake_all_locked(cap__fd *f, int result);
  * events), POLLIN | POLLPRI | POLLRDHUP for an exclusive reader, POLLOUT
  * for a writer. What a level-triggered wait must ask the kernel for, no
  * more: a readiness nobody asked for would end it at once, every time,
- * while it lasts (a poll() for POLLPRI alone on unread data). Caller
- * holds f->lock. */
+ * while it lasts (a poll() for POLLPRI alone on unread data). With more
+ * than 16 observers in a direction, that direction's usual events (an
+ * exclusive waiter's): the list is not walked further. Caller holds
+ * f->lock. */
 short cap__io_waited_events(const cap__fd *f);
 /* Whether f has a waiter or observer in either direction; without the
  * lock, so only where nothing can link one meanwhile (a fork's child). */
