@@ -22,8 +22,8 @@
  *    takes a delivery only if the callback finds its record linked, or
  *    unlinked by an event and either not resumed yet or resumed after the
  *    delivery was numbered.
- *  - every event that unlinks an exclusive record with result 0 (or
- *    fires a group) marks it CAP__SIG_WOKEN under the lock of the
+ *  - every event that unlinks an exclusive record with result 0 or
+ *    EBADF (a close), or fires a group, marks it CAP__SIG_WOKEN under the lock of the
  *    unlink; a mark whose thread the unpark did not reach (it timed out,
  *    or a cancel claimed it) is put back to 0. A woken registered call,
  *    as it resumes, replaces the mark with cap__sig_count() (under the
@@ -188,12 +188,15 @@ static void unlink_waiter(cap__fd *f, cap__io_waiter *w)
 
 /* Unparks exclusive waiter w, which an event or a close unlinked (its
  * result set; f's lock held), marking it woken when the event brings it
- * something (result 0; sigintr.h, "Ordering"); a mark the unpark did not
- * deliver (a timeout or a cancel claimed the thread) is put back to 0.
- * Whether the unpark reached the thread. */
+ * something (result 0) or the close ends its wait (EBADF), as a delivery
+ * numbered before either still interrupts the call (sigintr.h,
+ * "Ordering": a handler that closes the descriptor its thread waits on
+ * must not have that close reach the call first); a mark the unpark did
+ * not deliver (a timeout or a cancel claimed the thread) is put back to
+ * 0. Whether the unpark reached the thread. */
 static inline bool unpark_excl(cap__io_waiter *w)
 {
-    w->woke = w->result == 0 ? CAP__SIG_WOKEN : 0;
+    w->woke = w->result == 0 || w->result == EBADF ? CAP__SIG_WOKEN : 0;
     if (cap__unpark(w->thread))
         return true;
     w->woke = 0;
@@ -549,7 +552,7 @@ __attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uin
      * call resumed (now) may have been meant for it; it is settled before
      * the call consumes anything (sigintr.h, "Ordering"). The mark was
      * written before the unpark that resumed us. */
-    if (rc == 0 && c != NULL && (c->entered || leave) && w->woke != 0) {
+    if ((rc == 0 || rc == EBADF) && c != NULL && (c->entered || leave) && w->woke != 0) {
         /* Against interrupt_excl, without f's lock: the store and its
          * load of woke, and dispatch's store of sig and our load of it
          * (in cap__sig_hit_first), are sequentially consistent, so

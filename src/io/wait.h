@@ -43,7 +43,7 @@ typedef struct cap__io_waiter {
     cap__io_group *group;        /* observers */
     int result;                  /* set by the waker: 0, EBADF on close, EINTR */
     uint64_t woke;               /* [fd lock] CAP__SIG_WOKEN once an event (result 0)
-                                    woke it, else 0; then, written by its thread
+                                    or a close (EBADF) woke it, else 0; then, written by its thread
                                     as it resumes (atomic, io/wait.c),
                                     cap__sig_count() (io/sigintr.h, "Ordering") */
     int dir;
