@@ -108,13 +108,14 @@ int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_
 {
     if (!cap__ic_enter())
         return CAP__REAL(ppoll)(fds, n, ts, mask);
-    int bad = pollfds_error(fds, n);
-    if (bad == 0 && !(ts_readable(ts) && mask_readable(mask)))
-        bad = -EFAULT;
-    if (bad != 0)
-        return (int)cap__ic_ret(bad);
+    /* The kernel's order: the timeout, the mask, then the array. */
+    if (!ts_readable(ts))
+        return (int)cap__ic_ret(-EFAULT);
     if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
         return (int)cap__ic_ret(-EINVAL);
+    int bad = mask_readable(mask) ? pollfds_error(fds, n) : -EFAULT;
+    if (bad != 0)
+        return (int)cap__ic_ret(bad);
     cap__intr in = intr_of(mask);
     return (int)cap__ic_ret_cancel(cap__io_poll(fds, n, deadline_ts(ts), &in));
 }
