@@ -70,13 +70,15 @@ static bool ts_readable(const struct timespec *ts)
 }
 
 /* poll's checks in the kernel's order: more descriptors than
- * RLIMIT_NOFILE allows is EINVAL, an array that is not there EFAULT. */
+ * RLIMIT_NOFILE allows is EINVAL, an array that is not there EFAULT. Up
+ * to 1024 the limit is read only for an array that is not there (the
+ * kernel's poll says EINVAL for a good one). */
 static int pollfds_error(struct pollfd *fds, nfds_t n)
 {
     if (n > 1024 && n > cap__ic_nofile_soft())
         return -EINVAL;
     if (n > SIZE_MAX / sizeof *fds || !cap__user_writable(fds, n * sizeof *fds))
-        return -EFAULT;
+        return n > cap__ic_nofile_soft() ? -EINVAL : -EFAULT;
     return 0;
 }
 

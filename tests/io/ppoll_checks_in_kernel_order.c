@@ -2,9 +2,9 @@
 /* Description: ppoll checks its arguments in the kernel's order, so a
  * call with more than one thing wrong fails as on Linux: a malformed
  * timeout is EINVAL even when the array is not there (the runtime looked
- * at the array first and said EFAULT), or when there are more
- * descriptors than RLIMIT_NOFILE allows; an unreadable mask comes
- * before the array too. */
+ * at the array first and said EFAULT), and so are more descriptors than
+ * RLIMIT_NOFILE allows (poll too; under a limit below 1024 the runtime
+ * said EFAULT); an unreadable mask comes before the array too. */
 #include <sys/mman.h>
 
 #include "io/io_util.h"
@@ -20,11 +20,22 @@ int main(void)
     errno = 0;
     CHECK_EQ(ppoll(no_array, 1, &bad, NULL), -1);
     CHECK_EQ(errno, EINVAL);
+    /* A low limit, so that the array past it fits in the page (ASan's
+     * own ppoll looks at the whole array first). */
     struct rlimit r;
     CHECK_EQ(getrlimit(RLIMIT_NOFILE, &r), 0);
+    struct rlimit low = { 200, r.rlim_max };
+    CHECK_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
     errno = 0;
-    CHECK_EQ(ppoll(no_array, (nfds_t)r.rlim_cur + 1, &bad, NULL), -1);
+    CHECK_EQ(ppoll(no_array, 201, &bad, NULL), -1);
     CHECK_EQ(errno, EINVAL);
+    errno = 0;
+    CHECK_EQ(ppoll(no_array, 201, &zero, NULL), -1);
+    CHECK_EQ(errno, EINVAL);
+    errno = 0;
+    CHECK_EQ(poll(no_array, 201, 0), -1);
+    CHECK_EQ(errno, EINVAL);
+    CHECK_EQ(setrlimit(RLIMIT_NOFILE, &r), 0);
     errno = 0;
     CHECK_EQ(ppoll(no_array, 1, &zero, no_mask), -1);
     CHECK_EQ(errno, EFAULT);
