@@ -8,7 +8,9 @@
  *    observer on every descriptor of the set);
  *  - select/pselect: converted to poll and back;
  *  - epoll_wait on the application's own epoll set: the set's descriptor
- *    is itself pollable, so the thread parks on it like on a socket.
+ *    is itself pollable, so the thread parks on it like on a socket. A
+ *    set that holds a signalfd of ours (epoll_ctl marks it) also reports
+ *    it for the waiting thread's own pending signals (io/sigfd.h).
  * Timeouts become absolute deadlines. Every one of them returns EINTR
  * when a caught signal interrupts it, whatever SA_RESTART says
  * (io/sigintr.h picks which parked call a signal interrupts). The mask of
@@ -36,6 +38,7 @@
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "io/sigfd.h"
 #include "util/clock.h"
 
 static uint64_t deadline_ms(int ms)
@@ -257,15 +260,61 @@ int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts
 
 /* ---- epoll ------------------------------------------------------------------- */
 
-static int epoll_loop(cap__fd *f, int epfd, struct epoll_event *ev, int max,
-                      uint64_t deadline, cap__io_call *c)
+/* Passed through, with two additions.
+ *
+ * With CAP_NETIO=epoll a set of the program that a thread waited on is
+ * in the backend's set too, a nesting level above it: adding a chain of
+ * sets under it could fail with ELOOP where Linux takes it. The backend
+ * then lets the set go (its waits poll it, like a set nested too deep to
+ * join the backend's) and the add is made again. Only the set itself is
+ * let go: a set the program waited on further up the chain still counts.
+ *
+ * A signalfd of ours added to a set marks the set (on every number of
+ * it), whose waits then also report the signalfd for the waiting thread's
+ * own pending signals (io/sigfd.h). The mark stays for the set's life: a
+ * later EPOLL_CTL_DEL costs those waits a look, nothing more. */
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
+    long r = syscall(SYS_epoll_ctl, epfd, op, fd, ev);
+    if (r != 0 && errno == ELOOP && op == EPOLL_CTL_ADD &&
+        cap__netio_active == &cap__netio_epoll && cap__io_unwatch(epfd))
+        r = syscall(SYS_epoll_ctl, epfd, op, fd, ev);
+    if (r == 0 && (op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD)) {
+        cap__fd *t = cap__fd_peek(fd);
+        if (t != NULL && cap__fd_has(t, CAP__FDF_SIGNALFD)) {
+            /* A handler marks this number only, if its record exists:
+             * the walk of the table, or a new chunk of it, may take
+             * locks the code it interrupted holds. */
+            bool handler = cap__in_signal_handler();
+            cap__fd *set = handler ? cap__fd_peek(epfd) : cap__fd_get(epfd);
+            if (set != NULL && !cap__fd_has(set, CAP__FDF_SIGEPOLL)) {
+                if (handler)
+                    cap__fd_set(set, CAP__FDF_SIGEPOLL);
+                else
+                    cap__fd_set_view(epfd, CAP__FDF_SIGEPOLL, CAP__FDF_SIGEPOLL);
+            }
+        }
+    }
+    return (int)r;
+}
+
+/* own: the set holds a signalfd of ours (CAP__FDF_SIGEPOLL). */
+static int epoll_loop(cap__fd *f, int epfd, struct epoll_event *ev, int max,
+                      uint64_t deadline, cap__io_call *c, bool own)
+{
+    cap__thread *self = cap__current();
     for (;;) {
         cap__io_ticket tk;
         cap__io_prepare(&tk, f, epfd, CAP__IO_READ);
-        long r = syscall(SYS_epoll_wait, epfd, ev, max, 0);
+        /* The sends to the thread before it looks at its pending set:
+         * it parks only if there was none since (io/sigfd.h). */
+        if (own)
+            c->sends = atomic_load(&self->sig_sends);
+        long r = cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, 0));
+        if (own && r >= 0)
+            r = cap__sigfd_epoll(epfd, ev, (int)r, max, self);
         if (r != 0 || deadline == 0)
-            return (int)cap__ic_sys(r);
+            return (int)r;
         if (deadline != CAP__FOREVER && cap__now() >= deadline)
             return 0;
         int rc = cap__io_wait(&tk, deadline, c);
@@ -305,28 +354,18 @@ static int user_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t d
     if (f == NULL)
         return (int)cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, -1));
     cap__intr in = intr_of(mask);
+    /* A set holding a signalfd of ours: a send to the thread of any
+     * signal it blocks wakes the wait to look again (io/sigfd.h). */
+    bool own = cap__fd_has(f, CAP__FDF_SIGEPOLL);
+    if (own)
+        in.wakes = UINT64_MAX;
     cap__io_call c;
     cap__io_call_begin(&c, &in, false);
-    int r = epoll_loop(f, epfd, ev, max, deadline, &c);
+    int r = epoll_loop(f, epfd, ev, max, deadline, &c, own);
     cap__io_call_end(&c);
     if (r == -EPERM)
         r = unwatched_epoll_wait(epfd, ev, max, deadline, &in);
     return r;
-}
-
-/* With CAP_NETIO=epoll a set of the program that a thread waited on is
- * in the backend's set too, a nesting level above it: adding a chain of
- * sets under it could fail with ELOOP where Linux takes it. The backend
- * then lets the set go (its waits poll it, like a set nested too deep to
- * join the backend's) and the add is made again. Only the set itself is
- * let go: a set the program waited on further up the chain still counts. */
-int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
-{
-    long r = syscall(SYS_epoll_ctl, epfd, op, fd, ev);
-    if (r != 0 && errno == ELOOP && op == EPOLL_CTL_ADD &&
-        cap__netio_active == &cap__netio_epoll && cap__io_unwatch(epfd))
-        r = syscall(SYS_epoll_ctl, epfd, op, fd, ev);
-    return (int)r;
 }
 
 int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)

@@ -147,6 +147,9 @@ enum {
                                           cap__fd_exec leaves its mode */
     CAP__FDF_SIGNALFD = 1u << 25,      /* made by our signalfd(): reads take the reading
                                           thread's own pending signals too (sigwait.c) */
+    CAP__FDF_SIGEPOLL = 1u << 26,      /* an epoll set a signalfd of ours was added to
+                                          (epoll_ctl): its waits see the waiting thread's
+                                          own pending signals too (io/sigfd.h) */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };

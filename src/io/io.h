@@ -62,6 +62,8 @@ typedef struct cap__io_call {
     bool entered;        /* sw is linked (from the first wait on) */
     bool parked_only;    /* sw is linked only while the call parks
                             (sigintr.h, parked-only calls) */
+    uint32_t sends;      /* in->wakes: its thread's sig_sends before its last
+                            look; it parks only while that is current */
 } cap__io_call;
 
 /* in: what may interrupt the call (NULL: nothing; its waits are then not

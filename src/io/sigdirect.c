@@ -335,7 +335,15 @@ static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__s
         if (!count_in(t, sig)) {
             r = FULL;
         } else {
-            atomic_fetch_or(&t->sig_pending, bit(sig));
+            uint64_t had = atomic_fetch_or(&t->sig_pending, bit(sig));
+            /* For epoll waits on a set holding a signalfd (io/sigfd.h):
+             * a signal newly pending, or one more real-time instance, is
+             * a new edge for edge-triggered registrations (Linux wakes
+             * signalfd readers only then); and the count, after the bit,
+             * tells a wait that looked before this send to look again. */
+            if (!(had & bit(sig)) || queued(t, sig) != NULL)
+                atomic_fetch_and(&t->sig_edge_told, ~bit(sig));
+            atomic_fetch_add(&t->sig_sends, 1);
             *blocked = (cap__sigmask_of(t) & bit(sig)) != 0;
             if (!*blocked && disp != CAP__DISP_HANDLER)
                 r = take(t, sig) && disp == CAP__DISP_DEFAULT ? RAISE_HERE : DONE;

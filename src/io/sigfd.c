@@ -1,23 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Signalfds and a user thread's own pending signals (io/sigfd.h): the
- * mask of a signalfd, and the readiness poll reports for it.
+ * mask of a signalfd, and the readiness poll and epoll report for it.
  */
 #include "io/sigfd.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/usercheck.h"
 #include "io/fd.h"
 
-/* The open takes a descriptor number for a moment, as an open by another
- * thread would. No stdio: the library defines some of its names. */
-uint64_t cap__sigfd_mask(int fd)
+/* Opens /proc/self/fdinfo/<fd>: -1 if it cannot. The open takes a
+ * descriptor number for a moment, as an open by another thread would. No
+ * stdio: the library defines some of its names. */
+static int open_fdinfo(int fd)
 {
     static const char dir[] = "/proc/self/fdinfo/";
-    char path[sizeof dir + 12], digits[12], text[512];
+    char path[sizeof dir + 12], digits[12];
     int nd = 0;
     do {
         digits[nd++] = (char)('0' + fd % 10);
@@ -27,7 +30,32 @@ uint64_t cap__sigfd_mask(int fd)
     for (int i = 0; i < nd; i++)
         path[sizeof dir - 1 + i] = digits[nd - 1 - i];
     path[sizeof dir - 1 + nd] = '\0';
-    int pfd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    return (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+}
+
+/* The hex number at *at (after blanks), advancing *at past it. */
+static uint64_t hex_at(const char **at)
+{
+    const char *p = *at;
+    while (*p == '\t' || *p == ' ')
+        p++;
+    uint64_t v = 0;
+    for (;; p++) {
+        int d = *p >= '0' && *p <= '9'   ? *p - '0'
+                : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                                         : -1;
+        if (d < 0)
+            break;
+        v = v << 4 | (uint64_t)d;
+    }
+    *at = p;
+    return v;
+}
+
+uint64_t cap__sigfd_mask(int fd)
+{
+    char text[512];
+    int pfd = open_fdinfo(fd);
     if (pfd < 0)
         return 0;
     long n = syscall(SYS_read, pfd, text, sizeof text - 1);
@@ -39,17 +67,7 @@ uint64_t cap__sigfd_mask(int fd)
     if (at == NULL)
         return 0;
     at += strlen("sigmask:");
-    while (*at == '\t' || *at == ' ')
-        at++;
-    uint64_t mask = 0; /* hex, highest signal first */
-    for (;; at++) {
-        int d = *at >= '0' && *at <= '9'   ? *at - '0'
-                : *at >= 'a' && *at <= 'f' ? *at - 'a' + 10
-                                           : -1;
-        if (d < 0)
-            return mask;
-        mask = mask << 4 | (uint64_t)d;
-    }
+    return hex_at(&at); /* highest signal first */
 }
 
 /* fds[i]'s record if it is a signalfd of ours polled for POLLIN. */
@@ -80,4 +98,132 @@ uint64_t cap__sigfd_wakes(const struct pollfd *fds, nfds_t n)
         if (polled_sigfd(&fds[i]))
             wakes |= cap__sigfd_mask(fds[i].fd);
     return wakes;
+}
+
+/* ---- epoll sets ------------------------------------------------------------ */
+
+/* One registration of an epoll set, as its fdinfo shows it
+ * ("tfd: %8d events: %8x data: %16llx ..." since Linux 3.8). */
+struct ep_item {
+    int fd;
+    uint32_t events;
+    uint64_t data;
+};
+
+/* Parses the NUL-terminated line at into *it; false if it is no "tfd:" line. */
+static bool parse_item(const char *at, struct ep_item *it)
+{
+    if (strncmp(at, "tfd:", 4) != 0)
+        return false;
+    at += 4;
+    while (*at == ' ' || *at == '\t')
+        at++;
+    int fd = 0;
+    for (; *at >= '0' && *at <= '9'; at++)
+        fd = fd * 10 + (*at - '0');
+    const char *ev = strstr(at, "events:"), *data = strstr(at, "data:");
+    if (ev == NULL || data == NULL)
+        return false;
+    ev += strlen("events:");
+    data += strlen("data:");
+    it->fd = fd;
+    it->events = (uint32_t)hex_at(&ev);
+    it->data = hex_at(&data);
+    return true;
+}
+
+/* What one epoll wait adds: to ev[0, n) (the kernel's), up to max. */
+struct ep_add {
+    int epfd;
+    struct epoll_event *ev;
+    int n, max;
+    cap__thread *self;
+    uint64_t pending; /* self's own pending signals as the look began */
+    bool fault;       /* ev[n] could not be written */
+};
+
+/* Reports it if it is a signalfd of ours asking for EPOLLIN, one of its
+ * mask is pending for the thread, and for an edge-triggered one, not
+ * reported since its send (sig_edge_told). Level-triggered, it is
+ * reported at every wait while the signal is pending, as the kernel's. */
+static void add_item(struct ep_add *a, const struct ep_item *it)
+{
+    /* A one-shot registration that fired shows no EPOLLIN until
+     * EPOLL_CTL_MOD re-arms it. */
+    if (!(it->events & EPOLLIN))
+        return;
+    cap__fd *f = cap__fd_peek(it->fd);
+    if (f == NULL || !cap__fd_has(f, CAP__FDF_SIGNALFD))
+        return;
+    uint64_t due = a->pending & cap__sigfd_mask(it->fd);
+    if (it->events & EPOLLET)
+        due &= ~atomic_load(&a->self->sig_edge_told);
+    if (due == 0)
+        return;
+    /* Reported by the kernel already (a process-directed signal of its
+     * mask is pending too): not twice. Its data is the one mark the
+     * caller sees, so an equal one is taken for it. */
+    bool reported = false;
+    for (int i = 0; i < a->n && !reported; i++)
+        reported = a->ev[i].data.u64 == it->data && (a->ev[i].events & EPOLLIN);
+    if (!reported) {
+        if (!cap__user_writable(&a->ev[a->n], sizeof a->ev[a->n])) {
+            a->fault = true;
+            return;
+        }
+        /* Disarmed as the kernel disarms a one-shot registration that
+         * fired: its flags stay, its events go. A registration changed
+         * or removed meanwhile (the number is another file's) is not
+         * reported. */
+        if (it->events & EPOLLONESHOT) {
+            struct epoll_event off = {
+                .events = it->events & (EPOLLET | EPOLLONESHOT | EPOLLWAKEUP),
+                .data.u64 = it->data,
+            };
+            if (syscall(SYS_epoll_ctl, a->epfd, EPOLL_CTL_MOD, it->fd, &off) != 0)
+                return;
+        }
+        a->ev[a->n++] = (struct epoll_event){ .events = EPOLLIN, .data.u64 = it->data };
+    }
+    if (it->events & EPOLLET)
+        atomic_fetch_or(&a->self->sig_edge_told, due);
+}
+
+int cap__sigfd_epoll(int epfd, struct epoll_event *ev, int n, int max, cap__thread *self)
+{
+    struct ep_add a = { .epfd = epfd, .ev = ev, .n = n, .max = max, .self = self,
+                        .pending = atomic_load(&self->sig_pending) };
+    if (a.pending == 0 || n >= max)
+        return n;
+    int pfd = open_fdinfo(epfd);
+    if (pfd < 0)
+        return n;
+    /* Line by line through a buffer: a set may hold thousands (a line
+     * longer than the buffer is no registration line, and is skipped). */
+    char text[4096];
+    size_t len = 0;
+    bool skip = false;
+    long got;
+    while (a.n < a.max && !a.fault &&
+           (got = syscall(SYS_read, pfd, text + len, sizeof text - 1 - len)) > 0) {
+        len += (size_t)got;
+        text[len] = '\0';
+        char *line = text, *nl;
+        while (a.n < a.max && !a.fault && (nl = strchr(line, '\n')) != NULL) {
+            *nl = '\0';
+            struct ep_item it;
+            if (!skip && parse_item(line, &it))
+                add_item(&a, &it);
+            skip = false;
+            line = nl + 1;
+        }
+        len -= (size_t)(line - text);
+        memmove(text, line, len);
+        if (len == sizeof text - 1) { /* no newline in a full buffer */
+            len = 0;
+            skip = true;
+        }
+    }
+    syscall(SYS_close, pfd);
+    return a.n == 0 && a.fault ? -EFAULT : a.n;
 }

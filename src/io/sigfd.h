@@ -11,14 +11,34 @@
  * such a signalfd readable while one is pending and are woken by a send
  * of one (cap__intr.wakes, io/sigintr.h). The mask is the kernel's, read
  * from /proc/self/fdinfo when needed, so signalfd(fd, mask) changes and
- * dups count; a signalfd made before the runtime started, inherited
- * across exec, or watched through epoll sees the process's signals only.
+ * dups count; a signalfd made before the runtime started or inherited
+ * across exec sees the process's signals only.
+ *
+ * epoll: the intercepted epoll_ctl marks a set that such a signalfd is
+ * added to (CAP__FDF_SIGEPOLL, on every number of the set). A wait on a
+ * marked set whose thread has signals of its own pending reads the
+ * set's registrations from its fdinfo (the kernel keeps the caller's
+ * epoll_data and flags: nothing to remember, and EPOLL_CTL_DEL, MOD and
+ * closes count) and adds an EPOLLIN event with the registration's data
+ * for each signalfd of ours whose mask holds one, after the kernel's
+ * events, up to maxevents, not for one the kernel reported itself (same
+ * data). Level-triggered, it is reported at every wait while pending;
+ * EPOLLONESHOT disarms it as the kernel would (EPOLL_CTL_MOD to no
+ * events, until the program re-arms it); EPOLLET reports each send once,
+ * approximated per thread: once for all the thread's edge-triggered
+ * registrations of that signal (cap__thread.sig_edge_told), where Linux
+ * reports it once on each. A signalfd in a set inside the waited set
+ * (nested epoll) is not seen. A parked wait on a marked set is woken by
+ * any signal sent to its thread that it blocks (cap__intr.wakes all
+ * ones), looks again and parks again if nothing is due; it parks only
+ * if no send was counted (cap__thread.sig_sends) since its look.
  */
 #ifndef CAP_IO_SIGFD_H
 #define CAP_IO_SIGFD_H
 
 #include <poll.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 
 #include "thread/thread.h"
 
@@ -36,5 +56,11 @@ int cap__sigfd_poll(struct pollfd *fds, nfds_t n, cap__thread *self);
  * for POLLIN: the signals whose send to the thread wakes a poll of them
  * (cap__intr.wakes). */
 uint64_t cap__sigfd_wakes(const struct pollfd *fds, nfds_t n);
+
+/* After an epoll_wait of epfd (a marked set) by self returned ev[0, n)
+ * events: adds those of the set's signalfds of ours for self's own
+ * pending signals, as above, up to max. Returns the new count, or
+ * -EFAULT if one was due and ev could not take it. */
+int cap__sigfd_epoll(int epfd, struct epoll_event *ev, int n, int max, cap__thread *self);
 
 #endif /* CAP_IO_SIGFD_H */

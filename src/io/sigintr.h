@@ -201,8 +201,9 @@ typedef struct cap__intr {
                          thread ends its wait, blocked or not */
     uint64_t wakes;   /* signals that, sent to the thread while the call
                          blocks them, wake it to look again and stay
-                         pending (a poll of a signalfd of them: io/sigfd.h);
-                         a poll group's call only */
+                         pending (a poll of a signalfd of them, or a wait
+                         on an epoll set holding a signalfd: io/sigfd.h);
+                         a poll group's call or an epoll wait only */
 } cap__intr;
 
 /* poll, select, epoll_wait, sleeps, pause: EINTR whatever the flags. */

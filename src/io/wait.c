@@ -398,6 +398,7 @@ void cap__io_call_begin(cap__io_call *c, const cap__intr *in, bool parked_only)
     c->f = NULL;
     c->entered = false;
     c->parked_only = parked_only;
+    c->sends = 0;
 }
 
 int cap__io_call_end(cap__io_call *c)
@@ -466,6 +467,15 @@ park_on_fd(cap__io_ticket *tk, cap__fd *f, cap__io_waiter *w, cap__io_call *c, u
         (c->entered || atomic_load_explicit(&c->sw.hit, memory_order_relaxed) == 0)) {
         cap__spin_unlock(&f->lock);
         return EINTR;
+    }
+    /* Woken by sends to its thread (in.wakes: an epoll set holding a
+     * signalfd): one counted since its look, before it registered or
+     * before this lock, is looked at first (io/sigfd.h). After this
+     * lock the send's wake-up finds the record linked. */
+    if (registered && __builtin_expect(c->sw.in.wakes != 0, 0) &&
+        atomic_load(&w->thread->sig_sends) != c->sends) {
+        cap__spin_unlock(&f->lock);
+        return 0;
     }
     /* A parked-only call that skipped the registry: the program's first
      * handler is coming (sigintr.h), so try again and register. Relaxed:

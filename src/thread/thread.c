@@ -180,6 +180,7 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     atomic_store_explicit(&t->jump_due, NULL, memory_order_relaxed);
     atomic_store_explicit(&t->sig_pending, 0, memory_order_relaxed); /* POSIX: none at start */
     cap__sig_queued_clear(t);
+    atomic_store_explicit(&t->sig_edge_told, 0, memory_order_relaxed);
     atomic_store_explicit(&t->sig_delivering, false, memory_order_relaxed);
     t->sig_call = NULL;
     memset(t->name, 0, sizeof t->name);

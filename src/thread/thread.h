@@ -90,6 +90,14 @@ typedef struct cap__thread {
      * kernel's first real-time number on: io/sigdirect.c); a real-time
      * signal's bit is set while its count is not 0 */
     _Atomic uint8_t sig_queued[CAP__SIG_QUEUED];
+    /* [atomic] sends recorded in sig_pending, counted after the bit is
+     * set: an epoll wait that looked at the set before a send parks only
+     * if the count is still what it was then (io/sigfd.h) */
+    _Atomic uint32_t sig_sends;
+    /* [atomic] signals of sig_pending already reported by an edge-
+     * triggered epoll registration of a signalfd (io/sigfd.h); a send
+     * that newly sets a bit (or queues a real-time one) clears it */
+    _Atomic uint64_t sig_edge_told;
     /* [atomic] inside cap__sig_deliver_pending in a mode that forbids a
      * free jump (io/sigdirect.c): that loop delivers what comes meanwhile */
     atomic_bool sig_delivering;
