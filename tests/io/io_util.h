@@ -226,6 +226,26 @@ static inline void *signal_until_done(void *arg)
     return NULL;
 }
 
+/* One round i of a test of waits that a signal sent to the waiting thread
+ * must end: waits until *ready says the waiter has entered round i (its
+ * count passed i), gives it time to park first every other round (either
+ * way its wait must see the signal), then sends sig to it. */
+static inline void send_when_waiting(cap_thread_t t, int sig, atomic_int *ready, int i)
+{
+    while (atomic_load(ready) <= i)
+        cap_sleep_ns(100000);
+    if (i % 2 == 0)
+        cap_sleep_ns(1000000);
+    CHECK_EQ(cap_thread_kill(t, sig), 0);
+}
+
+/* Waits until *count passes i (the waiter's round i is over). */
+static inline void wait_past(atomic_int *count, int i)
+{
+    while (atomic_load(count) <= i)
+        cap_sleep_ns(100000);
+}
+
 /* Installs fn for sig with sa_flags flags and an empty sa_mask. */
 static inline void install_handler(int sig, void (*fn)(int), int flags)
 {

@@ -108,15 +108,8 @@ int main(void)
     CHECK_GE(ep, 0);
     cap_thread_t t = spawn(waiter, NULL);
     for (int i = 0; i < ROUNDS; i++) {
-        while (atomic_load(&waiting) <= i)
-            cap_sleep_ns(100000);
-        /* Every other round, give the waiter time to park first (either
-         * way the wait must see the signal). */
-        if (i % 2 == 0)
-            cap_sleep_ns(1000000);
-        CHECK_EQ(cap_thread_kill(t, i % 2 ? SIGUSR1 : SIGUSR2), 0);
-        while (atomic_load(&got) <= i)
-            cap_sleep_ns(100000);
+        send_when_waiting(t, i % 2 ? SIGUSR1 : SIGUSR2, &waiting, i);
+        wait_past(&got, i);
     }
     join(t);
     CHECK_EQ(close(ep), 0);

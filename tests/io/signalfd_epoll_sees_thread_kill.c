@@ -154,15 +154,8 @@ int main(void)
     CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &e), 0);
     cap_thread_t t = spawn(waiter, NULL);
     for (int i = 0; i < ROUNDS; i++) {
-        while (atomic_load(&waiting) <= i)
-            cap_sleep_ns(100000);
-        /* Every other round, give the waiter time to park first (either
-         * way the wait must see the signal). */
-        if (i % 2 == 0)
-            cap_sleep_ns(1000000);
-        CHECK_EQ(cap_thread_kill(t, SIGUSR1), 0);
-        while (atomic_load(&got) <= i)
-            cap_sleep_ns(100000);
+        send_when_waiting(t, SIGUSR1, &waiting, i);
+        wait_past(&got, i);
     }
     join(t);
     CHECK_EQ(close(ep_dup), 0);

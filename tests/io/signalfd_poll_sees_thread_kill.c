@@ -76,15 +76,8 @@ int main(void)
     CHECK_GE(fd, 0);
     cap_thread_t t = spawn(poller, NULL);
     for (int i = 0; i < ROUNDS; i++) {
-        while (atomic_load(&polling) <= i)
-            cap_sleep_ns(100000);
-        /* Every other round, give the poller time to park first (either
-         * way the poll must see the signal). */
-        if (i % 2 == 0)
-            cap_sleep_ns(1000000);
-        CHECK_EQ(cap_thread_kill(t, SIGUSR1), 0);
-        while (atomic_load(&got) <= i)
-            cap_sleep_ns(100000);
+        send_when_waiting(t, SIGUSR1, &polling, i);
+        wait_past(&got, i);
     }
     join(t);
     CHECK_EQ(close(fd), 0);

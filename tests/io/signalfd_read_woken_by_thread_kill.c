@@ -63,20 +63,13 @@ int main(void)
     for (int i = 0; i < ROUNDS; i++) {
         if (i == ROUNDS / 2)
             install_handler(SIGUSR2, on_usr2, SA_RESTART);
-        while (atomic_load(&reading) <= i)
-            cap_sleep_ns(100000);
-        /* Every other round, give the reader time to park first (either
-         * way the read must return the signal). */
-        if (i % 2 == 0)
-            cap_sleep_ns(1000000);
-        CHECK_EQ(cap_thread_kill(r, SIGUSR1), 0);
+        send_when_waiting(r, SIGUSR1, &reading, i);
         if (i == ROUNDS / 2) {
             /* Outside the mask, and not blocked by the reader: its
              * handler runs there (SA_RESTART: the read goes on). */
             CHECK_EQ(cap_thread_kill(r, SIGUSR2), 0);
         }
-        while (atomic_load(&got) <= i)
-            cap_sleep_ns(100000);
+        wait_past(&got, i);
     }
     join(r);
     CHECK_EQ(atomic_load(&handled), 1);
