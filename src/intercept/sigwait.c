@@ -37,13 +37,15 @@
  * number first, as the kernel takes a thread's own before the process's;
  * then the kernel's records fill the rest of the buffer. Taken, a signal
  * is gone from the thread's set (sigpending, sigwait no longer see it).
- * A blocking read that parks takes those of the mask its thread blocks
- * (cap__intr.takes): one sent to it ends the park, and the read takes it.
- * One the thread does not block is delivered to it instead, as to a
- * running thread. The mask is the kernel's (io/sigfd.h), read only when
- * the thread has signals pending or the read is about to park. Invariant: a record
- * is written only for a signal taken out of the set, and a taken signal
- * is always reported (the caller's buffer is checked before the take).
+ * A blocking read that parks is woken by a send to its thread of any
+ * signal the thread blocks (cap__intr.wakes), reads the mask again and
+ * takes it if the mask holds it, else parks again, so a mask changed
+ * while it waits counts. One the thread does not block is delivered to
+ * it instead, as to a running thread. The mask is the kernel's
+ * (io/sigfd.h), read only when the thread has signals pending. Invariant:
+ * a record is written only for a signal taken out of the set, and a
+ * taken signal is always reported (the caller's buffer is checked before
+ * the take).
  */
 #include <errno.h>
 #include <poll.h>
@@ -319,20 +321,37 @@ ssize_t cap__ic_signalfd_read(cap__fd *f, int fd, struct msghdr *msg, bool nonbl
     ssize_t r = cap__io_do(f, fd, CAP__IO_READ, sfd_attempt, &o, CAP__FOREVER, true, NULL, 0);
     if (r != -EAGAIN || nonblock)
         return r;
-    /* It parks: a signal of the mask sent to this thread (and blocked by
-     * it, else it is delivered) must end the park, so the call takes
-     * them, which also keeps it registered for signals while it waits
-     * (io/wait.c). */
-    if (!o.known) {
-        o.mask = cap__sigfd_mask(fd);
-        o.known = true;
-    }
+    /* It parks, woken to look again by a send to this thread of any
+     * signal it blocks (cap__intr.wakes), not just of the mask it read:
+     * the mask may change while it waits (signalfd(fd, mask) by another
+     * thread), and a send of a signal only the new mask holds must end
+     * the read, as on Linux. The mask is read again after each wake-up;
+     * the sends counted before a look (c.sends) make a send between the
+     * look and the park refuse the park (io/wait.c). A signal it does not
+     * block is delivered to it, as to a running thread. */
     cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
-    in.takes = o.mask & cap__sigmask_of(o.self);
+    in.wakes = UINT64_MAX;
+    cap__io_call c;
+    cap__io_call_begin(&c, &in, false);
     for (;;) {
-        r = cap__io_do(f, fd, CAP__IO_READ, sfd_attempt, &o, CAP__FOREVER, false, &in, 0);
-        /* Ended by a signal it takes: the next attempt reads it. */
-        if (!(r == -EINTR && (atomic_load(&o.self->sig_pending) & in.takes)))
-            return r;
+        cap__io_ticket tk;
+        cap__io_prepare(&tk, f, fd, CAP__IO_READ);
+        c.sends = atomic_load(&o.self->sig_sends);
+        o.known = false;
+        r = sfd_attempt(fd, &o);
+        if (r != -EAGAIN) {
+            if (r >= 0 && __atomic_load_n(&f->head[CAP__IO_READ], __ATOMIC_RELAXED) != NULL)
+                cap__io_handoff(f, fd, CAP__IO_READ);
+            break;
+        }
+        int rc = cap__io_wait(&tk, CAP__FOREVER, &c);
+        if (rc == EBADF || rc == EINTR || rc == ECANCELED) {
+            r = -rc;
+            break;
+        }
+        /* EPERM (no backend can watch it) is not expected of a signalfd;
+         * it would look again at once. */
     }
+    cap__io_call_end(&c);
+    return r;
 }

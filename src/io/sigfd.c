@@ -91,15 +91,6 @@ int cap__sigfd_poll(struct pollfd *fds, nfds_t n, cap__thread *self)
     return more;
 }
 
-uint64_t cap__sigfd_wakes(const struct pollfd *fds, nfds_t n)
-{
-    uint64_t wakes = 0;
-    for (nfds_t i = 0; i < n; i++)
-        if (polled_sigfd(&fds[i]))
-            wakes |= cap__sigfd_mask(fds[i].fd);
-    return wakes;
-}
-
 /* ---- epoll sets ------------------------------------------------------------ */
 
 /* One registration of an epoll set, as its fdinfo shows it

@@ -8,10 +8,14 @@
  * runtime answers for that set on the signalfds our signalfd() made
  * (CAP__FDF_SIGNALFD, io/fd.h): a read takes those of the mask
  * (intercept/sigwait.c), and poll, ppoll, select and pselect report
- * such a signalfd readable while one is pending and are woken by a send
- * of one (cap__intr.wakes, io/sigintr.h). The mask is the kernel's, read
- * from /proc/self/fdinfo when needed, so signalfd(fd, mask) changes and
- * dups count; a signalfd made before the runtime started or inherited
+ * such a signalfd readable while one is pending. A parked read or poll
+ * of one is woken by a send to its thread of any signal the thread
+ * blocks (cap__intr.wakes, io/sigintr.h), looks again and parks again if
+ * nothing is due: it parks only if no send was counted
+ * (cap__thread.sig_sends) since its look. The mask is the kernel's, read
+ * from /proc/self/fdinfo at each look that finds signals of the thread's
+ * own pending, so signalfd(fd, mask) changes, even while a thread waits,
+ * and dups count; a signalfd made before the runtime started or inherited
  * across exec sees the process's signals only.
  *
  * epoll: the intercepted epoll_ctl marks a set that such a signalfd is
@@ -51,11 +55,6 @@ uint64_t cap__sigfd_mask(int fd);
  * for POLLIN and has one of them in its mask. Returns how many entries it
  * made ready that had no revents (to add to poll's count). */
 int cap__sigfd_poll(struct pollfd *fds, nfds_t n, cap__thread *self);
-
-/* The masks of the entries of fds that are signalfds of ours and ask
- * for POLLIN: the signals whose send to the thread wakes a poll of them
- * (cap__intr.wakes). */
-uint64_t cap__sigfd_wakes(const struct pollfd *fds, nfds_t n);
 
 /* After an epoll_wait of epfd (a marked set) by self returned ev[0, n)
  * events: adds those of the set's signalfds of ours for self's own

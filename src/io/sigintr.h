@@ -201,9 +201,11 @@ typedef struct cap__intr {
                          thread ends its wait, blocked or not */
     uint64_t wakes;   /* signals that, sent to the thread while the call
                          blocks them, wake it to look again and stay
-                         pending (a poll of a signalfd of them, or a wait
-                         on an epoll set holding a signalfd: io/sigfd.h);
-                         a poll group's call or an epoll wait only */
+                         pending (a poll of a signalfd of them, a wait on
+                         an epoll set holding a signalfd, a parked
+                         signalfd read: io/sigfd.h); a poll group's call,
+                         or a call on one descriptor that sets
+                         cap__io_call.sends before each look */
 } cap__intr;
 
 /* poll, select, epoll_wait, sleeps, pause: EINTR whatever the flags. */

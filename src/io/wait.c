@@ -765,8 +765,12 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
     cap__sig_waiter sw;
     bool entered = false;
     bool sigfds = false; /* a signalfd of ours among fds */
+    uint32_t sends = 0;  /* with sigfds: the sends to the thread before its look */
     int result;
     for (;;) {
+        /* Before the look at the signalfds: a send counted after it is
+         * looked at again rather than slept through (below). */
+        sends = atomic_load(&g.thread->sig_sends);
         /* Snapshot every watched sequence before looking at readiness. */
         for (nfds_t i = 0; i < n; i++) {
             cap__fd *f = fds[i].fd >= 0 ? cap__fd_get(fds[i].fd) : NULL;
@@ -795,10 +799,13 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             break;
         }
         if (in != NULL && !entered) {
-            /* A signal of a polled signalfd sent to this thread wakes the
-             * call to look again (cap__sig_direct). */
+            /* A send to this thread of any signal it blocks wakes the
+             * call to look again (cap__sig_direct), not just one of the
+             * masks as they were: another thread may change a mask
+             * meanwhile (signalfd(fd, mask)), and the look reads them
+             * anew. */
             cap__intr watching = *in;
-            watching.wakes = sigfds ? cap__sigfd_wakes(fds, n) : 0;
+            watching.wakes = sigfds ? UINT64_MAX : 0;
             cap__sig_enter(&sw, &watching, interrupt_group, &g);
             entered = true;
         }
@@ -843,10 +850,10 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
                 until = soon;
         }
         cap__spin_lock(&g.lock);
-        /* A send of such a signal since the look above found the call
-         * not registered yet, or fired the group before the reset: it is
-         * pending (the sender records it before it looks for the call). */
-        bool own = entered && (atomic_load(&g.thread->sig_pending) & sw.in.wakes & sw.in.blocked);
+        /* A send to the thread since the look above found the call not
+         * registered yet, or fired the group before the reset: it is
+         * counted (the sender counts it before it looks for the call). */
+        bool own = entered && sigfds && atomic_load(&g.thread->sig_sends) != sends;
         if (!ready && !g.fired && !(entered && cap__sig_hit(&sw)) && !own) {
             g.parked = true;
             count_waits(1);

@@ -91,8 +91,9 @@ typedef struct cap__thread {
      * signal's bit is set while its count is not 0 */
     _Atomic uint8_t sig_queued[CAP__SIG_QUEUED];
     /* [atomic] sends recorded in sig_pending, counted after the bit is
-     * set: an epoll wait that looked at the set before a send parks only
-     * if the count is still what it was then (io/sigfd.h) */
+     * set: an epoll wait, poll or signalfd read that looked at a signalfd
+     * before a send parks only if the count is still what it was then
+     * (io/sigfd.h) */
     _Atomic uint32_t sig_sends;
     /* [atomic] signals of sig_pending already reported by an edge-
      * triggered epoll registration of a signalfd (io/sigfd.h); a send
