@@ -310,9 +310,8 @@ static int epoll_loop(cap__fd *f, int epfd, struct epoll_event *ev, int max,
          * it parks only if there was none since (io/sigfd.h). */
         if (own)
             c->sends = atomic_load(&self->sig_sends);
-        long r = cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, 0));
-        if (own && r >= 0)
-            r = cap__sigfd_epoll(epfd, ev, (int)r, max, self);
+        long r = own ? cap__sigfd_epoll(epfd, ev, max, self)
+                     : cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, 0));
         if (r != 0 || deadline == 0)
             return (int)r;
         if (deadline != CAP__FOREVER && cap__now() >= deadline)

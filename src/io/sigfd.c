@@ -131,6 +131,7 @@ struct ep_add {
     cap__thread *self;
     uint64_t pending; /* self's own pending signals as the look began */
     bool fault;       /* ev[n] could not be written */
+    bool owed;        /* one was due that found no room (n == max) */
 };
 
 /* Reports it if it is a signalfd of ours asking for EPOLLIN, one of its
@@ -158,6 +159,10 @@ static void add_item(struct ep_add *a, const struct ep_item *it)
     for (int i = 0; i < a->n && !reported; i++)
         reported = a->ev[i].data.u64 == it->data && (a->ev[i].events & EPOLLIN);
     if (!reported) {
+        if (a->n >= a->max) {
+            a->owed = true;
+            return;
+        }
         if (!cap__user_writable(&a->ev[a->n], sizeof a->ev[a->n])) {
             a->fault = true;
             return;
@@ -180,31 +185,30 @@ static void add_item(struct ep_add *a, const struct ep_item *it)
         atomic_fetch_or(&a->self->sig_edge_told, due);
 }
 
-int cap__sigfd_epoll(int epfd, struct epoll_event *ev, int n, int max, cap__thread *self)
+/* Adds to a->ev the set's signalfds of ours that are due, after what it
+ * holds, until one is owed (no room), a write faults or the set's
+ * registrations end. */
+static void add_own(struct ep_add *a)
 {
-    struct ep_add a = { .epfd = epfd, .ev = ev, .n = n, .max = max, .self = self,
-                        .pending = atomic_load(&self->sig_pending) };
-    if (a.pending == 0 || n >= max)
-        return n;
-    int pfd = open_fdinfo(epfd);
+    int pfd = open_fdinfo(a->epfd);
     if (pfd < 0)
-        return n;
+        return;
     /* Line by line through a buffer: a set may hold thousands (a line
      * longer than the buffer is no registration line, and is skipped). */
     char text[4096];
     size_t len = 0;
     bool skip = false;
     long got;
-    while (a.n < a.max && !a.fault &&
+    while (!a->owed && !a->fault &&
            (got = syscall(SYS_read, pfd, text + len, sizeof text - 1 - len)) > 0) {
         len += (size_t)got;
         text[len] = '\0';
         char *line = text, *nl;
-        while (a.n < a.max && !a.fault && (nl = strchr(line, '\n')) != NULL) {
+        while (!a->owed && !a->fault && (nl = strchr(line, '\n')) != NULL) {
             *nl = '\0';
             struct ep_item it;
             if (!skip && parse_item(line, &it))
-                add_item(&a, &it);
+                add_item(a, &it);
             skip = false;
             line = nl + 1;
         }
@@ -216,5 +220,49 @@ int cap__sigfd_epoll(int epfd, struct epoll_event *ev, int n, int max, cap__thre
         }
     }
     syscall(SYS_close, pfd);
-    return a.n == 0 && a.fault ? -EFAULT : a.n;
+}
+
+int cap__sigfd_epoll(int epfd, struct epoll_event *ev, int max, cap__thread *self)
+{
+    struct ep_add a = { .epfd = epfd, .ev = ev, .max = max, .self = self,
+                        .pending = atomic_load(&self->sig_pending) };
+    /* Whose turn it is when both cannot fit: the kernel's first, unless
+     * the last look of the thread owed one of ours. Always the kernel's
+     * first would starve ours behind a descriptor that stays ready (and
+     * ours first the kernel's behind a signal left pending); Linux moves
+     * a reported level-triggered registration to the back of the ready
+     * list, so both come in turn. */
+    bool ours_first = self->sig_epoll_ours_first && a.pending != 0;
+    self->sig_epoll_ours_first = false;
+    if (!ours_first) {
+        long k = syscall(SYS_epoll_wait, epfd, ev, max, 0);
+        if (k < 0)
+            return -errno;
+        a.n = (int)k;
+        if (a.pending == 0)
+            return a.n;
+        add_own(&a);
+        self->sig_epoll_ours_first = a.owed;
+        return a.n == 0 && a.fault ? -EFAULT : a.n;
+    }
+    add_own(&a);
+    if (a.n == 0 && a.fault)
+        return -EFAULT;
+    if (a.n >= max)
+        return a.n; /* the kernel's first next time */
+    long k = syscall(SYS_epoll_wait, epfd, ev + a.n, max - a.n, 0);
+    if (k < 0)
+        return a.n > 0 ? a.n : -errno;
+    /* A registration the kernel reports too (a process-directed signal
+     * of its mask is pending as well) is reported once: its data is the
+     * one mark the caller sees. */
+    int out = a.n;
+    for (int i = a.n; i < a.n + (int)k; i++) {
+        bool twice = false;
+        for (int j = 0; j < a.n && !twice; j++)
+            twice = (ev[i].events & EPOLLIN) && ev[i].data.u64 == ev[j].data.u64;
+        if (!twice)
+            ev[out++] = ev[i];
+    }
+    return out;
 }

@@ -24,9 +24,10 @@
  * set's registrations from its fdinfo (the kernel keeps the caller's
  * epoll_data and flags: nothing to remember, and EPOLL_CTL_DEL, MOD and
  * closes count) and adds an EPOLLIN event with the registration's data
- * for each signalfd of ours whose mask holds one, after the kernel's
+ * for each signalfd of ours whose mask holds one, with the kernel's
  * events, up to maxevents, not for one the kernel reported itself (same
- * data). Level-triggered, it is reported at every wait while pending;
+ * data); after them, unless the thread's last look had no room for one
+ * of ours (then before them, so neither kind starves the other). Level-triggered, it is reported at every wait while pending;
  * EPOLLONESHOT disarms it as the kernel would (EPOLL_CTL_MOD to no
  * events, until the program re-arms it); EPOLLET reports each send once,
  * approximated per thread: once for all the thread's edge-triggered
@@ -56,10 +57,13 @@ uint64_t cap__sigfd_mask(int fd);
  * made ready that had no revents (to add to poll's count). */
 int cap__sigfd_poll(struct pollfd *fds, nfds_t n, cap__thread *self);
 
-/* After an epoll_wait of epfd (a marked set) by self returned ev[0, n)
- * events: adds those of the set's signalfds of ours for self's own
- * pending signals, as above, up to max. Returns the new count, or
- * -EFAULT if one was due and ev could not take it. */
-int cap__sigfd_epoll(int epfd, struct epoll_event *ev, int n, int max, cap__thread *self);
+/* One look of self at epfd (a marked set), for at most max events into
+ * ev: the kernel's events and those of the set's signalfds of ours for
+ * self's own pending signals, as above. When both kinds are due and do
+ * not all fit, they take turns from one look of the thread to the next
+ * (cap__thread.sig_epoll_ours_first), as Linux's ready list rotates.
+ * Returns the count, or -errno (-EFAULT if one was due and ev could not
+ * take it). */
+int cap__sigfd_epoll(int epfd, struct epoll_event *ev, int max, cap__thread *self);
 
 #endif /* CAP_IO_SIGFD_H */

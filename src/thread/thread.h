@@ -99,6 +99,10 @@ typedef struct cap__thread {
      * triggered epoll registration of a signalfd (io/sigfd.h); a send
      * that newly sets a bit (or queues a real-time one) clears it */
     _Atomic uint64_t sig_edge_told;
+    /* [own thread] its last epoll look at a set holding a signalfd found
+     * one of its own signals due and no room for it: the next look
+     * reports those before the kernel's events (io/sigfd.h) */
+    bool sig_epoll_ours_first;
     /* [atomic] inside cap__sig_deliver_pending in a mode that forbids a
      * free jump (io/sigdirect.c): that loop delivers what comes meanwhile */
     atomic_bool sig_delivering;
