@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -15,9 +16,13 @@
 #include "io/fd.h"
 
 /* Opens /proc/self/fdinfo/<fd>: -1 if it cannot. The open takes a
- * descriptor number for a moment, as an open by another thread would. No
- * stdio: the library defines some of its names. */
-static int open_fdinfo(int fd)
+ * descriptor number until close_fdinfo, as an open by another thread
+ * would. A handler run on this kernel thread meanwhile would see it: an
+ * open() there got a number one higher than the lowest free, which a
+ * single-threaded program can tell (POSIX: the lowest). So signals wait
+ * on this kernel thread from the open to the close (*saved: its mask
+ * before). No stdio: the library defines some of its names. */
+static int open_fdinfo(int fd, uint64_t *saved)
 {
     static const char dir[] = "/proc/self/fdinfo/";
     char path[sizeof dir + 12], digits[12];
@@ -30,7 +35,25 @@ static int open_fdinfo(int fd)
     for (int i = 0; i < nd; i++)
         path[sizeof dir - 1 + i] = digits[nd - 1 - i];
     path[sizeof dir - 1 + nd] = '\0';
-    return (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    uint64_t all = ~UINT64_C(0);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, saved, sizeof all);
+    int pfd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (pfd < 0) {
+        int e = errno;
+        syscall(SYS_rt_sigprocmask, SIG_SETMASK, saved, NULL, sizeof *saved);
+        errno = e;
+    }
+    return pfd;
+}
+
+/* Closes what open_fdinfo opened, and lets this kernel thread's signals
+ * come again. */
+static void close_fdinfo(int pfd, const uint64_t *saved)
+{
+    int e = errno;
+    syscall(SYS_close, pfd);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, saved, NULL, sizeof *saved);
+    errno = e;
 }
 
 /* The hex number at *at (after blanks), advancing *at past it. */
@@ -55,11 +78,12 @@ static uint64_t hex_at(const char **at)
 uint64_t cap__sigfd_mask(int fd)
 {
     char text[512];
-    int pfd = open_fdinfo(fd);
+    uint64_t saved;
+    int pfd = open_fdinfo(fd, &saved);
     if (pfd < 0)
         return 0;
     long n = syscall(SYS_read, pfd, text, sizeof text - 1);
-    syscall(SYS_close, pfd);
+    close_fdinfo(pfd, &saved);
     if (n <= 0)
         return 0;
     text[n] = '\0';
@@ -190,7 +214,8 @@ static void add_item(struct ep_add *a, const struct ep_item *it)
  * registrations end. */
 static void add_own(struct ep_add *a)
 {
-    int pfd = open_fdinfo(a->epfd);
+    uint64_t saved;
+    int pfd = open_fdinfo(a->epfd, &saved);
     if (pfd < 0)
         return;
     /* Line by line through a buffer: a set may hold thousands (a line
@@ -219,7 +244,7 @@ static void add_own(struct ep_add *a)
             skip = true;
         }
     }
-    syscall(SYS_close, pfd);
+    close_fdinfo(pfd, &saved);
 }
 
 int cap__sigfd_epoll(int epfd, struct epoll_event *ev, int max, cap__thread *self)
