@@ -73,9 +73,10 @@ int aio_suspend(const struct aiocb *const list[], int nent, const struct timespe
      * (the kernel's restart block is not taken), SA_RESTART or not. */
     cap__intr in = timeout != NULL ? cap__intr_always : cap__intr_restart;
     in.cancel = true;
-    /* Still queued for a pool thread at the timeout: glibc's EAGAIN. */
+    /* Still queued for a pool thread at the timeout: glibc's call with no
+     * time left, which looks once (EAGAIN if none has ended). */
     return (int)cap__ic_ret_cancel(
-        cap__offload_call_until(run_suspend, &w, &w.result, &in, w.deadline, -EAGAIN));
+        cap__offload_call_until(run_suspend, &w, &w.result, &in, w.deadline, run_suspend));
 }
 
 /* (struct aiocb64 is struct aiocb on 64-bit Linux.) */

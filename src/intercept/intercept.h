@@ -207,12 +207,12 @@ static inline struct timespec cap__ic_time_left(uint64_t deadline)
     return cap__ns_to_timespec(deadline > now ? deadline - now : 0);
 }
 
-/* The same for a call with an absolute deadline of its own that it
- * passes the kernel as such (mq_timedsend's): still queued for a pool
- * thread at the CLOCK_MONOTONIC deadline, it returns expired unmade
- * (io/io.h, cap__offload_call_until). */
-long cap__ic_offload_sys_until(cap__sys_call *c, const cap__intr *in, uint64_t deadline,
-                               long expired);
+/* The same for a call with an absolute deadline of its own, its fifth
+ * argument, that it passes the kernel as such (mq_timedsend's): still
+ * queued for a pool thread at the CLOCK_MONOTONIC deadline, it is made
+ * once on the caller's thread with a deadline long gone, which tries it
+ * without waiting (io/io.h, cap__offload_call_until). */
+long cap__ic_offload_sys_until(cap__sys_call *c, const cap__intr *in, uint64_t deadline);
 
 /* The soft RLIMIT_NOFILE, where the kernel's checks of descriptor
  * numbers and counts stop (poll's nfds, select's range, dup2's target);

@@ -42,14 +42,14 @@
 #include "util/clock.h"
 
 /* Runs c on the pool; a cancellation point if point. Still queued for a
- * pool thread at deadline (CLOCK_MONOTONIC; CAP__FOREVER: none), it
- * returns expired without running. */
-static long offload(cap__sys_call *c, const cap__intr *base, bool point, uint64_t deadline,
-                    long expired)
+ * pool thread at deadline (CLOCK_MONOTONIC; CAP__FOREVER: none), it is
+ * tried once without waiting instead (its absolute timeout, the fifth
+ * argument, replaced by one long gone). */
+static long offload(cap__sys_call *c, const cap__intr *base, bool point, uint64_t deadline)
 {
     cap__intr in = *base;
     in.cancel = point;
-    long r = cap__ic_offload_sys_until(c, &in, deadline, expired);
+    long r = cap__ic_offload_sys_until(c, &in, deadline);
     return point ? cap__ic_ret_cancel(r) : cap__ic_ret(r);
 }
 
@@ -74,7 +74,7 @@ ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
     if (r >= 0 || errno != ENOMSG)
         return r;
     cap__sys_call c = { SYS_msgrcv, { id, (long)msg, (long)size, type, flags }, 0 };
-    return offload(&c, &cap__intr_always, true, CAP__FOREVER, 0);
+    return offload(&c, &cap__intr_always, true, CAP__FOREVER);
 }
 
 int msgsnd(int id, const void *msg, size_t size, int flags)
@@ -85,7 +85,7 @@ int msgsnd(int id, const void *msg, size_t size, int flags)
     if (r >= 0 || errno != EAGAIN)
         return (int)r;
     cap__sys_call c = { SYS_msgsnd, { id, (long)msg, (long)size, flags, 0 }, 0 };
-    return (int)offload(&c, &cap__intr_always, true, CAP__FOREVER, 0);
+    return (int)offload(&c, &cap__intr_always, true, CAP__FOREVER);
 }
 
 enum { SEMOPS_TRY = 32 }; /* longer op lists go to the pool untried */
@@ -130,12 +130,14 @@ int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *time
     uint64_t deadline = cap__ic_rel_deadline(timeout);
     if (deadline == CAP__FOREVER) {
         cap__sys_call c = { SYS_semtimedop, { id, (long)ops, (long)n, (long)timeout, 0 }, 0 };
-        return (int)offload(&c, &cap__intr_always, false, CAP__FOREVER, 0);
+        return (int)offload(&c, &cap__intr_always, false, CAP__FOREVER);
     }
-    /* The kernel's timeout says EAGAIN. */
+    /* Past the deadline run_timed_semop gives the kernel no time left: a
+     * try without waiting, EAGAIN if the call would wait. */
     struct timed_semop c = { id, ops, n, deadline, 0 };
     return (int)cap__ic_ret(cap__offload_call_until(run_timed_semop, &c, &c.result,
-                                                    &cap__intr_always, deadline, -EAGAIN));
+                                                    &cap__intr_always, deadline,
+                                                    run_timed_semop));
 }
 
 int semop(int id, struct sembuf *ops, size_t n)
@@ -180,7 +182,7 @@ static ssize_t receive(mqd_t q, char *msg, size_t len, unsigned *prio,
         return r;
     cap__sys_call c = { SYS_mq_timedreceive, { q, (long)msg, (long)len, (long)prio,
                                                  (long)deadline }, 0 };
-    return offload(&c, &cap__intr_restart, true, monotonic_deadline(deadline), -ETIMEDOUT);
+    return offload(&c, &cap__intr_restart, true, monotonic_deadline(deadline));
 }
 
 ssize_t mq_timedreceive(mqd_t q, char *msg, size_t len, unsigned *prio,
@@ -204,8 +206,7 @@ static int send_msg(mqd_t q, const char *msg, size_t len, unsigned prio,
         return (int)r;
     cap__sys_call c = { SYS_mq_timedsend, { q, (long)msg, (long)len, (long)prio,
                                               (long)deadline }, 0 };
-    return (int)offload(&c, &cap__intr_restart, true, monotonic_deadline(deadline),
-                        -ETIMEDOUT);
+    return (int)offload(&c, &cap__intr_restart, true, monotonic_deadline(deadline));
 }
 
 int mq_timedsend(mqd_t q, const char *msg, size_t len, unsigned prio,

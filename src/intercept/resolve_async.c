@@ -49,10 +49,9 @@ static int wait_on_pool(struct gai_wait *w)
      * handler (the kernel's restart block is not taken), SA_RESTART or not. */
     cap__intr in = w->timeout != NULL ? cap__intr_always : cap__intr_restart;
     in.cancel = true;
-    /* Still queued for a pool thread at the timeout: glibc's EAI_AGAIN. */
-    long r = cap__offload_call_until(run_suspend, w, &w->result, &in, w->deadline, -EAGAIN);
-    if (r == -EAGAIN)
-        return EAI_AGAIN;
+    /* Still queued for a pool thread at the timeout: glibc's call with no
+     * time left, which looks once (EAI_AGAIN if none has ended). */
+    long r = cap__offload_call_until(run_suspend, w, &w->result, &in, w->deadline, run_suspend);
     if (r == -ECANCELED)
         cap__cancel_point();
     return r == -EINTR ? EAI_INTR : w->code;

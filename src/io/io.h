@@ -351,11 +351,15 @@ int cap__offload_wait(void (*fn)(void *arg), void *arg);
 long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap__intr *in);
 /* cap__offload_call for a call with a timeout of its own that ends at the
  * absolute CLOCK_MONOTONIC deadline: if it is still queued for a pool
- * thread then, it leaves the queue without running and returns expired
- * (what the call returns at its timeout: -EAGAIN, -ETIMEDOUT, ...). fn
- * should pass the call what is left of its timeout when it starts late. */
+ * thread then, it leaves the queue, and expired(arg), on the caller's
+ * thread, makes the call once without waiting (the kernel tries a timed
+ * call before it looks at its timeout) and stores its result in *result
+ * (-EAGAIN, -ETIMEDOUT, ... if it would wait), which is returned. fn
+ * should pass the call what is left of its timeout when it starts late;
+ * then fn itself, past the deadline, is such a call. */
 long cap__offload_call_until(void (*fn)(void *arg), void *arg, long *result,
-                             const cap__intr *in, uint64_t deadline, long expired);
+                             const cap__intr *in, uint64_t deadline,
+                             void (*expired)(void *arg));
 /* Its interrupt for the signal registry: one of the waits a signal sent
  * to the thread can wake to go on (cap__sig_direct; the call then runs
  * the handler while its job goes on in the pool). */

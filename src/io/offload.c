@@ -32,8 +32,11 @@
  * thread, and running it on the worker would block every thread there.
  * Its cancel, its signals and its own timeout still end it while queued:
  * a timed wait (semtimedop, mq_timedsend, aio_suspend, ...) that is still
- * queued at its deadline leaves the queue and returns what the call
- * returns at its timeout, without running (cap__offload_call_until).
+ * queued at its deadline leaves the queue, and the caller makes the call
+ * once without waiting and returns that (cap__offload_call_until): what
+ * the kernel's call returns at its timeout, or its success if the object
+ * became ready meanwhile, as the kernel's, which tries before it looks
+ * at the timeout.
  * With no pool thread at all the call runs on the worker (waits) or the
  * caller is told (-EAGAIN, work). Work has no timeouts of its own.
  *
@@ -469,7 +472,8 @@ static bool stop_job(struct job *j)
 }
 
 long cap__offload_call_until(void (*fn)(void *arg), void *arg, long *result,
-                             const cap__intr *in, uint64_t deadline, long expired)
+                             const cap__intr *in, uint64_t deadline,
+                             void (*expired)(void *arg))
 {
     struct cap__thread *self = cap__current();
     cap__sig_waiter sw;
@@ -499,15 +503,25 @@ long cap__offload_call_until(void (*fn)(void *arg), void *arg, long *result,
         } else if (cap__sig_hit(&sw)) {
             why = EINTR;
         } else if (rc == ETIMEDOUT) {
-            /* Still queued: the call times out without running, as the
-             * kernel's would have by now. Running: its own timeout ends
-             * it (the caller's fn passes what is left of it). */
+            /* Still queued: the call times out, as the kernel's would
+             * have by now, but only after one try without waiting, made
+             * here: the kernel tries a timed call before it looks at the
+             * timeout, so an object made ready while the call was queued
+             * (a semaphore posted, a message sent) is taken, and an
+             * expired call that would have succeeded at once still does.
+             * Running: its own timeout ends it (the caller's fn passes
+             * what is left of it). */
             if (unqueue(&j)) { /* (j.lock before pool_mu, as in submit) */
                 cap__spin_unlock(&j.lock);
                 cap__sig_leave(&sw);
                 retire();
-                *result = expired;
-                return expired;
+                /* It cannot wait, so it runs on the worker. A signal of
+                 * the worker's (a kick) may still interrupt the kernel's
+                 * look: made again, as run() retries a kicked call. */
+                do
+                    expired(arg);
+                while (*result == -EINTR);
+                return *result;
             }
             expiry_seen = true;
         } else if (atomic_load(&self->sig_pending) != 0) {
@@ -531,7 +545,7 @@ long cap__offload_call_until(void (*fn)(void *arg), void *arg, long *result,
 
 long cap__offload_call(void (*fn)(void *arg), void *arg, long *result, const cap__intr *in)
 {
-    return cap__offload_call_until(fn, arg, result, in, CAP__FOREVER, 0);
+    return cap__offload_call_until(fn, arg, result, in, CAP__FOREVER, NULL);
 }
 
 bool cap__offload_took(int sig)
