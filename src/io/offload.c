@@ -19,9 +19,11 @@
  * start thousands of threads. Queued waits are taken before queued work.
  * A job is runnable if it is a queued wait, or queued work within the
  * work bound; a thread is started whenever the runnable jobs outnumber
- * the idle threads (an idle thread signalled for an earlier job still
- * counts as idle until it takes it, and that job as runnable, so each job
- * of a burst gets its own), and an idle thread is woken. A thread that
+ * the idle threads and those started that have not yet looked for a job
+ * (an idle thread signalled for an earlier job still counts as idle
+ * until it takes it, a starting thread until it looks, and that job as
+ * runnable, so each job of a burst gets one thread, not two), and an
+ * idle thread is woken. A thread that
  * stays idle for IDLE_NS while the pool has more than WORK_THREADS
  * threads ends, so a burst of waits does not keep its threads for good.
  *
@@ -126,6 +128,7 @@ static __thread bool on_pool; /* this kernel thread is one of the pool's */
 static struct queue waitq, workq; /* [pool_mu] jobs not yet taken */
 static atomic_int nthreads;      /* [pool_mu] for writes; read by cap__offload_threads */
 static int nidle;               /* [pool_mu] */
+static int nstarting;           /* [pool_mu] threads started, not yet looking for a job */
 static int nwork;               /* [pool_mu] work jobs taken by a thread, not yet done */
 static atomic_int jobs;         /* queued or running for user threads */
 
@@ -135,7 +138,7 @@ void cap__offload_forked(void)
     pthread_cond_init(&pool_cv, NULL);
     waitq = (struct queue){ 0 };
     workq = (struct queue){ 0 };
-    nthreads = nidle = nwork = 0;
+    nthreads = nidle = nstarting = nwork = 0;
     atomic_store(&jobs, 0);
 }
 
@@ -228,19 +231,22 @@ static bool start_thread_locked(void)
     if (rc != 0)
         return false;
     nthreads++;
+    nstarting++;
     return true;
 }
 
 /* Gives the runnable jobs threads: starts one if they outnumber the idle
- * threads (those signalled for jobs queued before have not taken them
- * yet, and a job that waited for a thread another job holds, a reader
- * behind a writer blocked on the pipe it reads, would wait for good), and
- * wakes an idle one. Called after each change that may make one more job
+ * and starting threads (those signalled or started for jobs queued
+ * before have not taken them yet, and a job that waited for a thread
+ * another job holds, a reader behind a writer blocked on the pipe it
+ * reads, would wait for good; a starting thread not counted, each thread
+ * that took a job of a burst started one more for a job that already had
+ * one coming), and wakes an idle one. Called after each change that may make one more job
  * runnable. Caller holds pool_mu. */
 static void staff_locked(void)
 {
     int runnable = runnable_locked();
-    if (runnable > nidle && nthreads < cap__cfg.pool_threads)
+    if (runnable > nidle + nstarting && nthreads < cap__cfg.pool_threads)
         start_thread_locked(); /* refused: the job waits for a free thread */
     if (runnable > 0 && nidle > 0)
         pthread_cond_signal(&pool_cv);
@@ -305,6 +311,7 @@ static void *pool_main(void *arg)
     pid_t tid = (pid_t)syscall(SYS_gettid);
     on_pool = true;
     pool_lock();
+    nstarting--; /* it looks for a job now */
     for (;;) {
         struct job *j = next_locked();
         if (j == NULL) {
