@@ -41,6 +41,10 @@
  * at the timeout.
  * With no pool thread at all the call runs on the worker (waits) or the
  * caller is told (-EAGAIN, work). Work has no timeouts of its own.
+ * The first wait that queues for want of a thread is said on stderr,
+ * once: if a running call waits for it, the program hangs, and would
+ * otherwise hang without a word (every user thread parked, the pool busy:
+ * no deadlock report).
  *
  * A job lives on the waiting thread's stack. The pool thread sets `done`
  * and unparks under job->lock; the waiter takes and drops the same lock
@@ -80,6 +84,7 @@
 #include "sched/park.h"
 #include "sched/worker.h"
 #include "util/clock.h"
+#include "util/die.h"
 #include "util/spin.h"
 
 enum { WORK_THREADS = 64 };
@@ -131,6 +136,11 @@ static int nidle;               /* [pool_mu] */
 static int nstarting;           /* [pool_mu] threads started, not yet looking for a job */
 static int nwork;               /* [pool_mu] work jobs taken by a thread, not yet done */
 static atomic_int jobs;         /* queued or running for user threads */
+/* A wait queued for want of a thread: 0 not yet; SHORT_BOUND or
+ * SHORT_REFUSED once one did, to be said (outside pool_mu: stderr may
+ * block); SHORT_SAID once said. */
+enum { SHORT_BOUND = 1, SHORT_REFUSED, SHORT_SAID };
+static atomic_int short_state;
 
 void cap__offload_forked(void)
 {
@@ -241,15 +251,38 @@ static bool start_thread_locked(void)
  * another job holds, a reader behind a writer blocked on the pipe it
  * reads, would wait for good; a starting thread not counted, each thread
  * that took a job of a burst started one more for a job that already had
- * one coming), and wakes an idle one. Called after each change that may make one more job
- * runnable. Caller holds pool_mu. */
+ * one coming), and wakes an idle one. Called after each change that may
+ * make one more job runnable. Caller holds pool_mu. */
 static void staff_locked(void)
 {
     int runnable = runnable_locked();
-    if (runnable > nidle + nstarting && nthreads < cap__cfg.pool_threads)
-        start_thread_locked(); /* refused: the job waits for a free thread */
+    if (runnable > nidle + nstarting) {
+        bool bound = nthreads >= cap__cfg.pool_threads;
+        /* Refused: the job waits for a free thread. */
+        if ((bound || !start_thread_locked()) && waitq.n > 0 &&
+            atomic_load_explicit(&short_state, memory_order_relaxed) == 0)
+            atomic_store(&short_state, bound ? SHORT_BOUND : SHORT_REFUSED);
+    }
     if (runnable > 0 && nidle > 0)
         pthread_cond_signal(&pool_cv);
+}
+
+/* Says the first wait queued for want of a thread (staff_locked), once.
+ * Called without pool_mu. */
+static void say_short(void)
+{
+    int s = atomic_load_explicit(&short_state, memory_order_relaxed);
+    if ((s != SHORT_BOUND && s != SHORT_REFUSED) ||
+        !atomic_compare_exchange_strong(&short_state, &s, SHORT_SAID))
+        return;
+    if (s == SHORT_BOUND)
+        cap__say("capriccio: a blocking call waits for a free thread of the offload pool: "
+                 "all %d (CAP_POOL_THREADS) are busy; it waits for good if a call running "
+                 "there waits for it\n", cap__cfg.pool_threads);
+    else
+        cap__say("capriccio: a blocking call waits for a free thread of the offload pool: "
+                 "the kernel refused one more; it waits for good if a call running there "
+                 "waits for it\n");
 }
 
 /* Waits, idle, for pool_cv; false if this thread should end: it stayed
@@ -324,6 +357,7 @@ static void *pool_main(void *arg)
          * queued work runnable: that one needs a thread too. */
         staff_locked();
         pool_unlock();
+        say_short();
 
         bool waits = j->waits; /* j is the waiter's once done is set */
         run(j, &kick);
@@ -367,6 +401,7 @@ static int submit(struct job *j)
     pool_lock();
     int rc = enqueue_locked(j);
     pool_unlock();
+    say_short();
     if (rc != 0)
         return rc;
     atomic_fetch_add(&cap__io_inflight, 1);
