@@ -497,6 +497,70 @@ void cap__stdio_lock_slow(FILE *fp)
     }
 }
 
+/* ---- memory streams -------------------------------------------------------- */
+
+/* glibc's fmemopen makes a cookie stream whose functions are glibc's own
+ * and never park: holding it for each call (an fputc 4x as dear) buys
+ * nothing. Such a stream is told from the program's cookie streams by its
+ * read function, which glibc keeps in the cookie stream's record (its
+ * struct _IO_cookie_file: the FILE, the vtable, the cookie, then the four
+ * functions, mangled, but the same for every fmemopen stream of the
+ * process). The layout is checked once, on a cookie stream whose cookie
+ * we know; if it is not as expected, every stream without a descriptor is
+ * held. */
+struct cookie_file {
+    FILE file;
+    const void *vtable;
+    void *cookie;
+    cookie_io_functions_t io;
+};
+
+static int memory_state; /* 0 unchecked, 1 the two below known, 2 unknown */
+static const void *cookie_vtable; /* every cookie stream's */
+static void *memory_read;         /* fmemopen's read function, mangled */
+
+static ssize_t probe_read(void *cookie, char *buf, size_t n)
+{
+    (void)cookie;
+    (void)buf;
+    (void)n;
+    return 0;
+}
+
+static void learn_memory_read(void)
+{
+    static char probe_cookie;
+    char byte = 'x';
+    FILE *mine = fopencookie(&probe_cookie, "r", (cookie_io_functions_t){ .read = probe_read });
+    FILE *mem = fmemopen(&byte, 1, "r");
+    struct cookie_file *m = (struct cookie_file *)mine, *f = (struct cookie_file *)mem;
+    bool ok = m != NULL && f != NULL && m->cookie == &probe_cookie && m->vtable == f->vtable &&
+              (void *)m->io.read != (void *)f->io.read;
+    if (ok) {
+        cookie_vtable = m->vtable;
+        memory_read = (void *)f->io.read;
+    }
+    if (mine != NULL)
+        fclose(mine);
+    if (mem != NULL)
+        fclose(mem);
+    __atomic_store_n(&memory_state, ok ? 1 : 2, __ATOMIC_RELEASE);
+}
+
+/* Whether fp, a stream without a descriptor, is one of fmemopen's: a
+ * cookie stream (by its vtable, which every FILE has: other kinds of
+ * stream have no cookie fields to read) with fmemopen's read function. */
+static bool memory_stream(FILE *fp)
+{
+    int s = __atomic_load_n(&memory_state, __ATOMIC_ACQUIRE);
+    if (s == 0) {
+        learn_memory_read();
+        s = __atomic_load_n(&memory_state, __ATOMIC_ACQUIRE);
+    }
+    struct cookie_file *c = (struct cookie_file *)fp;
+    return s == 1 && c->vtable == cookie_vtable && (void *)c->io.read == memory_read;
+}
+
 void cap__stdio_guard_slow(FILE *fp, struct cap__stdio_guard *g)
 {
     if (!lock_here(fp))
@@ -505,8 +569,9 @@ void cap__stdio_guard_slow(FILE *fp, struct cap__stdio_guard *g)
      * park inside glibc's call (a cookie's read on a pipe). Held as by
      * flockfile, glibc's lock is let go while this thread is switched
      * away, and every other user thread's call waits for the turn. (If no
-     * turn could be made, locked as any other stream: as before.) */
-    if (fp->_fileno < 0 && cap__stdio_hold_begin(fp, &g->h)) {
+     * turn could be made, locked as any other stream: as before.) Not
+     * fmemopen's, whose functions are glibc's. */
+    if (fp->_fileno < 0 && !memory_stream(fp) && cap__stdio_hold_begin(fp, &g->h)) {
         g->held = true;
         return;
     }
