@@ -612,23 +612,22 @@ static bool span_faults(bool write, void *buf, size_t n)
     return syscall(write ? SYS_write : SYS_read, fd, buf, n) < 0 && errno == EFAULT;
 }
 
-/* For the one-buffer calls, before anything else looks at n: a count the
- * kernel would refuse gets the kernel's own answer from the plain call,
- * which fails before any I/O (its other checks, EBADF and the like, come
- * first as they do for libc); true then, with that answer in *r. Otherwise
- * n is cut to MAX_RW_COUNT, as the kernel cuts it. */
-static bool count_refused(int fd, bool write, void *buf, size_t *n, off_t off, ssize_t *r)
+/* For the one-buffer calls, before anything else looks at n, when n is
+ * above MAX_RW_COUNT (the caller tests that, inline: this is off every
+ * hot path): a count the kernel would refuse gets the kernel's own answer
+ * from the plain call, which fails before any I/O (its other checks,
+ * EBADF and the like, come first as they do for libc); true then, with
+ * that answer in *r. Otherwise false, and the caller cuts n to
+ * MAX_RW_COUNT, as the kernel cuts it. */
+static __attribute__((cold, noinline)) bool count_refused(int fd, bool write, void *buf,
+                                                          size_t n, off_t off, ssize_t *r)
 {
-    if (*n <= MAX_RW_COUNT)
+    if (!span_faults(write, buf, n))
         return false;
-    if (span_faults(write, buf, *n)) {
-        long k = off == -1 ? syscall(write ? SYS_write : SYS_read, fd, buf, *n)
-                           : syscall(write ? SYS_pwrite64 : SYS_pread64, fd, buf, *n, off);
-        *r = k < 0 ? -errno : k;
-        return true;
-    }
-    *n = MAX_RW_COUNT;
-    return false;
+    long k = off == -1 ? syscall(write ? SYS_write : SYS_read, fd, buf, n)
+                       : syscall(write ? SYS_pwrite64 : SYS_pread64, fd, buf, n, off);
+    *r = k < 0 ? -errno : k;
+    return true;
 }
 
 ssize_t read(int fd, void *buf, size_t n)
@@ -636,8 +635,11 @@ ssize_t read(int fd, void *buf, size_t n)
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(read)(fd, buf, n), fd, CAP__IO_READ, false);
     ssize_t r;
-    if (count_refused(fd, false, buf, &n, -1, &r))
-        return cap__ic_ret(r);
+    if (__builtin_expect(n > MAX_RW_COUNT, 0)) {
+        if (count_refused(fd, false, buf, n, -1, &r))
+            return cap__ic_ret(r);
+        n = MAX_RW_COUNT;
+    }
     if (read1(fd, buf, n, &r))
         return cap__ic_ret_cancel(r);
     return read_general(fd, buf, n, 0, false);
@@ -648,8 +650,11 @@ ssize_t write(int fd, const void *buf, size_t n)
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(write)(fd, buf, n), fd, CAP__IO_WRITE, false);
     ssize_t r;
-    if (count_refused(fd, true, (void *)buf, &n, -1, &r))
-        return cap__ic_ret(r);
+    if (__builtin_expect(n > MAX_RW_COUNT, 0)) {
+        if (count_refused(fd, true, (void *)buf, n, -1, &r))
+            return cap__ic_ret(r);
+        n = MAX_RW_COUNT;
+    }
     return write_one(fd, buf, n, 0, false);
 }
 
@@ -911,8 +916,11 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
     if (!cap__ic_enter())
         return CAP__REAL(pread)(fd, buf, n, off);
     ssize_t r;
-    if (off >= 0 && count_refused(fd, false, buf, &n, off, &r))
-        return cap__ic_ret(r);
+    if (__builtin_expect(n > MAX_RW_COUNT, 0) && off >= 0) {
+        if (count_refused(fd, false, buf, n, off, &r))
+            return cap__ic_ret(r);
+        n = MAX_RW_COUNT;
+    }
     if (cap__disk_pread_hot(fd, buf, n, off, &r)) /* the cached-read fast path */
         return cap__ic_ret(r);
     if (off < 0) /* the kernel's first check; -1 is no file position here */
@@ -928,8 +936,11 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
     if (off < 0)
         return cap__ic_ret(-EINVAL);
     ssize_t r;
-    if (count_refused(fd, true, (void *)buf, &n, off, &r))
-        return cap__ic_ret(r);
+    if (__builtin_expect(n > MAX_RW_COUNT, 0)) {
+        if (count_refused(fd, true, (void *)buf, n, off, &r))
+            return cap__ic_ret(r);
+        n = MAX_RW_COUNT;
+    }
     struct iovec v = { (void *)buf, n };
     return cap__ic_ret_cancel(positioned(fd, true, &v, 1, off, 0));
 }
