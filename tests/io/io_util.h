@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -224,6 +225,19 @@ static inline void *signal_until_done(void *arg)
         cap_sleep_ns(1000000);
     }
     return NULL;
+}
+
+/* Blocks sig in the calling thread and returns a non-blocking signalfd
+ * (close-on-exec) of it. */
+static inline int blocked_signalfd(int sig)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, sig);
+    CHECK_EQ(pthread_sigmask(SIG_BLOCK, &s, NULL), 0);
+    int fd = signalfd(-1, &s, SFD_NONBLOCK | SFD_CLOEXEC);
+    CHECK_GE(fd, 0);
+    return fd;
 }
 
 /* One round i of a test of waits that a signal sent to the waiting thread

@@ -17,12 +17,7 @@ enum { WAITS = 12 };
 static void *body(void *arg)
 {
     (void)arg;
-    sigset_t s;
-    sigemptyset(&s);
-    sigaddset(&s, SIGUSR1);
-    CHECK_EQ(pthread_sigmask(SIG_BLOCK, &s, NULL), 0);
-    int sfd = signalfd(-1, &s, SFD_NONBLOCK | SFD_CLOEXEC);
-    CHECK_GE(sfd, 0);
+    int sfd = blocked_signalfd(SIGUSR1);
     int p[2][2];
     int ep = epoll_create1(EPOLL_CLOEXEC);
     CHECK_GE(ep, 0);

@@ -35,12 +35,7 @@ static void on_prof(int sig)
 static void *body(void *arg)
 {
     (void)arg;
-    sigset_t s;
-    sigemptyset(&s);
-    sigaddset(&s, SIGUSR1);
-    CHECK_EQ(pthread_sigmask(SIG_BLOCK, &s, NULL), 0);
-    int sfd = signalfd(-1, &s, SFD_NONBLOCK | SFD_CLOEXEC);
-    CHECK_GE(sfd, 0);
+    int sfd = blocked_signalfd(SIGUSR1);
     CHECK_EQ(cap_thread_kill(cap_thread_self(), SIGUSR1), 0);
     struct pollfd p = { .fd = sfd, .events = POLLIN };
     CHECK_EQ(poll(&p, 1, 0), 1); /* whatever the runtime opens, it has */
