@@ -44,10 +44,9 @@
  *
  * Not supported; each fails with the error POSIX gives for an unsupported
  * value (docs/pthread-compat.md has the full list and the reasons):
- *  - process-shared objects: *_setpshared(PTHREAD_PROCESS_SHARED),
- *    sem_init(pshared != 0): ENOTSUP;
- *  - named semaphores: sem_open -> SEM_FAILED, sem_close, sem_unlink -> -1,
- *    all with errno ENOSYS;
+ *  - process-shared objects but semaphores:
+ *    *_setpshared(PTHREAD_PROCESS_SHARED): ENOTSUP (sem_init with pshared
+ *    and the named semaphores of sem_open work, across processes);
  *  - real-time scheduling: SCHED_FIFO/SCHED_RR and nonzero priorities:
  *    ENOTSUP / EINVAL; PTHREAD_SCOPE_SYSTEM: ENOTSUP (threads are M:N);
  *    priority-inheritance/-protection and robust mutexes: ENOTSUP;
@@ -71,11 +70,13 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -403,24 +404,35 @@ static inline int cap_compat_sem_getvalue(cap_sem_t *s, int *value)
     return cap_compat_ret(cap_sem_getvalue(s, value));
 }
 
+/* Named semaphores: mode and value follow oflag only with O_CREAT, as in
+ * sem_open(3). SEM_FAILED is a null pointer. */
 static inline cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...)
 {
-    (void)name;
-    (void)oflag;
-    errno = ENOSYS;
-    return (cap_sem_t *)0;
+    unsigned mode = 0, value = 0;
+    if (oflag & O_CREAT) {
+        va_list ap;
+        va_start(ap, oflag);
+        mode = (unsigned)va_arg(ap, mode_t);
+        value = va_arg(ap, unsigned);
+        va_end(ap);
+    }
+    cap_sem_t *s;
+    int err = cap_sem_open(name, oflag, mode, value, &s);
+    if (err != 0) {
+        errno = err;
+        return (cap_sem_t *)0;
+    }
+    return s;
 }
 
 static inline int cap_compat_sem_close(cap_sem_t *s)
 {
-    (void)s;
-    return cap_compat_ret(ENOSYS);
+    return cap_compat_ret(cap_sem_close(s));
 }
 
 static inline int cap_compat_sem_unlink(const char *name)
 {
-    (void)name;
-    return cap_compat_ret(ENOSYS);
+    return cap_compat_ret(cap_sem_unlink(name));
 }
 
 #ifdef __cplusplus

@@ -18,7 +18,7 @@
  * does not run too, which then wait by yielding their CPU.
  *
  * Not supported, rejected with the POSIX error: process-shared objects
- * (ENOTSUP), priority-inheritance and -protection mutexes (ENOTSUP),
+ * but semaphores (ENOTSUP), priority-inheritance and -protection mutexes (ENOTSUP),
  * robust mutexes (ENOTSUP). docs/pthread-compat.md has the whole list.
  */
 #ifndef CAPRICCIO_SYNC_H
@@ -211,15 +211,25 @@ int cap_rwlock_unlock(cap_rwlock_t *rw);
 #define CAP_SEM_VALUE_MAX 2147483647 /* as glibc's SEM_VALUE_MAX */
 
 typedef struct cap_sem {
-    uint64_t state; /* low 32 bits: value; high 32: waiters */
+    uint64_t state; /* low 32 bits: value; high 32: waiters, with the top
+                       bit marking a process-shared one (src/sync/sem.c) */
 } cap_sem_t;
 
 #define CAP_SEM_INITIALIZER(value) { (uint64_t)(value) }
 
-/* EINVAL if value > CAP_SEM_VALUE_MAX; ENOTSUP if pshared != 0 (POSIX
- * lists no error for it; ENOTSUP is its "value not supported" and what
- * glibc returns where it cannot share). */
+/* EINVAL if value > CAP_SEM_VALUE_MAX. pshared != 0 makes a semaphore
+ * that other processes may use where it lies in memory they share
+ * (MAP_SHARED, shm_open): its waits are the kernel's futex waits, made on
+ * the offload pool, so a post from any process wakes them. */
 int cap_sem_init(cap_sem_t *s, int pshared, unsigned value);
+/* Named semaphores: glibc's sem_open (the same file in /dev/shm, the same
+ * layout, so a process on NPTL may share it), returned in *sem; oflag
+ * O_CREAT and O_EXCL as POSIX says (mode and value are used only with
+ * O_CREAT). 0 or sem_open's error number. */
+int cap_sem_open(const char *name, int oflag, unsigned mode, unsigned value, cap_sem_t **sem);
+/* EINVAL if s did not come from cap_sem_open. */
+int cap_sem_close(cap_sem_t *s);
+int cap_sem_unlink(const char *name);
 /* EBUSY while threads wait on it. */
 int cap_sem_destroy(cap_sem_t *s);
 /* A cancellation point. */

@@ -19,10 +19,8 @@
  *
  * A process-shared semaphore (sem_open, or sem_init with pshared) may be
  * posted by another process, which wakes no parked thread here: a user
- * thread waiting on one waits in slices, POLL_MIN_NS doubling up to
- * POLL_MAX_NS, looking at the value between them. Those are timed waits,
- * so a caught signal ends an untimed one with EINTR even under
- * SA_RESTART (POSIX allows EINTR there; glibc's would be restarted).
+ * thread waits on one in the kernel, as glibc's sem_wait does, on the
+ * offload pool (sync/sem_shared.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -34,8 +32,6 @@
 
 #include "intercept/intercept.h"
 #include "sync/sync.h"
-
-enum { POLL_MIN_NS = 1000000, POLL_MAX_NS = 16000000 };
 
 _Static_assert(sizeof(sem_t) >= sizeof(cap_sem_t) && _Alignof(sem_t) >= _Alignof(cap_sem_t),
                "glibc's semaphore holds a cap_sem_t");
@@ -60,36 +56,11 @@ static int finish(int rc)
     return -1;
 }
 
-static bool passed(clockid_t clock, const struct timespec *abs)
-{
-    struct timespec now;
-    clock_gettime(clock, &now);
-    return now.tv_sec > abs->tv_sec || (now.tv_sec == abs->tv_sec && now.tv_nsec >= abs->tv_nsec);
-}
-
-/* A process-shared semaphore's wait (see the top); abs NULL: no timeout. */
-static int wait_shared(sem_t *s, clockid_t clock, const struct timespec *abs)
-{
-    cap__timeout check;
-    if (abs != NULL && cap__timeout_init(&check, clock, abs) != 0)
-        return EINVAL; /* a clock or a time cap_sem_clockwait would refuse */
-    uint64_t slice = POLL_MIN_NS;
-    for (;;) {
-        struct timespec until = cap__ns_to_timespec(cap__now() + slice);
-        int rc = cap_sem_clockwait(as_cap(s), CLOCK_MONOTONIC, &until);
-        if (rc != ETIMEDOUT)
-            return rc;
-        if (abs != NULL && passed(clock, abs))
-            return cap_sem_trywait(as_cap(s)) == 0 ? 0 : ETIMEDOUT;
-        slice = slice * 2 > POLL_MAX_NS ? POLL_MAX_NS : slice * 2;
-    }
-}
-
 int sem_wait(sem_t *s)
 {
     if (!cap__ic_user())
         return CAP__REAL(sem_wait)(s);
-    return finish(shared(s) ? wait_shared(s, CLOCK_REALTIME, NULL) : cap_sem_wait(as_cap(s)));
+    return finish(cap__sem_wait_as(as_cap(s), CLOCK_REALTIME, NULL, shared(s)));
 }
 
 /* glibc's timed waits refuse a deadline whose tv_nsec is out of range
@@ -107,8 +78,7 @@ int sem_timedwait(sem_t *s, const struct timespec *abs)
         return CAP__REAL(sem_timedwait)(s, abs);
     if (malformed(abs))
         return finish(EINVAL);
-    return finish(shared(s) ? wait_shared(s, CLOCK_REALTIME, abs)
-                            : cap_sem_timedwait(as_cap(s), abs));
+    return finish(cap__sem_wait_as(as_cap(s), CLOCK_REALTIME, abs, shared(s)));
 }
 
 int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
@@ -117,8 +87,7 @@ int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
         return CAP__REAL(sem_clockwait)(s, clock, abs);
     if ((clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC) || malformed(abs))
         return finish(EINVAL); /* glibc's checks, in its order, before the value */
-    return finish(shared(s) ? wait_shared(s, clock, abs)
-                            : cap_sem_clockwait(as_cap(s), clock, abs));
+    return finish(cap__sem_wait_as(as_cap(s), clock, abs, shared(s)));
 }
 
 /* glibc's post, made here: raise the value with a CAS on the whole word,

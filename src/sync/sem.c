@@ -34,8 +34,18 @@
  * sem_post is async-signal-safe (POSIX): inside a signal handler the
  * value is raised at once and the wake-up is left to the dispatch after
  * the handler (util/sigctx.h).
+ *
+ * A process-shared semaphore (pshared, or cap_sem_open's) carries a mark
+ * in the top bit of the word, so that every process using it knows, and
+ * its waiters wait in the kernel instead of parking (sem_shared.c): a
+ * post from another process is a futex wake, which only the kernel's
+ * waiters hear. The word is glibc's layout and protocol throughout, so a
+ * named semaphore is glibc's own (the mark only makes an NPTL poster
+ * always make its futex wake).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <semaphore.h>
 
 #include "io/sigintr.h"
 #include "sched/worker.h"
@@ -45,16 +55,17 @@
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "value is the low half");
 
-#define ONE_WAITER (UINT64_C(1) << 32)
+#define ONE_WAITER CAP__SEM_ONE_WAITER
 
 static uint32_t value_of(uint64_t v)
 {
     return (uint32_t)v;
 }
 
+/* The count of waiters, without the process-shared mark. */
 static uint32_t waiters_of(uint64_t v)
 {
-    return (uint32_t)(v >> 32);
+    return (uint32_t)((v & ~CAP__SEM_SHARED) >> 32);
 }
 
 static _Atomic uint64_t *word(cap_sem_t *s)
@@ -71,10 +82,34 @@ int cap_sem_init(cap_sem_t *s, int pshared, unsigned value)
 {
     if (s == NULL || value > CAP_SEM_VALUE_MAX)
         return EINVAL;
-    if (pshared != 0)
-        return ENOTSUP;
-    atomic_init(word(s), value);
+    atomic_init(word(s), pshared != 0 ? value | CAP__SEM_SHARED : value);
     return 0;
+}
+
+/* glibc's named semaphore, marked process-shared (its waiters may be
+ * parked in another process already, so the mark is or-ed in). */
+int cap_sem_open(const char *name, int oflag, unsigned mode, unsigned value, cap_sem_t **sem)
+{
+    if (sem == NULL)
+        return EINVAL;
+    sem_t *g = (oflag & O_CREAT) ? sem_open(name, oflag, (mode_t)mode, value)
+                                 : sem_open(name, oflag);
+    if (g == SEM_FAILED)
+        return errno;
+    cap_sem_t *s = (cap_sem_t *)(void *)g;
+    atomic_fetch_or(word(s), CAP__SEM_SHARED);
+    *sem = s;
+    return 0;
+}
+
+int cap_sem_close(cap_sem_t *s)
+{
+    return sem_close((sem_t *)(void *)s) == 0 ? 0 : errno;
+}
+
+int cap_sem_unlink(const char *name)
+{
+    return sem_unlink(name) == 0 ? 0 : errno;
 }
 
 int cap_sem_destroy(cap_sem_t *s)
@@ -84,16 +119,9 @@ int cap_sem_destroy(cap_sem_t *s)
     return waiters_of(atomic_load(word(s))) != 0 ? EBUSY : 0;
 }
 
-/* Takes a unit if there is one; `leaving` also counts the caller out of
- * the waiters in the same CAS. */
 static bool take(cap_sem_t *s, uint64_t leaving)
 {
-    uint64_t v = atomic_load_explicit(word(s), memory_order_relaxed);
-    while (value_of(v) > 0)
-        if (atomic_compare_exchange_weak_explicit(word(s), &v, v - 1 - leaving,
-                                                  memory_order_acquire, memory_order_relaxed))
-            return true;
-    return false;
+    return cap__sem_take(word(s), leaving);
 }
 
 int cap_sem_trywait(cap_sem_t *s)
@@ -136,7 +164,7 @@ static bool interrupted(struct intr_wait *iw, cap__addr_waiter *aw)
     return false; /* a fresh entry: no delivery yet */
 }
 
-/* The waiting part of wait_common, once the caller counts as a waiter;
+/* The waiting part of cap__sem_wait_as, once the caller counts as a waiter;
  * iw (NULL: not interruptible) is the signal side, with its record aw. */
 static int wait_slow(cap_sem_t *s, cap__timeout *to, cap__addr_waiter *aw,
                      struct intr_wait *iw)
@@ -163,7 +191,7 @@ static int wait_slow(cap_sem_t *s, cap__timeout *to, cap__addr_waiter *aw,
     }
 }
 
-static int wait_common(cap_sem_t *s, clockid_t clock, const struct timespec *abs)
+int cap__sem_wait_as(cap_sem_t *s, clockid_t clock, const struct timespec *abs, bool kernel)
 {
     cap__cancel_point();
     if (take(s, 0))
@@ -174,9 +202,11 @@ static int wait_common(cap_sem_t *s, clockid_t clock, const struct timespec *abs
         if (rc != 0)
             return rc;
     }
-    atomic_fetch_add(word(s), ONE_WAITER);
+    uint64_t was = atomic_fetch_add(word(s), ONE_WAITER);
     int rc;
-    if (cap__current() != NULL && !cap__in_signal_handler()) {
+    if (kernel || (was & CAP__SEM_SHARED)) {
+        rc = cap__sem_wait_kernel(word(s), abs != NULL ? &to : NULL);
+    } else if (cap__current() != NULL && !cap__in_signal_handler()) {
         /* A signal handler interrupts the wait as it does glibc's (the
          * kernel's futex wait): the untimed one only without SA_RESTART. */
         struct intr_wait iw = {
@@ -198,19 +228,19 @@ static int wait_common(cap_sem_t *s, clockid_t clock, const struct timespec *abs
 
 int cap_sem_wait(cap_sem_t *s)
 {
-    return wait_common(s, CLOCK_REALTIME, NULL);
+    return cap__sem_wait_as(s, CLOCK_REALTIME, NULL, false);
 }
 
 int cap_sem_timedwait(cap_sem_t *s, const struct timespec *abstime)
 {
-    return wait_common(s, CLOCK_REALTIME, abstime);
+    return cap__sem_wait_as(s, CLOCK_REALTIME, abstime, false);
 }
 
 int cap_sem_clockwait(cap_sem_t *s, clockid_t clock, const struct timespec *abstime)
 {
     if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
         return EINVAL;
-    return wait_common(s, clock, abstime);
+    return cap__sem_wait_as(s, clock, abstime, false);
 }
 
 int cap_sem_post(cap_sem_t *s)
@@ -222,7 +252,9 @@ int cap_sem_post(cap_sem_t *s)
     } while (!atomic_compare_exchange_weak_explicit(word(s), &v, v + 1, memory_order_release,
                                                     memory_order_relaxed));
     if (waiters_of(v) != 0) {
-        if (cap__in_signal_handler())
+        if (v & CAP__SEM_SHARED)
+            cap__sem_wake_kernel(word(s)); /* a futex wake: async-signal-safe */
+        else if (cap__in_signal_handler())
             cap__wake_on_deferred(value_word(s)); /* async-signal-safe */
         else
             cap__wake_on(value_word(s), 1); /* the address is only a key */

@@ -63,6 +63,37 @@ int cap__sync_wait(const _Atomic uint32_t *addr, uint32_t expected, cap__timeout
 int cap__sync_wait_intr(cap__addr_waiter *w, uint32_t expected, cap__timeout *t,
                         enum cap__park_reason reason, bool cancellable);
 
+/* ---- semaphores (sem.c, sem_shared.c) ----------------------------------
+ * One 64-bit word, glibc's layout: the value in the low half (the futex
+ * word), the count of waiting threads in the high half, whose top bit
+ * marks a process-shared semaphore (CAP__SEM_SHARED). */
+#define CAP__SEM_ONE_WAITER (UINT64_C(1) << 32)
+#define CAP__SEM_SHARED (UINT64_C(1) << 63)
+
+/* Takes a unit if there is one; `leaving` (0 or CAP__SEM_ONE_WAITER) also
+ * counts the caller out of the waiters in the same CAS. */
+static inline bool cap__sem_take(_Atomic uint64_t *word, uint64_t leaving)
+{
+    uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
+    while ((uint32_t)v > 0)
+        if (atomic_compare_exchange_weak_explicit(word, &v, v - 1 - leaving,
+                                                  memory_order_acquire, memory_order_relaxed))
+            return true;
+    return false;
+}
+
+/* cap_sem_clockwait (abs NULL: cap_sem_wait), waiting in the kernel when
+ * kernel is true whatever the mark says: intercept/libc_sem.c's glibc
+ * semaphores carry their own. */
+int cap__sem_wait_as(cap_sem_t *s, clockid_t clock, const struct timespec *abs, bool kernel);
+/* A process-shared semaphore's wait (sem_shared.c), the caller already
+ * counted among its waiters: takes a unit and counts itself out (0), or
+ * counts itself out without one: ETIMEDOUT once to (NULL: none) passes,
+ * EINTR for a signal as glibc's wait gives it, ECANCELED on a cancel. */
+int cap__sem_wait_kernel(_Atomic uint64_t *word, const cap__timeout *to);
+/* Wakes one thread of any process waiting in the kernel on word's value. */
+void cap__sem_wake_kernel(_Atomic uint64_t *word);
+
 /* For condition waits (mutex.c): release m completely, whatever its depth,
  * and take it back at that depth. EPERM if m tracks its owner and the
  * caller is not it. */

@@ -52,3 +52,21 @@ foreach(src ${compat_programs})
   set_tests_properties(compat/${name}/cap/w2-migrate PROPERTIES
     ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1" TIMEOUT 60 SKIP_RETURN_CODE 77)
 endforeach()
+
+# Programs that also run with their peer process on the other thread
+# package: the program's child runs by exec the build COMPAT_PEER names
+# (semaphores_across_processes: named semaphores shared by a process on
+# Capriccio and one on NPTL, each way round).
+set(COMPAT_PEER_PROGRAMS semaphores_across_processes)
+foreach(name ${COMPAT_PEER_PROGRAMS})
+  foreach(n ${CAP_TEST_WORKERS})
+    add_test(NAME compat/${name}/cap-glibc-peer/w${n} COMMAND compat_cap_${name})
+    set_tests_properties(compat/${name}/cap-glibc-peer/w${n} PROPERTIES
+      ENVIRONMENT "CAP_WORKERS=${n};COMPAT_PEER=$<TARGET_FILE:compat_glibc_${name}>"
+      TIMEOUT 60 SKIP_RETURN_CODE 77)
+  endforeach()
+  add_test(NAME compat/${name}/glibc-cap-peer COMMAND compat_glibc_${name})
+  set_tests_properties(compat/${name}/glibc-cap-peer PROPERTIES
+    ENVIRONMENT "CAP_WORKERS=1;COMPAT_PEER=$<TARGET_FILE:compat_cap_${name}>"
+    TIMEOUT 60 SKIP_RETURN_CODE 77)
+endforeach()

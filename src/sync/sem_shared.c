@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process-shared semaphores' waits and wake-ups: cap_sem_init with
+ * pshared, the named ones of cap_sem_open, and glibc's shared ones on
+ * user threads (intercept/libc_sem.c).
+ *
+ * Another process posts such a semaphore with a futex wake of its value
+ * word, as glibc's sem_post does, and no parked user thread of ours
+ * hears that. So a waiter here waits in the kernel, as glibc's sem_wait
+ * does: a FUTEX_WAIT on the value word while it reads 0, made on a
+ * kernel thread of the offload pool (io/offload.c) while only the
+ * calling user thread waits. The protocol is glibc's: a waiter counts
+ * itself in the high half before it looks at the value, and a post that
+ * finds a count wakes one kernel waiter. So processes on NPTL and on
+ * this library can share one semaphore, and a post from this process
+ * reaches a waiter of any of them.
+ *
+ * Signals and cancellation are the pool's (cap__offload_call_until): a
+ * timed wait ends with EINTR for any caught signal, an untimed one only
+ * without SA_RESTART, as the kernel's futex wait restarts; both are
+ * cancellation points. Each waiting user thread holds a pool thread
+ * (CAP_POOL_THREADS, README Limits).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "io/sigintr.h"
+#include "sync/sync.h"
+
+struct futex_wait {
+    _Atomic uint32_t *value;
+    const cap__timeout *to; /* NULL: none */
+    long result;            /* 0, or -errno */
+};
+
+/* On the pool thread: sleeps while the value reads 0, until a wake-up or
+ * the absolute timeout on the caller's clock. */
+static void sleep_on_value(void *arg)
+{
+    struct futex_wait *w = arg;
+    int op = FUTEX_WAIT_BITSET;
+    const struct timespec *abs = NULL;
+    if (w->to != NULL) {
+        abs = &w->to->abs;
+        if (w->to->clock == CLOCK_REALTIME)
+            op |= FUTEX_CLOCK_REALTIME;
+    }
+    long r = syscall(SYS_futex, w->value, op, 0, abs, NULL, FUTEX_BITSET_MATCH_ANY);
+    w->result = r == 0 ? 0 : -errno;
+}
+
+/* Still queued for a pool thread at the deadline: it would time out at
+ * once (the caller takes a unit posted meanwhile: see below). */
+static void timed_out(void *arg)
+{
+    ((struct futex_wait *)arg)->result = -ETIMEDOUT;
+}
+
+int cap__sem_wait_kernel(_Atomic uint64_t *word, const cap__timeout *to)
+{
+    cap__intr in = to != NULL ? cap__intr_always : cap__intr_restart;
+    in.cancel = true;
+    for (;;) {
+        if (cap__sem_take(word, CAP__SEM_ONE_WAITER))
+            return 0;
+        struct futex_wait w = { .value = (_Atomic uint32_t *)(void *)word, .to = to };
+        long r = to != NULL ? cap__offload_call_until(sleep_on_value, &w, &w.result, &in,
+                                                      to->deadline, timed_out)
+                            : cap__offload_call(sleep_on_value, &w, &w.result, &in);
+        if (r == 0 || r == -EAGAIN)
+            continue; /* woken, or the value changed before it slept */
+        /* A post that came with the timeout or the signal is taken, as a
+         * woken waiter takes it before it looks at why it woke; a cancel
+         * takes nothing (POSIX: the cancelled wait consumed no unit). */
+        if (r != -ECANCELED && cap__sem_take(word, CAP__SEM_ONE_WAITER))
+            return 0;
+        atomic_fetch_sub(word, CAP__SEM_ONE_WAITER);
+        return (int)-r;
+    }
+}
+
+void cap__sem_wake_kernel(_Atomic uint64_t *word)
+{
+    syscall(SYS_futex, (_Atomic uint32_t *)(void *)word, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
