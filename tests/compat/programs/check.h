@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define EXPECT_EQ(a, b)                                                          \
     do {                                                                         \
@@ -30,6 +31,27 @@ static inline void install_handler(int sig, void (*fn)(int), int flags)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = flags;
     EXPECT_EQ(sigaction(sig, &sa, NULL), 0);
+}
+
+/* The time ms milliseconds from now on clock, as an absolute timespec. */
+static inline struct timespec after_ms(clockid_t clock, long ms)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    ts.tv_nsec += ms * 1000000L;
+    while (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+/* Whether clock has reached when. */
+static inline int reached(clockid_t clock, struct timespec when)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return now.tv_sec > when.tv_sec || (now.tv_sec == when.tv_sec && now.tv_nsec >= when.tv_nsec);
 }
 
 #endif

@@ -13,25 +13,6 @@ static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t c;
 static int flag;
 
-static struct timespec after_ms(clockid_t clock, long ms)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    ts.tv_nsec += ms * 1000000L;
-    while (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
-
-static int reached(clockid_t clock, struct timespec when)
-{
-    struct timespec now;
-    clock_gettime(clock, &now);
-    return now.tv_sec > when.tv_sec || (now.tv_sec == when.tv_sec && now.tv_nsec >= when.tv_nsec);
-}
-
 static void *setter(void *arg)
 {
     (void)arg;

@@ -44,19 +44,11 @@ int main(void)
     EXPECT_EQ(sem_trywait(&ping), -1);
     EXPECT_EQ(errno, EAGAIN);
 
-    struct timespec deadline, now;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_nsec += 30 * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = after_ms(CLOCK_REALTIME, 30);
     errno = 0;
     EXPECT_EQ(sem_timedwait(&ping, &deadline), -1);
     EXPECT_EQ(errno, ETIMEDOUT);
-    clock_gettime(CLOCK_REALTIME, &now);
-    EXPECT(now.tv_sec > deadline.tv_sec ||
-           (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec));
+    EXPECT(reached(CLOCK_REALTIME, deadline));
 
     int v = -1;
     EXPECT_EQ(sem_post(&ping), 0);

@@ -32,13 +32,7 @@ static void *sleeper(void *arg)
     EXPECT_EQ(clock_nanosleep(CLOCK_MONOTONIC, 0, &req, NULL), 0);
     EXPECT(now_ns() - t0 >= 7000000LL);
 
-    struct timespec abs;
-    clock_gettime(CLOCK_MONOTONIC, &abs);
-    abs.tv_nsec += 3000000L;
-    if (abs.tv_nsec >= 1000000000L) {
-        abs.tv_sec++;
-        abs.tv_nsec -= 1000000000L;
-    }
+    struct timespec abs = after_ms(CLOCK_MONOTONIC, 3);
     EXPECT_EQ(clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL), 0);
     EXPECT(now_ns() >= abs.tv_sec * 1000000000LL + abs.tv_nsec);
     return NULL;
