@@ -37,13 +37,19 @@ struct futex_wait {
 };
 
 /* On the pool thread: sleeps while the value reads 0, until a wake-up or
- * the absolute timeout on the caller's clock. */
+ * the absolute timeout on the caller's clock. A time before the epoch
+ * has passed: the kernel refuses it (EINVAL), glibc's wait says
+ * ETIMEDOUT without asking, and so does this one. */
 static void sleep_on_value(void *arg)
 {
     struct futex_wait *w = arg;
     int op = FUTEX_WAIT_BITSET;
     const struct timespec *abs = NULL;
     if (w->to != NULL) {
+        if (w->to->abs.tv_sec < 0) {
+            w->result = -ETIMEDOUT;
+            return;
+        }
         abs = &w->to->abs;
         if (w->to->clock == CLOCK_REALTIME)
             op |= FUTEX_CLOCK_REALTIME;
