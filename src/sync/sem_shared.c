@@ -19,11 +19,14 @@
  * timed wait ends with EINTR for any caught signal, an untimed one only
  * without SA_RESTART, as the kernel's futex wait restarts; both are
  * cancellation points. Each waiting user thread holds a pool thread
- * (CAP_POOL_THREADS, README Limits).
+ * (CAP_POOL_THREADS, README Limits). A timed wait whose time has passed
+ * and finds no unit times out on the caller's thread, as a private
+ * one's does, without a trip to the pool.
  */
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/io.h"
@@ -65,6 +68,16 @@ static void timed_out(void *arg)
     ((struct futex_wait *)arg)->result = -ETIMEDOUT;
 }
 
+/* Whether the caller's clock has reached the timeout (a time before the
+ * epoch has). */
+static bool passed(const cap__timeout *to)
+{
+    struct timespec now;
+    clock_gettime(to->clock, &now);
+    return now.tv_sec > to->abs.tv_sec ||
+           (now.tv_sec == to->abs.tv_sec && now.tv_nsec >= to->abs.tv_nsec);
+}
+
 int cap__sem_wait_kernel(_Atomic uint64_t *word, const cap__timeout *to)
 {
     cap__intr in = to != NULL ? cap__intr_always : cap__intr_restart;
@@ -73,9 +86,14 @@ int cap__sem_wait_kernel(_Atomic uint64_t *word, const cap__timeout *to)
         if (cap__sem_take(word, CAP__SEM_ONE_WAITER))
             return 0;
         struct futex_wait w = { .value = (_Atomic uint32_t *)(void *)word, .to = to };
-        long r = to != NULL ? cap__offload_call_until(sleep_on_value, &w, &w.result, &in,
-                                                      to->deadline, timed_out)
-                            : cap__offload_call(sleep_on_value, &w, &w.result, &in);
+        long r;
+        if (to != NULL && passed(to))
+            r = -ETIMEDOUT; /* what the kernel's wait would say, without the pool's round trip */
+        else if (to != NULL)
+            r = cap__offload_call_until(sleep_on_value, &w, &w.result, &in, to->deadline,
+                                        timed_out);
+        else
+            r = cap__offload_call(sleep_on_value, &w, &w.result, &in);
         if (r == 0 || r == -EAGAIN)
             continue; /* woken, or the value changed before it slept */
         /* A post that came with the timeout or the signal is taken, as a
