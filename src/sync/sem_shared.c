@@ -40,19 +40,14 @@ struct futex_wait {
 };
 
 /* On the pool thread: sleeps while the value reads 0, until a wake-up or
- * the absolute timeout on the caller's clock. A time before the epoch
- * has passed: the kernel refuses it (EINVAL), glibc's wait says
- * ETIMEDOUT without asking, and so does this one. */
+ * the absolute timeout on the caller's clock (never one before the epoch,
+ * which the kernel refuses with EINVAL: passed() below ends those). */
 static void sleep_on_value(void *arg)
 {
     struct futex_wait *w = arg;
     int op = FUTEX_WAIT_BITSET;
     const struct timespec *abs = NULL;
     if (w->to != NULL) {
-        if (w->to->abs.tv_sec < 0) {
-            w->result = -ETIMEDOUT;
-            return;
-        }
         abs = &w->to->abs;
         if (w->to->clock == CLOCK_REALTIME)
             op |= FUTEX_CLOCK_REALTIME;
@@ -68,8 +63,9 @@ static void timed_out(void *arg)
     ((struct futex_wait *)arg)->result = -ETIMEDOUT;
 }
 
-/* Whether the caller's clock has reached the timeout (a time before the
- * epoch has). */
+/* Whether the caller's clock has reached the timeout. A time before the
+ * epoch has: glibc's wait says ETIMEDOUT for it without asking the
+ * kernel, and so does this one. */
 static bool passed(const cap__timeout *to)
 {
     struct timespec now;
