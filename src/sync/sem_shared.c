@@ -22,6 +22,15 @@
  * (CAP_POOL_THREADS, README Limits). A timed wait whose time has passed
  * and finds no unit times out on the caller's thread, as a private
  * one's does, without a trip to the pool.
+ *
+ * A trip through the pool costs tens of microseconds, and a program may
+ * make a semaphore process-shared and still post it from its own threads
+ * only (a habit, or a library's choice). So a user thread first yields
+ * its worker a few times (YIELDS), taking a unit another of its threads
+ * posts meanwhile, before it waits in the kernel: a ping-pong between
+ * two user threads of one worker then costs switches, not pool trips.
+ * A handler that runs during those yields does not end the wait: the
+ * same as a signal that comes just before glibc's futex wait sleeps.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -31,7 +40,10 @@
 
 #include "io/io.h"
 #include "io/sigintr.h"
+#include "sched/worker.h"
 #include "sync/sync.h"
+
+enum { YIELDS = 8 };
 
 struct futex_wait {
     _Atomic uint32_t *value;
@@ -78,6 +90,12 @@ int cap__sem_wait_kernel(_Atomic uint64_t *word, const cap__timeout *to)
 {
     cap__intr in = to != NULL ? cap__intr_always : cap__intr_restart;
     in.cancel = true;
+    if (cap__current() != NULL)
+        for (int i = 0; i < YIELDS; i++) {
+            cap_yield();
+            if (cap__sem_take(word, CAP__SEM_ONE_WAITER))
+                return 0;
+        }
     for (;;) {
         if (cap__sem_take(word, CAP__SEM_ONE_WAITER))
             return 0;
