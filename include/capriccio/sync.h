@@ -230,7 +230,8 @@ int cap_sem_open(const char *name, int oflag, unsigned mode, unsigned value, cap
 /* EINVAL if s did not come from cap_sem_open. */
 int cap_sem_close(cap_sem_t *s);
 int cap_sem_unlink(const char *name);
-/* EBUSY while threads wait on it. */
+/* EBUSY while threads wait on it (a process-private one: a shared one's
+ * count may hold waiters of a process that died waiting). */
 int cap_sem_destroy(cap_sem_t *s);
 /* A cancellation point. */
 int cap_sem_wait(cap_sem_t *s);

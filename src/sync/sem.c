@@ -112,11 +112,15 @@ int cap_sem_unlink(const char *name)
     return sem_unlink(name) == 0 ? 0 : errno;
 }
 
+/* A process-shared semaphore's count may hold waiters of a process that
+ * died waiting (nothing takes them out): no EBUSY for it, as glibc's
+ * destroy never says. */
 int cap_sem_destroy(cap_sem_t *s)
 {
     if (s == NULL)
         return EINVAL;
-    return waiters_of(atomic_load(word(s))) != 0 ? EBUSY : 0;
+    uint64_t v = atomic_load(word(s));
+    return waiters_of(v) != 0 && !(v & CAP__SEM_SHARED) ? EBUSY : 0;
 }
 
 static bool take(cap_sem_t *s, uint64_t leaving)
