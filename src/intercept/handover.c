@@ -54,6 +54,7 @@
 #include "intercept/atfork.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "io/sigchld.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
 #include "sched/worker.h"
@@ -73,6 +74,8 @@ pid_t fork(void)
     cap__sig_fork_prepare(&saved);
     pid_t pid = CAP__REAL(fork)();
     int e = errno; /* a failed fork's, for the caller */
+    if (pid > 0)
+        cap__sigchld_forget(pid); /* a new child: an old one's end no longer counts */
     if (pid == 0) { /* before any signal is let in */
         cap__sched_forked(cap__current());
         /* The kept mutexes' table before anything that may look in it:

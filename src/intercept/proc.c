@@ -37,16 +37,38 @@
 
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "io/sigchld.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
 
 /* ---- the wait family ------------------------------------------------------- */
 
+/* What a wait returned: a child seen ended (io/sigchld.h) is recorded
+ * before the caller can begin another call. */
+static long seen_status(long r, const int *status)
+{
+    if (r > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)))
+        cap__sigchld_seen((pid_t)r);
+    return r;
+}
+
+static long seen_info(long r, const siginfo_t *info)
+{
+    if (r == 0 && info->si_pid != 0 &&
+        (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED ||
+         info->si_code == CLD_DUMPED))
+        cap__sigchld_seen(info->si_pid);
+    return r;
+}
+
 pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 {
+    int local;
+    if (status == NULL)
+        status = &local; /* to tell an end from a stop */
     if (!cap__ic_enter())
-        return (pid_t)syscall(SYS_wait4, pid, status, options, ru);
-    long r = syscall(SYS_wait4, pid, status, options | WNOHANG, ru);
+        return (pid_t)seen_status(syscall(SYS_wait4, pid, status, options, ru), status);
+    long r = seen_status(syscall(SYS_wait4, pid, status, options | WNOHANG, ru), status);
     if (r != 0 || (options & WNOHANG))
         return (pid_t)r;
     cap__sys_call c = { SYS_wait4, { pid, (long)status, options, (long)ru }, 0 };
@@ -61,7 +83,7 @@ pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
         if (again > 0)
             w = again;
     }
-    return (pid_t)cap__ic_ret_cancel(w);
+    return (pid_t)cap__ic_ret_cancel(seen_status(w, status));
 }
 
 pid_t waitpid(pid_t pid, int *status, int options)
@@ -81,19 +103,17 @@ pid_t wait3(int *status, int options, struct rusage *ru)
 
 int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 {
-    if (!cap__ic_enter())
-        return (int)syscall(SYS_waitid, type, id, info, options, NULL);
-    if (options & WNOHANG)
-        return (int)syscall(SYS_waitid, type, id, info, options, NULL);
-    /* si_pid tells whether the try found a child: cleared first, since
+    /* si_pid tells whether a try found a child: cleared first, since
      * POSIX leaves the siginfo unspecified when there is none. */
     siginfo_t local;
     siginfo_t *probe = info != NULL ? info : &local;
     probe->si_pid = 0;
-    long r = syscall(SYS_waitid, type, id, probe, options | WNOHANG, NULL);
+    if (!cap__ic_enter() || (options & WNOHANG))
+        return (int)seen_info(syscall(SYS_waitid, type, id, probe, options, NULL), probe);
+    long r = seen_info(syscall(SYS_waitid, type, id, probe, options | WNOHANG, NULL), probe);
     if (r != 0 || probe->si_pid != 0)
         return (int)r;
-    cap__sys_call c = { SYS_waitid, { type, id, (long)info, options, 0 }, 0 };
+    cap__sys_call c = { SYS_waitid, { type, id, (long)probe, options, 0 }, 0 };
     cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
     long w = cap__ic_offload_sys(&c, &in);
     if (w == -EINTR) { /* as in wait4: a child that changed state comes first */
@@ -102,7 +122,7 @@ int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
             probe->si_pid != 0)
             w = 0;
     }
-    return (int)cap__ic_ret_cancel(w);
+    return (int)cap__ic_ret_cancel(seen_info(w, probe));
 }
 
 /* ---- locks ------------------------------------------------------------------- */

@@ -49,6 +49,7 @@
 #include "io/io.h"
 #include "io/ownfd.h"
 #include "io/pipe.h"
+#include "io/sigchld.h"
 #include "io/sigdirect.h"
 #include "io/sigmask.h"
 #include "sched/park.h"
@@ -66,6 +67,7 @@ struct slot {
     uint64_t done;          /* [dispatch_lock] seq + 1 once a dispatch handled it */
     _Atomic int sig;
     _Atomic bool restart;
+    _Atomic pid_t chld; /* the ended child a SIGCHLD is about, or 0 */
     /* Set by the handler: it jumped into this thread's frames, so its
      * call is the one to interrupt (cap__sig_force). */
     _Atomic(struct cap__thread *) force;
@@ -98,7 +100,7 @@ uint64_t cap__sig_bits(const sigset_t *set)
 
 /* ---- handler side ------------------------------------------------------ */
 
-uint64_t cap__sig_begin(int sig, int sa_flags)
+uint64_t cap__sig_begin(int sig, int sa_flags, pid_t chld)
 {
     if (sig <= 0 || sig > 64)
         return 0;
@@ -108,6 +110,7 @@ uint64_t cap__sig_begin(int sig, int sa_flags)
     atomic_thread_fence(memory_order_release); /* the clear before the data */
     atomic_store_explicit(&s->sig, sig, memory_order_relaxed);
     atomic_store_explicit(&s->restart, (sa_flags & SA_RESTART) != 0, memory_order_relaxed);
+    atomic_store_explicit(&s->chld, chld, memory_order_relaxed);
     atomic_store_explicit(&s->force, NULL, memory_order_relaxed);
     atomic_store_explicit(&s->stamp, seq + 1, memory_order_release);
     return seq + 1;
@@ -208,6 +211,14 @@ static inline uint64_t entry_ticket(void)
     uint64_t t = atomic_load_explicit(&tickets, memory_order_relaxed);
     atomic_store_explicit(&tickets, t + 1, memory_order_relaxed);
     return t;
+}
+
+uint64_t cap__sig_ticket(void)
+{
+    /* With one worker a thread other than the worker's may race its
+     * plain increment: a ticket equal to a call's, ordered before it,
+     * which only gives that call the old treatment (io/sigchld.h). */
+    return entry_ticket();
 }
 
 /* ---- the registry ------------------------------------------------------- */
@@ -388,6 +399,8 @@ struct pick {
     int sig;
     bool restart;
     uint64_t seq;
+    uint64_t seen; /* a SIGCHLD about a child seen ended at this entry
+                      ticket (io/sigchld.h): later calls never take it */
     cap__sig_waiter *best;
 };
 
@@ -398,6 +411,8 @@ static cap__sig_waiter *first_eligible(struct cap__sig_list *l, int k, const str
     for (cap__sig_waiter *sw = l->head[k]; sw != NULL; sw = sw->next) {
         if (sw->epoch > p->seq)
             return NULL; /* entered after the delivery, and so did the rest */
+        if (p->seen != 0 && sw->ticket > p->seen)
+            continue; /* entered after the signal was sent (io/sigchld.h) */
         if (atomic_load_explicit(&sw->sig, memory_order_relaxed) == 0 &&
             !(sw->in.blocked & (1ull << (p->sig - 1))) && sw->passed != p->seq + 1)
             return sw;
@@ -424,9 +439,9 @@ static cap__sig_waiter *choose(const struct pick *p, int nshards)
     return best;
 }
 
-static void deliver(int sig, bool restart, uint64_t seq, int nshards)
+static void deliver(int sig, bool restart, uint64_t seq, uint64_t seen, int nshards)
 {
-    struct pick p = { .sig = sig, .restart = restart, .seq = seq };
+    struct pick p = { .sig = sig, .restart = restart, .seq = seq, .seen = seen };
     cap__sig_waiter *sw;
     while ((sw = choose(&p, nshards)) != NULL) {
         /* Before the callback takes the wait structure's lock: the waiter
@@ -531,6 +546,7 @@ static bool handle(struct slot *s, uint64_t seq, uint64_t early, int nshards, bo
 {
     int sig = atomic_load_explicit(&s->sig, memory_order_relaxed);
     bool restart = atomic_load_explicit(&s->restart, memory_order_relaxed);
+    pid_t chld = atomic_load_explicit(&s->chld, memory_order_relaxed);
     uint64_t over = atomic_load_explicit(&s->over, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire); /* the data before the re-check */
     if (atomic_load_explicit(&s->stamp, memory_order_relaxed) != seq + 1)
@@ -550,8 +566,10 @@ static bool handle(struct slot *s, uint64_t seq, uint64_t early, int nshards, bo
         if (force != NULL)
             deliver_forced(sig, seq, force, nshards);
         else
-            deliver(sig, restart, seq, nshards);
+            deliver(sig, restart, seq, chld != 0 ? cap__sigchld_seen_at(chld) : 0, nshards);
     }
+    if (chld != 0)
+        cap__sigchld_forget(chld); /* its one SIGCHLD is in */
     s->done = seq + 1;
     return true;
 }

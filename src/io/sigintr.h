@@ -33,6 +33,10 @@
  *    call never restarts (poll, select, epoll_wait, sleeps, pause,
  *    sigsuspend, socket calls with SO_RCVTIMEO/SO_SNDTIMEO) or the
  *    handler was installed without SA_RESTART;
+ *  - a SIGCHLD the kernel sent as a child ended is not eligible for a
+ *    call that entered after a wait of the program's returned that child
+ *    (io/sigchld.h): it was sent before that call began, however late its
+ *    handler ran;
  *  - among the eligible calls the main thread's wins (Linux prefers the
  *    thread-group leader too, and the idiom "main blocks in accept(),
  *    a SIGINT handler sets a flag" depends on it); otherwise the call
@@ -318,13 +322,18 @@ static inline bool cap__sig_hit_first(cap__sig_waiter *sw, uint64_t woke)
  * (jumped: a jump left it), marks it over and brings a dispatch; with
  * token 0 (a delivery not numbered, or aimed at the thread it
  * interrupted: src/stack/signal.c) it brings one only if the handler left
- * work for it (util/sigctx.h). */
-uint64_t cap__sig_begin(int sig, int sa_flags);
+ * work for it (util/sigctx.h). chld: for a SIGCHLD the kernel sent as a
+ * child ended, that child (io/sigchld.h), else 0. */
+uint64_t cap__sig_begin(int sig, int sa_flags, pid_t chld);
 void cap__sig_end(uint64_t token, bool jumped);
 /* Before _end: the handler of delivery token jumped into t's frames
  * (src/stack/signal.c), so the dispatch interrupts t's parked call, and
  * no other, whatever flags and masks say (none: a fatal error). */
 void cap__sig_force(uint64_t token, struct cap__thread *t);
+
+/* A call's entry ticket now: for a record that calls entered later must
+ * order after (io/sigchld.h). Any thread, a handler too. */
+uint64_t cap__sig_ticket(void);
 
 /* A signal sent to t alone (io/sigdirect.h), pending in its set: if t
  * waits in a registered call, interrupts it (EINTR; its sw->hit is 0, no

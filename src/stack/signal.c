@@ -215,6 +215,21 @@ static bool is_kick(int sig, const siginfo_t *info)
            info->si_pid == getpid() && info->si_value.sival_ptr == (void *)&kick_cookie;
 }
 
+/* The child a SIGCHLD from the kernel says ended, else 0 (io/sigchld.h). */
+static pid_t ended_child(int sig, const siginfo_t *info)
+{
+    if (sig != SIGCHLD || info == NULL)
+        return 0;
+    switch (info->si_code) {
+    case CLD_EXITED:
+    case CLD_KILLED:
+    case CLD_DUMPED:
+        return info->si_pid;
+    default: /* a stop, a continue, or sent by a process (SI_USER...) */
+        return 0;
+    }
+}
+
 /* See the top: a signal for the thread that ran on this kernel thread. */
 static bool aimed_at_runner(int sig, const siginfo_t *info)
 {
@@ -291,7 +306,7 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         atomic_store(&w->handlers, o.depth + 1);
     /* Numbered before the handler runs (io/sigintr.h, "Ordering"), with
      * the flags read as this delivery began. */
-    o.token = aimed_at_runner(sig, info) ? 0 : cap__sig_begin(sig, h.flags);
+    o.token = aimed_at_runner(sig, info) ? 0 : cap__sig_begin(sig, h.flags, ended_child(sig, info));
     atomic_signal_fence(memory_order_seq_cst);
     /* A jump into another thread comes back here (hand_over). */
     if (__builtin_setjmp(o.escape) == 0) {

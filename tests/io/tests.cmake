@@ -38,6 +38,8 @@ set(CAPIO_WORKERS_signalfd_look_keeps_lowest_fd 1)
 set(CAPIO_WORKERS_read_at_position_not_torn 1)
 # Needs a second worker: one thread holds its worker in a raw read(2).
 set(CAPIO_WORKERS_kick_restarts_unseen_call 2)
+# Needs a second worker: a tracer holds the one a child's SIGCHLD went to.
+set(CAPIO_WORKERS_sigchld_late_skips_later_wait 2)
 # Needs a second worker: the target computes on one without yielding.
 set(CAPIO_WORKERS_thread_kill_into_handler_returns 2)
 
@@ -54,9 +56,8 @@ set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens
     # its reader, woken, may resume on main's worker and hold it in a
     # spinning handler while main's timer waits there
     thread_kill_into_handler_returns
-    # a SIGCHLD whose handler runs late on another worker may still
-    # interrupt the next round's wait (1 run in 20; README, Limits)
-    waitpid_sigchld_returns_child)
+    # the forker must stay on the worker the tracer holds
+    sigchld_late_skips_later_wait)
 set(CAPIO_NOT_MIGRATED_uring fifo_open_parks_only_caller offload_bursts_get_threads)
 file(GLOB capio_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/io/*.c)
 foreach(src ${capio_srcs})
