@@ -12,8 +12,8 @@
  *  - another user thread's trylock says EBUSY and its unlock EPERM; a
  *    RECURSIVE holder locks again, an ERRORCHECK one gets EDEADLK;
  *  - a condition wait with it (the mutex released and taken back);
- *  - process-shared: a child process holds it a while; the parent's user
- *    thread parks until it lets go, its worker still running others.
+ *  - process-shared: a child process holds it until told; the parent's
+ *    user thread parks until it lets go, its worker still running others.
  * Under CAP_MIGRATE=1 a holder stays on its worker (glibc checks the
  * kernel thread id at unlock): before, its unlock said EPERM. */
 #include <pthread.h>
@@ -24,7 +24,11 @@
 
 #include "util.h"
 
-enum { COUNTERS = 8, ROUNDS = 200 };
+/* Few rounds: the program's time is the wake-ups of its parks and sleeps,
+ * each a kernel thread's scheduling delay on a loaded machine, not CPU.
+ * With 200 the ASan build under load took 15-20 s of its 60, two workers
+ * (0.9 s of CPU), most of it in exclusion(). */
+enum { COUNTERS = 8, ROUNDS = 50 };
 
 static pthread_mutex_t *m;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -152,11 +156,31 @@ static void cond_wait_with_it(void)
     join(w);
 }
 
-/* A child process holds the process-shared m for a while. */
+/* Lets the child of held_by_another_process go once the ticker has run
+ * while the parent waits for m (or is about to). */
+static int release_fd;
+static long release_after;
+
+static void *releaser(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&ticks) < release_after + 5)
+        cap_sleep_ns(100000);
+    char c = 1;
+    CHECK_EQ(write(release_fd, &c, 1), 1);
+    return NULL;
+}
+
+/* A child process holds the process-shared m until the parent's releaser
+ * tells it to let go, which it does only after the ticker ran: the
+ * parent's lock, made meanwhile, parks, and its worker runs the others.
+ * (Before, the child held it for 30 ms: a parent that ran later than that
+ * under load found it free, and its trylock or its ticks check failed.) */
 static void held_by_another_process(void)
 {
-    int p[2];
+    int p[2], go[2];
     CHECK_EQ(pipe(p), 0);
+    CHECK_EQ(pipe(go), 0);
     pid_t pid = fork();
     CHECK_GE(pid, 0);
     if (pid == 0) {
@@ -165,21 +189,28 @@ static void held_by_another_process(void)
         char c = 1;
         if (write(p[1], &c, 1) != 1)
             _exit(3);
-        usleep(30000);
+        if (read(go[0], &c, 1) != 1)
+            _exit(5);
         _exit(pthread_mutex_unlock(m) == 0 ? 0 : 4);
     }
     char c;
     CHECK_EQ(read(p[0], &c, 1), 1);
     long before = atomic_load(&ticks);
     CHECK_EQ(pthread_mutex_trylock(m), EBUSY);
+    release_fd = go[1];
+    release_after = before;
+    cap_thread_t r = spawn(releaser, NULL);
     CHECK_EQ(pthread_mutex_lock(m), 0); /* parks until the child lets go */
     CHECK_GT(atomic_load(&ticks), before); /* its worker ran the ticker meanwhile */
     CHECK_EQ(pthread_mutex_unlock(m), 0);
+    join(r);
     int st;
     CHECK_EQ(waitpid(pid, &st, 0), pid);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     close(p[0]);
     close(p[1]);
+    close(go[0]);
+    close(go[1]);
 }
 
 static void run_kind(const char *what, int type, int robust, int protocol, int pshared)
