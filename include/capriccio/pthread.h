@@ -64,6 +64,12 @@
 #ifndef CAPRICCIO_PTHREAD_H
 #define CAPRICCIO_PTHREAD_H
 
+/* Build systems pass CFLAGS to the compiler when it preprocesses an
+ * assembly file (.S) too, so a forced include reaches the assembler; C
+ * declarations there are syntax errors. Nothing here means anything to
+ * assembly, so it sees an empty header. */
+#ifndef __ASSEMBLER__
+
 #if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && \
     !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE) && !defined(_SVID_SOURCE)
 #define _GNU_SOURCE
@@ -671,5 +677,7 @@ _Static_assert(SEM_VALUE_MAX == CAP_SEM_VALUE_MAX, "semaphore limit");
 #define sem_open cap_compat_sem_open
 #define sem_close cap_compat_sem_close
 #define sem_unlink cap_compat_sem_unlink
+
+#endif /* !__ASSEMBLER__ */
 
 #endif /* CAPRICCIO_PTHREAD_H */

@@ -70,3 +70,15 @@ foreach(name ${COMPAT_PEER_PROGRAMS})
     ENVIRONMENT "CAP_WORKERS=1;COMPAT_PEER=$<TARGET_FILE:compat_cap_${name}>"
     TIMEOUT 60 SKIP_RETURN_CODE 77)
 endforeach()
+
+# The forced include on files that are not plain C programs, compiled (not
+# run) as a test: a failure here is a build that breaks, as it did for
+# real programs, not a wrong result.
+#   compat/header/assembly   a .S file preprocessed with the forced include
+#                            (makefiles pass CFLAGS when they assemble).
+set(compat_header_dir ${CMAKE_CURRENT_SOURCE_DIR}/compat/header)
+set(compat_header_flags -include capriccio/pthread.h -I${PROJECT_SOURCE_DIR}/include)
+add_test(NAME compat/header/assembly
+         COMMAND ${CMAKE_C_COMPILER} ${compat_header_flags} -c ${compat_header_dir}/assembly.S
+                 -o ${CMAKE_CURRENT_BINARY_DIR}/compat_header_assembly.o)
+set_tests_properties(compat/header/assembly PROPERTIES TIMEOUT 60)
