@@ -38,9 +38,11 @@
  *  - Feature-test macros: the system headers above fix the feature set of
  *    the whole translation unit, and a forced include comes before the
  *    program's own "#define _POSIX_C_SOURCE ...". So when no feature-test
- *    macro is defined yet, this header defines _GNU_SOURCE (everything
- *    visible). A program that needs the strict variants (the XSI
- *    strerror_r, say) should pass its macro on the command line.
+ *    macro is defined yet, this header defines _GNU_SOURCE as 1
+ *    (everything visible; the value autoconf's config.h gives it, so its
+ *    definition there is not a redefinition). A program that needs the
+ *    strict variants (the XSI strerror_r, say) should pass its macro on
+ *    the command line.
  *
  * Not supported; each fails with the error POSIX gives for an unsupported
  * value (docs/pthread-compat.md has the full list and the reasons):
@@ -72,7 +74,12 @@
 
 #if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && \
     !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE) && !defined(_SVID_SOURCE)
-#define _GNU_SOURCE
+/* With the value autoconf's confdefs.h and config.h give it ("#define
+ * _GNU_SOURCE 1", AC_USE_SYSTEM_EXTENSIONS), as -D_GNU_SOURCE and g++ do:
+ * their later definition is then no redefinition, which -Werror turned
+ * into failed configure checks. It stays defined, because programs test
+ * it themselves (the XSI strerror_r test "!_GNU_SOURCE" of its manual). */
+#define _GNU_SOURCE 1
 #endif
 
 #include <errno.h>

@@ -82,3 +82,10 @@ add_test(NAME compat/header/assembly
          COMMAND ${CMAKE_C_COMPILER} ${compat_header_flags} -c ${compat_header_dir}/assembly.S
                  -o ${CMAKE_CURRENT_BINARY_DIR}/compat_header_assembly.o)
 set_tests_properties(compat/header/assembly PROPERTIES TIMEOUT 60)
+#   compat/header/autoconf_gnu_source   "#define _GNU_SOURCE 1" (autoconf's
+#                            config.h) after the forced include, -Werror.
+add_test(NAME compat/header/autoconf_gnu_source
+         COMMAND ${CMAKE_C_COMPILER} ${compat_header_flags} -Werror -c
+                 ${compat_header_dir}/autoconf_gnu_source.c
+                 -o ${CMAKE_CURRENT_BINARY_DIR}/compat_header_autoconf_gnu_source.o)
+set_tests_properties(compat/header/autoconf_gnu_source PROPERTIES TIMEOUT 60)
