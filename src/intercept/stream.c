@@ -26,10 +26,17 @@
 #include "io/io.h"
 
 /* The first step of a close (io/fd.h); the descriptor, for stream_closed
- * after the call, or -1. */
+ * after the call, or -1. fileno sets errno to EBADF for a stream with no
+ * descriptor (fmemopen, open_memstream, fopencookie), which glibc's
+ * fclose of one leaves alone: so errno is kept (the library's own
+ * fmemopen probe, stdio_turn.c, clobbered the program's errno in its
+ * first printf). */
 static int stream_closing(FILE *stream)
 {
+    int err = errno;
     int fd = stream != NULL ? fileno(stream) : -1;
+    if (fd < 0)
+        errno = err;
     if (fd >= 0)
         cap__fd_closing(fd);
     return fd;
