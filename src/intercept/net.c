@@ -313,8 +313,17 @@ static long user_connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
-    if (cap__ic_enter())
-        return (int)cap__ic_ret_cancel(user_connect(fd, addr.__sockaddr__, len));
+    if (cap__ic_enter()) {
+        /* A blocking connect made as a non-blocking one and waited for
+         * says EINPROGRESS first; the kernel's, which succeeds, leaves
+         * errno alone. */
+        int err = errno;
+        long r = user_connect(fd, addr.__sockaddr__, len);
+        if (r == 0)
+            errno = err;
+        return (int)cap__ic_ret_cancel(r);
+    }
+    int started_err = errno;
     int r = (int)syscall(SYS_connect, fd, addr.__sockaddr__, len);
     if (r == 0 || !cap__ic_emulated(fd) || (errno != EINPROGRESS && errno != EALREADY))
         return r;
@@ -330,6 +339,7 @@ int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
         return -1;
     }
     confirm_connect(fd, addr.__sockaddr__, len);
+    errno = started_err;
     return 0;
 }
 

@@ -36,6 +36,10 @@ enum { GAI, GNI, GHBN, GHBN2, GHBA, GHBN_R, GHBN2_R, GHBA_R };
 static void run(void *arg)
 {
     struct call *c = arg;
+    /* The caller's errno and h_errno, which a call that succeeds leaves
+     * as they were: a pool thread's own (0 when it is new) came back. */
+    errno = c->err;
+    h_errno = c->herr;
     switch (c->kind) {
     case GAI:
         c->ret = CAP__REAL(getaddrinfo)(c->a, c->b, c->c, c->d);
@@ -72,6 +76,8 @@ static void run(void *arg)
 /* Runs c on the pool (inline if the pool cannot take it). */
 static void go(struct call *c)
 {
+    c->err = errno;
+    c->herr = h_errno;
     if (cap__offload(run, c) != 0)
         run(c);
     cap__sig_take_jump(); /* a handler's jump into this thread, if any */

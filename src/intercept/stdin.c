@@ -102,6 +102,16 @@ static ssize_t input_ready(int fd, void *arg)
 
 /* glibc flushes a line-buffered stdout before it refills a line-buffered
  * or unbuffered stream (see the top). */
+/* isatty, without its ENOTTY for a pipe or file: glibc's own first refill
+ * asks without a trace in errno, and a read that succeeds leaves it. */
+static bool tty_keeping_errno(int fd)
+{
+    int err = errno;
+    bool tty = isatty(fd);
+    errno = err;
+    return tty;
+}
+
 static void flush_before_refill(FILE *fp)
 {
     /* glibc's refill first switches a stream that was writing to reading,
@@ -112,9 +122,10 @@ static void flush_before_refill(FILE *fp)
     if (fp->_flags & CAP__IOF_CURRENTLY_PUTTING)
         fflush(fp);
     if ((fp->_flags & (CAP__IOF_LINE_BUF | CAP__IOF_UNBUFFERED)) ||
-        (fp->_IO_buf_base == NULL && isatty(fp->_fileno))) /* glibc's first refill
-                                                               makes a terminal's
-                                                               stream line-buffered */
+        (fp->_IO_buf_base == NULL && tty_keeping_errno(fp->_fileno))) /* glibc's first
+                                                                        refill makes a
+                                                                        terminal's stream
+                                                                        line-buffered */
         if (stdout != fp && (stdout->_flags & CAP__IOF_LINE_BUF))
             fflush(stdout);
 }
