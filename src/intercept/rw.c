@@ -205,15 +205,20 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
      * call, which the driver sees (/dev/full: ENOSPC), where a vector of
      * nothing is answered before it. It waits no more than one that
      * moves data would (a tty's write lock, behind a stopped writer). */
+    /* Raw calls (arch/syscall.h) here, as for sockets and pipes above: a
+     * transfer that succeeds leaves errno as the caller had it, not with
+     * the EOPNOTSUPP of a refused RWF_NOWAIT (an eventfd's write) or the
+     * EAGAIN of the attempt before a park (a timerfd's read). */
     if (o->msg->msg_iovlen == 1 && o->msg->msg_iov[0].iov_len == 0)
-        return cap__ic_sys(syscall(o->write ? SYS_write : SYS_read, fd,
-                                   o->msg->msg_iov[0].iov_base, 0L));
+        return cap__sys6(o->write ? SYS_write : SYS_read, fd,
+                         (long)o->msg->msg_iov[0].iov_base, 0L, 0, 0, 0);
     long nr = o->write ? SYS_pwritev2 : SYS_preadv2;
     uint32_t nowait_bad = o->write ? CAP__FDF_NOWAIT_BAD_WR : CAP__FDF_NOWAIT_BAD_RD;
     if (!cap__fd_has(o->f, nowait_bad)) {
-        long r = syscall(nr, fd, o->msg->msg_iov, o->msg->msg_iovlen, -1L, -1L, RWF_NOWAIT);
-        if (r >= 0 || errno != EOPNOTSUPP)
-            return cap__ic_sys(r);
+        long r = cap__sys6(nr, fd, (long)o->msg->msg_iov, (long)o->msg->msg_iovlen, -1L, -1L,
+                           RWF_NOWAIT);
+        if (r != -EOPNOTSUPP)
+            return r;
         cap__fd_set(o->f, nowait_bad);
     }
     /* Readiness, then the plain call. A descriptor the application made
@@ -226,8 +231,8 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
         cap__ic_revents_now(fd, o->write ? POLLOUT : POLLIN) == 0 &&
         (o->write || !cap__fifo_answers_now(o->f, fd)))
         return -EAGAIN;
-    return cap__ic_sys(syscall(o->write ? SYS_writev : SYS_readv, fd, o->msg->msg_iov,
-                               o->msg->msg_iovlen));
+    return cap__sys6(o->write ? SYS_writev : SYS_readv, fd, (long)o->msg->msg_iov,
+                     (long)o->msg->msg_iovlen, 0, 0, 0);
 }
 
 /* intercept.h. */
