@@ -10,7 +10,6 @@
  * CAP_DISKIO=threads the pool takes them. auto decides by time, so it is
  * checked for results only. Skips (77) where /tmp's file system takes
  * RWF_NOWAIT writes or is not one the rule covers. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -23,20 +22,9 @@
 #include <sys/uio.h>
 
 #include "io/io_util.h"
+#include "proc_util.h"
 
 enum { THREADS = 8, WRITES = 200, REC = 512 };
-
-static int tasks(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    CHECK(d != NULL);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (e->d_name[0] != '.')
-            n++;
-    CHECK_EQ(closedir(d), 0);
-    return n;
-}
 
 static int scratch(int extra)
 {
@@ -102,7 +90,7 @@ int main(void)
     }
     CHECK_EQ(close(probe), 0);
 
-    int before = tasks();
+    int before = process_tasks();
     int shared = scratch(O_APPEND);
     struct job jobs[THREADS];
     cap_thread_t t[THREADS];
@@ -117,9 +105,9 @@ int main(void)
     bool worker = mode != NULL && strcmp(mode, "worker") == 0;
     bool pool = disk != NULL && strcmp(disk, "threads") == 0;
     if (worker)
-        CHECK_EQ(tasks(), before);
+        CHECK_EQ(process_tasks(), before);
     else if (mode != NULL && strcmp(mode, "backend") == 0 && pool)
-        CHECK(tasks() > before);
+        CHECK(process_tasks() > before);
 
     unsigned char want[REC], got[REC];
     for (int i = 0; i < THREADS; i++) {
@@ -148,11 +136,11 @@ int main(void)
 
     if (worker && pool) {
         int sync = scratch(O_DSYNC);
-        int was = tasks();
+        int was = process_tasks();
         unsigned char rec[REC];
         fill(rec, 0, 0);
         CHECK_EQ(write(sync, rec, REC), REC);
-        CHECK(tasks() > was); /* the pool took it */
+        CHECK(process_tasks() > was); /* the pool took it */
         CHECK_EQ(pread(sync, got, REC, 0), REC);
         CHECK(memcmp(got, rec, REC) == 0);
         CHECK_EQ(close(sync), 0);

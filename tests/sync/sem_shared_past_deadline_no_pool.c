@@ -6,26 +6,13 @@
  * pool. Before, each such wait was queued for the pool, which started a
  * thread for the first one, and took a round trip there (a loop of them
  * cost 15 to 30 times a private one's). A unit that is there is taken. */
-#include <dirent.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 
+#include "proc_util.h"
 #include "util.h"
 
 static cap_sem_t *sem;
-
-/* The kernel threads of this process. */
-static int tasks(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    CHECK(d != NULL);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n;
-}
 
 int main(void)
 {
@@ -33,7 +20,7 @@ int main(void)
     CHECK(sem != MAP_FAILED);
     CHECK_EQ(cap_sem_init(sem, 1, 0), 0);
 
-    int before = tasks();
+    int before = process_tasks();
     const struct timespec epoch = { 0, 0 }, before_epoch = { -1, 0 };
     for (int i = 0; i < 1000; i++) {
         struct timespec past = ts_after(CLOCK_REALTIME, -1000);
@@ -44,7 +31,7 @@ int main(void)
         CHECK_EQ(cap_sem_clockwait(sem, CLOCK_MONOTONIC, &past), ETIMEDOUT);
         CHECK_EQ(cap_sem_clockwait(sem, CLOCK_MONOTONIC, &epoch), ETIMEDOUT);
     }
-    CHECK_EQ(tasks(), before); /* no pool thread was started */
+    CHECK_EQ(process_tasks(), before); /* no pool thread was started */
 
     CHECK_EQ(cap_sem_post(sem), 0);
     CHECK_EQ(cap_sem_timedwait(sem, &epoch), 0);
