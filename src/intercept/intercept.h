@@ -50,6 +50,9 @@ void *cap__real_sym(const char *name);
  * address it returned then, the errno of the worker the thread ran on
  * before. Out of line (noipa), this asks again. */
 void cap__ic_set_errno(int e);
+/* Reads errno out of line (noipa), so that a function that reads it and
+ * then may park keeps no address of it for a write after the park. */
+int cap__ic_errno(void);
 
 /* A cached pointer to the next definition of fn, of fn's own type. */
 #define CAP__REAL(fn)                                                              \

@@ -317,10 +317,10 @@ int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
         /* A blocking connect made as a non-blocking one and waited for
          * says EINPROGRESS first; the kernel's, which succeeds, leaves
          * errno alone. */
-        int err = errno;
+        int err = cap__ic_errno(); /* (the thread may resume on another worker) */
         long r = user_connect(fd, addr.__sockaddr__, len);
         if (r == 0)
-            errno = err;
+            cap__ic_set_errno(err);
         return (int)cap__ic_ret_cancel(r);
     }
     int started_err = errno;

@@ -28,6 +28,11 @@ __attribute__((noipa)) void cap__ic_set_errno(int e)
     errno = e;
 }
 
+__attribute__((noipa)) int cap__ic_errno(void)
+{
+    return errno;
+}
+
 bool cap__ic_emulated(int fd)
 {
     cap__fd *f = cap__fd_peek(fd);

@@ -73,11 +73,19 @@ static void run(void *arg)
     c->herr = h_errno;
 }
 
-/* Runs c on the pool (inline if the pool cannot take it). */
-static void go(struct call *c)
+/* The caller's errno and h_errno into c, out of line: both locations are
+ * declared const, and an address kept from before the park would be the
+ * errno of the worker the thread ran on then. */
+__attribute__((noipa)) static void save_errnos(struct call *c)
 {
     c->err = errno;
     c->herr = h_errno;
+}
+
+/* Runs c on the pool (inline if the pool cannot take it). */
+static void go(struct call *c)
+{
+    save_errnos(c);
     if (cap__offload(run, c) != 0)
         run(c);
     cap__sig_take_jump(); /* a handler's jump into this thread, if any */

@@ -106,9 +106,9 @@ static ssize_t input_ready(int fd, void *arg)
  * asks without a trace in errno, and a read that succeeds leaves it. */
 static bool tty_keeping_errno(int fd)
 {
-    int err = errno;
+    int err = cap__ic_errno(); /* out of line: the caller may park after */
     bool tty = isatty(fd);
-    errno = err;
+    cap__ic_set_errno(err);
     return tty;
 }
 

@@ -33,10 +33,10 @@
  * first printf). */
 static int stream_closing(FILE *stream)
 {
-    int err = errno;
+    int err = cap__ic_errno();
     int fd = stream != NULL ? fileno(stream) : -1;
     if (fd < 0)
-        errno = err;
+        cap__ic_set_errno(err);
     if (fd >= 0)
         cap__fd_closing(fd);
     return fd;
@@ -67,7 +67,9 @@ static void stream_unlist(FILE *stream)
 
 int fclose(FILE *stream)
 {
-    int flushed = cap__stdio_flush_before_close(stream), err = errno;
+    /* Out of line: the forget and the close below may park (errno's
+     * address from before a park is another worker's). */
+    int flushed = cap__stdio_flush_before_close(stream), err = cap__ic_errno();
     if (stream != NULL) {
         cap__stream_turn_forget(stream);
         stream_unlist(stream); /* before the close mark: a walk's write ends first */
@@ -76,7 +78,7 @@ int fclose(FILE *stream)
     int r = CAP__REAL(fclose)(stream);
     stream_closed(fd);
     if (flushed == EOF && r == 0) {
-        errno = err;
+        cap__ic_set_errno(err);
         return EOF;
     }
     return r;
