@@ -33,9 +33,9 @@
 static void flush_output_first(FILE *fp)
 {
     if (fp != NULL && (fp->_IO_write_ptr > fp->_IO_write_base || cap__stdio_wide_pending(fp))) {
-        int err = errno;
+        int err = cap__ic_errno(); /* out of line: the flush may park */
         cap__stdio_flush_before_close(fp);
-        errno = err;
+        cap__ic_set_errno(err);
     }
 }
 
