@@ -53,7 +53,8 @@ struct futex_wait {
 
 /* On the pool thread: sleeps while the value reads 0, until a wake-up or
  * the absolute timeout on the caller's clock (never one before the epoch,
- * which the kernel refuses with EINVAL: passed() below ends those). */
+ * which the kernel refuses with EINVAL: cap__timeout_expired ends those
+ * on the caller's thread). */
 static void sleep_on_value(void *arg)
 {
     struct futex_wait *w = arg;
@@ -75,18 +76,7 @@ static void timed_out(void *arg)
     ((struct futex_wait *)arg)->result = -ETIMEDOUT;
 }
 
-/* Whether the caller's clock has reached the timeout. A time before the
- * epoch has: glibc's wait says ETIMEDOUT for it without asking the
- * kernel, and so does this one. */
-static bool passed(const cap__timeout *to)
-{
-    struct timespec now;
-    clock_gettime(to->clock, &now);
-    return now.tv_sec > to->abs.tv_sec ||
-           (now.tv_sec == to->abs.tv_sec && now.tv_nsec >= to->abs.tv_nsec);
-}
-
-int cap__sem_wait_kernel(_Atomic uint64_t *word, const cap__timeout *to)
+int cap__sem_wait_kernel(_Atomic uint64_t *word, cap__timeout *to)
 {
     cap__intr in = to != NULL ? cap__intr_always : cap__intr_restart;
     in.cancel = true;
@@ -100,16 +90,19 @@ int cap__sem_wait_kernel(_Atomic uint64_t *word, const cap__timeout *to)
         if (cap__sem_take(word, CAP__SEM_ONE_WAITER))
             return 0;
         struct futex_wait w = { .value = (_Atomic uint32_t *)(void *)word, .to = to };
-        long r;
-        if (to != NULL && passed(to))
-            r = -ETIMEDOUT; /* what the kernel's wait would say, without the pool's round trip */
-        else if (to != NULL)
+        /* A time already reached (one before the epoch too, which glibc
+         * answers without the kernel) times out here, without the pool's
+         * round trip. */
+        long r = -ETIMEDOUT;
+        if (to == NULL)
+            r = cap__offload_call(sleep_on_value, &w, &w.result, &in);
+        else if (!cap__timeout_expired(to))
             r = cap__offload_call_until(sleep_on_value, &w, &w.result, &in, to->deadline,
                                         timed_out);
-        else
-            r = cap__offload_call(sleep_on_value, &w, &w.result, &in);
         if (r == 0 || r == -EAGAIN)
             continue; /* woken, or the value changed before it slept */
+        if (r == -ETIMEDOUT && to != NULL && !cap__timeout_expired(to))
+            continue; /* queued past our deadline, but the clock was set back */
         /* A post that came with the timeout or the signal is taken, as a
          * woken waiter takes it before it looks at why it woke; a cancel
          * takes nothing (POSIX: the cancelled wait consumed no unit). */

@@ -51,6 +51,10 @@ typedef struct cap__timeout {
 /* EINVAL for a clock other than CLOCK_REALTIME/CLOCK_MONOTONIC or a
  * tv_nsec outside [0, 1e9). A time already past is valid (it times out). */
 int cap__timeout_init(cap__timeout *t, clockid_t clock, const struct timespec *abs);
+/* Whether the caller's clock has reached t->abs (a time before the epoch
+ * has); if not, t->deadline is moved to match (the clock may have been
+ * set back since it was computed). */
+bool cap__timeout_expired(cap__timeout *t);
 
 /* Parks while *addr == expected, as cap__wait_on, until the timeout t
  * (NULL: none) has passed on its clock. cancellable makes it a
@@ -90,7 +94,7 @@ int cap__sem_wait_as(cap_sem_t *s, clockid_t clock, const struct timespec *abs, 
  * counted among its waiters: takes a unit and counts itself out (0), or
  * counts itself out without one: ETIMEDOUT once to (NULL: none) passes,
  * EINTR for a signal as glibc's wait gives it, ECANCELED on a cancel. */
-int cap__sem_wait_kernel(_Atomic uint64_t *word, const cap__timeout *to);
+int cap__sem_wait_kernel(_Atomic uint64_t *word, cap__timeout *to);
 /* Wakes one thread of any process waiting in the kernel on word's value. */
 void cap__sem_wake_kernel(_Atomic uint64_t *word);
 

@@ -69,9 +69,7 @@ int cap__timeout_init(cap__timeout *t, clockid_t clock, const struct timespec *a
     return 0;
 }
 
-/* After our deadline passed: has the caller's clock reached abs? If not
- * (its clock was set back), move the deadline. */
-static bool expired(cap__timeout *t)
+bool cap__timeout_expired(cap__timeout *t)
 {
     struct timespec now;
     clock_gettime(t->clock, &now);
@@ -95,7 +93,7 @@ static int sync_wait(const _Atomic uint32_t *addr, uint32_t expected, cap__timeo
             rc = cap__wait_on_intr(w, expected, deadline, reason);
         else
             rc = cap__wait_on(addr, expected, deadline, reason);
-        if (rc != ETIMEDOUT || expired(t))
+        if (rc != ETIMEDOUT || cap__timeout_expired(t))
             return rc;
     }
 }
