@@ -55,8 +55,6 @@
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "value is the low half");
 
-#define ONE_WAITER CAP__SEM_ONE_WAITER
-
 static uint32_t value_of(uint64_t v)
 {
     return (uint32_t)v;
@@ -123,14 +121,10 @@ int cap_sem_destroy(cap_sem_t *s)
     return waiters_of(v) != 0 && !(v & CAP__SEM_SHARED) ? EBUSY : 0;
 }
 
-static bool take(cap_sem_t *s, uint64_t leaving)
-{
-    return cap__sem_take(word(s), leaving);
-}
 
 int cap_sem_trywait(cap_sem_t *s)
 {
-    return take(s, 0) ? 0 : EAGAIN;
+    return cap__sem_take(word(s), 0) ? 0 : EAGAIN;
 }
 
 /* The signal side of an interruptible wait: sw enters the registry at
@@ -174,22 +168,22 @@ static int wait_slow(cap_sem_t *s, cap__timeout *to, cap__addr_waiter *aw,
                      struct intr_wait *iw)
 {
     for (;;) {
-        if (take(s, ONE_WAITER))
+        if (cap__sem_take(word(s), CAP__SEM_ONE_WAITER))
             return 0; /* before the signal: a post that woke us is never lost */
         if (iw != NULL && interrupted(iw, aw)) {
-            atomic_fetch_sub(word(s), ONE_WAITER);
+            atomic_fetch_sub(word(s), CAP__SEM_ONE_WAITER);
             return EINTR;
         }
         int rc = iw != NULL ? cap__sync_wait_intr(aw, 0, to, CAP__PARK_SEM, true)
                             : cap__sync_wait(value_word(s), 0, to, CAP__PARK_SEM, true);
         if (rc == ECANCELED) {
-            atomic_fetch_sub(word(s), ONE_WAITER); /* without taking a unit */
+            atomic_fetch_sub(word(s), CAP__SEM_ONE_WAITER); /* without taking a unit */
             return ECANCELED;
         }
         if (rc == ETIMEDOUT) {
-            if (take(s, ONE_WAITER))
+            if (cap__sem_take(word(s), CAP__SEM_ONE_WAITER))
                 return 0; /* a post came with the timeout: take it after all */
-            atomic_fetch_sub(word(s), ONE_WAITER);
+            atomic_fetch_sub(word(s), CAP__SEM_ONE_WAITER);
             return ETIMEDOUT;
         }
     }
@@ -198,7 +192,7 @@ static int wait_slow(cap_sem_t *s, cap__timeout *to, cap__addr_waiter *aw,
 int cap__sem_wait_as(cap_sem_t *s, clockid_t clock, const struct timespec *abs, bool kernel)
 {
     cap__cancel_point();
-    if (take(s, 0))
+    if (cap__sem_take(word(s), 0))
         return 0;
     cap__timeout to;
     if (abs != NULL) {
@@ -206,7 +200,7 @@ int cap__sem_wait_as(cap_sem_t *s, clockid_t clock, const struct timespec *abs, 
         if (rc != 0)
             return rc;
     }
-    uint64_t was = atomic_fetch_add(word(s), ONE_WAITER);
+    uint64_t was = atomic_fetch_add(word(s), CAP__SEM_ONE_WAITER);
     int rc;
     if (kernel || (was & CAP__SEM_SHARED)) {
         rc = cap__sem_wait_kernel(word(s), abs != NULL ? &to : NULL);
