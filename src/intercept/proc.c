@@ -54,10 +54,8 @@ static long seen_status(long r, const int *status)
 
 static long seen_info(long r, const siginfo_t *info)
 {
-    if (r == 0 && info->si_pid != 0 &&
-        (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED ||
-         info->si_code == CLD_DUMPED))
-        cap__sigchld_seen(info->si_pid);
+    if (r == 0)
+        cap__sigchld_seen(cap__sigchld_ended(info)); /* (0: none, ignored) */
     return r;
 }
 

@@ -57,7 +57,8 @@ uint64_t cap__sigchld_seen_at(pid_t pid)
 void cap__sigchld_forget(pid_t pid)
 {
     for (unsigned i = 0; i < SEEN; i++) {
-        pid_t p = pid;
-        atomic_compare_exchange_strong(&seen[i].pid, &p, 0);
+        pid_t p = pid; /* a locked exchange only where the pid is */
+        if (atomic_load_explicit(&seen[i].pid, memory_order_relaxed) == pid)
+            atomic_compare_exchange_strong(&seen[i].pid, &p, 0);
     }
 }

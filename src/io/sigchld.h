@@ -23,8 +23,24 @@
 #ifndef CAP_IO_SIGCHLD_H
 #define CAP_IO_SIGCHLD_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* The child whose end info reports (a SIGCHLD's siginfo, or waitid's):
+ * exited, killed or dumped; else 0 (a stop, a continue, a send by a
+ * process). */
+static inline pid_t cap__sigchld_ended(const siginfo_t *info)
+{
+    switch (info->si_code) {
+    case CLD_EXITED:
+    case CLD_KILLED:
+    case CLD_DUMPED:
+        return info->si_pid;
+    default:
+        return 0;
+    }
+}
 
 /* A wait returned pid as ended (exited or killed). */
 void cap__sigchld_seen(pid_t pid);

@@ -81,6 +81,7 @@
 
 #include "arch/sigrestart.h"
 #include "arch/usercheck.h"
+#include "io/sigchld.h"
 #include "io/sigdirect.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
@@ -218,16 +219,7 @@ static bool is_kick(int sig, const siginfo_t *info)
 /* The child a SIGCHLD from the kernel says ended, else 0 (io/sigchld.h). */
 static pid_t ended_child(int sig, const siginfo_t *info)
 {
-    if (sig != SIGCHLD || info == NULL)
-        return 0;
-    switch (info->si_code) {
-    case CLD_EXITED:
-    case CLD_KILLED:
-    case CLD_DUMPED:
-        return info->si_pid;
-    default: /* a stop, a continue, or sent by a process (SI_USER...) */
-        return 0;
-    }
+    return sig == SIGCHLD && info != NULL ? cap__sigchld_ended(info) : 0;
 }
 
 /* See the top: a signal for the thread that ran on this kernel thread. */
