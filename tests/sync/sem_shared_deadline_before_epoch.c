@@ -8,7 +8,6 @@
  * always from the kernel thread, and from a user thread whenever a pool
  * thread took its wait before the caller saw the deadline pass. */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <sys/mman.h>
 
 #include "util.h"
@@ -16,11 +15,6 @@
 enum { ROUNDS = 2000 };
 
 static cap_sem_t *sem;
-
-static uint32_t waiters_counted(void)
-{
-    return (uint32_t)(atomic_load((_Atomic uint64_t *)(void *)&sem->state) >> 32) & 0x7fffffffu;
-}
 
 /* Every form of the timed wait, with a deadline before the epoch. */
 static void times_out(void)
@@ -58,7 +52,7 @@ int main(void)
     CHECK_EQ(cap_sem_post(sem), 0);
     CHECK_EQ(cap_sem_timedwait(sem, &before_epoch), 0);
 
-    CHECK_EQ(waiters_counted(), 0);
+    CHECK_EQ(sem_waiters_counted(sem), 0);
     CHECK_EQ(cap_sem_destroy(sem), 0);
     CHECK_EQ(munmap(sem, sizeof *sem), 0);
     return 0;

@@ -19,11 +19,6 @@ enum { WAITERS = 100 };
 static cap_sem_t *sem;
 static atomic_int done, bystander_ran;
 
-static uint32_t waiters_counted(void)
-{
-    return (uint32_t)(atomic_load((_Atomic uint64_t *)(void *)&sem->state) >> 32) & 0x7fffffffu;
-}
-
 static void *waiter(void *arg)
 {
     (void)arg;
@@ -41,7 +36,7 @@ static void *bystander(void *arg)
 
 static void until_waiters(uint32_t n)
 {
-    while (waiters_counted() != n)
+    while (sem_waiters_counted(sem) != n)
         cap_yield();
 }
 
@@ -76,7 +71,7 @@ int main(void)
     int v = -1;
     CHECK_EQ(cap_sem_getvalue(sem, &v), 0);
     CHECK_EQ(v, 0);
-    CHECK_EQ(waiters_counted(), 0);
+    CHECK_EQ(sem_waiters_counted(sem), 0);
 
     /* A post from this process. */
     cap_thread_t w = spawn(waiter, NULL);
@@ -90,7 +85,7 @@ int main(void)
     until_waiters(1);
     CHECK_EQ(cap_thread_cancel(w), 0);
     CHECK(join(w) == CAP_CANCELED);
-    CHECK_EQ(waiters_counted(), 0);
+    CHECK_EQ(sem_waiters_counted(sem), 0);
 
     /* A timeout on either clock, not before the deadline. */
     struct timespec abs = ts_after(CLOCK_MONOTONIC, 20);
@@ -99,7 +94,7 @@ int main(void)
     abs = ts_after(CLOCK_REALTIME, 20);
     CHECK_EQ(cap_sem_timedwait(sem, &abs), ETIMEDOUT);
     CHECK(ts_ge(ts_now(CLOCK_REALTIME), abs));
-    CHECK_EQ(waiters_counted(), 0);
+    CHECK_EQ(sem_waiters_counted(sem), 0);
     CHECK_EQ(cap_sem_getvalue(sem, &v), 0);
     CHECK_EQ(v, 0);
     CHECK_EQ(cap_sem_destroy(sem), 0);

@@ -11,6 +11,14 @@
 
 #include "check.h"
 
+/* The waiters a semaphore counts (the high half of its word, without the
+ * process-shared mark: src/sync/sync.h); glibc's sem_t has the same word. */
+static inline uint32_t sem_waiters_counted(const void *sem)
+{
+    uint64_t word = __atomic_load_n((const uint64_t *)sem, __ATOMIC_SEQ_CST);
+    return (uint32_t)(word >> 32) & 0x7fffffffu;
+}
+
 static inline struct timespec ts_now(clockid_t clock)
 {
     struct timespec ts;
