@@ -88,6 +88,7 @@
 #include "thread/thread.h"
 #include "util/clock.h"
 #include "util/die.h"
+#include "util/futex.h"
 
 enum {
     STEAL_QUEUE_EVERY = 61, /* rounds between steal-queue-first picks */
@@ -1111,11 +1112,17 @@ static void *worker_kthread(void *arg)
         w->sched_size = size;
         pthread_attr_destroy(&attr);
     }
+    atomic_store_explicit(&w->set_up, 1, memory_order_release);
+    cap__futex_wake((uint32_t *)&w->set_up, 1);
     worker_loop(w);
 }
 
 /* Sets up worker 0 around the calling (initial) kernel thread, whose
- * current code becomes user thread `main_thread`, and starts the others. */
+ * current code becomes user thread `main_thread`, and starts the others.
+ * Returns once every worker's kernel thread has set itself up: that
+ * set-up allocates (the sanitizer's thread start, pthread_getattr_np),
+ * and an allocator whose lock is not fork-safe (GCC 12's AddressSanitizer)
+ * would leave a fork made early in main() a child that hangs on it. */
 void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
 {
     int n = cap__cfg.workers;
@@ -1154,5 +1161,10 @@ void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
         int rc = pthread_create(&w->kthread, NULL, worker_kthread, w);
         if (rc != 0)
             cap__die("cannot start worker %d: error %d\n", i, rc);
+    }
+    for (int i = 1; i < n; i++) {
+        cap__worker *w = &cap__rt.workers[i];
+        while (atomic_load_explicit(&w->set_up, memory_order_acquire) == 0)
+            cap__futex_wait((uint32_t *)&w->set_up, 0, CAP__FOREVER);
     }
 }

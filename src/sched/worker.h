@@ -134,6 +134,9 @@ typedef struct cap__worker {
      * runs, and the target it has installed (written by that thread). */
     _Atomic pid_t tid;
     _Atomic uint64_t sig_applied;
+    /* Futex word, 1 once its kernel thread has set itself up (start-up
+     * waits for it: cap__workers_start). */
+    _Atomic uint32_t set_up;
     /* Program signal handlers open on its kernel thread (nesting depth,
      * src/stack/signal.c): while one interrupts the current thread, a
      * signal sent to that thread is delivered as the outermost returns
