@@ -6,6 +6,9 @@
 #define CAP_TESTS_PROC_UTIL_H
 
 #include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
 
 #include "check.h"
 
@@ -20,6 +23,22 @@ static inline int process_tasks(void)
             n++;
     CHECK_EQ(closedir(d), 0);
     return n;
+}
+
+/* The scheduling state /proc shows for kernel thread tid of this process:
+ * 'R' running or runnable, 'S' asleep in a wait, 'D', 't', ... */
+static inline char task_state(pid_t tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    char line[512];
+    CHECK(fgets(line, sizeof line, f) != NULL);
+    CHECK_EQ(fclose(f), 0);
+    char *paren = strrchr(line, ')'); /* the name in parentheses may hold anything */
+    CHECK(paren != NULL && paren[1] == ' ');
+    return paren[2];
 }
 
 #endif /* CAP_TESTS_PROC_UTIL_H */

@@ -17,23 +17,30 @@
  * The signal must come while main is parked (a signal that comes before
  * the call interrupts nothing, under Linux too). With one worker that is
  * certain: the second thread runs only once main has parked. With two,
- * the second thread waits SETTLE_NS after main announced the call: far
- * more than the few microseconds main takes to park. */
+ * the second thread waits until the kernel thread main made the call on
+ * is asleep in /proc (an idle worker waits in the kernel; one that runs
+ * main, or was preempted while it did, shows R) or runs the second
+ * thread itself. (It used to wait a fixed 3 ms, which a worker preempted
+ * for a time slice on a loaded machine outlasted: 1 round in 200 once
+ * returned data under ASan in CI.) */
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 
 #include "io/io_util.h"
+#include "proc_util.h"
 
 enum { ROUNDS = 200 };
-#define SETTLE_NS 3000000ull
 
 enum kind { K_READ, K_POLL, K_EPOLL, NKINDS };
 static const char *const names[] = { "read", "poll", "epoll_wait" };
 
 static atomic_int flag;     /* set by the handler */
 static atomic_int started;  /* round main is about to block in */
+static atomic_int main_kthread; /* the kernel thread it blocks on */
 static atomic_int written;  /* round whose byte the writer wrote */
 static atomic_int quit;
 static int p[2], epfd;
@@ -51,6 +58,14 @@ static void install(int sig)
     CHECK_EQ(sigaction(sig, &sa, NULL), 0);
 }
 
+/* Whether main, which announced its call, has parked: the kernel thread
+ * it called on runs this thread, or sleeps. */
+static bool main_parked(void)
+{
+    pid_t k = atomic_load(&main_kthread);
+    return (pid_t)syscall(SYS_gettid) == k || task_state(k) == 'S';
+}
+
 /* Each round: once main is parked, a signal; once its handler has set
  * the flag, the byte. Polls the flag without sleeping so that it writes
  * as soon as the handler's effect is visible. */
@@ -63,7 +78,8 @@ static void *writer(void *arg)
                 return NULL;
             cap_yield();
         }
-        cap_sleep_ns(SETTLE_NS);
+        while (!main_parked())
+            cap_sleep_ns(100000);
         if (round % 2 == 0) {
             CHECK_EQ(kill(getpid(), SIGUSR1), 0);
         } else {
@@ -116,6 +132,7 @@ int main(void)
         for (int i = 0; i < ROUNDS; i++) {
             round++;
             atomic_store(&flag, 0);
+            atomic_store(&main_kthread, (int)syscall(SYS_gettid));
             atomic_store(&started, round);
             errno = 0;
             long r = block_in((enum kind)k);

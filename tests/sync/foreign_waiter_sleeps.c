@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "proc_util.h"
 #include "util.h"
 
 static cap_mutex_t m = CAP_MUTEX_INITIALIZER;
@@ -42,18 +43,9 @@ static void *foreign(void *arg)
 /* Waits until the foreign thread shows state S in /proc. */
 static void wait_asleep(void)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", atomic_load(&tid));
     for (int tries = 0;; tries++) {
         CHECK_LT(tries, 20000); /* 20 s: it never slept */
-        FILE *f = fopen(path, "r");
-        CHECK(f != NULL);
-        char line[512];
-        CHECK(fgets(line, sizeof line, f) != NULL);
-        fclose(f);
-        char *paren = strrchr(line, ')');
-        CHECK(paren != NULL);
-        if (paren[2] == 'S')
+        if (task_state(atomic_load(&tid)) == 'S')
             return;
         cap_sleep_ns(1000000);
     }
