@@ -17,9 +17,13 @@
  * variants: the clock passed). Callable from kernel threads the library
  * does not run too, which then wait by yielding their CPU.
  *
- * Not supported, rejected with the POSIX error: process-shared objects
- * but semaphores (ENOTSUP), priority-inheritance and -protection mutexes (ENOTSUP),
- * robust mutexes (ENOTSUP). docs/pthread-compat.md has the whole list.
+ * Process-shared objects (CAP_PROCESS_SHARED, in memory the processes
+ * share) work between processes that use this library; their waits are
+ * kernel futex waits made on the offload pool, so each waiting user
+ * thread holds a pool thread (README, Limits). Not supported, rejected
+ * with the POSIX error: priority-inheritance and -protection mutexes
+ * (ENOTSUP), robust mutexes (ENOTSUP). docs/pthread-compat.md has the
+ * whole list.
  */
 #ifndef CAPRICCIO_SYNC_H
 #define CAPRICCIO_SYNC_H
@@ -33,7 +37,7 @@
 extern "C" {
 #endif
 
-/* Process-shared attribute values (only PRIVATE is supported). */
+/* Process-shared attribute values. */
 #define CAP_PROCESS_PRIVATE 0
 #define CAP_PROCESS_SHARED 1
 
@@ -55,7 +59,7 @@ typedef struct cap_mutex {
     uint32_t state; /* 0 free, 1 locked, 2 locked and maybe waited for; flags 4
                        (a waiter is starving) and 8 (handed off to the waiters)
                        only with 2: see src/sync/mutex.c */
-    int32_t type;
+    int32_t type;   /* the kind, and a process-shared flag (src/sync/mutex.c) */
     uint32_t count; /* recursion depth (RECURSIVE) */
     uint32_t reserved; /* the fork generation of flag 4 (src/sync/mutex.c) */
     uint64_t owner; /* holder (RECURSIVE, ERRORCHECK), 0 if none */
@@ -73,7 +77,7 @@ int cap_mutexattr_init(cap_mutexattr_t *attr);
 int cap_mutexattr_destroy(cap_mutexattr_t *attr);
 int cap_mutexattr_settype(cap_mutexattr_t *attr, int type);
 int cap_mutexattr_gettype(const cap_mutexattr_t *attr, int *type);
-/* CAP_PROCESS_SHARED: ENOTSUP. */
+/* CAP_PROCESS_PRIVATE (default) or CAP_PROCESS_SHARED; else EINVAL. */
 int cap_mutexattr_setpshared(cap_mutexattr_t *attr, int pshared);
 int cap_mutexattr_getpshared(const cap_mutexattr_t *attr, int *pshared);
 /* CAP_PRIO_INHERIT, CAP_PRIO_PROTECT: ENOTSUP. */
@@ -108,7 +112,7 @@ int cap_mutex_unlock(cap_mutex_t *m);
 typedef struct cap_cond {
     uint32_t seq;   /* bumped by every signal and broadcast */
     uint32_t refs;  /* waiters inside a wait call, plus a destroying flag */
-    int32_t clock;  /* clockid_t for timed waits */
+    int32_t clock;  /* clockid_t for timed waits, and a process-shared flag */
     uint32_t sleepers; /* waiters that may be parked on seq and not yet woken */
     uint32_t gen;   /* the fork generation of refs and sleepers (src/sync/cond.c) */
 } cap_cond_t;
@@ -121,7 +125,7 @@ typedef struct cap_condattr {
 
 int cap_condattr_init(cap_condattr_t *attr);
 int cap_condattr_destroy(cap_condattr_t *attr);
-/* CAP_PROCESS_SHARED: ENOTSUP. */
+/* CAP_PROCESS_PRIVATE (default) or CAP_PROCESS_SHARED; else EINVAL. */
 int cap_condattr_setpshared(cap_condattr_t *attr, int pshared);
 int cap_condattr_getpshared(const cap_condattr_t *attr, int *pshared);
 /* CLOCK_REALTIME (default) or CLOCK_MONOTONIC; others EINVAL. */
@@ -167,7 +171,7 @@ typedef struct cap_rwlock {
     uint32_t wwait;  /* [guard] writers waiting */
     uint32_t rseq;   /* readers park on it */
     uint32_t wseq;   /* writers park on it */
-    int32_t kind;
+    int32_t kind;    /* the kind, and a process-shared flag */
     uint32_t reserved; /* [guard] the fork generation of the counts
                           (src/sync/rwlock.c) */
     uint64_t writer; /* write holder, for EDEADLK and EPERM */
@@ -183,7 +187,7 @@ typedef struct cap_rwlockattr {
 
 int cap_rwlockattr_init(cap_rwlockattr_t *attr);
 int cap_rwlockattr_destroy(cap_rwlockattr_t *attr);
-/* CAP_PROCESS_SHARED: ENOTSUP. */
+/* CAP_PROCESS_PRIVATE (default) or CAP_PROCESS_SHARED; else EINVAL. */
 int cap_rwlockattr_setpshared(cap_rwlockattr_t *attr, int pshared);
 int cap_rwlockattr_getpshared(const cap_rwlockattr_t *attr, int *pshared);
 int cap_rwlockattr_setkind(cap_rwlockattr_t *attr, int kind);
@@ -252,7 +256,7 @@ int cap_sem_getvalue(cap_sem_t *s, int *value);
 
 typedef struct cap_barrier {
     uint32_t lock;    /* spin lock over arrived and round */
-    uint32_t count;   /* threads per round */
+    uint32_t count;   /* threads per round, and a process-shared flag */
     uint32_t arrived; /* in the current round */
     uint32_t round;   /* bumped when a round completes; waiters park on it */
     uint32_t refs;    /* threads inside wait, plus a destroying flag */
@@ -265,7 +269,7 @@ typedef struct cap_barrierattr {
 
 int cap_barrierattr_init(cap_barrierattr_t *attr);
 int cap_barrierattr_destroy(cap_barrierattr_t *attr);
-/* CAP_PROCESS_SHARED: ENOTSUP. */
+/* CAP_PROCESS_PRIVATE (default) or CAP_PROCESS_SHARED; else EINVAL. */
 int cap_barrierattr_setpshared(cap_barrierattr_t *attr, int pshared);
 int cap_barrierattr_getpshared(const cap_barrierattr_t *attr, int *pshared);
 
@@ -284,12 +288,13 @@ int cap_barrier_wait(cap_barrier_t *b);
  * (only with more than one worker: with one, the holder cannot run while
  * we spin), then yields, then parks, so a waiter never holds its worker. */
 typedef struct cap_spin {
-    uint32_t state; /* 0 free, 1 held, 2 held and maybe waited for */
+    uint32_t state; /* 0 free, 1 held, 2 held and maybe waited for; and a
+                       process-shared flag (src/sync/spin.c) */
 } cap_spin_t;
 
 #define CAP_SPIN_INITIALIZER { 0 }
 
-/* CAP_PROCESS_SHARED: ENOTSUP. */
+/* pshared: CAP_PROCESS_PRIVATE or CAP_PROCESS_SHARED; else EINVAL. */
 int cap_spin_init(cap_spin_t *s, int pshared);
 /* EBUSY while held. */
 int cap_spin_destroy(cap_spin_t *s);

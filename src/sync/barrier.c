@@ -21,6 +21,11 @@
  * of the parent's threads are kept: the round they started completes when
  * the missing threads arrive, in the parent as in the child (the forking
  * thread's arrival, typically, as it would have in the parent).
+ *
+ * Process-shared barriers (SHARED in the count word) keep their words in
+ * memory other processes map, and wait in the kernel (sync/shared_wait.c),
+ * where another process's serial thread can wake them; refs there counts
+ * the threads of every process, and no fork generation applies.
  */
 #include <errno.h>
 #include <limits.h>
@@ -30,6 +35,7 @@
 #include "util/spin.h"
 
 enum { DESTROYING = 1u << 31 };
+enum { SHARED = 1u << 31 }; /* in the count word (counts are at most INT_MAX) */
 
 _Static_assert(sizeof(cap__spin) == sizeof(uint32_t), "lock fits the public word");
 
@@ -42,9 +48,32 @@ int cap_barrier_init(cap_barrier_t *b, const cap_barrierattr_t *attr, unsigned c
 {
     if (b == NULL || count == 0 || count > INT_MAX)
         return EINVAL;
-    (void)attr; /* only CAP_PROCESS_PRIVATE can be set */
     *b = (cap_barrier_t){ .count = count };
+    if (attr != NULL && attr->pshared == CAP_PROCESS_SHARED)
+        b->count |= SHARED;
     return 0;
+}
+
+static bool is_shared(const cap_barrier_t *b)
+{
+    return (b->count & SHARED) != 0;
+}
+
+/* Parks (or, process-shared, waits in the kernel) while *w == v. */
+static void wait_word(const cap_barrier_t *b, _Atomic uint32_t *w, uint32_t v)
+{
+    if (is_shared(b))
+        cap__shared_wait(w, v, NULL, false);
+    else
+        cap__wait_on(w, v, CAP__FOREVER, CAP__PARK_BARRIER);
+}
+
+static void wake_word(const cap_barrier_t *b, _Atomic uint32_t *w, int n)
+{
+    if (is_shared(b))
+        cap__shared_wake(w, n);
+    else
+        cap__wake_on(w, n);
 }
 
 /* Takes the lock, after which refs counts this generation's threads only
@@ -52,7 +81,7 @@ int cap_barrier_init(cap_barrier_t *b, const cap_barrierattr_t *attr, unsigned c
 static void lock(cap_barrier_t *b)
 {
     cap__spin_lock(lock_of(b));
-    if (__builtin_expect(b->gen != cap__fork_gen, 0)) {
+    if (__builtin_expect(b->gen != cap__fork_gen, 0) && !is_shared(b)) {
         atomic_store(CAP__A32(&b->refs), 0); /* the parent's threads: lost */
         b->gen = cap__fork_gen;
     }
@@ -62,7 +91,7 @@ static void leave(cap_barrier_t *b)
 {
     _Atomic uint32_t *refs = CAP__A32(&b->refs);
     if (atomic_fetch_sub(refs, 1) == (DESTROYING | 1))
-        cap__wake_on(refs, 1);
+        wake_word(b, refs, 1);
 }
 
 int cap_barrier_wait(cap_barrier_t *b)
@@ -72,16 +101,16 @@ int cap_barrier_wait(cap_barrier_t *b)
     atomic_fetch_add(CAP__A32(&b->refs), 1);
     uint32_t r = atomic_load_explicit(round, memory_order_relaxed);
     int rc = 0;
-    if (++b->arrived == b->count) {
+    if (++b->arrived == (b->count & ~SHARED)) {
         b->arrived = 0;
         atomic_store_explicit(round, r + 1, memory_order_release);
         cap__spin_unlock(lock_of(b));
-        cap__wake_on(round, INT_MAX);
+        wake_word(b, round, INT_MAX);
         rc = CAP_BARRIER_SERIAL_THREAD;
     } else {
         cap__spin_unlock(lock_of(b));
         while (atomic_load_explicit(round, memory_order_acquire) == r)
-            cap__wait_on(round, r, CAP__FOREVER, CAP__PARK_BARRIER);
+            wait_word(b, round, r);
     }
     leave(b);
     return rc;
@@ -100,7 +129,7 @@ int cap_barrier_destroy(cap_barrier_t *b)
     uint32_t v = atomic_fetch_or(refs, DESTROYING) | DESTROYING;
     cap__spin_unlock(lock_of(b));
     while (v != DESTROYING) {
-        cap__wait_on(refs, v, CAP__FOREVER, CAP__PARK_BARRIER);
+        wait_word(b, refs, v);
         v = atomic_load(refs);
     }
     return 0;

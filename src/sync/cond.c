@@ -54,6 +54,17 @@
  * waiter does) or a destroyer (with no waiter entering, as POSIX
  * requires) that finds another generation zeroes them first: in the
  * child no thread of its own can be inside a wait yet.
+ *
+ * Process-shared condition variables (SHARED in the clock word) keep
+ * their words in memory other processes map, and wait in the kernel
+ * (sync/shared_wait.c), where another process's signal can wake them.
+ * There a signal's futex wake reaches kernel sleepers only, in the order
+ * they began to sleep; a waiter still yielding, or queued for a pool
+ * thread, sees seq move instead. So wakers cannot count whom they woke:
+ * every waiter takes itself off sleepers when it returns, and sleepers
+ * is the number of threads of any process between counting in and
+ * leaving. There are no fork generations: the parent's waiters are
+ * still there.
  */
 #include <errno.h>
 #include <limits.h>
@@ -63,6 +74,7 @@
 #include "sync/sync.h"
 
 enum { DESTROYING = 1u << 31, REFS = DESTROYING - 1 };
+enum { SHARED = 1 << 30 }; /* in the clock word */
 
 int cap_cond_init(cap_cond_t *c, const cap_condattr_t *attr)
 {
@@ -70,14 +82,35 @@ int cap_cond_init(cap_cond_t *c, const cap_condattr_t *attr)
         return EINVAL;
     *c = (cap_cond_t)CAP_COND_INITIALIZER;
     if (attr != NULL)
-        c->clock = attr->clock;
+        c->clock = attr->clock | (attr->pshared == CAP_PROCESS_SHARED ? SHARED : 0);
     return 0;
+}
+
+static bool is_shared(const cap_cond_t *c)
+{
+    return (c->clock & SHARED) != 0;
+}
+
+/* Parks (or, process-shared, waits in the kernel) while *w == v. */
+static int wait_word(const cap_cond_t *c, _Atomic uint32_t *w, uint32_t v, cap__timeout *to,
+                     bool cancellable)
+{
+    if (is_shared(c))
+        return cap__shared_wait(w, v, to, cancellable);
+    return cap__sync_wait(w, v, to, CAP__PARK_COND, cancellable);
+}
+
+static int wake_word(const cap_cond_t *c, _Atomic uint32_t *w, int n)
+{
+    return is_shared(c) ? cap__shared_wake(w, n) : cap__wake_on(w, n);
 }
 
 /* Forgets the waiters of the parent in a fork's child (see the top); the
  * caller holds the mutex of the waits, or no wait may begin. */
 static void adopt(cap_cond_t *c)
 {
+    if (is_shared(c))
+        return;
     _Atomic uint32_t *gen = CAP__A32(&c->gen);
     if (__builtin_expect(atomic_load_explicit(gen, memory_order_relaxed) != cap__fork_gen, 0)) {
         atomic_store(CAP__A32(&c->refs), 0);
@@ -94,7 +127,7 @@ int cap_cond_destroy(cap_cond_t *c)
     _Atomic uint32_t *refs = CAP__A32(&c->refs);
     uint32_t v = atomic_fetch_or(refs, DESTROYING) | DESTROYING;
     while (v != DESTROYING) {
-        cap__wait_on(refs, v, CAP__FOREVER, CAP__PARK_COND);
+        wait_word(c, refs, v, NULL, false);
         v = atomic_load(refs);
     }
     return 0;
@@ -106,8 +139,8 @@ static int wake(cap_cond_t *c, int n)
     if (atomic_load(sleepers) == 0)
         return 0;
     atomic_fetch_add(CAP__A32(&c->seq), 1);
-    int woken = cap__wake_on(CAP__A32(&c->seq), n);
-    if (woken > 0)
+    int woken = wake_word(c, CAP__A32(&c->seq), n);
+    if (woken > 0 && !is_shared(c)) /* shared: each waiter counts itself out */
         atomic_fetch_sub(sleepers, (uint32_t)woken);
     return 0;
 }
@@ -127,7 +160,7 @@ static void leave(cap_cond_t *c)
 {
     _Atomic uint32_t *refs = CAP__A32(&c->refs);
     if (atomic_fetch_sub(refs, 1) == (DESTROYING | 1))
-        cap__wake_on(refs, 1);
+        wake_word(c, refs, 1);
 }
 
 /* A wait in progress, for its unwinding: a kernel thread the library
@@ -164,7 +197,7 @@ static __attribute__((noinline)) int sleep_foreign(cap_cond_t *c, void *m,
                                                    uint32_t s, cap__timeout *to)
 {
     struct waiting waiting __attribute__((cleanup(unwound))) = { c, m, ops, depth, true };
-    int rc = cap__sync_wait(CAP__A32(&c->seq), s, to, CAP__PARK_COND, true);
+    int rc = wait_word(c, CAP__A32(&c->seq), s, to, true);
     waiting.active = false;
     return rc;
 }
@@ -201,10 +234,10 @@ static inline __attribute__((always_inline)) int wait_with(cap_cond_t *c, void *
         return rc;
     }
     if (cap__current() != NULL)
-        rc = cap__sync_wait(seq, s, abs != NULL ? &to : NULL, CAP__PARK_COND, true);
+        rc = wait_word(c, seq, s, abs != NULL ? &to : NULL, true);
     else
         rc = sleep_foreign(c, m, ops, depth, s, abs != NULL ? &to : NULL);
-    if (rc != 0) /* not unparked by a signal: nobody took us off the count */
+    if (rc != 0 || is_shared(c)) /* nobody took us off the count */
         atomic_fetch_sub(sleepers, 1);
     leave(c); /* from here on c may be destroyed */
     int taken = ops->reacquire(m, depth);
@@ -246,7 +279,7 @@ int cap_cond_wait(cap_cond_t *c, cap_mutex_t *m)
 
 int cap_cond_timedwait(cap_cond_t *c, cap_mutex_t *m, const struct timespec *abstime)
 {
-    return wait_with(c, m, &cap_mutex_ops, c->clock, abstime);
+    return wait_with(c, m, &cap_mutex_ops, c->clock & ~SHARED, abstime);
 }
 
 int cap_cond_clockwait(cap_cond_t *c, cap_mutex_t *m, clockid_t clock,

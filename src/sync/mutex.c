@@ -64,6 +64,13 @@
  * lock, others only compare the owner with their own id. NORMAL records
  * nothing, to keep its fast path a single atomic.
  *
+ * Process-shared mutexes (SHARED in the type word) keep the same word in
+ * memory other processes map, and their waiters wait in the kernel
+ * (sync/shared_wait.c), where another process's unlock can wake them:
+ * Drepper's mutex 2 as it is, without STARVING and HANDOFF, whose fork
+ * generation and "queued" test name this process's waiters only. Their
+ * owner id carries the process id (cap__sync_shared_self_id).
+ *
  * After its last atomic on the state word an unlocker touches the mutex
  * only as a key for cap__wake_on, which never dereferences it, so a mutex
  * may be destroyed and freed as soon as another thread has locked and
@@ -83,6 +90,7 @@ enum {
     STARVING = 4,
     HANDOFF = 8,
 };
+enum { SHARED = 1 << 30 }; /* in the type word, with the kind */
 enum { SPIN_ROUNDS = 8, SPIN_PAUSES = 30 };
 #define STARVE_NS UINT64_C(1000000) /* 1 ms, as Go's starvationThresholdNs */
 
@@ -173,10 +181,22 @@ static int give_up(_Atomic uint32_t *w)
     }
 }
 
+/* A process-shared mutex's contended lock (see the top). */
+static int acquire_shared(cap_mutex_t *m, cap__timeout *to)
+{
+    _Atomic uint32_t *w = word(m);
+    while (atomic_exchange_explicit(w, CONTENDED, memory_order_acquire) != FREE)
+        if (cap__shared_wait(w, CONTENDED, to, false) == ETIMEDOUT)
+            return ETIMEDOUT;
+    return 0;
+}
+
 static int acquire_slow(cap_mutex_t *m, cap__timeout *to)
 {
     if (spin(m))
         return 0;
+    if (m->type & SHARED)
+        return acquire_shared(m, to);
     _Atomic uint32_t *w = word(m);
     bool queued = false; /* parked at least once: may claim a HANDOFF */
     uint64_t since = 0;  /* when we first parked */
@@ -232,6 +252,13 @@ static int acquire(cap_mutex_t *m, clockid_t clock, const struct timespec *abs)
 static int release_slow(cap_mutex_t *m, uint32_t s)
 {
     _Atomic uint32_t *w = word(m);
+    if (m->type & SHARED) {
+        if ((s & HELD) == FREE)
+            return EPERM;
+        if (atomic_exchange_explicit(w, FREE, memory_order_release) & CONTENDED)
+            cap__shared_wake(w, 1);
+        return 0;
+    }
     uint32_t next;
     do {
         if ((s & HELD) == FREE || (s & HANDOFF))
@@ -255,7 +282,14 @@ static int release(cap_mutex_t *m)
 
 static bool tracks_owner(int type)
 {
-    return type == CAP_MUTEX_RECURSIVE || type == CAP_MUTEX_ERRORCHECK;
+    int kind = type & ~SHARED;
+    return kind == CAP_MUTEX_RECURSIVE || kind == CAP_MUTEX_ERRORCHECK;
+}
+
+/* The caller's owner id for a mutex of this type. */
+static uint64_t self_id(int type)
+{
+    return type & SHARED ? cap__sync_shared_self_id() : cap__sync_self_id();
 }
 
 static bool held_by_caller(const cap_mutex_t *m, uint64_t self)
@@ -272,13 +306,13 @@ static void set_owner(cap_mutex_t *m, uint64_t id, uint32_t depth)
 static int lock_common(cap_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
     int type = m->type;
-    if (type == CAP_MUTEX_NORMAL)
+    if ((type & ~SHARED) == CAP_MUTEX_NORMAL)
         return acquire(m, clock, abs);
     if (!tracks_owner(type))
         return EINVAL;
-    uint64_t self = cap__sync_self_id();
+    uint64_t self = self_id(type);
     if (held_by_caller(m, self)) {
-        if (type == CAP_MUTEX_ERRORCHECK)
+        if ((type & ~SHARED) == CAP_MUTEX_ERRORCHECK)
             return EDEADLK;
         if (m->count == UINT32_MAX)
             return EAGAIN;
@@ -302,6 +336,8 @@ int cap_mutex_init(cap_mutex_t *m, const cap_mutexattr_t *attr)
         return EINVAL;
     *m = (cap_mutex_t)CAP_MUTEX_INITIALIZER;
     m->type = type;
+    if (attr != NULL && attr->pshared == CAP_PROCESS_SHARED)
+        m->type |= SHARED;
     return 0;
 }
 
@@ -334,12 +370,12 @@ int cap_mutex_clocklock(cap_mutex_t *m, clockid_t clock, const struct timespec *
 int cap_mutex_trylock(cap_mutex_t *m)
 {
     int type = m->type;
-    if (type == CAP_MUTEX_NORMAL)
+    if ((type & ~SHARED) == CAP_MUTEX_NORMAL)
         return try_acquire(m) || claim_lost_handoff(m) ? 0 : EBUSY;
     if (!tracks_owner(type))
         return EINVAL;
-    uint64_t self = cap__sync_self_id();
-    if (type == CAP_MUTEX_RECURSIVE && held_by_caller(m, self)) {
+    uint64_t self = self_id(type);
+    if ((type & ~SHARED) == CAP_MUTEX_RECURSIVE && held_by_caller(m, self)) {
         if (m->count == UINT32_MAX)
             return EAGAIN;
         m->count++;
@@ -354,13 +390,13 @@ int cap_mutex_trylock(cap_mutex_t *m)
 int cap_mutex_unlock(cap_mutex_t *m)
 {
     int type = m->type;
-    if (type == CAP_MUTEX_NORMAL)
+    if ((type & ~SHARED) == CAP_MUTEX_NORMAL)
         return release(m); /* one CAS */
     if (!tracks_owner(type))
         return EINVAL;
-    if (!held_by_caller(m, cap__sync_self_id()))
+    if (!held_by_caller(m, self_id(type)))
         return EPERM;
-    if (type == CAP_MUTEX_RECURSIVE && --m->count != 0)
+    if ((type & ~SHARED) == CAP_MUTEX_RECURSIVE && --m->count != 0)
         return 0;
     set_owner(m, 0, 0);
     return release(m);
@@ -372,14 +408,14 @@ int cap__mutex_check_owner(const cap_mutex_t *m)
 {
     if (!tracks_owner(m->type))
         return 0;
-    return held_by_caller(m, cap__sync_self_id()) ? 0 : EPERM;
+    return held_by_caller(m, self_id(m->type)) ? 0 : EPERM;
 }
 
 int cap__mutex_release_for_wait(cap_mutex_t *m, uint32_t *depth)
 {
     *depth = 0;
     if (tracks_owner(m->type)) {
-        if (!held_by_caller(m, cap__sync_self_id()))
+        if (!held_by_caller(m, self_id(m->type)))
             return EPERM;
         *depth = m->count;
         set_owner(m, 0, 0);
@@ -391,5 +427,5 @@ void cap__mutex_reacquire_after_wait(cap_mutex_t *m, uint32_t depth)
 {
     acquire(m, CLOCK_REALTIME, NULL);
     if (tracks_owner(m->type))
-        set_owner(m, cap__sync_self_id(), depth);
+        set_owner(m, self_id(m->type), depth);
 }

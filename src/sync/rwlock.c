@@ -41,6 +41,13 @@
  * the forking thread runs, and it was not waiting). The parent's holders
  * are not forgotten: a lock read- or write-held by another thread at the
  * fork stays held in the child, as POSIX has it.
+ *
+ * Process-shared locks (SHARED in the kind word) keep their words in
+ * memory other processes map: the guard is a pure spin lock already, the
+ * counts are every process's waiters (no fork generation), waiters wait
+ * in the kernel (sync/shared_wait.c) where another process's dispatch
+ * can wake them, and the writer id carries the process id
+ * (cap__sync_shared_self_id).
  */
 #include <errno.h>
 #include <limits.h>
@@ -55,7 +62,33 @@ enum {
     READERS = SLOW - 1, /* count mask; also the most readers at once */
 };
 
+enum { SHARED = 1 << 30 }; /* in the kind word */
+
 _Static_assert(sizeof(cap__spin) == sizeof(uint32_t), "guard fits the public word");
+
+static bool is_shared(const cap_rwlock_t *rw)
+{
+    return (rw->kind & SHARED) != 0;
+}
+
+static int kind_of(const cap_rwlock_t *rw)
+{
+    return rw->kind & ~SHARED;
+}
+
+/* The caller's writer id for this lock. */
+static uint64_t self_id(const cap_rwlock_t *rw)
+{
+    return is_shared(rw) ? cap__sync_shared_self_id() : cap__sync_self_id();
+}
+
+static void wake_word(const cap_rwlock_t *rw, uint32_t *w, int n)
+{
+    if (is_shared(rw))
+        cap__shared_wake(CAP__A32(w), n);
+    else
+        cap__wake_on(CAP__A32(w), n);
+}
 
 static _Atomic uint32_t *state_of(cap_rwlock_t *rw)
 {
@@ -67,7 +100,7 @@ static _Atomic uint32_t *state_of(cap_rwlock_t *rw)
 static void guard_lock(cap_rwlock_t *rw)
 {
     cap__spin_lock((cap__spin *)(void *)&rw->guard);
-    if (__builtin_expect(rw->reserved != cap__fork_gen, 0)) {
+    if (__builtin_expect(rw->reserved != cap__fork_gen, 0) && !is_shared(rw)) {
         rw->rwait = 0; /* the parent's waiters: gone */
         rw->wwait = 0;
         rw->reserved = cap__fork_gen;
@@ -95,15 +128,15 @@ static void dispatch(cap_rwlock_t *rw)
     uint32_t s = atomic_load(state_of(rw));
     if (s & WRITER)
         return; /* its unlock will dispatch */
-    bool prefer_readers = rw->kind == CAP_RWLOCK_PREFER_READER && rw->rwait != 0;
+    bool prefer_readers = kind_of(rw) == CAP_RWLOCK_PREFER_READER && rw->rwait != 0;
     if (rw->wwait != 0 && (s & READERS) == 0 && !prefer_readers) {
         atomic_fetch_add(CAP__A32(&rw->wseq), 1);
-        cap__wake_on(CAP__A32(&rw->wseq), 1);
+        wake_word(rw, &rw->wseq, 1);
         return;
     }
-    if (rw->rwait != 0 && (rw->kind == CAP_RWLOCK_PREFER_READER || rw->wwait == 0)) {
+    if (rw->rwait != 0 && (kind_of(rw) == CAP_RWLOCK_PREFER_READER || rw->wwait == 0)) {
         atomic_fetch_add(CAP__A32(&rw->rseq), 1);
-        cap__wake_on(CAP__A32(&rw->rseq), INT_MAX);
+        wake_word(rw, &rw->rseq, INT_MAX);
     }
 }
 
@@ -145,7 +178,8 @@ static int park_guarded(cap_rwlock_t *rw, uint32_t *count, uint32_t *seq, cap__t
     (*count)++;
     uint32_t s = atomic_load(CAP__A32(seq));
     guard_unlock(rw);
-    int rc = cap__sync_wait(CAP__A32(seq), s, to, CAP__PARK_RWLOCK, false);
+    int rc = is_shared(rw) ? cap__shared_wait(CAP__A32(seq), s, to, false)
+                           : cap__sync_wait(CAP__A32(seq), s, to, CAP__PARK_RWLOCK, false);
     guard_lock(rw);
     (*count)--;
     if (rc == ETIMEDOUT)
@@ -168,12 +202,12 @@ static bool read_fast(cap_rwlock_t *rw)
 
 static int read_slow(cap_rwlock_t *rw, cap__timeout *to, bool try)
 {
-    uint64_t self = cap__sync_self_id();
+    uint64_t self = self_id(rw);
     int rc;
     guard_lock(rw);
     for (;;) {
         uint32_t s = atomic_load(state_of(rw));
-        bool writer_first = rw->kind == CAP_RWLOCK_PREFER_WRITER && rw->wwait != 0;
+        bool writer_first = kind_of(rw) == CAP_RWLOCK_PREFER_WRITER && rw->wwait != 0;
         if (!(s & WRITER) && !writer_first) {
             if ((s & READERS) == READERS) {
                 rc = EAGAIN;
@@ -276,7 +310,7 @@ static int write_slow(cap_rwlock_t *rw, uint64_t self, cap__timeout *to, bool tr
 
 static int wrlock(cap_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
 {
-    uint64_t self = cap__sync_self_id();
+    uint64_t self = self_id(rw);
     if (write_fast(rw, self))
         return 0;
     if (abs == NULL)
@@ -293,7 +327,7 @@ int cap_rwlock_wrlock(cap_rwlock_t *rw)
 
 int cap_rwlock_trywrlock(cap_rwlock_t *rw)
 {
-    uint64_t self = cap__sync_self_id();
+    uint64_t self = self_id(rw);
     return write_fast(rw, self) ? 0 : write_slow(rw, self, NULL, true);
 }
 
@@ -313,7 +347,7 @@ int cap_rwlock_clockwrlock(cap_rwlock_t *rw, clockid_t clock, const struct times
 
 static int write_unlock(cap_rwlock_t *rw)
 {
-    if (atomic_load_explicit(writer_of(rw), memory_order_relaxed) != cap__sync_self_id())
+    if (atomic_load_explicit(writer_of(rw), memory_order_relaxed) != self_id(rw))
         return EPERM;
     atomic_store_explicit(writer_of(rw), 0, memory_order_relaxed);
     for (;;) {
@@ -368,7 +402,7 @@ int cap_rwlock_init(cap_rwlock_t *rw, const cap_rwlockattr_t *attr)
         return EINVAL;
     *rw = (cap_rwlock_t)CAP_RWLOCK_INITIALIZER;
     if (attr != NULL)
-        rw->kind = attr->kind;
+        rw->kind = attr->kind | (attr->pshared == CAP_PROCESS_SHARED ? SHARED : 0);
     return 0;
 }
 

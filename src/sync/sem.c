@@ -189,6 +189,24 @@ static int wait_slow(cap_sem_t *s, cap__timeout *to, cap__addr_waiter *aw,
     }
 }
 
+/* wait_slow with the signal side of a user thread, whose records live
+ * here (out of line: the kernel waits of shared semaphores need the
+ * linked-stack room, stack/runtime_calls.h, that these would take). */
+static __attribute__((noinline)) int wait_interruptible(cap_sem_t *s, cap__timeout *to)
+{
+    /* A signal handler interrupts the wait as it does glibc's (the
+     * kernel's futex wait): the untimed one only without SA_RESTART. */
+    struct intr_wait iw = {
+        .in = to != NULL ? &cap__intr_always : &cap__intr_restart,
+        .entered = false,
+    };
+    cap__addr_waiter aw = { .addr = value_word(s) };
+    int rc = wait_slow(s, to, &aw, &iw);
+    if (iw.entered)
+        cap__sig_leave(&iw.sw);
+    return rc;
+}
+
 int cap__sem_wait_as(cap_sem_t *s, clockid_t clock, const struct timespec *abs, bool kernel)
 {
     cap__cancel_point();
@@ -205,16 +223,7 @@ int cap__sem_wait_as(cap_sem_t *s, clockid_t clock, const struct timespec *abs, 
     if (kernel || (was & CAP__SEM_SHARED)) {
         rc = cap__sem_wait_kernel(word(s), abs != NULL ? &to : NULL);
     } else if (cap__current() != NULL && !cap__in_signal_handler()) {
-        /* A signal handler interrupts the wait as it does glibc's (the
-         * kernel's futex wait): the untimed one only without SA_RESTART. */
-        struct intr_wait iw = {
-            .in = abs != NULL ? &cap__intr_always : &cap__intr_restart,
-            .entered = false,
-        };
-        cap__addr_waiter aw = { .addr = value_word(s) };
-        rc = wait_slow(s, abs != NULL ? &to : NULL, &aw, &iw);
-        if (iw.entered)
-            cap__sig_leave(&iw.sw);
+        rc = wait_interruptible(s, abs != NULL ? &to : NULL);
     } else {
         rc = wait_slow(s, abs != NULL ? &to : NULL, NULL, NULL);
     }

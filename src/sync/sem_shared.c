@@ -33,53 +33,15 @@
  * same as a signal that comes just before glibc's futex wait sleeps.
  */
 #include <errno.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "io/io.h"
-#include "io/sigintr.h"
 #include "sched/worker.h"
 #include "sync/sync.h"
 
 enum { YIELDS = 8 };
 
-struct futex_wait {
-    _Atomic uint32_t *value;
-    const cap__timeout *to; /* NULL: none */
-    long result;            /* 0, or -errno */
-};
-
-/* On the pool thread: sleeps while the value reads 0, until a wake-up or
- * the absolute timeout on the caller's clock (never one before the epoch,
- * which the kernel refuses with EINVAL: cap__timeout_expired ends those
- * on the caller's thread). */
-static void sleep_on_value(void *arg)
-{
-    struct futex_wait *w = arg;
-    int op = FUTEX_WAIT_BITSET;
-    const struct timespec *abs = NULL;
-    if (w->to != NULL) {
-        abs = &w->to->abs;
-        if (w->to->clock == CLOCK_REALTIME)
-            op |= FUTEX_CLOCK_REALTIME;
-    }
-    long r = syscall(SYS_futex, w->value, op, 0, abs, NULL, FUTEX_BITSET_MATCH_ANY);
-    w->result = r == 0 ? 0 : -errno;
-}
-
-/* Still queued for a pool thread at the deadline: it would time out at
- * once (the caller takes a unit posted meanwhile: see below). */
-static void timed_out(void *arg)
-{
-    ((struct futex_wait *)arg)->result = -ETIMEDOUT;
-}
-
 int cap__sem_wait_kernel(_Atomic uint64_t *word, cap__timeout *to)
 {
-    cap__intr in = to != NULL ? cap__intr_always : cap__intr_restart;
-    in.cancel = true;
+    int how = CAP__SHARED_CANCEL | (to != NULL ? CAP__SHARED_EINTR : 0);
     if (cap__current() != NULL)
         for (int i = 0; i < YIELDS; i++) {
             cap_yield();
@@ -89,20 +51,12 @@ int cap__sem_wait_kernel(_Atomic uint64_t *word, cap__timeout *to)
     for (;;) {
         if (cap__sem_take(word, CAP__SEM_ONE_WAITER))
             return 0;
-        struct futex_wait w = { .value = (_Atomic uint32_t *)(void *)word, .to = to };
-        /* A time already reached (one before the epoch too, which glibc
-         * answers without the kernel) times out here, without the pool's
-         * round trip. */
-        long r = -ETIMEDOUT;
-        if (to == NULL)
-            r = cap__offload_call(sleep_on_value, &w, &w.result, &in);
-        else if (!cap__timeout_expired(to))
-            r = cap__offload_call_until(sleep_on_value, &w, &w.result, &in, to->deadline,
-                                        timed_out);
+        /* A time already reached times out here, without the pool's round
+         * trip (shared_wait.c), and one queued past a deadline the clock
+         * moved back waits on. */
+        long r = cap__futex_wait_pooled((_Atomic uint32_t *)(void *)word, 0, to, how);
         if (r == 0 || r == -EAGAIN)
             continue; /* woken, or the value changed before it slept */
-        if (r == -ETIMEDOUT && to != NULL && !cap__timeout_expired(to))
-            continue; /* queued past our deadline, but the clock was set back */
         /* A post that came with the timeout or the signal is taken, as a
          * woken waiter takes it before it looks at why it woke; a cancel
          * takes nothing (POSIX: the cancelled wait consumed no unit). */
@@ -115,5 +69,5 @@ int cap__sem_wait_kernel(_Atomic uint64_t *word, cap__timeout *to)
 
 void cap__sem_wake_kernel(_Atomic uint64_t *word)
 {
-    syscall(SYS_futex, (_Atomic uint32_t *)(void *)word, FUTEX_WAKE, 1, NULL, NULL, 0);
+    cap__shared_wake((_Atomic uint32_t *)(void *)word, 1);
 }

@@ -9,8 +9,12 @@
  * running the holder, and only briefly; then it yields a few times (the
  * holder may be runnable on our own worker); then it parks like a mutex
  * waiter. The state word is a Drepper mutex word (mutex.c): FREE, HELD,
- * CONTENDED; unlock is still one exchange, and it wakes a waiter only if
+ * CONTENDED; unlock is still one atomic, and it wakes a waiter only if
  * one may be parked.
+ *
+ * A process-shared spin lock carries SHARED in its word for good (the
+ * word is all a cap_spin_t has); its waiters wait in the kernel
+ * (sync/shared_wait.c), where another process's unlock can wake them.
  */
 #include <errno.h>
 
@@ -18,7 +22,7 @@
 #include "sync/sync.h"
 #include "util/spin.h"
 
-enum { FREE = 0, HELD = 1, CONTENDED = 2 };
+enum { FREE = 0, HELD = 1, CONTENDED = 2, SHARED = 1u << 31 };
 enum { SPINS = 100, YIELDS = 8 };
 
 static _Atomic uint32_t *word(cap_spin_t *s)
@@ -28,9 +32,9 @@ static _Atomic uint32_t *word(cap_spin_t *s)
 
 static bool try_take(cap_spin_t *s)
 {
-    uint32_t expected = FREE;
-    return atomic_load_explicit(word(s), memory_order_relaxed) == FREE &&
-           atomic_compare_exchange_strong_explicit(word(s), &expected, HELD,
+    uint32_t cur = atomic_load_explicit(word(s), memory_order_relaxed);
+    return (cur & ~SHARED) == FREE &&
+           atomic_compare_exchange_strong_explicit(word(s), &cur, cur | HELD,
                                                    memory_order_acquire, memory_order_relaxed);
 }
 
@@ -40,7 +44,7 @@ int cap_spin_init(cap_spin_t *s, int pshared)
         return EINVAL;
     int rc = cap__pshared_check(pshared);
     if (rc == 0)
-        atomic_init(word(s), FREE);
+        atomic_init(word(s), pshared == CAP_PROCESS_SHARED ? SHARED : FREE);
     return rc;
 }
 
@@ -48,7 +52,7 @@ int cap_spin_destroy(cap_spin_t *s)
 {
     if (s == NULL)
         return EINVAL;
-    return atomic_load(word(s)) != FREE ? EBUSY : 0;
+    return (atomic_load(word(s)) & ~SHARED) != FREE ? EBUSY : 0;
 }
 
 int cap_spin_trylock(cap_spin_t *s)
@@ -72,15 +76,25 @@ int cap_spin_lock(cap_spin_t *s)
             return 0;
     }
     _Atomic uint32_t *w = word(s);
-    while (atomic_exchange_explicit(w, CONTENDED, memory_order_acquire) != FREE)
-        cap__wait_on(w, CONTENDED, CAP__FOREVER, CAP__PARK_MUTEX);
+    uint32_t shared = atomic_load_explicit(w, memory_order_relaxed) & SHARED;
+    while ((atomic_exchange_explicit(w, shared | CONTENDED, memory_order_acquire) & ~SHARED) !=
+           FREE) {
+        if (shared)
+            cap__shared_wait(w, SHARED | CONTENDED, NULL, false);
+        else
+            cap__wait_on(w, CONTENDED, CAP__FOREVER, CAP__PARK_MUTEX);
+    }
     return 0;
 }
 
 int cap_spin_unlock(cap_spin_t *s)
 {
-    uint32_t prev = atomic_exchange_explicit(word(s), FREE, memory_order_release);
-    if (prev == CONTENDED)
-        cap__wake_on(word(s), 1);
-    return prev == FREE ? EPERM : 0;
+    uint32_t prev = atomic_fetch_and_explicit(word(s), SHARED, memory_order_release);
+    if ((prev & ~SHARED) == CONTENDED) {
+        if (prev & SHARED)
+            cap__shared_wake(word(s), 1);
+        else
+            cap__wake_on(word(s), 1);
+    }
+    return (prev & ~SHARED) == FREE ? EPERM : 0;
 }

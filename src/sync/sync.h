@@ -38,7 +38,13 @@ _Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t), "atomic view of a p
  * set, so it never equals a handle). Never 0. */
 uint64_t cap__sync_self_id(void);
 
-/* 0 for CAP_PROCESS_PRIVATE, ENOTSUP for CAP_PROCESS_SHARED, else EINVAL. */
+/* The holder id of a process-shared mutex or rwlock: the calling
+ * process's id in bits 32-62, and the user thread's slot (its handle's
+ * low half) or, top bit set, the id of a kernel thread the library does
+ * not run. Never 0, and never a cap__sync_self_id. */
+uint64_t cap__sync_shared_self_id(void);
+
+/* 0 for CAP_PROCESS_PRIVATE or CAP_PROCESS_SHARED, else EINVAL. */
 int cap__pshared_check(int pshared);
 
 /* An absolute timeout on a caller's clock. */
@@ -66,6 +72,30 @@ int cap__sync_wait(const _Atomic uint32_t *addr, uint32_t expected, cap__timeout
  * also EINTR, without parking, once *w->intr is nonzero. */
 int cap__sync_wait_intr(cap__addr_waiter *w, uint32_t expected, cap__timeout *t,
                         enum cap__park_reason reason, bool cancellable);
+
+/* ---- process-shared objects (shared_wait.c) ----------------------------
+ * Waits in the kernel, so that a futex wake from any process ends them. */
+enum {
+    CAP__SHARED_CANCEL = 1, /* a cancellation point: -ECANCELED */
+    CAP__SHARED_EINTR = 2,  /* any caught signal ends it with -EINTR; without
+                               this flag, only one without SA_RESTART does */
+};
+
+/* Sleeps while *word == expected in a kernel futex wait made on the
+ * offload pool (under linked stacks: parks in slices, see shared_wait.c),
+ * until a wake-up or the timeout to (NULL: none; one already passed
+ * returns at once). how: CAP__SHARED_* flags. 0 (woken, possibly
+ * spuriously), -EAGAIN (*word differed), -ETIMEDOUT, -EINTR or
+ * -ECANCELED. */
+long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to, int how);
+/* cap__sync_wait for a process-shared object: a few yields watching the
+ * word first, then cap__futex_wait_pooled; a signal handler that ran
+ * makes it return 0 (the caller looks again). cancellable: a
+ * cancellation point. 0, EAGAIN, ETIMEDOUT or ECANCELED. */
+int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
+                     bool cancellable);
+/* Wakes up to n threads of any process waiting on word; how many woke. */
+int cap__shared_wake(_Atomic uint32_t *word, int n);
 
 /* ---- semaphores (sem.c, sem_shared.c) ----------------------------------
  * One 64-bit word, glibc's layout: the value in the low half (the futex

@@ -5,6 +5,8 @@
  * rule), the one wait loop they all use, and the small shared helpers.
  */
 #include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "sched/worker.h"
 #include "sync/sync.h"
@@ -22,11 +24,19 @@ uint64_t cap__sync_self_id(void)
     return (uint64_t)(uintptr_t)&kthread_tag | (UINT64_C(1) << 63);
 }
 
+/* getpid() is a system call: only owner-tracking shared objects pay it. */
+uint64_t cap__sync_shared_self_id(void)
+{
+    uint64_t pid = (uint64_t)(uint32_t)getpid() << 32;
+    cap__thread *self = cap__current();
+    if (self != NULL)
+        return pid | (uint32_t)cap__thread_handle(self);
+    return (UINT64_C(1) << 63) | pid | (uint32_t)syscall(SYS_gettid);
+}
+
 int cap__pshared_check(int pshared)
 {
-    if (pshared == CAP_PROCESS_PRIVATE)
-        return 0;
-    return pshared == CAP_PROCESS_SHARED ? ENOTSUP : EINVAL;
+    return pshared == CAP_PROCESS_PRIVATE || pshared == CAP_PROCESS_SHARED ? 0 : EINVAL;
 }
 
 /* abs - now in nanoseconds: 0 if abs has passed, saturating at UINT64_MAX. */

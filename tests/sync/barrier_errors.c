@@ -19,7 +19,9 @@ int main(void)
     CHECK_EQ(cap_barrierattr_init(&a), 0);
     CHECK_EQ(cap_barrierattr_getpshared(&a, &v), 0);
     CHECK_EQ(v, CAP_PROCESS_PRIVATE);
-    CHECK_EQ(cap_barrierattr_setpshared(&a, CAP_PROCESS_SHARED), ENOTSUP);
+    CHECK_EQ(cap_barrierattr_setpshared(&a, CAP_PROCESS_SHARED), 0);
+    CHECK_EQ(cap_barrierattr_getpshared(&a, &v), 0);
+    CHECK_EQ(v, CAP_PROCESS_SHARED);
     CHECK_EQ(cap_barrierattr_setpshared(&a, 2), EINVAL);
     CHECK_EQ(cap_barrierattr_setpshared(&a, CAP_PROCESS_PRIVATE), 0);
 

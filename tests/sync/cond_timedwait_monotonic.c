@@ -20,8 +20,11 @@ int main(void)
     CHECK_EQ(clk, CLOCK_MONOTONIC);
     CHECK_EQ(cap_condattr_getpshared(&a, &v), 0);
     CHECK_EQ(v, CAP_PROCESS_PRIVATE);
-    CHECK_EQ(cap_condattr_setpshared(&a, CAP_PROCESS_SHARED), ENOTSUP);
+    CHECK_EQ(cap_condattr_setpshared(&a, CAP_PROCESS_SHARED), 0);
+    CHECK_EQ(cap_condattr_getpshared(&a, &v), 0);
+    CHECK_EQ(v, CAP_PROCESS_SHARED);
     CHECK_EQ(cap_condattr_setpshared(&a, 5), EINVAL);
+    CHECK_EQ(cap_condattr_setpshared(&a, CAP_PROCESS_PRIVATE), 0);
 
     cap_cond_t c;
     cap_mutex_t m = CAP_MUTEX_INITIALIZER;

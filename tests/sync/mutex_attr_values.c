@@ -18,7 +18,9 @@ int main(void)
 
     CHECK_EQ(cap_mutexattr_getpshared(&a, &v), 0);
     CHECK_EQ(v, CAP_PROCESS_PRIVATE);
-    CHECK_EQ(cap_mutexattr_setpshared(&a, CAP_PROCESS_SHARED), ENOTSUP);
+    CHECK_EQ(cap_mutexattr_setpshared(&a, CAP_PROCESS_SHARED), 0);
+    CHECK_EQ(cap_mutexattr_getpshared(&a, &v), 0);
+    CHECK_EQ(v, CAP_PROCESS_SHARED);
     CHECK_EQ(cap_mutexattr_setpshared(&a, 7), EINVAL);
     CHECK_EQ(cap_mutexattr_setpshared(&a, CAP_PROCESS_PRIVATE), 0);
 

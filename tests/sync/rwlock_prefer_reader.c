@@ -33,8 +33,11 @@ int main(void)
     CHECK_EQ(v, CAP_RWLOCK_PREFER_READER);
     CHECK_EQ(cap_rwlockattr_getpshared(&a, &v), 0);
     CHECK_EQ(v, CAP_PROCESS_PRIVATE);
-    CHECK_EQ(cap_rwlockattr_setpshared(&a, CAP_PROCESS_SHARED), ENOTSUP);
+    CHECK_EQ(cap_rwlockattr_setpshared(&a, CAP_PROCESS_SHARED), 0);
+    CHECK_EQ(cap_rwlockattr_getpshared(&a, &v), 0);
+    CHECK_EQ(v, CAP_PROCESS_SHARED);
     CHECK_EQ(cap_rwlockattr_setpshared(&a, -3), EINVAL);
+    CHECK_EQ(cap_rwlockattr_setpshared(&a, CAP_PROCESS_PRIVATE), 0);
     CHECK_EQ(cap_rwlock_init(&rw, &a), 0);
     CHECK_EQ(cap_rwlockattr_destroy(&a), 0);
 

@@ -26,7 +26,7 @@ static inline struct timespec ts_now(clockid_t clock)
     return ts;
 }
 
-/* now + ms on the given clock */
+/* now + ms on the given clock (ms may be negative: a time passed) */
 static inline struct timespec ts_after(clockid_t clock, long ms)
 {
     struct timespec ts = ts_now(clock);
@@ -35,6 +35,9 @@ static inline struct timespec ts_after(clockid_t clock, long ms)
     if (ts.tv_nsec >= 1000000000L) {
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000L;
+    } else if (ts.tv_nsec < 0) {
+        ts.tv_sec--;
+        ts.tv_nsec += 1000000000L;
     }
     return ts;
 }

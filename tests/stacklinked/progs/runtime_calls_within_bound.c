@@ -3,7 +3,9 @@
  * (src/stack/runtime_calls.S) stay within CAP__LINKED_RUNTIME_BYTES of
  * stack, measured by painting the stack below the caller with a pattern
  * and finding the lowest byte the call changed: uncontended and contended
- * mutexes, condition waits (woken, timed out), semaphores, rwlocks, a
+ * mutexes and semaphores (process-shared ones too, which wait in the
+ * kernel on the pool but under linked stacks park in slices:
+ * sync/shared_wait.c), condition waits (woken, timed out), rwlocks, a
  * barrier, sleep, yield, join (of a running and of an ended thread), and a
  * cancelled wait, down to its cleanup handler, key destructor and exit.
  * Runs on a 64 KiB first chunk (CAP_LINKED_FIRST, tests.cmake), so no call
@@ -76,6 +78,32 @@ static void *holder(void *arg)
     cap_yield();
     cap_rwlock_unlock(&rw);
     cap_barrier_wait(&bar);
+    return NULL;
+}
+
+/* Holds a process-shared mutex for longer than its waiter's yields, so
+ * that the waiter goes on to the kernel's futex wait (on the pool). */
+static cap_mutex_t shared_m;
+static volatile int shared_held;
+
+static void *shared_holder(void *arg)
+{
+    (void)arg;
+    cap_mutex_lock(&shared_m);
+    shared_held = 1;
+    cap_sleep_ns(5000000);
+    cap_mutex_unlock(&shared_m);
+    return NULL;
+}
+
+/* Posts a process-shared semaphore once its waiter is past its yields. */
+static cap_sem_t shared_sem;
+
+static void *shared_poster(void *arg)
+{
+    (void)arg;
+    cap_sleep_ns(5000000);
+    cap_sem_post(&shared_sem);
     return NULL;
 }
 
@@ -173,6 +201,21 @@ int main(void)
     CHECK_EQ(cap_thread_create(&t, NULL, sleeper, NULL), 0);
     cap_sleep_ns(5000000);
     MEASURE("join, ended thread", cap_thread_join(t, NULL));
+
+    cap_mutexattr_t ma;
+    CHECK_EQ(cap_mutexattr_init(&ma), 0);
+    CHECK_EQ(cap_mutexattr_setpshared(&ma, CAP_PROCESS_SHARED), 0);
+    CHECK_EQ(cap_mutex_init(&shared_m, &ma), 0);
+    CHECK_EQ(cap_thread_create(&t, NULL, shared_holder, NULL), 0);
+    while (!shared_held)
+        cap_yield();
+    MEASURE("shared mutex lock, in the kernel", cap_mutex_lock(&shared_m));
+    MEASURE("shared mutex unlock", cap_mutex_unlock(&shared_m));
+    CHECK_EQ(cap_thread_join(t, NULL), 0);
+    CHECK_EQ(cap_sem_init(&shared_sem, 1, 0), 0);
+    CHECK_EQ(cap_thread_create(&t, NULL, shared_poster, NULL), 0);
+    MEASURE("shared sem wait, in the kernel", cap_sem_wait(&shared_sem));
+    CHECK_EQ(cap_thread_join(t, NULL), 0);
 
     /* Cancelled inside cap_cond_wait: its cleanup handler and the key
      * destructor run at the bottom of the runtime's frames; then the exit

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waits and wake-ups on a word of a process-shared object: a semaphore,
+ * mutex, condition variable, barrier or read-write lock made with
+ * CAP_PROCESS_SHARED (or named), in memory other processes map too.
+ *
+ * A thread of another process wakes such a word with a futex wake, and
+ * no parked user thread of ours hears that. So a waiter here waits in the
+ * kernel: a FUTEX_WAIT (not private: the key is the page, whichever
+ * process maps it) made on a kernel thread of the offload pool
+ * (io/offload.c) while only the calling user thread waits; a waker makes
+ * a FUTEX_WAKE. Each waiting user thread holds a pool thread while it
+ * waits in the kernel (CAP_POOL_THREADS, README Limits).
+ *
+ * A trip through the pool costs tens of microseconds, and a program may
+ * make an object process-shared and still use it from its own threads
+ * only. So cap__shared_wait first yields its worker a few times (YIELDS),
+ * returning as soon as the word changes: a hand-off between two user
+ * threads of one process then costs switches, not pool trips.
+ *
+ * A timed wait whose time has passed times out on the caller's thread,
+ * without the pool (the kernel refuses a time before the epoch with
+ * EINVAL: cap__timeout_expired ends those here too).
+ *
+ * Linked stacks: the pool call's frames (the signal and cancel records,
+ * the job) take about 2 KiB of the waiting thread's stack, far beyond
+ * what the runtime's calls may use there (CAP__LINKED_RUNTIME_BYTES,
+ * stack/runtime_calls.h: a thread parks on its 2 KiB first chunk). So
+ * under linked stacks a user thread parks on the word in this process
+ * instead, in slices of SLICE_NS, and looks at the word after each: a
+ * wake-up from this process (cap__shared_wake also wakes parked threads
+ * then) ends the park at once, one from another process within a slice.
+ * Such a wait is a cancellation point as the kernel's is, but a signal
+ * handler does not end it: a shared semaphore's wait then returns EINTR
+ * only if the handler ran before it parked (docs/stacks.md).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "io/sigintr.h"
+#include "sched/worker.h"
+#include "stack/stack.h"
+#include "sync/sync.h"
+#include "util/sigctx.h"
+
+enum { YIELDS = 8 };
+#define SLICE_NS UINT64_C(2000000)
+
+struct futex_wait {
+    _Atomic uint32_t *word;
+    uint32_t expected;
+    const cap__timeout *to; /* NULL: none */
+    long result;            /* 0, or -errno */
+};
+
+/* On the pool thread: sleeps while the word reads expected, until a
+ * wake-up or the absolute timeout on the caller's clock. */
+static void sleep_on_word(void *arg)
+{
+    struct futex_wait *w = arg;
+    int op = FUTEX_WAIT_BITSET;
+    const struct timespec *abs = NULL;
+    if (w->to != NULL) {
+        abs = &w->to->abs;
+        if (w->to->clock == CLOCK_REALTIME)
+            op |= FUTEX_CLOCK_REALTIME;
+    }
+    long r = syscall(SYS_futex, w->word, op, w->expected, abs, NULL, FUTEX_BITSET_MATCH_ANY);
+    w->result = r == 0 ? 0 : -errno;
+}
+
+/* Still queued for a pool thread at the deadline: it would time out at
+ * once. */
+static void timed_out(void *arg)
+{
+    ((struct futex_wait *)arg)->result = -ETIMEDOUT;
+}
+
+/* The park in slices of a user thread on linked stacks (see the top). */
+static long wait_in_slices(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
+                           bool cancel)
+{
+    if (to != NULL && cap__timeout_expired(to))
+        return -ETIMEDOUT;
+    uint64_t deadline = cap__now() + SLICE_NS;
+    if (to != NULL && to->deadline < deadline)
+        deadline = to->deadline;
+    int rc = cancel ? cap__wait_on_cancellable(word, expected, deadline, CAP__PARK_MUTEX, NULL)
+                    : cap__wait_on(word, expected, deadline, CAP__PARK_MUTEX);
+    if (rc == ETIMEDOUT)
+        return to != NULL && cap__timeout_expired(to) ? -ETIMEDOUT : 0;
+    return -rc;
+}
+
+/* The kernel's wait, on the pool (out of line: its frames stay off the
+ * linked-stack path). */
+static __attribute__((noinline)) long wait_on_pool(_Atomic uint32_t *word, uint32_t expected,
+                                                   cap__timeout *to, int how)
+{
+    cap__intr in = how & CAP__SHARED_EINTR ? cap__intr_always : cap__intr_restart;
+    in.cancel = (how & CAP__SHARED_CANCEL) != 0;
+    struct futex_wait w = { .word = word, .expected = expected, .to = to };
+    if (to == NULL)
+        return cap__offload_call(sleep_on_word, &w, &w.result, &in);
+    for (;;) {
+        if (cap__timeout_expired(to))
+            return -ETIMEDOUT;
+        long r = cap__offload_call_until(sleep_on_word, &w, &w.result, &in, to->deadline,
+                                         timed_out);
+        if (r != -ETIMEDOUT || cap__timeout_expired(to))
+            return r;
+        /* queued past our deadline, but the clock was set back: wait on */
+    }
+}
+
+long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to, int how)
+{
+    if (cap__current() != NULL && cap__stack_linked_mode())
+        return wait_in_slices(word, expected, to, (how & CAP__SHARED_CANCEL) != 0);
+    return wait_on_pool(word, expected, to, how);
+}
+
+int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
+                     bool cancellable)
+{
+    if (cap__current() != NULL)
+        for (int i = 0; i < YIELDS; i++) {
+            cap_yield();
+            if (atomic_load_explicit(word, memory_order_relaxed) != expected)
+                return EAGAIN;
+        }
+    long r = cap__futex_wait_pooled(word, expected, to, cancellable ? CAP__SHARED_CANCEL : 0);
+    if (r == -EINTR)
+        return 0; /* a handler ran: the caller looks again, as after a wake */
+    return (int)-r;
+}
+
+int cap__shared_wake(_Atomic uint32_t *word, int n)
+{
+    long r = syscall(SYS_futex, word, FUTEX_WAKE, n, NULL, NULL, 0);
+    int woken = r > 0 ? (int)r : 0;
+    if (cap__stack_linked_mode() && woken < n) { /* parked in slices */
+        if (cap__in_signal_handler())
+            cap__wake_on_deferred(word); /* a semaphore's post: one, async-signal-safe */
+        else
+            woken += cap__wake_on(word, n - woken);
+    }
+    return woken;
+}
