@@ -11,7 +11,6 @@
  * ENOTSUP.) */
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,18 +30,10 @@ static atomic_int entered, bystander_ran, handled;
 
 static void init_shared(void)
 {
-    sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    CHECK(sh != MAP_FAILED);
-    cap_mutexattr_t ma;
-    CHECK_EQ(cap_mutexattr_init(&ma), 0);
-    CHECK_EQ(cap_mutexattr_setpshared(&ma, CAP_PROCESS_SHARED), 0);
-    CHECK_EQ(cap_mutex_init(&sh->m, &ma), 0);
-    CHECK_EQ(cap_mutexattr_settype(&ma, CAP_MUTEX_ERRORCHECK), 0);
-    CHECK_EQ(cap_mutex_init(&sh->em, &ma), 0);
-    cap_condattr_t ca;
-    CHECK_EQ(cap_condattr_init(&ca), 0);
-    CHECK_EQ(cap_condattr_setpshared(&ca, CAP_PROCESS_SHARED), 0);
-    CHECK_EQ(cap_cond_init(&sh->c, &ca), 0);
+    sh = shared_map(sizeof *sh);
+    shared_mutex_init(&sh->m, CAP_MUTEX_NORMAL);
+    shared_mutex_init(&sh->em, CAP_MUTEX_ERRORCHECK);
+    shared_cond_init(&sh->c);
 }
 
 static void past_deadlines(void)

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers for the sync tests: absolute times, and thread creation with a
- * small stack for the tests that run thousands of threads. */
+/* Helpers for the sync tests: absolute times, thread creation with a
+ * small stack for the tests that run thousands of threads, and
+ * process-shared objects in memory forked children share. */
 #ifndef CAP_TESTS_SYNC_UTIL_H
 #define CAP_TESTS_SYNC_UTIL_H
 
 #include <capriccio.h>
 #include <errno.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "check.h"
@@ -62,6 +64,32 @@ static inline void *join(cap_thread_t t)
     void *ret = NULL;
     CHECK_EQ(cap_thread_join(t, &ret), 0);
     return ret;
+}
+
+/* size zeroed bytes that this process and its forked children share. */
+static inline void *shared_map(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(p != MAP_FAILED);
+    return p;
+}
+
+/* A process-shared mutex of the given type, and condition variable. */
+static inline void shared_mutex_init(cap_mutex_t *m, int type)
+{
+    cap_mutexattr_t a;
+    CHECK_EQ(cap_mutexattr_init(&a), 0);
+    CHECK_EQ(cap_mutexattr_setpshared(&a, CAP_PROCESS_SHARED), 0);
+    CHECK_EQ(cap_mutexattr_settype(&a, type), 0);
+    CHECK_EQ(cap_mutex_init(m, &a), 0);
+}
+
+static inline void shared_cond_init(cap_cond_t *c)
+{
+    cap_condattr_t a;
+    CHECK_EQ(cap_condattr_init(&a), 0);
+    CHECK_EQ(cap_condattr_setpshared(&a, CAP_PROCESS_SHARED), 0);
+    CHECK_EQ(cap_cond_init(c, &a), 0);
 }
 
 #endif /* CAP_TESTS_SYNC_UTIL_H */

@@ -10,12 +10,11 @@
  * after a slice: the round trips finish well within the test's time). */
 #include <capriccio.h>
 #include <errno.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "sync/util.h"
 
 enum { ROUNDS = 2000 };
 
@@ -30,16 +29,9 @@ static struct shared *sh;
 
 static void init_shared(void)
 {
-    sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    CHECK(sh != MAP_FAILED);
-    cap_mutexattr_t ma;
-    CHECK_EQ(cap_mutexattr_init(&ma), 0);
-    CHECK_EQ(cap_mutexattr_setpshared(&ma, CAP_PROCESS_SHARED), 0);
-    CHECK_EQ(cap_mutex_init(&sh->m, &ma), 0);
-    cap_condattr_t ca;
-    CHECK_EQ(cap_condattr_init(&ca), 0);
-    CHECK_EQ(cap_condattr_setpshared(&ca, CAP_PROCESS_SHARED), 0);
-    CHECK_EQ(cap_cond_init(&sh->c, &ca), 0);
+    sh = shared_map(sizeof *sh);
+    shared_mutex_init(&sh->m, CAP_MUTEX_NORMAL);
+    shared_cond_init(&sh->c);
     CHECK_EQ(cap_sem_init(&sh->sem, 1, 0), 0);
 }
 
