@@ -46,9 +46,9 @@
  *
  * Not supported; each fails with the error POSIX gives for an unsupported
  * value (docs/pthread-compat.md has the full list and the reasons):
- *  - process-shared objects but semaphores:
- *    *_setpshared(PTHREAD_PROCESS_SHARED): ENOTSUP (sem_init with pshared
- *    and the named semaphores of sem_open work, across processes);
+ *  (Process-shared objects work, between processes built with this
+ *  header: *_setpshared(PTHREAD_PROCESS_SHARED), sem_init with pshared
+ *  and the named semaphores of sem_open, which NPTL processes can share.)
  *  - real-time scheduling: SCHED_FIFO/SCHED_RR and nonzero priorities:
  *    ENOTSUP / EINVAL; PTHREAD_SCOPE_SYSTEM: ENOTSUP (threads are M:N);
  *    priority-inheritance/-protection and robust mutexes: ENOTSUP;
