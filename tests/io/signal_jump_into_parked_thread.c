@@ -49,9 +49,14 @@ static void *echo_byte(void *arg)
     return NULL;
 }
 
+/* The timer must fire once the thread has parked: a handler that jumps
+ * while the thread is still on its way in, inside the runtime's part of
+ * the call, can leave a runtime lock held (docs/status.md, session 32:
+ * a 20 ms timer was outlasted once under ASan in CI, and the offload
+ * pool's lock stayed taken). 100 ms is far more than the way in takes. */
 static void park(int kind, int rfd, cap_sem_t *sem)
 {
-    struct itimerval it = { { 0, 0 }, { 0, 20000 } };
+    struct itimerval it = { { 0, 0 }, { 0, 100000 } };
     CHECK_EQ(setitimer(ITIMER_REAL, &it, NULL), 0);
     if (kind == PIPE_READ) {
         char c;
@@ -60,7 +65,7 @@ static void park(int kind, int rfd, cap_sem_t *sem)
         pid_t pid = fork();
         CHECK_GE(pid, 0);
         if (pid == 0) {
-            usleep(300000);
+            usleep(1000000); /* outlives the timer */
             _exit(0);
         }
         int status;
