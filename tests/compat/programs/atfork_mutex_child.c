@@ -40,8 +40,14 @@ static void *hammer(void *arg)
         }
         b++;
         EXPECT_EQ(pthread_mutex_unlock(&m), 0);
-        if (i % 4 == 0)
-            sched_yield();
+        if (i % 4 == 0) {
+            /* A pause, not a yield: glibc's mutex lets an unlocker take it
+             * straight back, and four hammers that only yielded starved
+             * the forkers' prepare handler for up to a minute on a loaded
+             * machine (53 s of the 60 s timeout in CI, session 32). */
+            struct timespec us = { 0, 50000 };
+            nanosleep(&us, NULL);
+        }
     }
     return NULL;
 }
@@ -53,7 +59,10 @@ static void *child_worker(void *arg)
         if (pthread_mutex_lock(&m) != 0)
             _exit(4);
         a++;
-        sched_yield(); /* let the others queue */
+        if (i % 100 == 0)
+            sched_yield(); /* let the others queue (not every round: under
+                              glibc on a busy machine each yield can cost a
+                              time slice with the mutex held) */
         b++;
         if (pthread_mutex_unlock(&m) != 0)
             _exit(5);
