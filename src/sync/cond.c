@@ -138,9 +138,14 @@ static int wake(cap_cond_t *c, int n)
     _Atomic uint32_t *sleepers = CAP__A32(&c->sleepers);
     if (atomic_load(sleepers) == 0)
         return 0;
-    atomic_fetch_add(CAP__A32(&c->seq), 1);
-    int woken = wake_word(c, CAP__A32(&c->seq), n);
-    if (woken > 0 && !is_shared(c)) /* shared: each waiter counts itself out */
+    _Atomic uint32_t *seq = CAP__A32(&c->seq);
+    atomic_fetch_add(seq, 1);
+    if (is_shared(c)) {
+        cap__shared_wake(seq, n); /* each waiter counts itself out */
+        return 0;
+    }
+    int woken = cap__wake_on(seq, n);
+    if (woken > 0)
         atomic_fetch_sub(sleepers, (uint32_t)woken);
     return 0;
 }
