@@ -16,7 +16,9 @@
  * there: a SA_SIGINFO or plain handler is called with the same arguments;
  * SIG_DFL (or SIG_IGN, which the kernel would override for a fault
  * anyway) is restored and the faulting instruction re-runs into the
- * default action.
+ * default action. A SIGSEGV or SIGBUS sent by a process (kill, raise)
+ * has no instruction to re-run: under SIG_DFL it is sent again, to end
+ * the process as the kernel would have; under SIG_IGN it is dropped.
  *
  * The report: thread id (the cap_thread_t handle), name, creation site
  * (the return address in cap_thread_create's caller, symbolised with
@@ -33,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "arch/usercheck.h"
@@ -137,7 +140,11 @@ void cap__stack_on_fault(int sig, siginfo_t *info, void *uctx)
 {
     if (cap__usercheck_fixup(uctx))
         return;
-    if (sig == SIGSEGV && guard_of_running_stack(info->si_addr)) {
+    /* Sent by kill, raise, pthread_kill or sigqueue (SI_USER, SI_TKILL,
+     * SI_QUEUE: codes <= 0), not a fault: no instruction re-runs, and
+     * si_addr is no address. */
+    bool sent = info == NULL || info->si_code <= 0;
+    if (sig == SIGSEGV && !sent && guard_of_running_stack(info->si_addr)) {
         /* Restore the default for SIGABRT's sake is not needed: abort()
          * resets it itself. Report with the running thread. */
         cap__worker *w = cap__worker_self();
@@ -150,12 +157,21 @@ void cap__stack_on_fault(int sig, siginfo_t *info, void *uctx)
         return;
     }
     if (previous->sa_handler == SIG_DFL || previous->sa_handler == SIG_IGN) {
+        if (sent && previous->sa_handler == SIG_IGN)
+            return; /* the kernel ignores a sent one; only faults override SIG_IGN */
         /* Re-run the faulting instruction with the default action. */
         struct sigaction dfl;
         memset(&dfl, 0, sizeof dfl);
         dfl.sa_handler = SIG_DFL;
         sigemptyset(&dfl.sa_mask);
         sigaction(sig, &dfl, NULL);
+        /* A sent signal has no instruction to re-run: returning would
+         * drop it (a raise(SIGSEGV), as CPython's faulthandler._sigsegv
+         * makes, went on as if nothing happened). Send it again to this
+         * kernel thread: blocked while its handler runs (no SA_NODEFER),
+         * it takes the default action as the handler returns. */
+        if (sent)
+            syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
         return;
     }
     previous->sa_handler(sig);
