@@ -125,13 +125,21 @@ bool cap__ic_errqueue_never_waits(int fd, int flags);
 
 struct msghdr;
 
-/* After the kernel took msg (sendmsg, sendmmsg; rw.c): the descriptors it
- * carried to another process (SCM_RIGHTS) are shared from now on: a
+/* Before the kernel takes msg (sendmsg, sendmmsg; rw.c): the descriptors
+ * it carries to another process (SCM_RIGHTS) are shared from then on: a
  * private pipe among them stops being private (io/pipe.h), a sole socket
- * sole (io/fd.h). The control buffer is known to be readable then; a
- * parked thread of the pipe that the receiver's transfers would not wake
- * is woken by the escape to try again, and then parks armed. */
-void cap__ic_rights_sent(const struct msghdr *msg);
+ * sole, and an owned one gets back the blocking mode the application
+ * believes it has (io/fd.h, cap__fd_shared). Before, not after: the
+ * receiver may take a descriptor and read its flags the moment the
+ * message is queued, while the sender has not returned (a blocking send
+ * parked after its first part, or a sender that is slow to run again);
+ * it would take the runtime's O_NONBLOCK for the application's. A send
+ * that then fails has given them away for nothing, which costs only the
+ * runtime's shortcuts on them. A control buffer that cannot be read is
+ * left to the kernel (EFAULT). A parked thread of the pipe that the
+ * receiver's transfers would not wake is woken by the escape to try
+ * again, and then parks armed. */
+void cap__ic_rights_sending(const struct msghdr *msg);
 
 /* The readiness poll(2) reports for fd right now (events plus POLLERR,
  * POLLHUP, POLLNVAL), without waiting; 0 when none or on error, EINTR

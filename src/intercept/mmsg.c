@@ -256,8 +256,6 @@ static int send_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen,
         if (done == vlen)
             break;
     }
-    for (unsigned i = 0; i < done; i++)
-        cap__ic_rights_sent(&vec[i].msg_hdr);
     if (done == 0)
         return r == -ETIMEDOUT ? -EAGAIN : (int)r;
     return (int)done;
@@ -267,13 +265,12 @@ int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 {
     if (vlen > UIO_MAXIOV)
         vlen = UIO_MAXIOV;
+    if (cap__user_readable(vec, (size_t)vlen * sizeof *vec))
+        for (unsigned i = 0; i < vlen; i++)
+            cap__ic_rights_sending(&vec[i].msg_hdr); /* before the kernel takes them: rw.c */
     if (!cap__ic_enter()) {
-        if ((flags & MSG_DONTWAIT) || !cap__ic_emulated(fd)) {
-            int r = (int)syscall(SYS_sendmmsg, fd, vec, vlen, flags);
-            for (int i = 0; i < r; i++)
-                cap__ic_rights_sent(&vec[i].msg_hdr);
-            return r;
-        }
+        if ((flags & MSG_DONTWAIT) || !cap__ic_emulated(fd))
+            return (int)syscall(SYS_sendmmsg, fd, vec, vlen, flags);
         return (int)cap__ic_ret(send_blocking(NULL, fd, vec, vlen, flags));
     }
     cap__fd *f = cap__fd_get(fd);
@@ -284,8 +281,6 @@ int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
         struct step s = { .vec = vec, .vlen = vlen, .flags = flags };
         int r = (int)cap__io_do(f, fd, CAP__IO_WRITE, send_step, &s, CAP__FOREVER, true, NULL,
                                 0);
-        for (int i = 0; i < r; i++)
-            cap__ic_rights_sent(&vec[i].msg_hdr);
         return (int)cap__ic_ret(r);
     }
     return (int)cap__ic_ret_cancel(send_blocking(f, fd, vec, vlen, flags));

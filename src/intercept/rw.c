@@ -803,9 +803,11 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_AR
 }
 
 /* intercept.h. */
-void cap__ic_rights_sent(const struct msghdr *msg)
+void cap__ic_rights_sending(const struct msghdr *msg)
 {
-    if (msg->msg_control == NULL)
+    if (!cap__user_readable(msg, sizeof *msg) || msg->msg_control == NULL ||
+        msg->msg_controllen < sizeof(struct cmsghdr) ||
+        !cap__user_readable(msg->msg_control, msg->msg_controllen))
         return;
     for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)msg); c != NULL;
          c = CMSG_NXTHDR((struct msghdr *)msg, c)) {
@@ -828,19 +830,16 @@ static ssize_t foreign_sendmsg(int fd, const struct msghdr *msg, int flags)
 
 ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-    ssize_t r;
     if (!cap__ic_enter()) {
-        r = foreign_sendmsg(fd, msg, flags);
-    } else {
-        int bad = msg_error(msg);
-        if (bad != 0)
-            return cap__ic_ret(bad);
-        struct msghdr m = *msg;
-        r = cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
+        cap__ic_rights_sending(msg);
+        return foreign_sendmsg(fd, msg, flags);
     }
-    if (r >= 0)
-        cap__ic_rights_sent(msg);
-    return r;
+    int bad = msg_error(msg);
+    if (bad != 0)
+        return cap__ic_ret(bad);
+    cap__ic_rights_sending(msg);
+    struct msghdr m = *msg;
+    return cap__ic_ret_cancel(xfer(fd, true, &m, flags, true));
 }
 
 /* ---- positioned transfers ------------------------------------------------------ */
