@@ -61,7 +61,8 @@ typedef struct cap_mutex {
                        only with 2: see src/sync/mutex.c */
     int32_t type;   /* the kind, and a process-shared flag (src/sync/mutex.c) */
     uint32_t count; /* recursion depth (RECURSIVE) */
-    uint32_t reserved; /* the fork generation of flag 4 (src/sync/mutex.c) */
+    uint32_t reserved; /* the fork generation of flag 4; process-shared: the
+                          owner's slot generation (src/sync/mutex.c) */
     uint64_t owner; /* holder (RECURSIVE, ERRORCHECK), 0 if none */
 } cap_mutex_t;
 
@@ -172,7 +173,8 @@ typedef struct cap_rwlock {
     uint32_t rseq;   /* readers park on it */
     uint32_t wseq;   /* writers park on it */
     int32_t kind;    /* the kind, and a process-shared flag */
-    uint32_t reserved; /* [guard] the fork generation of the counts
+    uint32_t reserved; /* [guard] the fork generation of the counts;
+                          process-shared: the writer's slot generation
                           (src/sync/rwlock.c) */
     uint64_t writer; /* write holder, for EDEADLK and EPERM */
 } cap_rwlock_t;

@@ -69,7 +69,10 @@
  * (sync/shared_wait.c), where another process's unlock can wake them:
  * Drepper's mutex 2 as it is, without STARVING and HANDOFF, whose fork
  * generation and "queued" test name this process's waiters only. Their
- * owner id carries the process id (cap__sync_shared_self_id).
+ * owner id carries the process id (cap__sync_shared_self_id), and the
+ * word `gen` (free there: no STARVING) the holder's slot generation, so
+ * a thread that reuses the slot of one that exited holding the mutex is
+ * not taken for it.
  *
  * After its last atomic on the state word an unlocker touches the mutex
  * only as a key for cap__wake_on, which never dereferences it, so a mutex
@@ -99,7 +102,8 @@ static _Atomic uint32_t *word(cap_mutex_t *m)
     return CAP__A32(&m->state);
 }
 
-/* The fork generation in which STARVING was last set (see the top). */
+/* The fork generation in which STARVING was last set; in a process-shared
+ * mutex, which has no STARVING, the owner's slot generation (see the top). */
 static _Atomic uint32_t *gen(cap_mutex_t *m)
 {
     return CAP__A32(&m->reserved);
@@ -286,20 +290,35 @@ static bool tracks_owner(int type)
     return kind == CAP_MUTEX_RECURSIVE || kind == CAP_MUTEX_ERRORCHECK;
 }
 
-/* The caller's owner id for a mutex of this type. */
-static uint64_t self_id(int type)
+/* An owner: the id, and for a process-shared mutex the generation of
+ * its slot (see the top), which `gen` holds beside the owner word. */
+struct holder {
+    uint64_t id;
+    uint32_t gen;
+};
+
+static const struct holder NOBODY = { 0, 0 };
+
+/* The caller as the owner of a mutex of this type. */
+static struct holder self_id(int type)
 {
-    return type & SHARED ? cap__sync_shared_self_id() : cap__sync_self_id();
+    struct holder h = { 0, 0 };
+    h.id = type & SHARED ? cap__sync_shared_self_id(&h.gen) : cap__sync_self_id();
+    return h;
 }
 
-static bool held_by_caller(const cap_mutex_t *m, uint64_t self)
+static bool held_by_caller(cap_mutex_t *m, struct holder self)
 {
-    return atomic_load_explicit(owner_of(m), memory_order_relaxed) == self;
+    if (atomic_load_explicit(owner_of(m), memory_order_relaxed) != self.id)
+        return false;
+    return !(m->type & SHARED) || atomic_load_explicit(gen(m), memory_order_relaxed) == self.gen;
 }
 
-static void set_owner(cap_mutex_t *m, uint64_t id, uint32_t depth)
+static void set_owner(cap_mutex_t *m, struct holder h, uint32_t depth)
 {
-    atomic_store_explicit(owner_of(m), id, memory_order_relaxed);
+    if (m->type & SHARED)
+        atomic_store_explicit(gen(m), h.gen, memory_order_relaxed);
+    atomic_store_explicit(owner_of(m), h.id, memory_order_relaxed);
     m->count = depth;
 }
 
@@ -310,7 +329,7 @@ static int lock_common(cap_mutex_t *m, clockid_t clock, const struct timespec *a
         return acquire(m, clock, abs);
     if (!tracks_owner(type))
         return EINVAL;
-    uint64_t self = self_id(type);
+    struct holder self = self_id(type);
     if (held_by_caller(m, self)) {
         if ((type & ~SHARED) == CAP_MUTEX_ERRORCHECK)
             return EDEADLK;
@@ -374,7 +393,7 @@ int cap_mutex_trylock(cap_mutex_t *m)
         return try_acquire(m) || claim_lost_handoff(m) ? 0 : EBUSY;
     if (!tracks_owner(type))
         return EINVAL;
-    uint64_t self = self_id(type);
+    struct holder self = self_id(type);
     if ((type & ~SHARED) == CAP_MUTEX_RECURSIVE && held_by_caller(m, self)) {
         if (m->count == UINT32_MAX)
             return EAGAIN;
@@ -398,7 +417,7 @@ int cap_mutex_unlock(cap_mutex_t *m)
         return EPERM;
     if ((type & ~SHARED) == CAP_MUTEX_RECURSIVE && --m->count != 0)
         return 0;
-    set_owner(m, 0, 0);
+    set_owner(m, NOBODY, 0);
     return release(m);
 }
 
@@ -408,7 +427,7 @@ int cap__mutex_check_owner(const cap_mutex_t *m)
 {
     if (!tracks_owner(m->type))
         return 0;
-    return held_by_caller(m, self_id(m->type)) ? 0 : EPERM;
+    return held_by_caller((cap_mutex_t *)m, self_id(m->type)) ? 0 : EPERM;
 }
 
 int cap__mutex_release_for_wait(cap_mutex_t *m, uint32_t *depth)
@@ -418,7 +437,7 @@ int cap__mutex_release_for_wait(cap_mutex_t *m, uint32_t *depth)
         if (!held_by_caller(m, self_id(m->type)))
             return EPERM;
         *depth = m->count;
-        set_owner(m, 0, 0);
+        set_owner(m, NOBODY, 0);
     }
     return release(m);
 }

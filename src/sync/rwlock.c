@@ -47,7 +47,9 @@
  * counts are every process's waiters (no fork generation), waiters wait
  * in the kernel (sync/shared_wait.c) where another process's dispatch
  * can wake them, and the writer id carries the process id
- * (cap__sync_shared_self_id).
+ * (cap__sync_shared_self_id), with the writer's slot generation in the
+ * word `gen` (free there), so that a thread reusing the slot of one that
+ * exited holding the lock is not taken for it.
  */
 #include <errno.h>
 #include <limits.h>
@@ -76,10 +78,19 @@ static int kind_of(const cap_rwlock_t *rw)
     return rw->kind & ~SHARED;
 }
 
-/* The caller's writer id for this lock. */
-static uint64_t self_id(const cap_rwlock_t *rw)
+/* A writer: the id, and for a process-shared lock the generation of its
+ * slot (see the top). */
+struct holder {
+    uint64_t id;
+    uint32_t gen;
+};
+
+/* The caller as this lock's writer. */
+static struct holder self_id(const cap_rwlock_t *rw)
 {
-    return is_shared(rw) ? cap__sync_shared_self_id() : cap__sync_self_id();
+    struct holder h = { 0, 0 };
+    h.id = is_shared(rw) ? cap__sync_shared_self_id(&h.gen) : cap__sync_self_id();
+    return h;
 }
 
 static void wake_word(const cap_rwlock_t *rw, uint32_t *w, int n)
@@ -100,7 +111,7 @@ static _Atomic uint32_t *state_of(cap_rwlock_t *rw)
 static void guard_lock(cap_rwlock_t *rw)
 {
     cap__spin_lock((cap__spin *)(void *)&rw->guard);
-    if (__builtin_expect(rw->reserved != cap__fork_gen, 0) && !is_shared(rw)) {
+    if (!is_shared(rw) && __builtin_expect(rw->reserved != cap__fork_gen, 0)) {
         rw->rwait = 0; /* the parent's waiters: gone */
         rw->wwait = 0;
         rw->reserved = cap__fork_gen;
@@ -117,9 +128,29 @@ static _Atomic uint64_t *writer_of(cap_rwlock_t *rw)
     return CAP__A64(&rw->writer);
 }
 
-static bool write_held_by(cap_rwlock_t *rw, uint32_t s, uint64_t self)
+/* A process-shared lock's writer's slot generation (see the top). */
+static _Atomic uint32_t *writer_gen(cap_rwlock_t *rw)
 {
-    return (s & WRITER) && atomic_load_explicit(writer_of(rw), memory_order_relaxed) == self;
+    return CAP__A32(&rw->reserved);
+}
+
+static void set_writer(cap_rwlock_t *rw, struct holder h)
+{
+    if (is_shared(rw))
+        atomic_store_explicit(writer_gen(rw), h.gen, memory_order_relaxed);
+    atomic_store_explicit(writer_of(rw), h.id, memory_order_relaxed);
+}
+
+static bool is_writer(cap_rwlock_t *rw, struct holder h)
+{
+    if (atomic_load_explicit(writer_of(rw), memory_order_relaxed) != h.id)
+        return false;
+    return !is_shared(rw) || atomic_load_explicit(writer_gen(rw), memory_order_relaxed) == h.gen;
+}
+
+static bool write_held_by(cap_rwlock_t *rw, uint32_t s, struct holder self)
+{
+    return (s & WRITER) && is_writer(rw, self);
 }
 
 /* [guard] Lets in whoever may go now; see the header comment. */
@@ -202,7 +233,7 @@ static bool read_fast(cap_rwlock_t *rw)
 
 static int read_slow(cap_rwlock_t *rw, cap__timeout *to, bool try)
 {
-    uint64_t self = self_id(rw);
+    struct holder self = self_id(rw);
     int rc;
     guard_lock(rw);
     for (;;) {
@@ -269,17 +300,17 @@ int cap_rwlock_clockrdlock(cap_rwlock_t *rw, clockid_t clock, const struct times
 
 /* ---- writers --------------------------------------------------------- */
 
-static bool write_fast(cap_rwlock_t *rw, uint64_t self)
+static bool write_fast(cap_rwlock_t *rw, struct holder self)
 {
     uint32_t s = 0;
     if (!atomic_compare_exchange_strong_explicit(state_of(rw), &s, WRITER,
                                                  memory_order_acquire, memory_order_relaxed))
         return false;
-    atomic_store_explicit(writer_of(rw), self, memory_order_relaxed);
+    set_writer(rw, self);
     return true;
 }
 
-static int write_slow(cap_rwlock_t *rw, uint64_t self, cap__timeout *to, bool try)
+static int write_slow(cap_rwlock_t *rw, struct holder self, cap__timeout *to, bool try)
 {
     int rc;
     guard_lock(rw);
@@ -287,7 +318,7 @@ static int write_slow(cap_rwlock_t *rw, uint64_t self, cap__timeout *to, bool tr
         uint32_t s = atomic_load(state_of(rw));
         if ((s & (WRITER | READERS)) == 0) {
             if (atomic_compare_exchange_strong(state_of(rw), &s, s | WRITER)) {
-                atomic_store_explicit(writer_of(rw), self, memory_order_relaxed);
+                set_writer(rw, self);
                 rc = 0;
                 break;
             }
@@ -310,7 +341,7 @@ static int write_slow(cap_rwlock_t *rw, uint64_t self, cap__timeout *to, bool tr
 
 static int wrlock(cap_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
 {
-    uint64_t self = self_id(rw);
+    struct holder self = self_id(rw);
     if (write_fast(rw, self))
         return 0;
     if (abs == NULL)
@@ -327,7 +358,7 @@ int cap_rwlock_wrlock(cap_rwlock_t *rw)
 
 int cap_rwlock_trywrlock(cap_rwlock_t *rw)
 {
-    uint64_t self = self_id(rw);
+    struct holder self = self_id(rw);
     return write_fast(rw, self) ? 0 : write_slow(rw, self, NULL, true);
 }
 
@@ -347,9 +378,9 @@ int cap_rwlock_clockwrlock(cap_rwlock_t *rw, clockid_t clock, const struct times
 
 static int write_unlock(cap_rwlock_t *rw)
 {
-    if (atomic_load_explicit(writer_of(rw), memory_order_relaxed) != self_id(rw))
+    if (!is_writer(rw, self_id(rw)))
         return EPERM;
-    atomic_store_explicit(writer_of(rw), 0, memory_order_relaxed);
+    set_writer(rw, (struct holder){ 0, 0 });
     for (;;) {
         uint32_t s = WRITER;
         if (atomic_compare_exchange_strong_explicit(state_of(rw), &s, 0, memory_order_release,

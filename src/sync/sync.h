@@ -41,8 +41,11 @@ uint64_t cap__sync_self_id(void);
 /* The holder id of a process-shared mutex or rwlock: the calling
  * process's id in bits 32-62, and the user thread's slot (its handle's
  * low half) or, top bit set, the id of a kernel thread the library does
- * not run. Never 0, and never a cap__sync_self_id. */
-uint64_t cap__sync_shared_self_id(void);
+ * not run. Never 0, and never a cap__sync_self_id. *gen is set to the
+ * slot's generation (the handle's high half; 0 for a kernel thread):
+ * the objects record it beside the id, since a thread that reuses the
+ * slot of one that exited holding the object has the same id. */
+uint64_t cap__sync_shared_self_id(uint32_t *gen);
 
 /* 0 for CAP_PROCESS_PRIVATE or CAP_PROCESS_SHARED, else EINVAL. */
 int cap__pshared_check(int pshared);

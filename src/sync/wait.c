@@ -25,12 +25,16 @@ uint64_t cap__sync_self_id(void)
 }
 
 /* getpid() is a system call: only owner-tracking shared objects pay it. */
-uint64_t cap__sync_shared_self_id(void)
+uint64_t cap__sync_shared_self_id(uint32_t *gen)
 {
     uint64_t pid = (uint64_t)(uint32_t)getpid() << 32;
     cap__thread *self = cap__current();
-    if (self != NULL)
-        return pid | (uint32_t)cap__thread_handle(self);
+    if (self != NULL) {
+        cap_thread_t handle = cap__thread_handle(self);
+        *gen = (uint32_t)(handle >> 32);
+        return pid | (uint32_t)handle;
+    }
+    *gen = 0;
     return (UINT64_C(1) << 63) | pid | (uint32_t)syscall(SYS_gettid);
 }
 
