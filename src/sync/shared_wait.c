@@ -80,20 +80,25 @@ static void timed_out(void *arg)
     ((struct futex_wait *)arg)->result = -ETIMEDOUT;
 }
 
-/* The park in slices of a user thread on linked stacks (see the top). */
+/* The park in slices of a user thread on linked stacks (see the top).
+ * The end of a slice is no wake-up: the next park looks at the word
+ * (EAGAIN if another process changed it), so a condition wait does not
+ * return 0 every slice. A wake-up or a signal handler's run (0) ends it. */
 static long wait_in_slices(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
                            bool cancel)
 {
-    if (to != NULL && cap__timeout_expired(to))
-        return -ETIMEDOUT;
-    uint64_t deadline = cap__now() + SLICE_NS;
-    if (to != NULL && to->deadline < deadline)
-        deadline = to->deadline;
-    int rc = cancel ? cap__wait_on_cancellable(word, expected, deadline, CAP__PARK_MUTEX, NULL)
-                    : cap__wait_on(word, expected, deadline, CAP__PARK_MUTEX);
-    if (rc == ETIMEDOUT)
-        return to != NULL && cap__timeout_expired(to) ? -ETIMEDOUT : 0;
-    return -rc;
+    for (;;) {
+        if (to != NULL && cap__timeout_expired(to))
+            return -ETIMEDOUT;
+        uint64_t deadline = cap__now() + SLICE_NS;
+        if (to != NULL && to->deadline < deadline)
+            deadline = to->deadline;
+        int rc = cancel ? cap__wait_on_cancellable(word, expected, deadline, CAP__PARK_MUTEX,
+                                                   NULL)
+                        : cap__wait_on(word, expected, deadline, CAP__PARK_MUTEX);
+        if (rc != ETIMEDOUT)
+            return -rc;
+    }
 }
 
 /* The kernel's wait, on the pool (out of line: its frames stay off the
