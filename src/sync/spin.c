@@ -89,7 +89,11 @@ int cap_spin_lock(cap_spin_t *s)
 
 int cap_spin_unlock(cap_spin_t *s)
 {
-    uint32_t prev = atomic_fetch_and_explicit(word(s), SHARED, memory_order_release);
+    /* SHARED never changes after init, so one exchange keeps it: a fetch_and
+     * that returns the old value is a CAS loop on x86, which a waiter's
+     * exchange to CONTENDED would make go round again. */
+    uint32_t keep = atomic_load_explicit(word(s), memory_order_relaxed) & SHARED;
+    uint32_t prev = atomic_exchange_explicit(word(s), keep, memory_order_release);
     if ((prev & ~SHARED) == CONTENDED) {
         if (prev & SHARED)
             cap__shared_wake(word(s), 1);
