@@ -182,14 +182,17 @@ struct waiting {
 
 /* As POSIX wants of a cancelled waiter: take the mutex back before the
  * thread's cleanup handlers run, and pass on a signal it may have used
- * up (a spurious wake-up for another waiter at worst). It stays counted
- * in sleepers: a waker may have counted it woken already, and a count
- * too high only costs a wait-queue visit. */
+ * up (a spurious wake-up for another waiter at worst). A private one
+ * stays counted in sleepers: a waker may have counted it woken already,
+ * and a count too high only costs a wait-queue visit. A shared one's
+ * waiters count themselves out (see the top), this one too. */
 static void unwound(struct waiting *w)
 {
     if (!w->active)
         return;
     cap_cond_signal(w->c);
+    if (is_shared(w->c))
+        atomic_fetch_sub(CAP__A32(&w->c->sleepers), 1);
     leave(w->c);
     w->ops->reacquire(w->m, w->depth);
 }

@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -122,6 +123,26 @@ static __attribute__((noinline)) long wait_on_pool(_Atomic uint32_t *word, uint3
     }
 }
 
+/* A kernel thread the library does not run sleeps in the kernel itself
+ * (the pool would run the call inline). At a cancellation point (a
+ * condition wait) the sleep is one of glibc's, as sched/waitaddr.c's
+ * foreign sleep is: glibc's pthread_cancel acts during it, unwinding the
+ * thread (cond.c's sleep_foreign then takes the mutex back). */
+static __attribute__((noinline)) long wait_foreign(_Atomic uint32_t *word, uint32_t expected,
+                                                   cap__timeout *to, bool cancel)
+{
+    if (to != NULL && cap__timeout_expired(to))
+        return -ETIMEDOUT;
+    struct futex_wait w = { .word = word, .expected = expected, .to = to };
+    int old = PTHREAD_CANCEL_DEFERRED;
+    if (cancel)
+        pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
+    sleep_on_word(&w);
+    if (cancel)
+        pthread_setcanceltype(old, NULL);
+    return w.result;
+}
+
 long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to, int how)
 {
     if (cap__current() != NULL && cap__stack_linked_mode())
@@ -132,13 +153,17 @@ long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected, cap__time
 int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
                      bool cancellable)
 {
-    if (cap__current() != NULL)
+    long r;
+    if (cap__current() == NULL) {
+        r = wait_foreign(word, expected, to, cancellable);
+    } else {
         for (int i = 0; i < YIELDS; i++) {
             cap_yield();
             if (atomic_load_explicit(word, memory_order_relaxed) != expected)
                 return EAGAIN;
         }
-    long r = cap__futex_wait_pooled(word, expected, to, cancellable ? CAP__SHARED_CANCEL : 0);
+        r = cap__futex_wait_pooled(word, expected, to, cancellable ? CAP__SHARED_CANCEL : 0);
+    }
     if (r == -EINTR)
         return 0; /* a handler ran: the caller looks again, as after a wake */
     return (int)-r;

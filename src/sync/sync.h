@@ -92,9 +92,11 @@ enum {
  * -ECANCELED. */
 long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to, int how);
 /* cap__sync_wait for a process-shared object: a few yields watching the
- * word first, then cap__futex_wait_pooled; a signal handler that ran
- * makes it return 0 (the caller looks again). cancellable: a
- * cancellation point. 0, EAGAIN, ETIMEDOUT or ECANCELED. */
+ * word first, then cap__futex_wait_pooled (a kernel thread the library
+ * does not run: its own futex wait, where cancellable, a cancellation
+ * point of glibc's that unwinds it); a signal handler that ran makes it
+ * return 0 (the caller looks again). cancellable: a cancellation point.
+ * 0, EAGAIN, ETIMEDOUT or ECANCELED. */
 int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
                      bool cancellable);
 /* Wakes up to n threads of any process waiting on word; how many woke. */
