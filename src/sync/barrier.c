@@ -59,23 +59,6 @@ static bool is_shared(const cap_barrier_t *b)
     return (b->count & SHARED) != 0;
 }
 
-/* Parks (or, process-shared, waits in the kernel) while *w == v. */
-static void wait_word(const cap_barrier_t *b, _Atomic uint32_t *w, uint32_t v)
-{
-    if (is_shared(b))
-        cap__shared_wait(w, v, NULL, false);
-    else
-        cap__wait_on(w, v, CAP__FOREVER, CAP__PARK_BARRIER);
-}
-
-static void wake_word(const cap_barrier_t *b, _Atomic uint32_t *w, int n)
-{
-    if (is_shared(b))
-        cap__shared_wake(w, n);
-    else
-        cap__wake_on(w, n);
-}
-
 /* Takes the lock, after which refs counts this generation's threads only
  * (see the top). */
 static void lock(cap_barrier_t *b)
@@ -91,7 +74,7 @@ static void leave(cap_barrier_t *b)
 {
     _Atomic uint32_t *refs = CAP__A32(&b->refs);
     if (atomic_fetch_sub(refs, 1) == (DESTROYING | 1))
-        wake_word(b, refs, 1);
+        cap__sync_wake_on(is_shared(b), refs, 1);
 }
 
 int cap_barrier_wait(cap_barrier_t *b)
@@ -105,12 +88,12 @@ int cap_barrier_wait(cap_barrier_t *b)
         b->arrived = 0;
         atomic_store_explicit(round, r + 1, memory_order_release);
         cap__spin_unlock(lock_of(b));
-        wake_word(b, round, INT_MAX);
+        cap__sync_wake_on(is_shared(b), round, INT_MAX);
         rc = CAP_BARRIER_SERIAL_THREAD;
     } else {
         cap__spin_unlock(lock_of(b));
         while (atomic_load_explicit(round, memory_order_acquire) == r)
-            wait_word(b, round, r);
+            cap__sync_wait_on(is_shared(b), round, r, NULL, CAP__PARK_BARRIER, false);
     }
     leave(b);
     return rc;
@@ -129,7 +112,7 @@ int cap_barrier_destroy(cap_barrier_t *b)
     uint32_t v = atomic_fetch_or(refs, DESTROYING) | DESTROYING;
     cap__spin_unlock(lock_of(b));
     while (v != DESTROYING) {
-        wait_word(b, refs, v);
+        cap__sync_wait_on(is_shared(b), refs, v, NULL, CAP__PARK_BARRIER, false);
         v = atomic_load(refs);
     }
     return 0;

@@ -91,20 +91,6 @@ static bool is_shared(const cap_cond_t *c)
     return (c->clock & SHARED) != 0;
 }
 
-/* Parks (or, process-shared, waits in the kernel) while *w == v. */
-static int wait_word(const cap_cond_t *c, _Atomic uint32_t *w, uint32_t v, cap__timeout *to,
-                     bool cancellable)
-{
-    if (is_shared(c))
-        return cap__shared_wait(w, v, to, cancellable);
-    return cap__sync_wait(w, v, to, CAP__PARK_COND, cancellable);
-}
-
-static int wake_word(const cap_cond_t *c, _Atomic uint32_t *w, int n)
-{
-    return is_shared(c) ? cap__shared_wake(w, n) : cap__wake_on(w, n);
-}
-
 /* Forgets the waiters of the parent in a fork's child (see the top); the
  * caller holds the mutex of the waits, or no wait may begin. */
 static void adopt(cap_cond_t *c)
@@ -127,7 +113,7 @@ int cap_cond_destroy(cap_cond_t *c)
     _Atomic uint32_t *refs = CAP__A32(&c->refs);
     uint32_t v = atomic_fetch_or(refs, DESTROYING) | DESTROYING;
     while (v != DESTROYING) {
-        wait_word(c, refs, v, NULL, false);
+        cap__sync_wait_on(is_shared(c), refs, v, NULL, CAP__PARK_COND, false);
         v = atomic_load(refs);
     }
     return 0;
@@ -165,7 +151,7 @@ static void leave(cap_cond_t *c)
 {
     _Atomic uint32_t *refs = CAP__A32(&c->refs);
     if (atomic_fetch_sub(refs, 1) == (DESTROYING | 1))
-        wake_word(c, refs, 1);
+        cap__sync_wake_on(is_shared(c), refs, 1);
 }
 
 /* A wait in progress, for its unwinding: a kernel thread the library
@@ -205,7 +191,7 @@ static __attribute__((noinline)) int sleep_foreign(cap_cond_t *c, void *m,
                                                    uint32_t s, cap__timeout *to)
 {
     struct waiting waiting __attribute__((cleanup(unwound))) = { c, m, ops, depth, true };
-    int rc = wait_word(c, CAP__A32(&c->seq), s, to, true);
+    int rc = cap__sync_wait_on(is_shared(c), CAP__A32(&c->seq), s, to, CAP__PARK_COND, true);
     waiting.active = false;
     return rc;
 }
@@ -242,7 +228,8 @@ static inline __attribute__((always_inline)) int wait_with(cap_cond_t *c, void *
         return rc;
     }
     if (cap__current() != NULL)
-        rc = wait_word(c, seq, s, abs != NULL ? &to : NULL, true);
+        rc = cap__sync_wait_on(is_shared(c), seq, s, abs != NULL ? &to : NULL, CAP__PARK_COND,
+                               true);
     else
         rc = sleep_foreign(c, m, ops, depth, s, abs != NULL ? &to : NULL);
     if (rc != 0 || is_shared(c)) /* nobody took us off the count */

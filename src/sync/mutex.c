@@ -284,37 +284,34 @@ static int release(cap_mutex_t *m)
     return release_slow(m, s);
 }
 
+/* The kind (CAP_MUTEX_*) a type word holds. */
+static int kind_of(int type)
+{
+    return type & ~SHARED;
+}
+
 static bool tracks_owner(int type)
 {
-    int kind = type & ~SHARED;
-    return kind == CAP_MUTEX_RECURSIVE || kind == CAP_MUTEX_ERRORCHECK;
+    return kind_of(type) == CAP_MUTEX_RECURSIVE || kind_of(type) == CAP_MUTEX_ERRORCHECK;
 }
 
-/* An owner: the id, and for a process-shared mutex the generation of
- * its slot (see the top), which `gen` holds beside the owner word. */
-struct holder {
-    uint64_t id;
-    uint32_t gen;
-};
+static const cap__holder NOBODY = { 0, 0 };
 
-static const struct holder NOBODY = { 0, 0 };
-
-/* The caller as the owner of a mutex of this type. */
-static struct holder self_id(int type)
+/* The caller as the owner of a mutex of this type (a process-shared
+ * one's: with its slot generation, see the top). */
+static cap__holder self_id(int type)
 {
-    struct holder h = { 0, 0 };
-    h.id = type & SHARED ? cap__sync_shared_self_id(&h.gen) : cap__sync_self_id();
-    return h;
+    return cap__sync_holder(type & SHARED);
 }
 
-static bool held_by_caller(cap_mutex_t *m, struct holder self)
+static bool held_by_caller(cap_mutex_t *m, cap__holder self)
 {
     if (atomic_load_explicit(owner_of(m), memory_order_relaxed) != self.id)
         return false;
     return !(m->type & SHARED) || atomic_load_explicit(gen(m), memory_order_relaxed) == self.gen;
 }
 
-static void set_owner(cap_mutex_t *m, struct holder h, uint32_t depth)
+static void set_owner(cap_mutex_t *m, cap__holder h, uint32_t depth)
 {
     if (m->type & SHARED)
         atomic_store_explicit(gen(m), h.gen, memory_order_relaxed);
@@ -325,13 +322,13 @@ static void set_owner(cap_mutex_t *m, struct holder h, uint32_t depth)
 static int lock_common(cap_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
     int type = m->type;
-    if ((type & ~SHARED) == CAP_MUTEX_NORMAL)
+    if (kind_of(type) == CAP_MUTEX_NORMAL)
         return acquire(m, clock, abs);
     if (!tracks_owner(type))
         return EINVAL;
-    struct holder self = self_id(type);
+    cap__holder self = self_id(type);
     if (held_by_caller(m, self)) {
-        if ((type & ~SHARED) == CAP_MUTEX_ERRORCHECK)
+        if (kind_of(type) == CAP_MUTEX_ERRORCHECK)
             return EDEADLK;
         if (m->count == UINT32_MAX)
             return EAGAIN;
@@ -389,12 +386,12 @@ int cap_mutex_clocklock(cap_mutex_t *m, clockid_t clock, const struct timespec *
 int cap_mutex_trylock(cap_mutex_t *m)
 {
     int type = m->type;
-    if ((type & ~SHARED) == CAP_MUTEX_NORMAL)
+    if (kind_of(type) == CAP_MUTEX_NORMAL)
         return try_acquire(m) || claim_lost_handoff(m) ? 0 : EBUSY;
     if (!tracks_owner(type))
         return EINVAL;
-    struct holder self = self_id(type);
-    if ((type & ~SHARED) == CAP_MUTEX_RECURSIVE && held_by_caller(m, self)) {
+    cap__holder self = self_id(type);
+    if (kind_of(type) == CAP_MUTEX_RECURSIVE && held_by_caller(m, self)) {
         if (m->count == UINT32_MAX)
             return EAGAIN;
         m->count++;
@@ -409,13 +406,13 @@ int cap_mutex_trylock(cap_mutex_t *m)
 int cap_mutex_unlock(cap_mutex_t *m)
 {
     int type = m->type;
-    if ((type & ~SHARED) == CAP_MUTEX_NORMAL)
+    if (kind_of(type) == CAP_MUTEX_NORMAL)
         return release(m); /* one CAS */
     if (!tracks_owner(type))
         return EINVAL;
     if (!held_by_caller(m, self_id(type)))
         return EPERM;
-    if ((type & ~SHARED) == CAP_MUTEX_RECURSIVE && --m->count != 0)
+    if (kind_of(type) == CAP_MUTEX_RECURSIVE && --m->count != 0)
         return 0;
     set_owner(m, NOBODY, 0);
     return release(m);

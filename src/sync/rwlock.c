@@ -78,27 +78,11 @@ static int kind_of(const cap_rwlock_t *rw)
     return rw->kind & ~SHARED;
 }
 
-/* A writer: the id, and for a process-shared lock the generation of its
- * slot (see the top). */
-struct holder {
-    uint64_t id;
-    uint32_t gen;
-};
-
-/* The caller as this lock's writer. */
-static struct holder self_id(const cap_rwlock_t *rw)
+/* The caller as this lock's writer (a process-shared lock's: with its
+ * slot generation, see the top). */
+static cap__holder self_id(const cap_rwlock_t *rw)
 {
-    struct holder h = { 0, 0 };
-    h.id = is_shared(rw) ? cap__sync_shared_self_id(&h.gen) : cap__sync_self_id();
-    return h;
-}
-
-static void wake_word(const cap_rwlock_t *rw, uint32_t *w, int n)
-{
-    if (is_shared(rw))
-        cap__shared_wake(CAP__A32(w), n);
-    else
-        cap__wake_on(CAP__A32(w), n);
+    return cap__sync_holder(is_shared(rw));
 }
 
 static _Atomic uint32_t *state_of(cap_rwlock_t *rw)
@@ -134,21 +118,21 @@ static _Atomic uint32_t *writer_gen(cap_rwlock_t *rw)
     return CAP__A32(&rw->reserved);
 }
 
-static void set_writer(cap_rwlock_t *rw, struct holder h)
+static void set_writer(cap_rwlock_t *rw, cap__holder h)
 {
     if (is_shared(rw))
         atomic_store_explicit(writer_gen(rw), h.gen, memory_order_relaxed);
     atomic_store_explicit(writer_of(rw), h.id, memory_order_relaxed);
 }
 
-static bool is_writer(cap_rwlock_t *rw, struct holder h)
+static bool is_writer(cap_rwlock_t *rw, cap__holder h)
 {
     if (atomic_load_explicit(writer_of(rw), memory_order_relaxed) != h.id)
         return false;
     return !is_shared(rw) || atomic_load_explicit(writer_gen(rw), memory_order_relaxed) == h.gen;
 }
 
-static bool write_held_by(cap_rwlock_t *rw, uint32_t s, struct holder self)
+static bool write_held_by(cap_rwlock_t *rw, uint32_t s, cap__holder self)
 {
     return (s & WRITER) && is_writer(rw, self);
 }
@@ -162,12 +146,12 @@ static void dispatch(cap_rwlock_t *rw)
     bool prefer_readers = kind_of(rw) == CAP_RWLOCK_PREFER_READER && rw->rwait != 0;
     if (rw->wwait != 0 && (s & READERS) == 0 && !prefer_readers) {
         atomic_fetch_add(CAP__A32(&rw->wseq), 1);
-        wake_word(rw, &rw->wseq, 1);
+        cap__sync_wake_on(is_shared(rw), CAP__A32(&rw->wseq), 1);
         return;
     }
     if (rw->rwait != 0 && (kind_of(rw) == CAP_RWLOCK_PREFER_READER || rw->wwait == 0)) {
         atomic_fetch_add(CAP__A32(&rw->rseq), 1);
-        wake_word(rw, &rw->rseq, INT_MAX);
+        cap__sync_wake_on(is_shared(rw), CAP__A32(&rw->rseq), INT_MAX);
     }
 }
 
@@ -209,8 +193,7 @@ static int park_guarded(cap_rwlock_t *rw, uint32_t *count, uint32_t *seq, cap__t
     (*count)++;
     uint32_t s = atomic_load(CAP__A32(seq));
     guard_unlock(rw);
-    int rc = is_shared(rw) ? cap__shared_wait(CAP__A32(seq), s, to, false)
-                           : cap__sync_wait(CAP__A32(seq), s, to, CAP__PARK_RWLOCK, false);
+    int rc = cap__sync_wait_on(is_shared(rw), CAP__A32(seq), s, to, CAP__PARK_RWLOCK, false);
     guard_lock(rw);
     (*count)--;
     if (rc == ETIMEDOUT)
@@ -233,7 +216,7 @@ static bool read_fast(cap_rwlock_t *rw)
 
 static int read_slow(cap_rwlock_t *rw, cap__timeout *to, bool try)
 {
-    struct holder self = self_id(rw);
+    cap__holder self = self_id(rw);
     int rc;
     guard_lock(rw);
     for (;;) {
@@ -300,7 +283,7 @@ int cap_rwlock_clockrdlock(cap_rwlock_t *rw, clockid_t clock, const struct times
 
 /* ---- writers --------------------------------------------------------- */
 
-static bool write_fast(cap_rwlock_t *rw, struct holder self)
+static bool write_fast(cap_rwlock_t *rw, cap__holder self)
 {
     uint32_t s = 0;
     if (!atomic_compare_exchange_strong_explicit(state_of(rw), &s, WRITER,
@@ -310,7 +293,7 @@ static bool write_fast(cap_rwlock_t *rw, struct holder self)
     return true;
 }
 
-static int write_slow(cap_rwlock_t *rw, struct holder self, cap__timeout *to, bool try)
+static int write_slow(cap_rwlock_t *rw, cap__holder self, cap__timeout *to, bool try)
 {
     int rc;
     guard_lock(rw);
@@ -341,7 +324,7 @@ static int write_slow(cap_rwlock_t *rw, struct holder self, cap__timeout *to, bo
 
 static int wrlock(cap_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
 {
-    struct holder self = self_id(rw);
+    cap__holder self = self_id(rw);
     if (write_fast(rw, self))
         return 0;
     if (abs == NULL)
@@ -358,7 +341,7 @@ int cap_rwlock_wrlock(cap_rwlock_t *rw)
 
 int cap_rwlock_trywrlock(cap_rwlock_t *rw)
 {
-    struct holder self = self_id(rw);
+    cap__holder self = self_id(rw);
     return write_fast(rw, self) ? 0 : write_slow(rw, self, NULL, true);
 }
 
@@ -380,7 +363,7 @@ static int write_unlock(cap_rwlock_t *rw)
 {
     if (!is_writer(rw, self_id(rw)))
         return EPERM;
-    set_writer(rw, (struct holder){ 0, 0 });
+    set_writer(rw, (cap__holder){ 0, 0 });
     for (;;) {
         uint32_t s = WRITER;
         if (atomic_compare_exchange_strong_explicit(state_of(rw), &s, 0, memory_order_release,

@@ -121,7 +121,6 @@ int cap_sem_destroy(cap_sem_t *s)
     return waiters_of(v) != 0 && !(v & CAP__SEM_SHARED) ? EBUSY : 0;
 }
 
-
 int cap_sem_trywait(cap_sem_t *s)
 {
     return cap__sem_take(word(s), 0) ? 0 : EAGAIN;

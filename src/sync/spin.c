@@ -78,12 +78,8 @@ int cap_spin_lock(cap_spin_t *s)
     _Atomic uint32_t *w = word(s);
     uint32_t shared = atomic_load_explicit(w, memory_order_relaxed) & SHARED;
     while ((atomic_exchange_explicit(w, shared | CONTENDED, memory_order_acquire) & ~SHARED) !=
-           FREE) {
-        if (shared)
-            cap__shared_wait(w, SHARED | CONTENDED, NULL, false);
-        else
-            cap__wait_on(w, CONTENDED, CAP__FOREVER, CAP__PARK_MUTEX);
-    }
+           FREE)
+        cap__sync_wait_on(shared, w, shared | CONTENDED, NULL, CAP__PARK_MUTEX, false);
     return 0;
 }
 
@@ -94,11 +90,7 @@ int cap_spin_unlock(cap_spin_t *s)
      * exchange to CONTENDED would make go round again. */
     uint32_t keep = atomic_load_explicit(word(s), memory_order_relaxed) & SHARED;
     uint32_t prev = atomic_exchange_explicit(word(s), keep, memory_order_release);
-    if ((prev & ~SHARED) == CONTENDED) {
-        if (prev & SHARED)
-            cap__shared_wake(word(s), 1);
-        else
-            cap__wake_on(word(s), 1);
-    }
+    if ((prev & ~SHARED) == CONTENDED)
+        cap__sync_wake_on(keep, word(s), 1);
     return (prev & ~SHARED) == FREE ? EPERM : 0;
 }

@@ -102,6 +102,39 @@ int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to
 /* Wakes up to n threads of any process waiting on word; how many woke. */
 int cap__shared_wake(_Atomic uint32_t *word, int n);
 
+/* The wait and wake of an object that may be process-shared (shared):
+ * cap__shared_wait / cap__shared_wake for a shared one, else
+ * cap__sync_wait (reason kept for the park) / cap__wake_on. */
+static inline int cap__sync_wait_on(bool shared, _Atomic uint32_t *word, uint32_t expected,
+                                    cap__timeout *t, enum cap__park_reason reason,
+                                    bool cancellable)
+{
+    if (shared)
+        return cap__shared_wait(word, expected, t, cancellable);
+    return cap__sync_wait(word, expected, t, reason, cancellable);
+}
+
+static inline int cap__sync_wake_on(bool shared, _Atomic uint32_t *word, int n)
+{
+    return shared ? cap__shared_wake(word, n) : cap__wake_on(word, n);
+}
+
+/* A holder of a mutex or rwlock, as recorded: the id, and for a
+ * process-shared object the generation of its slot (see
+ * cap__sync_shared_self_id). */
+typedef struct cap__holder {
+    uint64_t id;
+    uint32_t gen;
+} cap__holder;
+
+/* The caller as the holder of an object that is shared or not. */
+static inline cap__holder cap__sync_holder(bool shared)
+{
+    cap__holder h = { 0, 0 };
+    h.id = shared ? cap__sync_shared_self_id(&h.gen) : cap__sync_self_id();
+    return h;
+}
+
 /* ---- semaphores (sem.c, sem_shared.c) ----------------------------------
  * One 64-bit word, glibc's layout: the value in the low half (the futex
  * word), the count of waiting threads in the high half, whose top bit
