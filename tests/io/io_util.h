@@ -189,24 +189,38 @@ static inline int tcp_connect(int port)
     return s;
 }
 
-/* Sends one byte carrying fd (SCM_RIGHTS) over the Unix socket sock. */
-static inline void send_fd(int sock, int fd)
-{
+/* A message of the data v that carries fd (SCM_RIGHTS): r->m, once
+ * rights_msg_init has filled r. */
+struct rights_msg {
     union {
         struct cmsghdr h;
         char buf[CMSG_SPACE(sizeof(int))];
     } ctl;
-    memset(&ctl, 0, sizeof ctl);
-    char one = 'x';
-    struct iovec v = { &one, 1 };
-    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl.buf,
-                        .msg_controllen = sizeof ctl.buf };
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    struct msghdr m;
+};
+
+static inline void rights_msg_init(struct rights_msg *r, int fd, struct iovec *v)
+{
+    memset(r, 0, sizeof *r);
+    r->m.msg_iov = v;
+    r->m.msg_iovlen = 1;
+    r->m.msg_control = r->ctl.buf;
+    r->m.msg_controllen = sizeof r->ctl.buf;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&r->m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    CHECK_EQ(sendmsg(sock, &m, 0), 1);
+}
+
+/* Sends one byte carrying fd (SCM_RIGHTS) over the Unix socket sock. */
+static inline void send_fd(int sock, int fd)
+{
+    char one = 'x';
+    struct iovec v = { &one, 1 };
+    struct rights_msg r;
+    rights_msg_init(&r, fd, &v);
+    CHECK_EQ(sendmsg(sock, &r.m, 0), 1);
 }
 
 /* Sends sig to the process every millisecond until *done is set: one

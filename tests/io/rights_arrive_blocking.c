@@ -26,25 +26,15 @@ struct sender {
 static void *send_big(void *arg)
 {
     struct sender *s = arg;
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    memset(&ctl, 0, sizeof ctl);
     struct iovec v = { s->data, BIG };
-    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl.buf,
-                        .msg_controllen = sizeof ctl.buf };
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &s->fd, sizeof s->fd);
+    struct rights_msg r;
+    rights_msg_init(&r, s->fd, &v);
     if (s->mmsg) {
-        struct mmsghdr mm = { .msg_hdr = m };
+        struct mmsghdr mm = { .msg_hdr = r.m };
         CHECK_EQ(sendmmsg(s->sock, &mm, 1, 0), 1);
         CHECK_EQ(mm.msg_len, (unsigned)BIG);
     } else {
-        CHECK_EQ(sendmsg(s->sock, &m, 0), (ssize_t)BIG);
+        CHECK_EQ(sendmsg(s->sock, &r.m, 0), (ssize_t)BIG);
     }
     return NULL;
 }
