@@ -33,6 +33,7 @@
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     cap__fd_exec();
     bool owned = cap__sigmask_own();
     int r = CAP__REAL(execve)(path, argv, envp);
@@ -55,6 +56,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[])
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     cap__fd_exec();
     bool owned = cap__sigmask_own();
     int r = CAP__REAL(fexecve)(fd, argv, envp);
@@ -132,6 +134,7 @@ static int exec_list(enum list_exec how, const char *target, const char *arg, va
 
 int execl(const char *path, const char *arg, ...)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     va_list count, fill;
     va_start(count, arg);
     va_copy(fill, count);
@@ -154,6 +157,7 @@ int execlp(const char *file, const char *arg, ...)
 
 int execle(const char *path, const char *arg, ...)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     va_list count, fill;
     va_start(count, arg);
     va_copy(fill, count);

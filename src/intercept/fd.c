@@ -112,6 +112,7 @@ static int do_open(int dirfd, const char *path, int flags, mode_t mode)
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     mode_t mode = 0;
     if (needs_mode(flags)) {
         va_list ap;
@@ -124,6 +125,7 @@ int openat(int dirfd, const char *path, int flags, ...)
 
 int open(const char *path, int flags, ...)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     mode_t mode = 0;
     if (needs_mode(flags)) {
         va_list ap;
@@ -159,6 +161,7 @@ int __openat64_2(int dirfd, const char *path, int flags) __attribute__((alias("_
 
 int pipe2(int fds[2], int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (cap__in_signal_handler()) { /* as asked, not ours (io/fd.h) */
         int rc = (int)syscall(SYS_pipe2, fds, flags);
         if (rc == 0) {
@@ -189,6 +192,7 @@ int pipe(int fds[2])
 
 int dup(int fd)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     int r = (int)syscall(SYS_dup, fd);
     if (r >= 0)
         cap__fd_dup_of(r, fd);
@@ -222,6 +226,7 @@ static bool dup_target_out_of_range(int newfd)
 
 int dup3(int oldfd, int newfd, int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     /* The errors that leave newfd open, checked before we end its life. */
     if (oldfd == newfd || (flags & ~O_CLOEXEC))
         return (int)cap__ic_ret(-EINVAL);
@@ -243,6 +248,7 @@ int dup3(int oldfd, int newfd, int flags)
 
 int dup2(int oldfd, int newfd)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (oldfd == newfd) /* only checks that oldfd is open */
         return (int)syscall(SYS_fcntl, oldfd, F_GETFD) < 0 ? -1 : newfd;
     if (syscall(SYS_fcntl, oldfd, F_GETFD) < 0)
@@ -265,6 +271,7 @@ int dup2(int oldfd, int newfd)
 
 int close(int fd)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     bool user = cap__ic_enter();
     if (cap__ownfd_is(fd))
         return (int)cap__ic_ret(-EBADF); /* the runtime's: not the application's to close */
@@ -280,6 +287,7 @@ int close(int fd)
  * not run may, and its closes do not concern the shared table. */
 int close_range(unsigned first, unsigned last, int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (first > last)
         return (int)cap__ic_ret(-EINVAL);
     if (flags & CLOSE_RANGE_UNSHARE) {
@@ -344,6 +352,7 @@ static void run_lock(void *arg)
 
 int fcntl(int fd, int cmd, ...)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     va_list ap;
     va_start(ap, cmd);
     void *arg = va_arg(ap, void *);

@@ -39,6 +39,7 @@ static int sync_call(int fd, bool datasync)
 
 int fsync(int fd)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(fsync)(fd);
     return sync_call(fd, false);
@@ -46,6 +47,7 @@ int fsync(int fd)
 
 int fdatasync(int fd)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(fdatasync)(fd);
     return sync_call(fd, true);

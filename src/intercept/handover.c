@@ -67,6 +67,7 @@
  * fork. */
 pid_t fork(void)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     cap__atfork_snap snap;
     cap__atfork_prepare(&snap);
     cap__fd_forking();

@@ -34,6 +34,7 @@
 #include "arch/syscall.h"
 #include "io/fd.h"
 #include "io/sigintr.h"
+#include "io/sigsafe.h"
 #include "sched/park.h"
 #include "sched/worker.h"
 #include "sync/cancel.h"

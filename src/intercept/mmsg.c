@@ -204,6 +204,7 @@ static int recv_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen,
 
 int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags, struct timespec *timeout)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (vlen > UIO_MAXIOV)
         vlen = UIO_MAXIOV;
     if (!cap__ic_enter()) {
@@ -263,6 +264,7 @@ static int send_blocking(cap__fd *f, int fd, struct mmsghdr *vec, unsigned vlen,
 
 int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (vlen > UIO_MAXIOV)
         vlen = UIO_MAXIOV;
     if (cap__user_readable(vec, (size_t)vlen * sizeof *vec))

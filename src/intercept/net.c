@@ -81,6 +81,7 @@ static uint32_t created_flags(int domain, int type, int proto)
 
 int socket(int domain, int type, int proto)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     int fd = (int)syscall(SYS_socket, domain, our_type(type), proto);
     if (fd >= 0)
         cap__fd_created(fd, CAP__FD_SOCKET, created_flags(domain, type, proto));
@@ -89,6 +90,7 @@ int socket(int domain, int type, int proto)
 
 int socketpair(int domain, int type, int proto, int sv[2])
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     int rc = (int)syscall(SYS_socketpair, domain, our_type(type), proto, sv);
     if (rc == 0) {
         uint32_t fl = created_flags(domain, type, proto);
@@ -159,6 +161,7 @@ static void accepted(int listener, int fd, int flags)
 
 int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen, int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter()) {
         int r;
         for (;;) {
@@ -313,6 +316,7 @@ static long user_connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (cap__ic_enter()) {
         /* A blocking connect made as a non-blocking one and waited for
          * says EINPROGRESS first; the kernel's, which succeeds, leaves
@@ -347,6 +351,7 @@ int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 
 int shutdown(int fd, int how)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     int rc = (int)syscall(SYS_shutdown, fd, how);
     if (rc != 0)
         return rc;
@@ -358,6 +363,7 @@ int shutdown(int fd, int how)
 
 int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     int rc = (int)syscall(SYS_setsockopt, fd, level, name, val, len);
     if (rc == 0 && level == IPPROTO_TCP && name == TCP_ULP) {
         /* kTLS and the like: a read may stop short at a record boundary

@@ -100,6 +100,7 @@ static cap__intr intr_of(const sigset_t *mask)
 
 int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(poll)(fds, n, timeout);
     int bad = pollfds_error(fds, n);
@@ -111,6 +112,7 @@ int poll(struct pollfd *fds, nfds_t n, int timeout)
 
 int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(ppoll)(fds, n, ts, mask);
     /* The kernel's order: the timeout, the mask, then the array. */
@@ -220,6 +222,7 @@ static int select_via_poll(int nfds, fd_set *r, fd_set *w, fd_set *e, uint64_t d
 
 int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(select)(nfds, r, w, e, tv);
     uint64_t deadline = CAP__FOREVER;
@@ -248,6 +251,7 @@ int select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
             const sigset_t *mask)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(pselect)(nfds, r, w, e, ts, mask);
     if (nfds >= 0 && !(ts_readable(ts) && mask_readable(mask)))
@@ -275,6 +279,7 @@ int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts
  * later EPOLL_CTL_DEL costs those waits a look, nothing more. */
 int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     long r = syscall(SYS_epoll_ctl, epfd, op, fd, ev);
     if (r != 0 && errno == ELOOP && op == EPOLL_CTL_ADD &&
         cap__netio_active == &cap__netio_epoll && cap__io_unwatch(epfd))
@@ -369,6 +374,7 @@ static int user_epoll_wait(int epfd, struct epoll_event *ev, int max, uint64_t d
 
 int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(epoll_wait)(epfd, ev, max, timeout);
     return (int)cap__ic_ret_cancel(user_epoll_wait(epfd, ev, max, deadline_ms(timeout), NULL));
@@ -376,6 +382,7 @@ int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 
 int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(epoll_pwait)(epfd, ev, max, timeout, mask);
     if (!mask_readable(mask))
@@ -386,6 +393,7 @@ int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const si
 int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
                  const sigset_t *mask)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(epoll_pwait2)(epfd, ev, max, ts, mask);
     if (!(ts_readable(ts) && mask_readable(mask)))

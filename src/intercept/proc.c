@@ -61,6 +61,7 @@ static long seen_info(long r, const siginfo_t *info)
 
 pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     int local;
     if (status == NULL)
         status = &local; /* to tell an end from a stop */
@@ -101,6 +102,7 @@ pid_t wait3(int *status, int options, struct rusage *ru)
 
 int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     /* si_pid tells whether a try found a child: cleared first, since
      * POSIX leaves the siginfo unspecified when there is none. */
     siginfo_t local;

@@ -637,6 +637,7 @@ static __attribute__((cold, noinline)) bool count_refused(int fd, bool write, vo
 
 ssize_t read(int fd, void *buf, size_t n)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(read)(fd, buf, n), fd, CAP__IO_READ, false);
     ssize_t r;
@@ -652,6 +653,7 @@ ssize_t read(int fd, void *buf, size_t n)
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(write)(fd, buf, n), fd, CAP__IO_WRITE, false);
     ssize_t r;
@@ -665,6 +667,7 @@ ssize_t write(int fd, const void *buf, size_t n)
 
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(readv)(fd, iov, cnt), fd, CAP__IO_READ, false);
     int bad = iov_error(iov, cnt);
@@ -678,6 +681,7 @@ ssize_t readv(int fd, const struct iovec *iov, int cnt)
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(writev)(fd, iov, cnt), fd, CAP__IO_WRITE, false);
     int bad = iov_error(iov, cnt);
@@ -709,6 +713,7 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 
 ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(recv)(fd, buf, n, flags), fd, CAP__IO_READ,
                 (flags & MSG_DONTWAIT) || cap__ic_errqueue_never_waits(fd, flags));
@@ -746,6 +751,7 @@ static ssize_t name_out(const struct sockaddr_storage *name, socklen_t klen, voi
 ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
                  socklen_t *restrict alen)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(recvfrom)(fd, buf, n, flags, addr, alen), fd, CAP__IO_READ,
                 (flags & MSG_DONTWAIT) || cap__ic_errqueue_never_waits(fd, flags));
@@ -767,6 +773,7 @@ ssize_t recvfrom(int fd, void *buf, size_t n, int flags, __SOCKADDR_ARG addr,
 
 ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(recvmsg)(fd, msg, flags), fd, CAP__IO_READ,
                 (flags & MSG_DONTWAIT) || cap__ic_errqueue_never_waits(fd, flags));
@@ -778,6 +785,7 @@ ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 
 ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(send)(fd, buf, n, flags), fd, CAP__IO_WRITE, flags & MSG_DONTWAIT);
     /* MSG_NOSIGNAL and MSG_MORE change nothing on the runtime's side. */
@@ -791,6 +799,7 @@ ssize_t send(int fd, const void *buf, size_t n, int flags)
 ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
                socklen_t alen)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(sendto)(fd, buf, n, flags, addr, alen), fd, CAP__IO_WRITE,
                 flags & MSG_DONTWAIT);
@@ -830,6 +839,7 @@ static ssize_t foreign_sendmsg(int fd, const struct msghdr *msg, int flags)
 
 ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter()) {
         cap__ic_rights_sending(msg);
         return foreign_sendmsg(fd, msg, flags);
@@ -917,6 +927,7 @@ static ssize_t positioned(int fd, bool write, const struct iovec *iov, int cnt, 
 
 ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(pread)(fd, buf, n, off);
     ssize_t r;
@@ -935,6 +946,7 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(pwrite)(fd, buf, n, off);
     if (off < 0)
@@ -951,6 +963,7 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 
 ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(preadv)(fd, iov, cnt, off);
     if (off < 0)
@@ -965,6 +978,7 @@ ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 
 ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(pwritev)(fd, iov, cnt, off);
     if (off < 0)
@@ -979,6 +993,7 @@ ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 
 ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(preadv2)(fd, iov, cnt, off, rwf), fd, CAP__IO_READ, rwf & RWF_NOWAIT);
     int bad = iov_error(iov, cnt);
@@ -991,6 +1006,7 @@ ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
 
 ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         FOREIGN(CAP__REAL(pwritev2)(fd, iov, cnt, off, rwf), fd, CAP__IO_WRITE, rwf & RWF_NOWAIT);
     int bad = iov_error(iov, cnt);

@@ -55,6 +55,7 @@ static int change_mask(int how, const sigset_t *set, sigset_t *old)
 
 int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_user())
         return CAP__REAL(pthread_sigmask)(how, set, old);
     return change_mask(how, set, old);
@@ -62,6 +63,7 @@ int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_user())
         return CAP__REAL(sigprocmask)(how, set, old);
     int rc = change_mask(how, set, old);

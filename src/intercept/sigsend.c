@@ -16,6 +16,7 @@
 
 int raise(int sig)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_user())
         return CAP__REAL(raise)(sig);
     int rc = cap_thread_kill(cap__thread_handle(cap__current()), sig);
@@ -28,6 +29,7 @@ int raise(int sig)
 
 int sigpending(sigset_t *set)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_user())
         return CAP__REAL(sigpending)(set);
     if (!cap__user_writable(set, _NSIG / 8)) {

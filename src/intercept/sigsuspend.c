@@ -18,6 +18,7 @@
 
 int pause(void)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_user())
         return CAP__REAL(pause)();
     cap__io_sleep(CAP__FOREVER, &cap__intr_always);
@@ -26,6 +27,7 @@ int pause(void)
 
 int sigsuspend(const sigset_t *mask)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_user())
         return CAP__REAL(sigsuspend)(mask);
     if (!cap__user_readable(mask, _NSIG / 8)) /* the bytes the kernel reads */

@@ -78,6 +78,7 @@ static int set_rem(struct timespec *rem, uint64_t left)
 
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(nanosleep)(req, rem);
     if (!cap__user_readable(req, sizeof *req))
@@ -111,6 +112,7 @@ static int cpu_clock_sleep(clockid_t clock, int flags, const struct timespec *re
 int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
                     struct timespec *rem)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(clock_nanosleep)(clock, flags, req, rem);
     if (clock == CLOCK_THREAD_CPUTIME_ID)
@@ -160,6 +162,7 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
 
 unsigned sleep(unsigned sec)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(sleep)(sec);
     uint64_t left;
@@ -171,6 +174,7 @@ unsigned sleep(unsigned sec)
 
 int usleep(useconds_t usec)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(usleep)(usec);
     uint64_t left;

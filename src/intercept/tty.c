@@ -16,6 +16,7 @@
 
 int tcdrain(int fd)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(tcdrain)(fd);
     cap__sys_call c = { SYS_ioctl, { fd, TCSBRK, 1 }, 0 };

@@ -36,6 +36,7 @@
 #include "capriccio.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
+#include "io/sigsafe.h"
 #include "sched/park.h"
 #include "sched/worker.h"
 #include "util/sigctx.h"
@@ -356,6 +357,7 @@ static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__s
 
 int cap_thread_kill(cap_thread_t h, int sig)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (sig < 0 || sig >= NSIG || internal(sig))
         return EINVAL;
     cap__thread *t = cap__thread_lookup(h);

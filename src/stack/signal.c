@@ -118,6 +118,7 @@ struct open_handler {
     int own;         /* a signal sent to the interrupted thread, delivered by
                         it: enum cap__own_delivery (util/sigctx.h) */
     cap__thread *interrupted; /* the user thread it interrupted, if any */
+    bool fault;      /* a fault of the code it interrupted (faulted) */
     int sig;
     void *escape[5]; /* __builtin_setjmp: back to the trampoline, as if returned */
 };
@@ -222,10 +223,11 @@ static pid_t ended_child(int sig, const siginfo_t *info)
     return sig == SIGCHLD && info != NULL ? cap__sigchld_ended(info) : 0;
 }
 
-/* See the top: a signal for the thread that ran on this kernel thread. */
-static bool aimed_at_runner(int sig, const siginfo_t *info)
+/* A fault of the instruction it interrupted: the handler's return runs
+ * that instruction again. */
+static bool faulted(int sig, const siginfo_t *info)
 {
-    if (info == NULL)
+    if (info == NULL || info->si_code <= 0) /* the kernel's own codes only */
         return false;
     switch (sig) {
     case SIGSEGV:
@@ -233,9 +235,20 @@ static bool aimed_at_runner(int sig, const siginfo_t *info)
     case SIGILL:
     case SIGFPE:
     case SIGTRAP:
-        if (info->si_code > 0) /* the kernel's own codes: a fault */
-            return true;
-        break;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* See the top: a signal for the thread that ran on this kernel thread. */
+static bool aimed_at_runner(int sig, const siginfo_t *info)
+{
+    if (info == NULL)
+        return false;
+    if (faulted(sig, info))
+        return true;
+    switch (sig) {
     case SIGPIPE:
     case SIGXFSZ:
         if (info->si_code == SI_USER && info->si_pid == getpid())
@@ -289,6 +302,7 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
                               .own = aimed_at_runner(sig, info) ? cap__sig_own_delivery
                                                                 : CAP__OWN_FREE,
                               .interrupted = w != NULL ? w->current : NULL,
+                              .fault = faulted(sig, info),
                               .sig = sig };
     cap__sig_own_delivery = CAP__OWN_FREE; /* not for a nested handler */
     open_top = &o;
@@ -354,6 +368,15 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
  * thread that runs meanwhile (on another worker), or waits outside such a
  * call (a mutex, a join), or no free record (HANDED_JUMPS jumps pending)
  * stops the program with a message (README, Limits).
+ *
+ * The same record serves a jump into the thread the handler interrupted
+ * while that thread was inside an async-signal-safe call's runtime code
+ * (io/sigsafe.h): handed to it, made as the call returns. While one is
+ * handed to a thread and not made, any other jump into it is dropped
+ * (the first, made first, lands where the program asked first); a jump
+ * made at once (the thread outside every such call) drops one still
+ * handed, which a handler between a call's end and its look at the
+ * record left.
  */
 
 struct cap__handed_jump {
@@ -407,6 +430,9 @@ static bool in_a_call(const cap__thread *t)
     int state = atomic_load(&t->state);
     if (state != CAP__T_PARKED && state != CAP__T_RUNNABLE)
         return false;
+    /* Any wait inside one: made as it returns (io/sigsafe.h). */
+    if (__atomic_load_n(&t->in_sigsafe, __ATOMIC_RELAXED) != 0)
+        return true;
     switch (t->reason) {
     case CAP__PARK_SLEEP:
     case CAP__PARK_SEM:
@@ -420,11 +446,12 @@ static bool in_a_call(const cap__thread *t)
     }
 }
 
-static _Noreturn void refuse(void)
+static _Noreturn void refuse(const char *why)
 {
     cap__die("a signal handler jumped (longjmp) into the frames of another user "
              "thread than the one it interrupted, and not into a thread the "
-             "runtime could hand the jump to: not supported (README, Limits)\n");
+             "runtime could hand the jump to (%s): not supported (README, Limits)\n",
+             why);
 }
 
 /* Records the jump for t (its record and jump_due), then leaves the
@@ -432,15 +459,40 @@ static _Noreturn void refuse(void)
 static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct __jmp_buf_tag *env,
                               int val);
 
+/* Drops the jump handed to t and not made (see the top of this part). */
+static void drop_handed(cap__thread *t)
+{
+    struct cap__handed_jump *j = atomic_exchange(&t->jump_due, NULL);
+    if (j == NULL)
+        return;
+    atomic_store(&j->used, 0);
+    atomic_fetch_sub(&cap__sig_jumps_pending, 1);
+}
+
+/* Leaves the handler as if it had returned. */
+static _Noreturn void escape(struct open_handler *o)
+{
+#ifdef CAP__ASAN
+    __asan_handle_no_return(); /* the handler's frames are left */
+#endif
+    __builtin_longjmp(o->escape, 1);
+}
+
 static _Noreturn void hand_over(struct open_handler *o, struct __jmp_buf_tag *env, int val,
                                 const char *to)
 {
     struct owner_search s = { .sp = to };
     cap__thread_foreach(find_owner, &s); /* reads only: fine in a handler */
     cap__thread *t = s.found;
-    if (t == NULL || t == o->interrupted || o->token == 0 || !in_a_call(t) ||
-        atomic_load(&t->jump_due) != NULL)
-        refuse();
+    if (t == NULL)
+        refuse("no user thread's stack holds the target");
+    if (t == o->interrupted || o->token == 0)
+        refuse("the thread it interrupted, on another stack");
+    if (atomic_load(&t->jump_due) != NULL)
+        escape(o); /* one is handed already: that one is made */
+    if (!in_a_call(t))
+        refuse(atomic_load(&t->state) == CAP__T_RUNNING ? "it runs on another worker"
+                                                        : "it waits outside a blocking call");
     hand_to(t, o, env, val);
 }
 
@@ -465,10 +517,7 @@ static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct __j
     atomic_store(&t->jump_due, j); /* release: the record before t sees it */
     if (o->token != 0) /* else t itself ran the handler, inside its call */
         cap__sig_force(o->token, t);
-#ifdef CAP__ASAN
-    __asan_handle_no_return(); /* the handler's frames are left */
-#endif
-    __builtin_longjmp(o->escape, 1);
+    escape(o);
 }
 
 void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *target)
@@ -484,17 +533,29 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
         if (o->prev == NULL &&
             (o->in_sched || (o->interrupted != NULL && !on_stack_of(o->interrupted, to))))
             hand_over(o, env, val, to);
-        /* A signal the thread delivered to itself inside a call: the
-         * call's records are linked on the frames the jump would leave;
-         * the call ends first (io/sigdirect.h). */
-        if (o->prev == NULL && o->own == CAP__OWN_IN_CALL && o->interrupted != NULL &&
-            atomic_load(&o->interrupted->jump_due) == NULL)
-            hand_to(o->interrupted, o, env, val);
+        /* Into the interrupted thread's own frames (else handed over
+         * above), made as its call returns: a signal it delivered to
+         * itself inside a call registered for signals, whose records are
+         * linked on the frames the jump would leave (io/sigdirect.h), or
+         * any signal that found it inside an async-signal-safe call's
+         * runtime code (io/sigsafe.h). Not a fault's: its handler's
+         * return would fault again. */
+        cap__thread *t = o->prev == NULL ? o->interrupted : NULL;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (t != NULL && !o->fault && (o->own == CAP__OWN_IN_CALL || t->in_sigsafe != 0)) {
+            if (atomic_load(&t->jump_due) == NULL)
+                hand_to(t, o, env, val);
+            escape(o); /* one is handed already: that one is made */
+        }
         if (o->prev == NULL && o->own == CAP__OWN_NO_JUMP)
             cap__die("the handler of a signal sent to a thread (pthread_kill, raise) "
                      "jumped (longjmp) out of a wait that signals do not interrupt "
                      "(a mutex, condition variable, join or file read): not supported "
                      "(docs/pthread-compat.md, Signals)\n");
+        /* Made now: one handed to the thread before is dropped (a handler
+         * that came as its call ended, between the count and the look). */
+        if (t != NULL && o->own == CAP__OWN_FREE)
+            drop_handed(t);
         uint64_t token = o->token;
         o->token = 0;
         open_top = o->prev;
@@ -523,14 +584,25 @@ void cap__sig_take_jump_slow(void)
     if (self == NULL || atomic_load_explicit(&self->jump_due, memory_order_relaxed) == NULL ||
         cap__in_signal_handler())
         return;
-    struct cap__handed_jump *j = atomic_load(&self->jump_due);
+    /* With every signal of this kernel thread blocked, so that no handler
+     * sees the record taken but the thread still inside its calls (it
+     * would hand over a jump that no one then makes) or the reverse. */
+    uint64_t all = ~(uint64_t)0, saved; /* the kernel's sigset: 64 bits */
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, sizeof saved);
+    struct cap__handed_jump *j = atomic_exchange(&self->jump_due, NULL);
     struct __jmp_buf_tag env;
-    memcpy(&env, &j->env, sizeof env);
-    int val = j->val;
-    atomic_store(&self->jump_due, NULL);
-    atomic_store(&j->used, 0);
-    atomic_fetch_sub(&cap__sig_jumps_pending, 1);
-    cap__linked_jump_now(&env, val);
+    int val = 0;
+    if (j != NULL) {
+        memcpy(&env, &j->env, sizeof env);
+        val = j->val;
+        atomic_store(&j->used, 0);
+        atomic_fetch_sub(&cap__sig_jumps_pending, 1);
+        self->in_sigsafe = 0; /* the jump leaves every call it is inside */
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, sizeof saved);
+    if (j != NULL) /* a handler that came since jumped at once, not here */
+        cap__linked_jump_now(&env, val);
 }
 
 /* The flags the kernel gets for the trampoline in place of the program's. */

@@ -48,6 +48,7 @@
 #include <semaphore.h>
 
 #include "io/sigintr.h"
+#include "io/sigsafe.h"
 #include "sched/worker.h"
 #include "sync/cancel.h"
 #include "sync/sync.h"
@@ -251,6 +252,7 @@ int cap_sem_clockwait(cap_sem_t *s, clockid_t clock, const struct timespec *abst
 
 int cap_sem_post(cap_sem_t *s)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     uint64_t v = atomic_load_explicit(word(s), memory_order_relaxed);
     do {
         if (value_of(v) >= CAP_SEM_VALUE_MAX)

@@ -183,6 +183,7 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     atomic_store_explicit(&t->sig_edge_told, 0, memory_order_relaxed);
     atomic_store_explicit(&t->sig_delivering, false, memory_order_relaxed);
     t->sig_call = NULL;
+    t->in_sigsafe = 0; /* (a thread that ended inside a call left it counted) */
     memset(t->name, 0, sizeof t->name);
     if (attr != NULL)
         memcpy(t->name, attr->name, sizeof t->name);

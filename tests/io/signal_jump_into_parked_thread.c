@@ -49,11 +49,13 @@ static void *echo_byte(void *arg)
     return NULL;
 }
 
-/* The timer must fire once the thread has parked: a handler that jumps
- * while the thread is still on its way in, inside the runtime's part of
- * the call, can leave a runtime lock held (docs/status.md, session 32:
- * a 20 ms timer was outlasted once under ASan in CI, and the offload
- * pool's lock stayed taken). 100 ms is far more than the way in takes. */
+/* The timer must fire once the thread has parked: on two workers the
+ * handler may run beside the thread, on the spinner's worker, and a jump
+ * into a thread that is running there is refused (README, Limits). One
+ * that runs on the thread's own worker while it is on its way in is
+ * handed to it and made as the call returns (io/sigsafe.h,
+ * io/signal_jump_out_of_runtime_calls). 100 ms is far more than the way
+ * in takes. */
 static void park(int kind, int rfd, cap_sem_t *sem)
 {
     struct itimerval it = { { 0, 0 }, { 0, 100000 } };
