@@ -71,8 +71,10 @@ typedef struct cap__io_call {
  * first wait until the end; parked_only: only for each park, so signals
  * reach it only while it is parked (sigintr.h). */
 void cap__io_call_begin(cap__io_call *c, const cap__intr *in, bool parked_only);
-/* Returns the signal that interrupted the call, or 0. */
-int cap__io_call_end(cap__io_call *c);
+/* Leaves the signal registry if the call entered it: returns the signal
+ * that interrupted the call, or 0. cap__io_call_end (below, with the
+ * turns) is this and a count of the call. */
+int cap__io_call_leave(cap__io_call *c);
 /* The signal registry's interrupt of a call waiting on one descriptor
  * (io/wait.c); the one that can wake a call to go on waiting
  * (cap__sig_direct). */
@@ -160,20 +162,43 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
  * the clock. Not a real deadline (CAP__FOREVER - 1 ns is never reached). */
 #define CAP__IO_TIMEO_LATER (CAP__FOREVER - 1)
 
-/* Turns. A transfer that completes without parking is no scheduling point
- * by itself, so a thread whose descriptor always has data (a pipe that
- * holds a burst, a client that pipelines) would keep its worker's other
- * threads from running for as long as the data lasts. A thread that makes
- * CAP__IO_TURN_MAX such transfers in a row on its worker (blocking calls
- * or not: a successful first attempt), with no switch
- * in between (the worker's ticks did not move), yields. The count is per
- * kernel thread: it belongs to whichever user thread the worker runs,
- * and any switch starts it again; a thread that parks on every request
- * (a server waiting for its next one) never reaches it. Disk transfers
- * have their own rule (disk.c).
+/* Turns. A call that returns without parking is no scheduling point by
+ * itself, so a thread whose descriptor always has data (a pipe that holds
+ * a burst, a client that pipelines) would keep its worker's other threads
+ * from running for as long as the data lasts, and one that polls in a
+ * loop whose polls find data ready (data that another thread of its
+ * worker is to consume) would hold that thread back for good: under NPTL
+ * the kernel would have preempted it (CPython's fork multiprocessing.Pool
+ * hung so in its first map). A thread that has made CAP__IO_TURN_MAX such
+ * calls since it last parked yields (cap__yield: to the back of its
+ * worker's queue; alone, it goes on at once).
  *
- * Pipetest showed why (bench/io): its tokens gather in one pipe, and the
- * thread reading it passed the whole burst on without a switch, then the
+ * The count is the thread's (io_turns in its TCB, thread/thread.h): one
+ * increment and compare a call, on a line its parks write anyway. Every
+ * park sets it to 0 (sched/park.c), and so does the yield here; a yield
+ * of the program's own does not (the yield path is the one the switch
+ * benchmarks time; such a thread may then yield once more than it had
+ * to, never less). A thread that parks on every request
+ * (a server waiting for its next one) never reaches the bound. What
+ * counts, each where the I/O layer's call path returns:
+ *  - a transfer that returns after its first attempt (cap__io_do_at:
+ *    any result of a non-blocking call, EAGAIN too, since a loop of them
+ *    waits for data as a poll loop does; any but EAGAIN of a blocking
+ *    one, which then parks), and a complete transfer of rw.c's direct
+ *    path for blocking sockets;
+ *  - a poll, ppoll, select or pselect (cap__io_poll), a sleep
+ *    (cap__io_sleep: one of zero never parks), and a call that waits
+ *    through cap__io_call_begin/end (epoll_wait, a connect, a signalfd
+ *    read), parked or not: a park has just set the count to 0.
+ * These are places where the call could have parked anyway, so no
+ * runtime lock is held there, and none is reached from a signal handler
+ * (the wrappers make the kernel's call there, intercept.h), so the yield
+ * is safe wherever the count runs out. Disk transfers have their own
+ * rule (disk.c).
+ *
+ * Pipetest showed why for transfers (bench/io): its tokens gather in one
+ * pipe, and the thread reading it passed the whole burst on without a
+ * switch, then the
  * next thread did, so the burst moved through the ring one thread at a
  * time, and on two workers only one worked (bimodal: ~2.0M tokens/s in
  * a third to half of the runs at 1,024 pipes, 2.5-2.9M in the rest).
@@ -184,27 +209,41 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
  * token: 3-8% fewer tokens/s at 256-8,192 pipes with 64; with 16, 7-22%
  * (and 5-9% fewer on two workers at 4,096-8,192); with 128 and 256 the
  * gain on two workers shrank (2.7-3.1M, 2.3-2.8M). Same-run comparisons,
- * 5 runs each, status.md (session 13). */
+ * 5 runs each, status.md (session 13). (The count was then the kernel
+ * thread's, started again by any switch of its worker, so by a park or
+ * any yield of the running thread: the same but for the program's
+ * yields.) The readiness calls share the bound. Cost (callgrind, one
+ * worker, 100,000 calls): a poll that finds a pipe ready 241 -> 248
+ * instructions, an epoll_wait 199 -> 205 (each with its share of the
+ * yields, ~0.7), a round trip of two threads over two pipes (two parked
+ * reads) 3,036 -> 3,042. */
 enum { CAP__IO_TURN_MAX = 64 };
-/* Per kernel thread: the worker's ticks at the count's start, and the
- * count (wait.c). */
-extern __thread uint32_t cap__io_turn_ticks
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
-extern __thread uint32_t cap__io_turn_count
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
-/* Yields the calling user thread, if it is one (this rule's and disk.c's). */
+/* Yields the calling user thread, if it is one, and starts its count
+ * again (this rule's and disk.c's). */
 void cap__io_turn_end(void) __attribute__((visibility("hidden")));
 
-/* Counts one transfer that did not park; user threads only. */
+/* Counts one call of self, the running user thread, that may not have
+ * parked. */
+__attribute__((always_inline)) static inline void cap__io_turn_tick_of(cap__thread *self)
+{
+    if (__builtin_expect(++self->io_turns >= CAP__IO_TURN_MAX, 0))
+        cap__io_turn_end();
+}
+
+/* cap__io_turn_tick_of for the calling thread; user threads only. */
 __attribute__((always_inline)) static inline void cap__io_turn_tick(void)
 {
-    cap__worker *w = cap__worker_self();
-    if (w->ticks != cap__io_turn_ticks) {
-        cap__io_turn_ticks = w->ticks;
-        cap__io_turn_count = 1;
-    } else if (__builtin_expect(++cap__io_turn_count >= CAP__IO_TURN_MAX, 0)) {
-        cap__io_turn_end();
-    }
+    cap__io_turn_tick_of(cap__current());
+}
+
+/* Ends the call c: returns the signal that interrupted it, or 0, and
+ * counts it (an epoll_wait that found events did not park). Inline, so
+ * that the count costs no call of its own. */
+__attribute__((always_inline)) static inline int cap__io_call_end(cap__io_call *c)
+{
+    int sig = c->entered ? cap__io_call_leave(c) : 0;
+    cap__io_turn_tick();
+    return sig;
 }
 
 /* Runs attempt until it returns anything but -EAGAIN, parking in between;
@@ -229,8 +268,7 @@ cap__io_do_at(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64
 {
     if (nonblock) {
         ssize_t r = op(fd, arg);
-        if (r >= 0)
-            cap__io_turn_tick();
+        cap__io_turn_tick(); /* EAGAIN too: a loop of them waits for another thread */
         return r;
     }
     if (!cap__netio_active->edge || !cap__fd_has(f, CAP__FDF_DRAINS))
@@ -252,8 +290,7 @@ cap__io_do_at(cap__fd *f, int fd, int dir, cap__io_attempt op, void *arg, uint64
     if (!skipped) {
         ssize_t r = cap__io_attempt_once(&tk, op, arg, drain);
         if (r != -EAGAIN) {
-            if (r >= 0)
-                cap__io_turn_tick();
+            cap__io_turn_tick();
             return r;
         }
     }

@@ -58,13 +58,13 @@
 
 atomic_long cap__io_inflight;
 
-__thread uint32_t cap__io_turn_ticks, cap__io_turn_count;
-
 void cap__io_turn_end(void)
 {
     cap__thread *self = cap__current();
-    if (self != NULL)
+    if (self != NULL) {
+        self->io_turns = 0;
         cap__yield(self);
+    }
 }
 
 /* Threads parked on descriptors, in sleeps and in polls are counted per
@@ -401,7 +401,7 @@ void cap__io_call_begin(cap__io_call *c, const cap__intr *in, bool parked_only)
     c->sends = 0;
 }
 
-int cap__io_call_end(cap__io_call *c)
+int cap__io_call_leave(cap__io_call *c)
 {
     return c->entered ? cap__sig_leave(&c->sw) : 0;
 }
@@ -665,8 +665,10 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
 {
     cap__fd *f = tk->f;
     int fd = tk->fd, dir = tk->dir;
-    if (file_nonblock_unseen(f, fd))
+    if (file_nonblock_unseen(f, fd)) {
+        cap__io_turn_tick(); /* io.h, turns: as a non-blocking call's */
         return -EAGAIN;
+    }
     /* A timeout counted from here (io.h): one clock read, and the first
      * park need not read it again (the timeout is > 0). */
     bool fresh = *deadline_p == CAP__IO_TIMEO_LATER;
@@ -711,7 +713,10 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
             break;
         }
     }
-    cap__io_call_end(&c);
+    /* Not counted (io.h, turns): it came after a first attempt said
+     * EAGAIN, and its first wait parks (that wait does not look at the
+     * clock). */
+    cap__io_call_leave(&c);
     return r;
 }
 
@@ -897,6 +902,7 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
         free(recs);
         free(seqs);
     }
+    cap__io_turn_tick_of(g.thread); /* io.h, turns: a poll that finds data ready never parks */
     return result;
 }
 
@@ -937,5 +943,6 @@ int cap__io_sleep(uint64_t deadline, const cap__intr *in)
     }
     if (in != NULL)
         cap__sig_leave(&sw);
+    cap__io_turn_tick_of(g.thread); /* io.h, turns: a sleep of zero never parks */
     return rc;
 }

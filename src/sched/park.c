@@ -72,6 +72,7 @@ static inline int park_self(cap__thread *self, enum cap__park_reason reason, con
 
     /* Running again, possibly (with migration) on another worker. */
     cap__timer_cancel(&self->timer);
+    self->io_turns = 0; /* it let the others run (io/io.h, turns) */
     self->reason = CAP__PARK_NONE;
     self->reason_obj = NULL;
     /* Claimed, so no waker writes the token now: a release store is enough. */

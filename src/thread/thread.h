@@ -64,6 +64,8 @@ typedef struct cap__thread {
     _Atomic uint32_t wait;         /* [atomic] CAP__WAIT_* token, see park.h */
     int wake_result;               /* [owner] 0 or ETIMEDOUT, set by the waker */
     enum cap__park_reason reason;  /* [owner] why it is parked, for reports */
+    uint32_t io_turns;             /* [owner] its I/O calls that returned without
+                                      parking since it last parked (io/io.h, turns) */
     const void *reason_obj;        /* [owner] what it waits on, if anything */
     cap__timer timer;              /* [worker] its deadline, when it has one */
 

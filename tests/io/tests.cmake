@@ -18,6 +18,8 @@ set(CAPIO_DISK_PROGRAMS regular_file_io read_blocks_only_its_thread
     read_at_position_not_torn count_beyond_buffer_as_kernel)
 set(CAPIO_TIMEOUT_tcp_loopback_10k 300)
 set(CAPIO_TIMEOUT_accept_storm 120)
+# A loop that never yields hangs: the timeout is the failure.
+set(CAPIO_TIMEOUT_ready_waits_take_turns 30)
 # Where buffered file writes are made is checked under CAP_FILE_WRITES=
 # worker on every combination; auto and backend are added below.
 set(CAPIO_ENV_buffered_file_writes "CAP_FILE_WRITES=worker")
