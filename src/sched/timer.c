@@ -205,7 +205,8 @@ uint64_t cap__timer_next(cap__timer_heap *h)
     return d;
 }
 
-unsigned cap__timer_expire(cap__timer_heap *h, uint64_t now, void (*fire)(cap__timer *t))
+unsigned cap__timer_expire(cap__timer_heap *h, uint64_t now, void (*fire)(cap__timer *t),
+                           bool (*ready)(const cap__timer *t), uint64_t *next)
 {
     unsigned n = 0;
     /* fire runs under the heap lock: a thread that resumes and cancels its
@@ -213,7 +214,7 @@ unsigned cap__timer_expire(cap__timer_heap *h, uint64_t now, void (*fire)(cap__t
      * never touch the thread's next park. */
     cap__spin_lock(&h->lock);
     cap__timer *t;
-    while ((t = earliest(h)) != NULL && t->deadline <= now) {
+    while ((t = earliest(h)) != NULL && t->deadline <= now && (ready == NULL || ready(t))) {
         remove_timer(h, t);
         /* Out of the heap, but still armed to a canceller until fire is
          * over: cap__timer_cancel skips the lock when t->heap is NULL, so
@@ -225,6 +226,8 @@ unsigned cap__timer_expire(cap__timer_heap *h, uint64_t now, void (*fire)(cap__t
         t->heap = NULL;
         n++;
     }
+    if (next != NULL)
+        *next = t != NULL ? t->deadline : CAP__FOREVER;
     cap__spin_unlock(&h->lock);
     return n;
 }

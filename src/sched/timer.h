@@ -18,7 +18,8 @@
  * Each timer set has a spinlock. Under the default placement a thread
  * only arms and cancels timers on its own worker, so the lock is
  * uncontended; it exists for full migration, where a thread may cancel
- * from another worker.
+ * from another worker, and an idle worker expires the timers of the
+ * others (worker.c, "Timers").
  */
 #ifndef CAP_SCHED_TIMER_H
 #define CAP_SCHED_TIMER_H
@@ -81,8 +82,13 @@ void cap__timer_forked(cap__timer_heap *h);
 uint64_t cap__timer_next(cap__timer_heap *h);
 /* Disarms every timer with deadline <= now and calls fire(timer) for each,
  * under the heap lock (fire must not arm or cancel timers on h). Returns
- * how many fired. */
-unsigned cap__timer_expire(cap__timer_heap *h, uint64_t now,
-                           void (*fire)(cap__timer *t));
+ * how many fired; next, if not NULL, gets the earliest deadline left
+ * (CAP__FOREVER: none), read under the same lock. ready, if not NULL, is
+ * asked first about each timer (under the lock): at the first it says
+ * false for, expiry stops and leaves that timer and the later ones armed
+ * (another worker's expiry, which may meet a timer whose thread has not
+ * finished parking: worker.c, "Timers"). */
+unsigned cap__timer_expire(cap__timer_heap *h, uint64_t now, void (*fire)(cap__timer *t),
+                           bool (*ready)(const cap__timer *t), uint64_t *next);
 
 #endif /* CAP_SCHED_TIMER_H */

@@ -63,6 +63,30 @@
  * protection, one thread per STALL_NS, so a new thread is not held up
  * indefinitely behind a thread that never blocks.
  *
+ * Timers: each worker's heap holds the deadlines of the threads that
+ * parked on it (sched/timer.h), and the worker expires them at each
+ * scheduling round. A worker that runs one thread for long (a thread
+ * that computes without parking) makes no rounds, so its sleepers would
+ * stay parked past their deadlines while another worker idles. With
+ * CAP_MIGRATE=1 such a sleeper could run on the idle one, so an idle
+ * worker also expires the other workers' timers (expire_others), under
+ * each heap's lock, before it sleeps and as it wakes: the threads fired
+ * land in its own steal queue (cap__make_runnable) and it runs them. It
+ * sleeps no later than the earliest deadline of the workers that are
+ * awake (a sleeping one wakes for its own); a deadline armed on a busy
+ * worker after the idle ones went to sleep is seen when the re-checker
+ * (below) next wakes, within RECHECK_NS. Without migration a started
+ * thread runs only on its own worker, so a timer fired elsewhere would
+ * only move it to that worker's inbox, where the busy thread still holds
+ * it back: the others' heaps are left alone then (README, Limits).
+ * Invariants: fire_timer only claims and makes runnable (it never arms
+ * or cancels, as cap__timer_expire requires, from any worker); a thread
+ * that resumes cancels its timer under that heap's lock, so a fire on
+ * another worker is over before the thread can park again (timer.c);
+ * another worker leaves alone a timer whose thread is still parking
+ * (timer_parked), which only the worker running the park could fire
+ * safely.
+ *
  * Direct switches: a yield, a park and an exit go straight to the next
  * thread (local queue, then steal queues) on all but every 61st switch
  * (a yield then too, when the scheduler's round would have nothing to do);
@@ -864,7 +888,7 @@ static cap__thread *find_work(cap__worker *w)
     bool turn = w->ticks++ % STEAL_QUEUE_EVERY == 0;
     inbox_drain(w);
     if (cap__timer_next(&w->timers) != CAP__FOREVER)
-        cap__timer_expire(&w->timers, cap__now(), fire_timer);
+        cap__timer_expire(&w->timers, cap__now(), fire_timer, NULL, NULL);
     /* A busy worker looks for ready I/O every so often, but only while some
      * I/O could complete. */
     if (turn && poll_worthwhile())
@@ -934,6 +958,47 @@ static void drop_recheck(cap__worker *w)
 {
     int mine = w->id + 1;
     atomic_compare_exchange_strong(&cap__rt.rechecker, &mine, 0);
+}
+
+/* Whether a worker other than tm's may fire it: its thread has finished
+ * parking (its wait token is out, or already claimed). A thread arms its
+ * timer before it switches away, and the token is published only once
+ * its registers are saved (finish_switch, park.h): a timer fired in
+ * between would find nothing to claim and be gone, and the thread would
+ * then wait past its deadline for good. The worker the thread parks on
+ * never sees that window: it is running the park. A thread that has
+ * resumed cancels its timer before its token goes back to idle (park.c),
+ * so an armed timer with an idle token is always such a park, over in
+ * moments. */
+static bool timer_parked(const cap__timer *tm)
+{
+    const cap__thread *t = (const cap__thread *)((const char *)tm - offsetof(cap__thread, timer));
+    return __atomic_load_n(&t->wait, __ATOMIC_SEQ_CST) != CAP__WAIT_IDLE;
+}
+
+/* Under CAP_MIGRATE=1: fires the expired timers of the workers other
+ * than w (see the top: the threads land in w's steal queue), and returns
+ * how many fired; next, if not NULL, gets the earliest deadline left
+ * among the workers that are awake (one still parking counts as left: w
+ * then looks again soon). A heap with no timer costs one racy load. */
+static unsigned expire_others(cap__worker *w, uint64_t *next)
+{
+    unsigned fired = 0;
+    uint64_t now = 0, earliest = CAP__FOREVER;
+    for (int i = 1; i < cap__rt.nworkers; i++) {
+        cap__worker *v = &cap__rt.workers[(w->id + i) % cap__rt.nworkers];
+        if (__atomic_load_n(&v->timers.len, __ATOMIC_RELAXED) == 0)
+            continue;
+        if (now == 0)
+            now = cap__now();
+        uint64_t left;
+        fired += cap__timer_expire(&v->timers, now, fire_timer, timer_parked, &left);
+        if (left < earliest && atomic_load_explicit(&v->sleeping, memory_order_relaxed) == 0)
+            earliest = left;
+    }
+    if (next != NULL)
+        *next = earliest;
+    return fired;
 }
 
 static void idle(cap__worker *w)
@@ -1026,7 +1091,14 @@ static void idle(cap__worker *w)
             w->own_spin_ns = OWN_SPIN_NS;
         return;
     }
+    /* Other workers' sleepers whose time has come, which this worker may
+     * run (see the top); and the deadlines to wake for. */
+    uint64_t others = CAP__FOREVER;
+    if (cap__cfg.migrate && expire_others(w, &others) != 0)
+        return;
     uint64_t deadline = cap__timer_next(&w->timers);
+    if (others < deadline)
+        deadline = others;
     if (w->watch != NULL && w->watch_since + STALL_NS < deadline)
         deadline = w->watch_since + STALL_NS; /* look at the stuck one again */
     uint64_t slept_at = cap__now();
@@ -1056,6 +1128,8 @@ static void idle(cap__worker *w)
     atomic_fetch_sub(&cap__rt.nsleeping, 1);
     if (recheck)
         drop_recheck(w);
+    if (cap__cfg.migrate) /* woken perhaps for another worker's deadline: run it now */
+        expire_others(w, NULL);
     uint64_t slept = cap__now() - slept_at;
     if (slept <= SPIN_WORTH_NS)
         w->spin_rounds = IDLE_SPIN_ROUNDS;

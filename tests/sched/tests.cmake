@@ -25,3 +25,18 @@ set(CAPTEST_creation_neighbours_share_worker_WORKERS 2)
 set(CAPTEST_yielders_leave_room_TIMEOUT 30)
 # The most workers allowed, on however few CPUs.
 set(CAPTEST_most_workers_start_and_join_WORKERS 1024)
+# Under CAP_MIGRATE=1 only: with migration off a woken sleeper waits for
+# its own worker, which the spinner holds (README, Limits). Each poller
+# times the idle worker's sleep its own way.
+set(CAPTEST_timer_fires_beside_spinner_MANUAL TRUE)
+foreach(net epoll poll uring)
+  set(tname sched/timer_fires_beside_spinner/${net}/w2-migrate)
+  add_test(NAME ${tname} COMMAND ${CMAKE_CURRENT_BINARY_DIR}/sched/timer_fires_beside_spinner)
+  set_tests_properties(${tname} PROPERTIES
+    ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1;CAP_NETIO=${net}"
+    TIMEOUT 60 SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "is not available here")
+endforeach()
+# Idle workers firing the busy ones' timers, on few and on more workers.
+set(CAPTEST_parking_timer_not_lost_WORKERS "2;4")
+set(CAPTEST_parking_timer_not_lost_ENV "CAP_MIGRATE=1")
+set(CAPTEST_parking_timer_not_lost_TIMEOUT 60)
