@@ -19,7 +19,10 @@
  * timed wait ends with EINTR for any caught signal, an untimed one only
  * without SA_RESTART, as the kernel's futex wait restarts; both are
  * cancellation points. Each waiting user thread holds a pool thread
- * (CAP_POOL_THREADS, README Limits). A timed wait whose time has passed
+ * (CAP_POOL_THREADS, README Limits). A kernel thread the library does not
+ * run waits in the kernel itself (shared_wait.c), where glibc's
+ * pthread_cancel may unwind it: its count among the waiters goes with it
+ * (this file is built with -fexceptions for that cleanup). A timed wait whose time has passed
  * and finds no unit times out on the caller's thread, as a private
  * one's does, without a trip to the pool.
  *
@@ -33,11 +36,35 @@
  * same as a signal that comes just before glibc's futex wait sleeps.
  */
 #include <errno.h>
+#include <stdbool.h>
 
 #include "sched/worker.h"
 #include "sync/sync.h"
 
 enum { YIELDS = 8 };
+
+struct counted {
+    _Atomic uint64_t *word;
+    bool active; /* still counted among the waiters */
+};
+
+static void uncount(struct counted *c)
+{
+    if (c->active)
+        atomic_fetch_sub(c->word, CAP__SEM_ONE_WAITER);
+}
+
+/* The wait of a kernel thread the library does not run: the one that
+ * can end by unwinding (out of line, so that a user thread's wait keeps
+ * its frame small: linked stacks bound it). */
+static __attribute__((noinline)) long wait_foreign(_Atomic uint64_t *word, cap__timeout *to,
+                                                   int how)
+{
+    struct counted counted __attribute__((cleanup(uncount))) = { word, true };
+    long r = cap__futex_wait_pooled((_Atomic uint32_t *)(void *)word, 0, to, how);
+    counted.active = false;
+    return r;
+}
 
 int cap__sem_wait_kernel(_Atomic uint64_t *word, cap__timeout *to)
 {
@@ -54,7 +81,9 @@ int cap__sem_wait_kernel(_Atomic uint64_t *word, cap__timeout *to)
         /* A time already reached times out here, without the pool's round
          * trip (shared_wait.c), and one queued past a deadline the clock
          * moved back waits on. */
-        long r = cap__futex_wait_pooled((_Atomic uint32_t *)(void *)word, 0, to, how);
+        long r = cap__current() == NULL
+                     ? wait_foreign(word, to, how)
+                     : cap__futex_wait_pooled((_Atomic uint32_t *)(void *)word, 0, to, how);
         if (r == 0 || r == -EAGAIN)
             continue; /* woken, or the value changed before it slept */
         /* A post that came with the timeout or the signal is taken, as a

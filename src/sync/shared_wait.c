@@ -145,7 +145,9 @@ static __attribute__((noinline)) long wait_foreign(_Atomic uint32_t *word, uint3
 
 long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to, int how)
 {
-    if (cap__current() != NULL && cap__stack_linked_mode())
+    if (cap__current() == NULL) /* the pool would run the call inline */
+        return wait_foreign(word, expected, to, (how & CAP__SHARED_CANCEL) != 0);
+    if (cap__stack_linked_mode())
         return wait_in_slices(word, expected, to, (how & CAP__SHARED_CANCEL) != 0);
     return wait_on_pool(word, expected, to, how);
 }

@@ -85,7 +85,9 @@ enum {
 };
 
 /* Sleeps while *word == expected in a kernel futex wait made on the
- * offload pool (under linked stacks: parks in slices, see shared_wait.c),
+ * offload pool (under linked stacks: parks in slices, see shared_wait.c;
+ * on a kernel thread the library does not run: its own futex wait, with
+ * CAP__SHARED_CANCEL a cancellation point of glibc's that unwinds it),
  * until a wake-up or the timeout to (NULL: none; one already passed
  * returns at once). how: CAP__SHARED_* flags. 0 (woken, possibly
  * spuriously), -EAGAIN (*word differed), -ETIMEDOUT, -EINTR or
