@@ -98,6 +98,7 @@ int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
  * it): the wake-ups use its address only as a key. */
 int sem_post(sem_t *s)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     _Atomic uint64_t *word = (_Atomic uint64_t *)(void *)s;
     int futex_op = FUTEX_WAKE | (shared(s) ? 0 : FUTEX_PRIVATE_FLAG);
     uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
