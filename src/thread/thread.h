@@ -66,6 +66,11 @@ typedef struct cap__thread {
     enum cap__park_reason reason;  /* [owner] why it is parked, for reports */
     uint32_t io_turns;             /* [owner] its I/O calls that returned without
                                       parking since it last parked (io/io.h, turns) */
+    /* [own thread; read by a handler on its kernel thread] async-signal-
+     * safe calls it is inside: a handler's jump out of them is handed to
+     * it, made as the call returns (io/sigsafe.h). Beside io_turns: a line
+     * every such call writes anyway. */
+    unsigned in_sigsafe;
     const void *reason_obj;        /* [owner] what it waits on, if anything */
     cap__timer timer;              /* [worker] its deadline, when it has one */
 
@@ -111,10 +116,6 @@ typedef struct cap__thread {
     /* [its shard lock] its call registered for signals, if any
      * (io/sigintr.h): where a signal sent to it is delivered */
     struct cap__sig_waiter *sig_call;
-    /* [own thread; read by a handler on its kernel thread] async-signal-
-     * safe calls it is inside: a handler's jump out of them is handed to
-     * it, made as the call returns (io/sigsafe.h) */
-    unsigned in_sigsafe;
     const void *create_site;       /* return address of cap_thread_create's caller */
     cap__stack stack;
     size_t stack_request;          /* the size asked for: a TCB cached with its
