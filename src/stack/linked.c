@@ -402,6 +402,12 @@ void cap__linked_unwind_to(const void *sp)
         put_dynamic(k, l->dynamic);
         k->unlinks++;
     }
+    /* The limit of the chunk the target runs on, whether or not a link
+     * went: a jump out of a signal handler comes from where the limit is
+     * 0 (the trampoline's, src/stack/signal.c), and would leave it so. */
+    l = slot->links;
+    write_limit((uintptr_t)(l != NULL ? chunk_base(l->chunk) : (const char *)slot->lo) +
+                CAP__LINKED_RESERVE);
 }
 
 /*
@@ -466,6 +472,19 @@ int cap__linked_stack_alloc(cap__stack *out, struct cap__stack_slot *slot)
     out->guard = 0;
     out->slot = slot;
     return 0;
+}
+
+bool cap__linked_holds(const struct cap__stack_slot *slot, const void *sp)
+{
+    const char *p = sp;
+    if (slot == NULL)
+        return false;
+    if (p >= (const char *)slot->lo && p < (const char *)slot->hi)
+        return true;
+    for (const struct cap__link *l = slot->links; l != NULL; l = l->prev)
+        if (p >= chunk_base(l->chunk) && p < (const char *)l->chunk)
+            return true;
+    return false;
 }
 
 void cap__linked_stack_free(struct cap__stack_slot *slot, void *first)

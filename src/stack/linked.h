@@ -84,6 +84,11 @@ void cap__linked_kthread_init(void);
 int cap__linked_stack_alloc(cap__stack *out, struct cap__stack_slot *slot);
 /* Gives back s's first chunk and every chunk a live link still holds. */
 void cap__linked_stack_free(struct cap__stack_slot *slot, void *first_chunk);
+/* Whether sp lies on the first chunk of the thread on slot or on a chunk
+ * one of its live links holds. Reads the thread's link list without a
+ * lock: only for a thread that is not running (parked or queued), whose
+ * list does not change meanwhile. Async-signal-safe. */
+bool cap__linked_holds(const struct cap__stack_slot *slot, const void *sp);
 
 /* Called by morestack.S (see there). */
 void *cap__linked_link(size_t frame, size_t args, char *entry_sp, const void *site,

@@ -411,6 +411,11 @@ static void find_owner(cap__thread *t, void *arg)
     struct owner_search *s = arg;
     if (stack_holds(t, s->sp))
         s->found = t;
+    /* Linked stacks: a frame on a chunk the thread linked. Its link list
+     * is read only while it does not run (it could change under us). */
+    else if (cap__linked_cfg.enabled && atomic_load(&t->state) != CAP__T_RUNNING &&
+             cap__linked_holds(t->stack.slot, s->sp))
+        s->found = t;
 }
 
 /* Whether sp lies on t's stack (not known in linked mode, where a stack
