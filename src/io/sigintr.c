@@ -466,7 +466,12 @@ static void deliver_forced(int sig, uint64_t seq, cap__thread *t, int nshards)
         struct cap__sig_list *l = i < 0 ? &main_list : &shards[i];
         for (int k = 0; k < 2; k++) {
             for (cap__sig_waiter *sw = l->head[k]; sw != NULL; sw = sw->next) {
-                if (sw->thread != t || atomic_load_explicit(&sw->sig, memory_order_relaxed) != 0)
+                /* Not a call entered after the delivery: t made the
+                 * jump before this dispatch (the handler ran on t, inside
+                 * an async-signal-safe call, io/sigsafe.h), and this is a
+                 * later call, which the signal never came in. */
+                if (sw->thread != t || sw->epoch > seq ||
+                    atomic_load_explicit(&sw->sig, memory_order_relaxed) != 0)
                     continue;
                 atomic_store_explicit(&sw->hit, seq + 1, memory_order_relaxed);
                 atomic_store(&sw->sig, sig);
