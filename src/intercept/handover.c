@@ -79,6 +79,7 @@ pid_t fork(void)
         cap__sigchld_forget(pid); /* a new child: an old one's end no longer counts */
     if (pid == 0) { /* before any signal is let in */
         cap__sched_forked(cap__current());
+        cap__sig_jumps_forked(cap__current()); /* the parent's (io/sigsafe.h) */
         /* The kept mutexes' table before anything that may look in it:
          * the I/O layer's reset initialises a mutex through our
          * pthread_mutex_init, which does (a bucket lock held by a lost

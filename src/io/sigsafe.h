@@ -36,7 +36,8 @@
  * (the target is a frame of the program's, outside them), so the jump
  * puts the count back to 0 (cap__sig_take_jump_slow). A thread that ends
  * inside a scope (a cancellation acted on in the call) leaves a count
- * that the next thread of its TCB starts from 0 again (thread.c).
+ * that the next thread of its TCB starts from 0 again (thread.c). A
+ * fork's child makes no jump handed in the parent (handover.c).
  *
  * The functions that open it: POSIX's async-signal-safe ones the library
  * implements, with their Linux variants and the calls they delegate to:

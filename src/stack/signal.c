@@ -572,6 +572,18 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
     }
 }
 
+void cap__sig_jumps_forked(cap__thread *self)
+{
+    /* The child runs only self, and no handler ran in it: a jump handed
+     * to self in the parent (its handler interrupted the fork) is the
+     * parent's to make, and the other threads' records are no one's. */
+    if (self != NULL)
+        atomic_store(&self->jump_due, NULL);
+    for (int i = 0; i < HANDED_JUMPS; i++)
+        atomic_store(&handed[i].used, 0);
+    atomic_store(&cap__sig_jumps_pending, 0);
+}
+
 int cap__sig_jump_signal(cap__thread *t, uint64_t *token)
 {
     struct cap__handed_jump *j = atomic_load(&t->jump_due);

@@ -83,6 +83,10 @@ static inline void cap__sig_take_jump(void)
         cap__sig_take_jump_slow();
 }
 struct cap__thread;
+/* In a fork's child, before any signal is let in (intercept/handover.c):
+ * no jump handed over in the parent is made in the child, where the fork
+ * returns 0 (the kernel gives a child no pending signal either). */
+void cap__sig_jumps_forked(struct cap__thread *self);
 /* The signal whose handler handed t a jump not made yet (its delivery in
  * *token), or 0: a call t registers then is interrupted at once
  * (io/sigintr.c). */
