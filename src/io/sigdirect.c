@@ -123,12 +123,18 @@ int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode)
     if (flagged)
         atomic_store(&self->sig_delivering, true);
     for (;;) {
-        uint64_t ready = atomic_load(&self->sig_pending) & ~cap__sigmask_of(self);
+        /* Not those the mask of a jump handed to this thread blocks (its
+         * handler jumped inside an async-signal-safe call, io/sigsafe.h):
+         * the program has left the call, and they wait for that mask,
+         * which the jump installs as the call returns. */
+        uint64_t ready = atomic_load(&self->sig_pending) & ~cap__sigmask_of(self) &
+                         ~cap__sig_jump_holds(self);
         if (ready == 0 && flagged) {
             /* The flag off, then a last look (against the sender's record,
              * then its look at the flag: sequentially consistent). */
             atomic_store(&self->sig_delivering, false);
-            ready = atomic_load(&self->sig_pending) & ~cap__sigmask_of(self);
+            ready = atomic_load(&self->sig_pending) & ~cap__sigmask_of(self) &
+                    ~cap__sig_jump_holds(self);
             if (ready != 0)
                 atomic_store(&self->sig_delivering, true);
         }
@@ -178,7 +184,9 @@ void cap__sig_pending_kicked(void *uctx)
         return;
     uint64_t *mask = (uint64_t *)&((ucontext_t *)uctx)->uc_sigmask;
     uint64_t ready;
-    while ((ready = atomic_load(&t->sig_pending) & ~cap__sigmask_of(t)) != 0) {
+    /* Not those a handed jump's mask blocks (cap__sig_deliver_pending). */
+    while ((ready = atomic_load(&t->sig_pending) & ~cap__sigmask_of(t) &
+                    ~cap__sig_jump_holds(t)) != 0) {
         int sig = __builtin_ctzll(ready) + 1;
         if (!take(t, sig))
             continue;

@@ -572,6 +572,16 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
     }
 }
 
+uint64_t cap__sig_jump_holds(cap__thread *t)
+{
+    struct cap__handed_jump *j = atomic_load(&t->jump_due);
+    if (__builtin_expect(j == NULL, 1) || !j->env.__mask_was_saved)
+        return 0;
+    uint64_t m;
+    memcpy(&m, &j->env.__saved_mask, sizeof m); /* the kernel's layout: bit sig-1 */
+    return m;
+}
+
 void cap__sig_jumps_forked(cap__thread *self)
 {
     /* The child runs only self, and no handler ran in it: a jump handed

@@ -28,6 +28,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 extern __thread unsigned cap__handler_depth
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
@@ -83,6 +84,11 @@ static inline void cap__sig_take_jump(void)
         cap__sig_take_jump_slow();
 }
 struct cap__thread;
+/* The signals the mask of the jump handed to t (sigsetjmp's, if saved)
+ * blocks, or 0: the thread's own pending ones among them are not
+ * delivered before the jump (io/sigdirect.c). Called by t, or by a
+ * handler on its kernel thread. */
+uint64_t cap__sig_jump_holds(struct cap__thread *t);
 /* In a fork's child, before any signal is let in (intercept/handover.c):
  * no jump handed over in the parent is made in the child, where the fork
  * returns 0 (the kernel gives a child no pending signal either). */
