@@ -35,9 +35,9 @@
  * order the two). A jump made by the thread leaves every scope it was in
  * (the target is a frame of the program's, outside them), so the jump
  * puts the count back to 0 (cap__sig_take_jump_slow). A thread that ends
- * inside a scope (a cancellation acted on in the call) leaves a count
- * that the next thread of its TCB starts from 0 again (thread.c). A
- * fork's child makes no jump handed in the parent (handover.c).
+ * inside a scope (a cancellation acted on in the call) is out of it, and
+ * a jump handed to it is dropped (thread.c, exit). A fork's child makes
+ * no jump handed in the parent (handover.c).
  *
  * The functions that open it: POSIX's async-signal-safe ones the library
  * implements, with their Linux variants and the calls they delegate to:

@@ -582,6 +582,11 @@ uint64_t cap__sig_jump_holds(cap__thread *t)
     return m;
 }
 
+void cap__sig_jump_drop(cap__thread *t)
+{
+    drop_handed(t);
+}
+
 void cap__sig_jumps_forked(cap__thread *self)
 {
     /* The child runs only self, and no handler ran in it: a jump handed

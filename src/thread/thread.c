@@ -33,6 +33,7 @@
 #include "sync/cancel.h"
 #include "util/clock.h"
 #include "util/die.h"
+#include "util/sigctx.h"
 
 #ifdef CAP__ASAN
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
@@ -236,6 +237,13 @@ static cap__thread *claim_joiner(cap__thread *self)
  * to switch to (claim_joiner), once nothing is left but the last switch. */
 static cap__thread *exit_begin(cap__thread *self, void *retval)
 {
+    /* Out of every async-signal-safe call it was inside (io/sigsafe.h);
+     * a handler's jump handed to it and not made (its call ended by the
+     * cancellation instead) is dropped: made from a cleanup handler's
+     * call, it would run the thread on; left, its record stays taken. */
+    self->in_sigsafe = 0;
+    if (__builtin_expect(atomic_load_explicit(&self->jump_due, memory_order_relaxed) != NULL, 0))
+        cap__sig_jump_drop(self);
     cap__cleanup_run_all(self);
     if (self->keys != NULL) /* most threads have none: no call */
         cap__keys_run_destructors(self);

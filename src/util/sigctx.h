@@ -89,6 +89,9 @@ struct cap__thread;
  * delivered before the jump (io/sigdirect.c). Called by t, or by a
  * handler on its kernel thread. */
 uint64_t cap__sig_jump_holds(struct cap__thread *t);
+/* Drops the jump handed to t and not made, if any: t ends (thread.c)
+ * without making it (a cancellation that ended its call first). */
+void cap__sig_jump_drop(struct cap__thread *t);
 /* In a fork's child, before any signal is let in (intercept/handover.c):
  * no jump handed over in the parent is made in the child, where the fork
  * returns 0 (the kernel gives a child no pending signal either). */

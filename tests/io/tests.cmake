@@ -44,6 +44,9 @@ set(CAPIO_WORKERS_kick_restarts_unseen_call 2)
 set(CAPIO_WORKERS_sigchld_late_skips_later_wait 2)
 # Needs a second worker: the target computes on one without yielding.
 set(CAPIO_WORKERS_thread_kill_into_handler_returns 2)
+# One worker: main runs only once the reader parked (a jump into a thread
+# running on another worker is refused: README, Limits).
+set(CAPIO_WORKERS_signal_jump_handed_to_cancelled_thread 1)
 
 # Each program runs again with CAP_MIGRATE=1 (io/<name>/<net>-uring/
 # w2-migrate), where a thread may resume on another worker than it parked
