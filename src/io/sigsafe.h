@@ -34,10 +34,11 @@
  * handler on the same kernel thread that interrupted it (signal fences
  * order the two). A jump made by the thread leaves every scope it was in
  * (the target is a frame of the program's, outside them), so the jump
- * puts the count back to 0 (cap__sig_take_jump_slow). A thread that ends
- * inside a scope (a cancellation acted on in the call) is out of it, and
- * a jump handed to it is dropped (thread.c, exit). A fork's child makes
- * no jump handed in the parent (handover.c).
+ * puts the count back to 0 (cap__sig_take_jump_slow), and so does a jump
+ * a handler makes at once into the thread (a fault's: src/stack/signal.c).
+ * A thread that ends inside a scope (a cancellation acted on in the call)
+ * is out of it, and a jump handed to it is dropped (thread.c, exit). A
+ * fork's child makes no jump handed in the parent (handover.c).
  *
  * The functions that open it: POSIX's async-signal-safe ones the library
  * implements, with their Linux variants and the calls they delegate to:
@@ -86,7 +87,10 @@ static inline void cap__sigsafe_leave(cap__sigsafe *in)
     if (in->self == NULL)
         return;
     atomic_signal_fence(memory_order_seq_cst);
-    in->self->in_sigsafe--;
+    if (in->self->in_sigsafe != 0) /* 0 after a jump made at once from a
+                                      scope of a program function inside
+                                      (a fork handler's): not below */
+        in->self->in_sigsafe--;
     atomic_signal_fence(memory_order_seq_cst);
     cap__sig_take_jump();
 }

@@ -558,9 +558,15 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
                      "(a mutex, condition variable, join or file read): not supported "
                      "(docs/pthread-compat.md, Signals)\n");
         /* Made now: one handed to the thread before is dropped (a handler
-         * that came as its call ended, between the count and the look). */
+         * that came as its call ended, between the count and the look).
+         * And the jump leaves every async-signal-safe call the thread was
+         * inside (a fault's, made at once from inside one): a count left
+         * standing would hand over every later jump of the thread, made
+         * at its next call instead of now. */
         if (t != NULL && o->own == CAP__OWN_FREE)
             drop_handed(t);
+        if (t != NULL)
+            t->in_sigsafe = 0;
         uint64_t token = o->token;
         o->token = 0;
         open_top = o->prev;
