@@ -63,6 +63,7 @@ static bool one_ended(const struct aiocb *const list[], int nent)
 
 int aio_suspend(const struct aiocb *const list[], int nent, const struct timespec *timeout)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
         return CAP__REAL(aio_suspend)(list, nent, timeout);
     if (nent > 0 && one_ended(list, nent))

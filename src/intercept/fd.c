@@ -148,11 +148,13 @@ int creat64(const char *path, mode_t mode) __attribute__((alias("creat")));
 /* _FORTIFY_SOURCE variants (no mode argument). */
 int __open_2(const char *path, int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     return do_open(AT_FDCWD, path, flags, 0);
 }
 int __open64_2(const char *path, int flags) __attribute__((alias("__open_2")));
 int __openat_2(int dirfd, const char *path, int flags)
 {
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     return do_open(dirfd, path, flags, 0);
 }
 int __openat64_2(int dirfd, const char *path, int flags) __attribute__((alias("__openat_2")));

@@ -45,15 +45,16 @@
  * read, write, readv, writev, pread, pwrite, preadv, pwritev (and the
  * v2 ones), recv, recvfrom, recvmsg, recvmmsg, send, sendto, sendmsg,
  * sendmmsg, socket, socketpair, accept, accept4, connect, shutdown,
- * setsockopt, open, openat, creat, pipe, pipe2, dup, dup2, dup3, close,
- * close_range, fcntl, poll, ppoll, select, pselect, epoll_ctl, epoll_wait,
- * epoll_pwait, epoll_pwait2, wait, waitpid, wait4, waitid, sleep, usleep,
- * nanosleep, clock_nanosleep, pause, sigsuspend, sigprocmask,
- * pthread_sigmask, raise, sigpending, pthread_kill (cap_thread_kill),
- * sem_post (cap_sem_post and glibc's), fsync, fdatasync, tcdrain, fork,
- * execve, fexecve, execl, execle. Functions that are not async-signal-
- * safe (stdio, malloc, the mutexes) do not open it: POSIX leaves a jump
- * out of them undefined, and it is made at once.
+ * setsockopt, open, openat (and _FORTIFY_SOURCE's __open_2, __openat_2),
+ * creat, pipe, pipe2, dup, dup2, dup3, close, close_range, fcntl, poll,
+ * ppoll, select, pselect, epoll_ctl, epoll_wait, epoll_pwait,
+ * epoll_pwait2, wait, waitpid, wait4, waitid, sleep, usleep, nanosleep,
+ * clock_nanosleep, pause, sigsuspend, sigprocmask, pthread_sigmask,
+ * raise, sigpending, pthread_kill (cap_thread_kill), sem_post
+ * (cap_sem_post and glibc's), aio_suspend, fsync, fdatasync, tcdrain,
+ * fork, execve, fexecve, execl, execle. Functions that are not async-
+ * signal-safe (stdio, malloc, the mutexes) do not open it: POSIX leaves a
+ * jump out of them undefined, and it is made at once.
  */
 #ifndef CAP_IO_SIGSAFE_H
 #define CAP_IO_SIGSAFE_H

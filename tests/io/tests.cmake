@@ -64,7 +64,8 @@ set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens
     # the forker must stay on the worker the tracer holds
     sigchld_late_skips_later_wait
     # the timer's signal goes to the kernel thread main runs on
-    signal_jump_out_of_runtime_calls signal_jump_out_of_fork_not_in_child)
+    signal_jump_out_of_runtime_calls signal_jump_out_of_fork_not_in_child
+    signal_jump_out_of_aio_suspend_open_2)
 set(CAPIO_NOT_MIGRATED_uring fifo_open_parks_only_caller offload_bursts_get_threads)
 file(GLOB capio_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/io/*.c)
 foreach(src ${capio_srcs})
