@@ -44,18 +44,6 @@ static void *write_byte(void *arg)
     return NULL;
 }
 
-/* SIGALRM queued to this kernel thread, as a process signal numbers it. */
-static void queue_here(int sig)
-{
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    si.si_signo = sig;
-    si.si_code = SI_QUEUE;
-    si.si_pid = getpid();
-    si.si_uid = getuid();
-    CHECK_EQ(syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sig, &si), 0);
-}
-
 int main(void)
 {
     CHECK_EQ(pipe(p), 0);
@@ -68,7 +56,7 @@ int main(void)
     for (round = 0; round < ROUNDS; round++) {
         if (sigsetjmp(env, 1) == 0) { /* saved with SIGALRM blocked */
             armed = 1;
-            queue_here(SIGALRM);
+            CHECK_EQ(queue_here(SIGALRM), 0);
             /* The handler runs in here; its jump is made as it returns. */
             (void)pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
             CHECK(!"the handler's jump was not made");

@@ -46,17 +46,6 @@ static void *reader(void *arg)
 
 /* sig queued to this kernel thread as a process signal: its handler runs
  * as the system call returns, on main. */
-static void queue_here(int sig)
-{
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    si.si_signo = sig;
-    si.si_code = SI_QUEUE;
-    si.si_pid = getpid();
-    si.si_uid = getuid();
-    CHECK_EQ(syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sig, &si), 0);
-}
-
 int main(void)
 {
     CHECK_EQ(pipe(p), 0);
@@ -68,7 +57,7 @@ int main(void)
         char c;
         CHECK_EQ(read(q[0], &c, 1), 1);
         CHECK_EQ(cap_thread_cancel(t), 0);
-        queue_here(SIGUSR1);
+        CHECK_EQ(queue_here(SIGUSR1), 0);
         void *r = join(t);
         if (r == CAP_CANCELED)
             cancelled++;

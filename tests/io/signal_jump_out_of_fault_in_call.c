@@ -38,17 +38,6 @@ static void on_alarm(int sig)
     siglongjmp(env, 2);
 }
 
-static void queue_here(int sig)
-{
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    si.si_signo = sig;
-    si.si_code = SI_QUEUE;
-    si.si_pid = getpid();
-    si.si_uid = getuid();
-    syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sig, &si);
-}
-
 int main(void)
 {
     void *none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
