@@ -105,7 +105,9 @@ static int do_open(int dirfd, const char *path, int flags, mode_t mode)
     if (may_wait(dirfd, path, flags)) {
         struct open_call c = { .dirfd = dirfd, .flags = flags, .path = path, .mode = mode };
         cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
-        return opened((int)cap__ic_ret_cancel(cap__offload_call(run_open, &c, &c.result, &in)));
+        /* Registered before cap__ic_ret_cancel, which may make a handed
+         * jump (io/sigsafe.h). */
+        return (int)cap__ic_ret_cancel(opened((int)cap__offload_call(run_open, &c, &c.result, &in)));
     }
     return opened((int)syscall(SYS_openat, dirfd, path, flags, mode));
 }

@@ -519,7 +519,14 @@ static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct __j
     j->sig = o->sig;
     j->token = o->token;
     atomic_fetch_add(&cap__sig_jumps_pending, 1);
-    atomic_store(&t->jump_due, j); /* release: the record before t sees it */
+    struct cap__handed_jump *none = NULL;
+    /* Release: the record before t sees it. A handler on another kernel
+     * thread that handed one first wins; this one is dropped. */
+    if (!atomic_compare_exchange_strong(&t->jump_due, &none, j)) {
+        atomic_store(&j->used, 0);
+        atomic_fetch_sub(&cap__sig_jumps_pending, 1);
+        escape(o);
+    }
     if (o->token != 0) /* else t itself ran the handler, inside its call */
         cap__sig_force(o->token, t);
     escape(o);
