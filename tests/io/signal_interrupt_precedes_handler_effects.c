@@ -22,7 +22,9 @@
  * main, or was preempted while it did, shows R) or runs the second
  * thread itself. (It used to wait a fixed 3 ms, which a worker preempted
  * for a time slice on a loaded machine outlasted: 1 round in 200 once
- * returned data under ASan in CI.) */
+ * returned data under ASan in CI.) Not under CAP_MIGRATE=1, where that
+ * kernel thread may sleep while main goes on into its call on the other
+ * worker (tests.cmake). */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
