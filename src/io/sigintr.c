@@ -262,15 +262,6 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
     sw->passed = 0;
     atomic_init(&sw->sig, 0);
     atomic_init(&sw->hit, 0);
-    if (__builtin_expect(atomic_load_explicit(&self->jump_due, memory_order_relaxed) != NULL, 0)) {
-        /* A handler jumped into this thread as its wait ended and it
-         * registers once more before its call returns (src/stack/
-         * signal.c): interrupted at once. */
-        uint64_t token = 0;
-        int sig = cap__sig_jump_signal(self, &token);
-        atomic_init(&sw->hit, token);
-        atomic_init(&sw->sig, sig);
-    }
     sw->ticket = entry_ticket();
     int k = !in->restart;
     sw->next = NULL;
@@ -288,6 +279,19 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
     l->tail[k] = sw;
     sw->outer = self->sig_call;
     self->sig_call = sw;
+    /* A handler jumped into this thread (or ended it) and left the act to
+     * its call (src/stack/signal.c): as its wait ended, before it
+     * registers once more, or as it registers now. Looked at once the
+     * call is published: until then a handler that interrupts the thread
+     * finds no call and hands the act over (src/io/sigdirect.c,
+     * cap__sig_pending_kicked), afterwards it finds this one. */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(atomic_load_explicit(&self->jump_due, memory_order_relaxed) != NULL, 0)) {
+        uint64_t token = 0;
+        int sig = cap__sig_jump_signal(self, &token);
+        atomic_store_explicit(&sw->hit, token, memory_order_relaxed);
+        atomic_store(&sw->sig, sig);
+    }
     cap__spin_unlock(&l->lock);
     /* Registered first: a pending signal the new mask accepts is
      * delivered as it is installed, and interrupts this call. */
