@@ -33,6 +33,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "arch/sigframe.h"
 #include "capriccio.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
@@ -181,6 +182,10 @@ void cap__sig_pending_kicked(void *uctx)
      * sender reaches it once it parks. Inside the thread's own delivery
      * loop (a wait's or a call's): the loop delivers. */
     if (__atomic_load_n(&t->sig_call, __ATOMIC_RELAXED) != NULL || atomic_load(&t->sig_delivering))
+        return;
+    /* The worker switching to t or away from it: t delivers as it
+     * resumes, or its sender finds it parked. */
+    if (!cap__worker_runs_frames_of(w, t, cap__arch_interrupted_sp(uctx)))
         return;
     uint64_t *mask = (uint64_t *)&((ucontext_t *)uctx)->uc_sigmask;
     uint64_t ready;

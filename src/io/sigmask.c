@@ -355,6 +355,11 @@ void cap__sigmask_handler_exit(uint64_t entry, void *uctx)
     *m = (*m & ~(entry & ~now)) | (now & ~entry);
 }
 
+void cap__sigmask_handlers_left(void)
+{
+    install_now();
+}
+
 void cap__sigmask_jump(uint64_t *saved_word)
 {
     cap__thread *t = cap__current();

@@ -114,6 +114,11 @@ void cap__sigmask_kicked(void *uctx, bool nested);
  * corrects uctx's mask for a target installed in between. */
 uint64_t cap__sigmask_handler_entry(void);
 void cap__sigmask_handler_exit(uint64_t entry, void *uctx);
+/* A thread ended inside a program's handler (pthread_exit from it:
+ * src/stack/signal.c): its kernel thread still blocks what the handler's
+ * delivery blocked, which only the handler's return would undo. Installs
+ * the latest target on this kernel thread. */
+void cap__sigmask_handlers_left(void);
 /* The mask a siglongjmp restores (first word of the jmp_buf's saved
  * mask): from now on the running thread's, and the word is rewritten to
  * the kernel mask the jump must leave. Not in a handler's frame's own

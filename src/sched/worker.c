@@ -556,6 +556,18 @@ switch_direct(cap__worker *w, cap__thread *self, cap__thread *next)
     switch_direct_mx(w, self, next, NULL);
 }
 
+bool cap__worker_runs_frames_of(const cap__worker *w, const cap__thread *t, const void *sp)
+{
+    const char *p = sp;
+    if (p >= (const char *)w->sched_lo && p < (const char *)w->sched_lo + w->sched_size)
+        return false;
+    /* Linked stacks: t may run on any chunk, one that it is linking too,
+     * whose link list cannot be read then; only the scheduler's stack is
+     * told apart (a direct switch's window is not: docs/stacks.md). */
+    return cap__stack_linked_mode() ||
+           (p >= (const char *)t->stack.lo && p < (const char *)t->stack.hi);
+}
+
 void cap__worker_entered(void)
 {
     finish_switch(cap__worker_self());

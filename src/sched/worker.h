@@ -220,6 +220,18 @@ _Noreturn void cap__switch_exit(struct cap__thread *self, struct cap__thread *ne
  * trampoline (cap__ctx_make). */
 void *cap__switch_exit_prepare(struct cap__thread *self, struct cap__thread *next);
 
+/* Whether code that a signal interrupted at stack pointer sp, on w's
+ * kernel thread while t is w's current thread, is t's own. Not while the
+ * worker switches to t or away from it: t is current from before its
+ * context is loaded until after it was saved, while the switch runs on
+ * the scheduler's stack or on the stack of the thread it came from (a
+ * direct switch). A handler that interrupted that code did not interrupt
+ * t: a jump into t's frames, or t's exit, would abandon the switch.
+ * Under linked stacks only the scheduler's stack is told apart.
+ * Async-signal-safe; for a signal delivered on w's kernel thread. */
+bool cap__worker_runs_frames_of(const cap__worker *w, const struct cap__thread *t,
+                                const void *sp);
+
 /* First thing a new user thread runs (after the ASan fiber hook): carries
  * out the step the context that switched to it left pending. */
 void cap__worker_entered(void);

@@ -79,6 +79,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/sigframe.h"
 #include "arch/sigrestart.h"
 #include "arch/usercheck.h"
 #include "io/sigchld.h"
@@ -115,6 +116,8 @@ struct open_handler {
     uint64_t token;  /* its delivery (cap__sig_begin), 0 once ended */
     unsigned depth;  /* cap__handler_depth outside it */
     bool in_sched;   /* it interrupted a worker's scheduler, not a user thread */
+    bool switching;  /* it interrupted the worker switching to or away from
+                        `interrupted`, whose frames were not running */
     int own;         /* a signal sent to the interrupted thread, delivered by
                         it: enum cap__own_delivery (util/sigctx.h) */
     cap__thread *interrupted; /* the user thread it interrupted, if any */
@@ -296,12 +299,16 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     cap__handler_runs++;
     uint64_t mask_entry = cap__sigmask_handler_entry();
     cap__worker *w = cap__worker_self();
+    cap__thread *current = w != NULL ? w->current : NULL;
     struct open_handler o = { .prev = open_top,
                               .depth = cap__handler_depth,
-                              .in_sched = w != NULL && w->current == NULL,
+                              .in_sched = w != NULL && current == NULL,
+                              .switching = current != NULL && open_top == NULL &&
+                                           !cap__worker_runs_frames_of(
+                                               w, current, cap__arch_interrupted_sp(uctx)),
                               .own = aimed_at_runner(sig, info) ? cap__sig_own_delivery
                                                                 : CAP__OWN_FREE,
-                              .interrupted = w != NULL ? w->current : NULL,
+                              .interrupted = current,
                               .fault = faulted(sig, info),
                               .sig = sig };
     cap__sig_own_delivery = CAP__OWN_FREE; /* not for a nested handler */
@@ -383,6 +390,8 @@ struct cap__handed_jump {
     _Atomic int used;
     struct __jmp_buf_tag env;
     int val;
+    bool exits;     /* not a jump: pthread_exit(retval) from the handler */
+    void *retval;
     int sig;        /* the handler's */
     uint64_t token; /* its delivery */
 };
@@ -459,10 +468,30 @@ static _Noreturn void refuse(const char *why)
              why);
 }
 
-/* Records the jump for t (its record and jump_due), then leaves the
+/* What a handed record makes: a jump to env with val, or (env NULL) the
+ * thread's exit with retval. */
+struct handed_act {
+    struct __jmp_buf_tag *env;
+    int val;
+    void *retval;
+};
+
+/* Ends the open handler o, the newest, as left by a jump. */
+static void leave_open(struct open_handler *o)
+{
+    uint64_t token = o->token;
+    o->token = 0;
+    open_top = o->prev;
+    cap__handler_depth = o->depth;
+    cap__worker *w = cap__worker_self();
+    if (w != NULL)
+        atomic_store(&w->handlers, o->depth);
+    cap__sig_end(token, true);
+}
+
+/* Records the act for t (its record and jump_due), then leaves the
  * handler as if it had returned. */
-static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct __jmp_buf_tag *env,
-                              int val);
+static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct handed_act act);
 
 /* Drops the jump handed to t and not made (see the top of this part). */
 static void drop_handed(cap__thread *t)
@@ -498,11 +527,10 @@ static _Noreturn void hand_over(struct open_handler *o, struct __jmp_buf_tag *en
     if (!in_a_call(t))
         refuse(atomic_load(&t->state) == CAP__T_RUNNING ? "it runs on another worker"
                                                         : "it waits outside a blocking call");
-    hand_to(t, o, env, val);
+    hand_to(t, o, (struct handed_act){ .env = env, .val = val });
 }
 
-static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct __jmp_buf_tag *env,
-                              int val)
+static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct handed_act act)
 {
     struct cap__handed_jump *j = NULL;
     for (int i = 0; i < HANDED_JUMPS && j == NULL; i++) {
@@ -514,15 +542,26 @@ static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct __j
         cap__die("more than %d jumps (longjmp) out of signal handlers wait to be "
                  "made by their threads at once: not supported\n",
                  HANDED_JUMPS);
-    memcpy(&j->env, env, sizeof j->env);
-    j->val = val;
+    j->exits = act.env == NULL;
+    if (!j->exits)
+        memcpy(&j->env, act.env, sizeof j->env);
+    else
+        j->env.__mask_was_saved = 0; /* holds no signal back (cap__sig_jump_holds) */
+    j->val = act.val;
+    j->retval = act.retval;
     j->sig = o->sig;
     j->token = o->token;
     atomic_fetch_add(&cap__sig_jumps_pending, 1);
     struct cap__handed_jump *none = NULL;
     /* Release: the record before t sees it. A handler on another kernel
-     * thread that handed one first wins; this one is dropped. */
-    if (!atomic_compare_exchange_strong(&t->jump_due, &none, j)) {
+     * thread that handed one first wins; this one is dropped. An exit
+     * wins over a jump: the jump is dropped instead. */
+    while (!atomic_compare_exchange_strong(&t->jump_due, &none, j)) {
+        if (j->exits) {
+            drop_handed(t);
+            none = NULL;
+            continue;
+        }
         atomic_store(&j->used, 0);
         atomic_fetch_sub(&cap__sig_jumps_pending, 1);
         escape(o);
@@ -530,6 +569,23 @@ static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct __j
     if (o->token != 0) /* else t itself ran the handler, inside its call */
         cap__sig_force(o->token, t);
     escape(o);
+}
+
+/* The jump or exit act out of the handler o, which interrupted its
+ * worker switching to or away from o->interrupted (see above). */
+static _Noreturn void hand_switching(struct open_handler *o, struct handed_act act)
+{
+    cap__thread *t = o->interrupted;
+    if (act.env != NULL && atomic_load(&t->jump_due) != NULL)
+        escape(o); /* one is handed already: that one is made */
+    /* Only a count says t is inside a call: its park reason may be a
+     * past wait's while it yields. */
+    if (o->fault || __atomic_load_n(&t->in_sigsafe, __ATOMIC_RELAXED) == 0)
+        cap__die("a signal handler that interrupted its worker switching threads "
+                 "%s (longjmp out of it, or pthread_exit) where the thread was not "
+                 "inside an async-signal-safe call: not supported (README, Limits)\n",
+                 act.env != NULL ? "jumped into that thread" : "ended that thread");
+    hand_to(t, o, act);
 }
 
 void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *target)
@@ -540,6 +596,12 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
     const char *here = __builtin_frame_address(0), *to = target;
     struct open_handler *o;
     while ((o = open_top) != NULL && !(to >= here && to < (const char *)o)) {
+        /* Out of every handler that interrupted its worker switching to
+         * or away from a thread, into that thread's frames: handed to it,
+         * made as its call returns, if it is in one that makes handed
+         * jumps (its frames were not running: nothing to jump out of). */
+        if (o->prev == NULL && o->switching && on_stack_of(o->interrupted, to))
+            hand_switching(o, (struct handed_act){ .env = env, .val = val });
         /* Out of every handler, into a frame that is not the interrupted
          * code's: the scheduler's sets no jump buffers. */
         if (o->prev == NULL &&
@@ -556,7 +618,7 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
         atomic_signal_fence(memory_order_seq_cst);
         if (t != NULL && !o->fault && (o->own == CAP__OWN_IN_CALL || t->in_sigsafe != 0)) {
             if (atomic_load(&t->jump_due) == NULL)
-                hand_to(t, o, env, val);
+                hand_to(t, o, (struct handed_act){ .env = env, .val = val });
             escape(o); /* one is handed already: that one is made */
         }
         if (o->prev == NULL && o->own == CAP__OWN_NO_JUMP)
@@ -574,15 +636,47 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
             drop_handed(t);
         if (t != NULL)
             t->in_sigsafe = 0;
-        uint64_t token = o->token;
-        o->token = 0;
-        open_top = o->prev;
-        cap__handler_depth = o->depth;
-        cap__worker *w = cap__worker_self();
-        if (w != NULL)
-            atomic_store(&w->handlers, o->depth);
-        cap__sig_end(token, true);
+        leave_open(o);
     }
+}
+
+/* ---- exits out of handlers -------------------------------------------
+ *
+ * A handler may end the thread it interrupted: pthread_exit, or a
+ * cancellation acted on in it (glibc unwinds the thread from the
+ * handler). The exit leaves every handler open on the kernel thread, as
+ * a jump out of them does, so that the kernel thread is no longer "in" a
+ * handler for the threads it runs next, and its mask is the workers'
+ * again (the kernel set the handler's; only a sigreturn would undo it).
+ * Where a jump out of the handler would be handed to the thread (inside
+ * a call registered for signals, or inside an async-signal-safe call's
+ * runtime code), so is the exit: made as the call returns, once the
+ * call's records are gone from the frames the exit abandons. Elsewhere
+ * the exit goes on at once, on the handler's frames (in linked mode that
+ * is the alternate signal stack, with no chunk checks: the cleanup
+ * handlers and key destructors run there).
+ */
+void cap__sig_handler_exit(cap__thread *self, void *retval)
+{
+    struct open_handler *o;
+    while ((o = open_top) != NULL) {
+        if (o->prev == NULL && (o->in_sched || o->interrupted != self))
+            cap__die("a signal handler that did not interrupt the calling thread ended "
+                     "it (pthread_exit): not supported\n");
+        bool bottom = o->prev == NULL;
+        if (bottom && o->switching)
+            hand_switching(o, (struct handed_act){ .retval = retval });
+        atomic_signal_fence(memory_order_seq_cst);
+        if (bottom && !o->fault && (o->own == CAP__OWN_IN_CALL || self->in_sigsafe != 0))
+            hand_to(self, o, (struct handed_act){ .retval = retval });
+        if (bottom && o->own == CAP__OWN_NO_JUMP)
+            cap__die("the handler of a signal sent to a thread (pthread_kill, raise) "
+                     "ended the thread (pthread_exit) inside a wait that signals do not "
+                     "interrupt (a mutex, condition variable, join or file read): not "
+                     "supported (docs/pthread-compat.md, Signals)\n");
+        leave_open(o);
+    }
+    cap__sigmask_handlers_left();
 }
 
 uint64_t cap__sig_jump_holds(cap__thread *t)
@@ -637,15 +731,21 @@ void cap__sig_take_jump_slow(void)
     struct cap__handed_jump *j = atomic_exchange(&self->jump_due, NULL);
     struct __jmp_buf_tag env;
     int val = 0;
+    bool exits = false;
+    void *retval = NULL;
     if (j != NULL) {
         memcpy(&env, &j->env, sizeof env);
         val = j->val;
+        exits = j->exits;
+        retval = j->retval;
         atomic_store(&j->used, 0);
         atomic_fetch_sub(&cap__sig_jumps_pending, 1);
         self->in_sigsafe = 0; /* the jump leaves every call it is inside */
     }
     atomic_signal_fence(memory_order_seq_cst);
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, sizeof saved);
+    if (j != NULL && exits)
+        cap_thread_exit(retval); /* the handler's, made outside it */
     if (j != NULL) /* a handler that came since jumped at once, not here */
         cap__linked_jump_now(&env, val);
 }

@@ -275,6 +275,8 @@ static cap__thread *exit_begin(cap__thread *self, void *retval)
 
 _Noreturn static void exit_thread(cap__thread *self, void *retval)
 {
+    if (cap__in_signal_handler())
+        cap__sig_handler_exit(self, retval);
     cap__switch_exit(self, exit_begin(self, retval));
 }
 

@@ -71,6 +71,15 @@ struct __jmp_buf_tag;
  * thread"), or refused with a message. */
 void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *target_sp);
 
+struct cap__thread;
+/* The calling user thread t ends (pthread_exit, a cancellation) inside a
+ * handler that interrupted it (src/stack/signal.c, "Exits out of
+ * handlers"): leaves every handler open on this kernel thread and returns,
+ * for the exit to go on; or, inside a call whose records the exit would
+ * abandon, hands the exit to t, made as the call returns (does not
+ * return then). */
+void cap__sig_handler_exit(struct cap__thread *t, void *retval);
+
 /* A handler's jump handed to the calling user thread, due as the call it
  * was parked in returns (intercept/intercept.h, cap__ic_ret): made now,
  * if there is one. cap__sig_jumps_pending counts the jumps handed over
@@ -83,7 +92,6 @@ static inline void cap__sig_take_jump(void)
     if (__builtin_expect(__atomic_load_n(&cap__sig_jumps_pending, __ATOMIC_RELAXED) != 0, 0))
         cap__sig_take_jump_slow();
 }
-struct cap__thread;
 /* The signals the mask of the jump handed to t (sigsetjmp's, if saved)
  * blocks, or 0: the thread's own pending ones among them are not
  * delivered before the jump (io/sigdirect.c). Called by t, or by a
