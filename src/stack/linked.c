@@ -35,11 +35,19 @@
  * integer argument registers (16 fewer moves per link). So this file is
  * compiled with -mgeneral-regs-only (cmake/linked.cmake), copies stack
  * arguments with a plain loop, and on the link path calls nothing in libc
- * but mmap (a system call) and, on a fatal error, cap__die.
+ * but mmap (a system call) and, on a fatal error, cap__die; and, to make
+ * a signal handler's jump held back while it ran (linked.h,
+ * cap__linked_busy_swap), sigaltstack, then the jump on that stack.
+ *
+ * Each function here that changes a free list or a link list runs as a
+ * change (busy_begin .. busy_end), so that a handler's jump waits for it
+ * to end (linked.h). It costs the link and the unlink two stores of a
+ * byte and one load of a global word.
  */
 #include "stack/linked.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +59,7 @@
 #include "stack/internal.h"
 #include "thread/thread.h"
 #include "util/die.h"
+#include "util/sigctx.h"
 #include "util/spin.h"
 
 #define REGION_BYTES ((size_t)1 << 30)
@@ -71,6 +80,8 @@ struct cap__chunk {     /* at the top of every chunk; 32 bytes keeps top 16-alig
 
 /* Per kernel thread: free lists, counters, call sites. */
 struct kstate {
+    unsigned char busy; /* a change runs (linked.h, cap__linked_busy_swap):
+                           here, where the link code has it in a register */
     struct cap__chunk *free[NCLASSES];
     uint32_t nfree_class[NCLASSES];
     uint64_t nfree;
@@ -145,6 +156,57 @@ void cap__linked_config_load(void)
     cap__linked_longjmp_init();
 }
 
+/* ---- changes and the jumps they hold back (linked.h) --------------------- */
+
+/* A handler's jump into this thread, handed to it while a change ran:
+ * made now. The change may have run in the reserve of a chunk, so from
+ * the alternate signal stack unless the kernel thread is on it already
+ * (an unwind made by a handler's own jump). */
+__attribute__((noinline, cold)) static void take_held_jump(void)
+{
+    cap__thread *self = cap__current();
+    if (self == NULL || atomic_load(&self->jump_due) == NULL || cap__in_signal_handler())
+        return;
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & (SS_DISABLE | SS_ONSTACK)))
+        cap__linked_call_on((char *)ss.ss_sp + ss.ss_size, cap__sig_take_jump_slow);
+    else
+        cap__sig_take_jump_slow();
+}
+
+static inline __attribute__((always_inline)) void busy_begin(struct kstate *k)
+{
+    k->busy = 1;
+    atomic_signal_fence(memory_order_seq_cst); /* set before any list changes */
+}
+
+static inline __attribute__((always_inline)) void busy_end(struct kstate *k)
+{
+    atomic_signal_fence(memory_order_seq_cst); /* every change made before */
+    k->busy = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    /* A handler that comes after the clear jumps at once and drops what
+     * was handed before (signal.c); one that came before handed it. */
+    if (__builtin_expect(__atomic_load_n(&cap__sig_jumps_pending, __ATOMIC_RELAXED) != 0, 0))
+        take_held_jump();
+}
+
+unsigned char cap__linked_busy_now(void)
+{
+    struct kstate *k = kself;
+    return k != NULL ? k->busy : 0;
+}
+
+unsigned char cap__linked_busy_swap(unsigned char v)
+{
+    struct kstate *k = kself;
+    if (k == NULL)
+        return 0; /* nothing changed here ever (v is 0: what this returned) */
+    unsigned char was = k->busy;
+    k->busy = v;
+    return was;
+}
+
 /* ---- chunks ------------------------------------------------------------ */
 
 static struct kstate *kstate(void)
@@ -166,7 +228,10 @@ static struct kstate *kstate(void)
 
 void cap__linked_kthread_init(void)
 {
-    kstate(); /* now, on a full stack, not in the reserve of a first link */
+    /* Now, on a full stack, not in the reserve of a first link; and
+     * before this kernel thread runs a user thread, so before any
+     * handler's jump could unwind here meanwhile (the registry's lock). */
+    kstate();
 }
 
 static inline uint32_t class_of(size_t bytes)
@@ -321,6 +386,7 @@ void *cap__linked_link(size_t frame, size_t args, char *entry_sp, const void *si
                        int nonsplit, struct cap__link *link)
 {
     struct kstate *k = kstate();
+    busy_begin(k);
     size_t need = frame + args + CAP__LINKED_RESERVE + 256 + sizeof(struct cap__chunk) + 64;
     struct cap__chunk *c = chunk_get(k, need);
     if (c == NULL)
@@ -350,6 +416,7 @@ void *cap__linked_link(size_t frame, size_t args, char *entry_sp, const void *si
     if (usable > frame + args)
         k->external_waste += usable - frame - args;
     count_site(k, site);
+    busy_end(k);
     return sp;
 }
 
@@ -367,6 +434,7 @@ void cap__linked_unlink(struct cap__link *link)
     struct kstate *k = kself; /* set: this kernel thread linked, or the thread moved */
     if (k == NULL)
         k = kstate();
+    busy_begin(k);
     write_limit(link->old_limit);
     if (link->slot != NULL)
         link->slot->links = link->prev;
@@ -374,6 +442,7 @@ void cap__linked_unlink(struct cap__link *link)
     if (__builtin_expect(link->dynamic != NULL, 0))
         put_dynamic(k, link->dynamic);
     k->unlinks++;
+    busy_end(k);
 }
 
 /* The names libcapriccio-linked.a's __morestack calls through the GOT
@@ -391,6 +460,7 @@ void cap__linked_unwind_to(const void *sp)
     if (slot == NULL)
         return;
     struct kstate *k = kstate();
+    busy_begin(k);
     struct cap__link *l;
     while ((l = slot->links) != NULL) {
         const char *base = chunk_base(l->chunk), *top = (const char *)l->chunk;
@@ -408,6 +478,7 @@ void cap__linked_unwind_to(const void *sp)
     l = slot->links;
     write_limit((uintptr_t)(l != NULL ? chunk_base(l->chunk) : (const char *)slot->lo) +
                 CAP__LINKED_RESERVE);
+    busy_end(k); /* a handler's jump held back meanwhile is made instead */
 }
 
 /*
@@ -430,6 +501,7 @@ __attribute__((visibility("default"), noinline)) void *__morestack_allocate_stac
      * frame small. Reached directly, or from the executable's stub
      * (morestack.S) by the name cap_linked_allocate_stack_space. */
     struct kstate *k = kstate();
+    busy_begin(k);
     uintptr_t caller_sp = (uintptr_t)__builtin_frame_address(0) + 16;
     struct cap__stack_slot *slot = current_slot();
     struct cap__chunk **list = slot == NULL ? NULL
@@ -449,6 +521,7 @@ __attribute__((visibility("default"), noinline)) void *__morestack_allocate_stac
     c->next_dynamic = list != NULL ? *list : NULL;
     if (list != NULL)
         *list = c; /* else: not a user thread; the block is never reused */
+    busy_end(k);
     return chunk_base(c);
 }
 
@@ -460,7 +533,9 @@ extern __typeof(__morestack_allocate_stack_space) cap_linked_allocate_stack_spac
 int cap__linked_stack_alloc(cap__stack *out, struct cap__stack_slot *slot)
 {
     struct kstate *k = kstate();
+    busy_begin(k);
     struct cap__chunk *c = chunk_get(k, cap__linked_cfg.first);
+    busy_end(k);
     if (c == NULL)
         return -ENOMEM;
     slot->first = c;
@@ -490,6 +565,7 @@ bool cap__linked_holds(const struct cap__stack_slot *slot, const void *sp)
 void cap__linked_stack_free(struct cap__stack_slot *slot, void *first)
 {
     struct kstate *k = kstate();
+    busy_begin(k);
     /* Links a return never undid: the thread exited (or was cancelled)
      * from deep inside chunks. Read prev before the chunk holding the
      * next record is reused: chunk_put only writes a chunk's header. */
@@ -504,12 +580,15 @@ void cap__linked_stack_free(struct cap__stack_slot *slot, void *first)
     slot->dynamic = NULL;
     if (first != NULL)
         chunk_put(k, first);
+    busy_end(k);
 }
 
 /* ---- statistics ---------------------------------------------------------- */
 
 void cap__linked_stats(cap_stack_stats_t *out)
 {
+    struct kstate *self = kstate();
+    busy_begin(self); /* the lock a jump's unlinks may take (spill) */
     cap__spin_lock(&lock);
     for (struct kstate *k = registry; k != NULL; k = k->next_registered) {
         out->chunks_linked += k->links;
@@ -521,6 +600,7 @@ void cap__linked_stats(cap_stack_stats_t *out)
     }
     out->chunks_free += depot_count;
     cap__spin_unlock(&lock);
+    busy_end(self);
     out->chunks_mapped = atomic_load_explicit(&chunks_mapped, memory_order_relaxed);
 }
 
@@ -529,6 +609,8 @@ size_t cap_stack_top_sites(cap_stack_site_t *out, size_t max)
     if (out == NULL || max == 0)
         return 0;
     size_t n = 0;
+    struct kstate *self = kstate();
+    busy_begin(self); /* as in cap__linked_stats */
     cap__spin_lock(&lock);
     for (struct kstate *k = registry; k != NULL; k = k->next_registered) {
         for (unsigned i = 0; i < SITES; i++) {
@@ -559,6 +641,7 @@ size_t cap_stack_top_sites(cap_stack_site_t *out, size_t max)
         }
     }
     cap__spin_unlock(&lock);
+    busy_end(self);
     for (size_t i = 1; i < n; i++) /* busiest first: insertion sort, n is small */
         for (size_t j = i; j > 0 && out[j].links > out[j - 1].links; j--) {
             cap_stack_site_t tmp = out[j];

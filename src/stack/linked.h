@@ -106,4 +106,28 @@ _Noreturn void cap__linked_jump_now(struct __jmp_buf_tag *env, int val);
  * sp (the target of a longjmp), restoring the limit of the chunk that does. */
 void cap__linked_unwind_to(const void *sp);
 
+/*
+ * Changes in progress. Marked while this kernel thread is inside the
+ * code above that changes its chunk free lists or the running thread's
+ * link list (a link, an unlink, an unwind, an alloca block, a thread's
+ * first chunk, the counters' lock): a signal handler's jump made at once
+ * from there would unwind a list caught halfway (a chunk unlinked twice
+ * or lost, a free list cut, the lock held by the code it abandons). So
+ * the trampoline (signal.c) reads the mark into the handler's record
+ * (cap__linked_busy_now) and clears it while the handler runs
+ * (cap__linked_busy_swap, which returns the old value); a handler's jump into the thread it interrupted with
+ * the mark set is handed to that thread (signal.c, as out of an
+ * async-signal-safe call), and the code here makes it as the change
+ * ends, on the alternate signal stack when it ran in a chunk's reserve
+ * (cap__linked_call_on). Per kernel thread: the changes never park, and
+ * a handler runs on the kernel thread it interrupted. Async-signal-safe.
+ */
+unsigned char cap__linked_busy_now(void);
+unsigned char cap__linked_busy_swap(unsigned char v);
+
+/* Calls fn with the stack pointer at top (16-aligned down), keeping
+ * xmm0-7 (the arguments and results __morestack carries through the link
+ * code) for when fn returns; call_on.S. */
+void cap__linked_call_on(void *top, void (*fn)(void));
+
 #endif /* CAP_STACK_LINKED_H */

@@ -29,7 +29,11 @@
  */
 #include <dlfcn.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "io/sigmask.h"
 #include "stack/linked.h"
@@ -60,20 +64,67 @@ void cap__linked_longjmp_init(void)
     real_longjmp_chk = (jump_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
 }
 
+/*
+ * The last leg of a jump out of every handler, from the top of the
+ * alternate signal stack (linked mode, where every handler runs there).
+ * glibc's siglongjmp installs the saved mask before it jumps: a signal
+ * pending then (the handler's own, which its mask held back) is delivered
+ * right there, on the alternate stack below the frames of the jump, and
+ * its handler may jump again, and so on: with signals coming faster than
+ * a handler and its jump take, each delivery nested one level deeper,
+ * until the 64 KiB ran out (or silently wrote over the mapping below).
+ * Everything on the alternate stack is dead once the jump leaves every
+ * handler (the kernel's frames, the trampolines', the handlers'), so the
+ * jump is made from its top: a signal in that window nests at most one
+ * level, and its jump starts again from the top. The buffer is copied
+ * first (the program may have copied it into a handler's frame); a
+ * handler that comes during the copy and jumps too makes its own jump
+ * instead of this one, and one that returns does not touch the copy.
+ */
+static __thread struct {
+    jump_fn fn;
+    struct __jmp_buf_tag env;
+    int val;
+} last_leg;
+
+static void make_last_leg(void)
+{
+    last_leg.fn(&last_leg.env, last_leg.val);
+}
+
+static void from_altstack_top(jump_fn fn, struct __jmp_buf_tag *env, int val)
+{
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
+        return; /* the handler ran elsewhere */
+    last_leg.fn = fn;
+    memcpy(&last_leg.env, env, sizeof last_leg.env);
+    last_leg.val = val;
+    atomic_signal_fence(memory_order_seq_cst);
+    cap__linked_call_on((char *)ss.ss_sp + ss.ss_size, make_last_leg);
+}
+
 static _Noreturn void jump(jump_fn *fn, const char *name, struct __jmp_buf_tag *env, int val)
 {
-    if (cap__in_signal_handler())
+    bool from_handler = cap__in_signal_handler();
+    if (from_handler)
         cap__sig_handler_jump(env, val, target_sp(env)); /* out of the handler, mostly */
     /* The mask sigsetjmp saved becomes the thread's (a user thread's
      * outside handlers: io/sigmask.h); glibc then installs the word as
      * rewritten, the workers' target. */
     if (env->__mask_was_saved && !cap__in_signal_handler())
         cap__sigmask_jump((uint64_t *)(void *)&env->__saved_mask);
-    cap__linked_unwind_to(target_sp(env));
+    /* A jump that stays inside a handler stays on its stack (the
+     * alternate one, in linked mode) and leaves no chunk of the thread
+     * it interrupted, which goes on when the handler returns. */
+    if (!cap__in_signal_handler())
+        cap__linked_unwind_to(target_sp(env));
     if (*fn == NULL)
         cap__linked_longjmp_init(); /* a longjmp before our constructor ran */
     if (*fn == NULL)
         cap__die("%s: not found in the C library\n", name);
+    if (from_handler && !cap__in_signal_handler() && cap__linked_cfg.enabled)
+        from_altstack_top(*fn, env, val);
     (*fn)(env, val);
     __builtin_unreachable();
 }

@@ -122,6 +122,8 @@ struct open_handler {
                         it: enum cap__own_delivery (util/sigctx.h) */
     cap__thread *interrupted; /* the user thread it interrupted, if any */
     bool fault;      /* a fault of the code it interrupted (faulted) */
+    unsigned char linking; /* it interrupted a change of the linked-stack
+                              lists (linked.h, cap__linked_busy_now) */
     int sig;
     void *escape[5]; /* __builtin_setjmp: back to the trampoline, as if returned */
 };
@@ -310,19 +312,31 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
                                                                 : CAP__OWN_FREE,
                               .interrupted = current,
                               .fault = faulted(sig, info),
+                              .linking = cap__linked_busy_now(),
                               .sig = sig };
     cap__sig_own_delivery = CAP__OWN_FREE; /* not for a nested handler */
-    open_top = &o;
-    atomic_signal_fence(memory_order_seq_cst); /* linked before it counts */
-    cap__handler_depth = o.depth + 1;
-    if (w != NULL)
-        atomic_store(&w->handlers, o.depth + 1);
-    /* Numbered before the handler runs (io/sigintr.h, "Ordering"), with
-     * the flags read as this delivery began. */
-    o.token = aimed_at_runner(sig, info) ? 0 : cap__sig_begin(sig, h.flags, ended_child(sig, info));
-    atomic_signal_fence(memory_order_seq_cst);
-    /* A jump into another thread comes back here (hand_over). */
+    /* A jump handed over (hand_over, hand_to) comes back here, as if the
+     * handler had returned. Set before the record is linked: a handler
+     * nested in the lines below may hand one over through this record as
+     * soon as it is linked (before, a nested handler there escaped to an
+     * empty buffer: address 0). */
     if (__builtin_setjmp(o.escape) == 0) {
+        open_top = &o;
+        atomic_signal_fence(memory_order_seq_cst); /* linked before it counts */
+        /* The mark is the interrupted code's (linked.h), read into the
+         * record above and cleared for the handler only now: a handler
+         * nested before this point finds it still set and no record of
+         * ours, so it takes itself for the one that interrupted the
+         * change, and puts the mark back as it found it when it returns. */
+        cap__linked_busy_swap(0);
+        cap__handler_depth = o.depth + 1;
+        if (w != NULL)
+            atomic_store(&w->handlers, o.depth + 1);
+        /* Numbered before the handler runs (io/sigintr.h, "Ordering"),
+         * with the flags read as this delivery began. */
+        o.token = aimed_at_runner(sig, info) ? 0
+                                             : cap__sig_begin(sig, h.flags, ended_child(sig, info));
+        atomic_signal_fence(memory_order_seq_cst);
         if (h.flags & SA_SIGINFO)
             h.action(sig, info, uctx);
         else
@@ -333,6 +347,7 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         atomic_store(&w->handlers, o.depth); /* before the pending check below */
     if (linked)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"(limit) : "memory");
+    cap__linked_busy_swap(o.linking);
     /* The kick signal is restarted by the kernel: the program's handler
      * without SA_RESTART interrupts the call here. */
     if (sig == CAP__SIG_KICK && !(h.flags & SA_RESTART) &&
@@ -481,11 +496,17 @@ static void leave_open(struct open_handler *o)
 {
     uint64_t token = o->token;
     o->token = 0;
-    open_top = o->prev;
+    /* The depth outside it, then unlinked (as the trampoline does): a
+     * handler nested in between records a depth that matches its prev.
+     * The other order let one record depth 1 with no handler outside
+     * it, and its jump left the kernel thread "in a handler" (and, under
+     * linked stacks, the limit at 0). */
     cap__handler_depth = o->depth;
     cap__worker *w = cap__worker_self();
     if (w != NULL)
         atomic_store(&w->handlers, o->depth);
+    atomic_signal_fence(memory_order_seq_cst);
+    open_top = o->prev;
     cap__sig_end(token, true);
 }
 
@@ -616,7 +637,18 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
          * return would fault again. */
         cap__thread *t = o->prev == NULL ? o->interrupted : NULL;
         atomic_signal_fence(memory_order_seq_cst);
-        if (t != NULL && !o->fault && (o->own == CAP__OWN_IN_CALL || t->in_sigsafe != 0)) {
+        /* Or any signal that found the thread changing its chunk lists
+         * (linked.h): made as the change ends, a few instructions later.
+         * A fault there is the runtime's own (or memory ran out): its
+         * handler's return would fault again, and a jump now would leave
+         * the lists torn. */
+        if (t != NULL && o->linking && o->fault)
+            cap__die("a signal handler jumped (longjmp) out of a fault (signal %d) raised "
+                     "while the thread was linking or unlinking a stack chunk: not "
+                     "supported\n",
+                     o->sig);
+        if (t != NULL && !o->fault &&
+            (o->own == CAP__OWN_IN_CALL || t->in_sigsafe != 0 || o->linking)) {
             if (atomic_load(&t->jump_due) == NULL)
                 hand_to(t, o, (struct handed_act){ .env = env, .val = val });
             escape(o); /* one is handed already: that one is made */
@@ -667,7 +699,8 @@ void cap__sig_handler_exit(cap__thread *self, void *retval)
         if (bottom && o->switching)
             hand_switching(o, (struct handed_act){ .retval = retval });
         atomic_signal_fence(memory_order_seq_cst);
-        if (bottom && !o->fault && (o->own == CAP__OWN_IN_CALL || self->in_sigsafe != 0))
+        if (bottom && !o->fault &&
+            (o->own == CAP__OWN_IN_CALL || self->in_sigsafe != 0 || o->linking))
             hand_to(self, o, (struct handed_act){ .retval = retval });
         if (bottom && o->own == CAP__OWN_NO_JUMP)
             cap__die("the handler of a signal sent to a thread (pthread_kill, raise) "
