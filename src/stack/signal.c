@@ -545,7 +545,15 @@ static _Noreturn void hand_over(struct open_handler *o, struct __jmp_buf_tag *en
         refuse("the thread it interrupted, on another stack");
     if (atomic_load(&t->jump_due) != NULL)
         escape(o); /* one is handed already: that one is made */
-    if (!in_a_call(t))
+    /* Still "running" on this worker, whose scheduler the handler
+     * interrupted: t is switching away (its state is set once the switch
+     * is over), so its frames are saved. Handed if it is inside a call
+     * that makes handed jumps (the count: its park reason may be an
+     * earlier wait's). */
+    bool leaving_here = o->in_sched && atomic_load(&t->state) == CAP__T_RUNNING &&
+                        t->worker == cap__worker_self() &&
+                        __atomic_load_n(&t->in_sigsafe, __ATOMIC_RELAXED) != 0;
+    if (!in_a_call(t) && !leaving_here)
         refuse(atomic_load(&t->state) == CAP__T_RUNNING ? "it runs on another worker"
                                                         : "it waits outside a blocking call");
     hand_to(t, o, (struct handed_act){ .env = env, .val = val });
