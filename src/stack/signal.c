@@ -600,21 +600,52 @@ static _Noreturn void hand_to(cap__thread *t, struct open_handler *o, struct han
     escape(o);
 }
 
-/* The jump or exit act out of the handler o, which interrupted its
- * worker switching to or away from o->interrupted (see above). */
-static _Noreturn void hand_switching(struct open_handler *o, struct handed_act act)
+/* A jump (or exit) out of every handler, o the outermost, into the
+ * thread o interrupted, o->interrupted: handed to that thread (does not
+ * return) where it cannot be made at once, and refused where it cannot
+ * be made at all; returns when it is made now.
+ *  - The worker was switching to or away from the thread: its frames
+ *    were not running, so nothing is left by the act; handed if the
+ *    thread is inside an async-signal-safe call (only the count says
+ *    so: its park reason may be a past wait's while it yields).
+ *  - A signal it delivered to itself inside a call registered for
+ *    signals, whose records are linked on the frames the act would leave
+ *    (io/sigdirect.h); any signal that found it inside an
+ *    async-signal-safe call's runtime code (io/sigsafe.h); or one that
+ *    found it changing its chunk lists (linked.h): made as the call or
+ *    the change ends. Not a fault's: its handler's return would fault
+ *    again (and one inside a chunk change is the runtime's own, or
+ *    memory ran out: the act now would leave the lists torn).
+ *  - In a wait that signals do not interrupt (a mutex, condition
+ *    variable, join, file read): its records would be abandoned. */
+static void hand_if_held(struct open_handler *o, struct handed_act act)
 {
     cap__thread *t = o->interrupted;
-    if (act.env != NULL && atomic_load(&t->jump_due) != NULL)
-        escape(o); /* one is handed already: that one is made */
-    /* Only a count says t is inside a call: its park reason may be a
-     * past wait's while it yields. */
-    if (o->fault || __atomic_load_n(&t->in_sigsafe, __ATOMIC_RELAXED) == 0)
-        cap__die("a signal handler that interrupted its worker switching threads "
-                 "%s (longjmp out of it, or pthread_exit) where the thread was not "
-                 "inside an async-signal-safe call: not supported (README, Limits)\n",
-                 act.env != NULL ? "jumped into that thread" : "ended that thread");
-    hand_to(t, o, act);
+    const char *what = act.env != NULL ? "jumped (longjmp)" : "ended its thread (pthread_exit)";
+    atomic_signal_fence(memory_order_seq_cst);
+    bool in_sigsafe = __atomic_load_n(&t->in_sigsafe, __ATOMIC_RELAXED) != 0;
+    if (o->fault && (o->switching || o->linking))
+        cap__die("a signal handler %s out of a fault (signal %d) raised while its "
+                 "worker was switching threads or the thread was linking or unlinking "
+                 "a stack chunk: not supported\n",
+                 what, o->sig);
+    if (o->switching && !in_sigsafe)
+        cap__die("a signal handler that interrupted its worker switching threads %s "
+                 "into a thread that was not inside an async-signal-safe call: not "
+                 "supported (README, Limits)\n",
+                 what);
+    if (!o->fault && (o->switching || o->own == CAP__OWN_IN_CALL || in_sigsafe || o->linking)) {
+        /* One handed already is made; an exit replaces it (hand_to). */
+        if (act.env != NULL && atomic_load(&t->jump_due) != NULL)
+            escape(o);
+        hand_to(t, o, act);
+    }
+    if (o->own == CAP__OWN_NO_JUMP)
+        cap__die("the handler of a signal sent to a thread (pthread_kill, raise) %s "
+                 "out of a wait that signals do not interrupt (a mutex, condition "
+                 "variable, join or file read): not supported "
+                 "(docs/pthread-compat.md, Signals)\n",
+                 what);
 }
 
 void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *target)
@@ -625,47 +656,14 @@ void cap__sig_handler_jump(struct __jmp_buf_tag *env, int val, const void *targe
     const char *here = __builtin_frame_address(0), *to = target;
     struct open_handler *o;
     while ((o = open_top) != NULL && !(to >= here && to < (const char *)o)) {
-        /* Out of every handler that interrupted its worker switching to
-         * or away from a thread, into that thread's frames: handed to it,
-         * made as its call returns, if it is in one that makes handed
-         * jumps (its frames were not running: nothing to jump out of). */
-        if (o->prev == NULL && o->switching && on_stack_of(o->interrupted, to))
-            hand_switching(o, (struct handed_act){ .env = env, .val = val });
         /* Out of every handler, into a frame that is not the interrupted
          * code's: the scheduler's sets no jump buffers. */
         if (o->prev == NULL &&
             (o->in_sched || (o->interrupted != NULL && !on_stack_of(o->interrupted, to))))
             hand_over(o, env, val, to);
-        /* Into the interrupted thread's own frames (else handed over
-         * above), made as its call returns: a signal it delivered to
-         * itself inside a call registered for signals, whose records are
-         * linked on the frames the jump would leave (io/sigdirect.h), or
-         * any signal that found it inside an async-signal-safe call's
-         * runtime code (io/sigsafe.h). Not a fault's: its handler's
-         * return would fault again. */
         cap__thread *t = o->prev == NULL ? o->interrupted : NULL;
-        atomic_signal_fence(memory_order_seq_cst);
-        /* Or any signal that found the thread changing its chunk lists
-         * (linked.h): made as the change ends, a few instructions later.
-         * A fault there is the runtime's own (or memory ran out): its
-         * handler's return would fault again, and a jump now would leave
-         * the lists torn. */
-        if (t != NULL && o->linking && o->fault)
-            cap__die("a signal handler jumped (longjmp) out of a fault (signal %d) raised "
-                     "while the thread was linking or unlinking a stack chunk: not "
-                     "supported\n",
-                     o->sig);
-        if (t != NULL && !o->fault &&
-            (o->own == CAP__OWN_IN_CALL || t->in_sigsafe != 0 || o->linking)) {
-            if (atomic_load(&t->jump_due) == NULL)
-                hand_to(t, o, (struct handed_act){ .env = env, .val = val });
-            escape(o); /* one is handed already: that one is made */
-        }
-        if (o->prev == NULL && o->own == CAP__OWN_NO_JUMP)
-            cap__die("the handler of a signal sent to a thread (pthread_kill, raise) "
-                     "jumped (longjmp) out of a wait that signals do not interrupt "
-                     "(a mutex, condition variable, join or file read): not supported "
-                     "(docs/pthread-compat.md, Signals)\n");
+        if (t != NULL)
+            hand_if_held(o, (struct handed_act){ .env = env, .val = val });
         /* Made now: one handed to the thread before is dropped (a handler
          * that came as its call ended, between the count and the look).
          * And the jump leaves every async-signal-safe call the thread was
@@ -703,18 +701,8 @@ void cap__sig_handler_exit(cap__thread *self, void *retval)
         if (o->prev == NULL && (o->in_sched || o->interrupted != self))
             cap__die("a signal handler that did not interrupt the calling thread ended "
                      "it (pthread_exit): not supported\n");
-        bool bottom = o->prev == NULL;
-        if (bottom && o->switching)
-            hand_switching(o, (struct handed_act){ .retval = retval });
-        atomic_signal_fence(memory_order_seq_cst);
-        if (bottom && !o->fault &&
-            (o->own == CAP__OWN_IN_CALL || self->in_sigsafe != 0 || o->linking))
-            hand_to(self, o, (struct handed_act){ .retval = retval });
-        if (bottom && o->own == CAP__OWN_NO_JUMP)
-            cap__die("the handler of a signal sent to a thread (pthread_kill, raise) "
-                     "ended the thread (pthread_exit) inside a wait that signals do not "
-                     "interrupt (a mutex, condition variable, join or file read): not "
-                     "supported (docs/pthread-compat.md, Signals)\n");
+        if (o->prev == NULL)
+            hand_if_held(o, (struct handed_act){ .retval = retval });
         leave_open(o);
     }
     cap__sigmask_handlers_left();
