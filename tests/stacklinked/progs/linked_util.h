@@ -6,6 +6,10 @@
 #include <capriccio.h>
 #include <signal.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -14,6 +18,25 @@ static inline cap_stack_stats_t stats(void)
     cap_stack_stats_t st;
     CHECK_EQ(cap_stack_stats(&st), 0);
     return st;
+}
+
+/* A timer that sends sig to the kernel thread the caller runs on, every
+ * period_ns (0: not armed yet): signals that land in the middle of what
+ * the caller's thread is doing there. */
+static inline __attribute__((unused)) timer_t timer_on_this_kthread(int sig, long period_ns)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = sig;
+    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+    timer_t timer;
+    CHECK_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
+    if (period_ns != 0) {
+        struct itimerspec every = { { 0, period_ns }, { 0, period_ns } };
+        CHECK_EQ(timer_settime(timer, 0, &every, NULL), 0);
+    }
+    return timer;
 }
 
 static inline uintptr_t stack_limit(void)

@@ -46,15 +46,7 @@ static long spin(long n)
 
 static void *run(void *arg)
 {
-    struct sigevent ev;
-    memset(&ev, 0, sizeof ev);
-    ev.sigev_notify = SIGEV_THREAD_ID;
-    ev.sigev_signo = SIGUSR1;
-    ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-    timer_t timer;
-    CHECK_EQ(timer_create(CLOCK_MONOTONIC, &ev, &timer), 0);
-    struct itimerspec its = { { 0, 100000 }, { 0, 100000 } };
-    CHECK_EQ(timer_settime(timer, 0, &its, NULL), 0);
+    timer_t timer = timer_on_this_kthread(SIGUSR1, 100000);
     uintptr_t limit0 = stack_limit();
     for (long r = 0; r < ROUNDS || handled_jumps < 20; r++) {
         CHECK_EQ(dive(DEPTH, spin, 100000), 0);

@@ -48,20 +48,6 @@ static long bottom(long n)
     return 0;
 }
 
-static timer_t every_50us(int sig)
-{
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = sig;
-    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid); /* the kernel thread it runs on */
-    timer_t timer;
-    CHECK_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
-    struct itimerspec every = { { 0, 50000 }, { 0, 50000 } };
-    CHECK_EQ(timer_settime(timer, 0, &every, NULL), 0);
-    return timer;
-}
-
 static void *diver(void *arg)
 {
     (void)arg;
@@ -74,8 +60,8 @@ static void *diver(void *arg)
     }
     if (!started) {
         started = 1;
-        alrm = every_50us(SIGALRM);
-        usr1 = every_50us(SIGUSR1);
+        alrm = timer_on_this_kthread(SIGALRM, 50000);
+        usr1 = timer_on_this_kthread(SIGUSR1, 50000);
     }
     while (landed < LANDINGS) {
         armed = 1;

@@ -54,13 +54,7 @@ static long calls(long unused)
 static void *diver(void *arg)
 {
     (void)arg;
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = SIGALRM;
-    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid); /* the kernel thread it runs on */
-    timer_t timer;
-    CHECK_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
+    timer_t timer = timer_on_this_kthread(SIGALRM, 0);
     uintptr_t limit0 = stack_limit();
     static volatile int landed;
     if (sigsetjmp(env, 1) != 0) {

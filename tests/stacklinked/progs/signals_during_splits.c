@@ -20,15 +20,7 @@ static long leaf(long x)
 
 static void *run(void *arg)
 {
-    struct sigevent ev;
-    memset(&ev, 0, sizeof ev);
-    ev.sigev_notify = SIGEV_THREAD_ID;
-    ev.sigev_signo = SIGUSR1;
-    ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-    timer_t timer;
-    CHECK_EQ(timer_create(CLOCK_MONOTONIC, &ev, &timer), 0);
-    struct itimerspec its = { { 0, 20000 }, { 0, 20000 } };
-    CHECK_EQ(timer_settime(timer, 0, &its, NULL), 0);
+    timer_t timer = timer_on_this_kthread(SIGUSR1, 20000);
 
     uintptr_t limit0 = stack_limit();
     uint64_t end = cap_now_ns() + 300 * 1000 * 1000;
