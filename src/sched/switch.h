@@ -33,6 +33,26 @@
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                      size_t *size_old);
+
+/* Set from before a switch's start annotation until after the finish one
+ * (on this kernel thread; defined in worker.c). ASan aborts a switch
+ * started while one is open, so a handler that runs in between must not
+ * be taken for code of the thread on whose stack it runs (it could exit
+ * or jump out of the thread at once): cap__worker_runs_frames_of. */
+extern __thread bool cap__asan_switching
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+static inline void cap__asan_switch_begin(void)
+{
+    cap__asan_switching = true;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* set before the annotation */
+}
+
+static inline void cap__asan_switch_end(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* cleared after the annotation */
+    cap__asan_switching = false;
+}
 #endif
 
 /* fresh: to_sp is a context that has never run (cap__ctx_start).
@@ -44,6 +64,7 @@ cap__switch_to_mx(void **save_sp, void **fake_save, void *to_sp, const void *to_
 {
     uintptr_t limit = cap__stack_switch_hook(to_lo);
 #ifdef CAP__ASAN
+    cap__asan_switch_begin();
     __sanitizer_start_switch_fiber(fake_save, to_lo, to_size);
 #else
     (void)fake_save;
@@ -57,6 +78,7 @@ cap__switch_to_mx(void **save_sp, void **fake_save, void *to_sp, const void *to_
         cap__ctx_switch(save_sp, to_sp);
 #ifdef CAP__ASAN
     __sanitizer_finish_switch_fiber(fake_save ? *fake_save : NULL, NULL, NULL);
+    cap__asan_switch_end();
 #endif
     cap__stack_switch_back(limit);
 }
@@ -88,6 +110,7 @@ _Noreturn static inline void cap__switch_final(void *to_sp, const void *to_lo, s
 {
     cap__switch_final_hook(to_lo);
 #ifdef CAP__ASAN
+    cap__asan_switch_begin();
     __sanitizer_start_switch_fiber(NULL, to_lo, to_size);
 #else
     (void)to_size;
@@ -100,6 +123,7 @@ static inline void cap__switch_first_entry(void)
 {
 #ifdef CAP__ASAN
     __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+    cap__asan_switch_end();
 #endif
 }
 

@@ -156,6 +156,9 @@ enum {
 
 cap__runtime cap__rt;
 __thread cap__worker *cap__self_worker __attribute__((tls_model("initial-exec")));
+#ifdef CAP__ASAN
+__thread bool cap__asan_switching __attribute__((tls_model("initial-exec")));
+#endif
 
 /* ---- the policy ---------------------------------------------------- */
 
@@ -561,6 +564,15 @@ bool cap__worker_runs_frames_of(const cap__worker *w, const cap__thread *t, cons
     const char *p = sp;
     if (p >= (const char *)w->sched_lo && p < (const char *)w->sched_lo + w->sched_size)
         return false;
+    /* On t's stack, but the switch not over: t has yet to carry out the
+     * step the thread it came from left (finish_switch), or is leaving
+     * its own (set just before its context is saved). */
+    if (w->after != CAP__AFTER_NONE)
+        return false;
+#ifdef CAP__ASAN
+    if (cap__asan_switching) /* between the fiber annotations */
+        return false;
+#endif
     /* Linked stacks: t may run on any chunk, one that it is linking too,
      * whose link list cannot be read then; only the scheduler's stack is
      * told apart (a direct switch's window is not: docs/stacks.md). */

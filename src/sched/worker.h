@@ -227,7 +227,11 @@ void *cap__switch_exit_prepare(struct cap__thread *self, struct cap__thread *nex
  * the scheduler's stack or on the stack of the thread it came from (a
  * direct switch). A handler that interrupted that code did not interrupt
  * t: a jump into t's frames, or t's exit, would abandon the switch.
- * Under linked stacks only the scheduler's stack is told apart.
+ * On t's own stack the switch is not over either while a step left for
+ * after it is pending (w->after), nor, under ASan, between the fiber
+ * annotations (a switch started in there aborts the program).
+ * Under linked stacks only these and the scheduler's stack are told
+ * apart.
  * Async-signal-safe; for a signal delivered on w's kernel thread. */
 bool cap__worker_runs_frames_of(const cap__worker *w, const struct cap__thread *t,
                                 const void *sp);
