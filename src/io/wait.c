@@ -41,7 +41,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -660,6 +663,33 @@ static bool file_nonblock_unseen(cap__fd *f, int fd)
     return fl >= 0 && (fl & O_NONBLOCK);
 }
 
+/* Whether a TCP read that just said EAGAIN stopped at an urgent mark
+ * with data past it. At the mark, Linux's read gives up with EAGAIN
+ * whenever a signal is pending on the kernel thread (tcp_recvmsg: urgent
+ * data stops a read that has copied nothing if a signal is pending), and
+ * an io_uring completion waiting to run on the thread (task work: polls
+ * this worker armed, under CAP_NETIO=uring, or its disk ring) counts as
+ * one. The event that announced the data may have been harvested
+ * already, and a park would then wait for one that never comes. The
+ * pending work ran as the call returned, so the attempt is made again if
+ * the kernel says the socket is at the mark (SIOCATMARK) and readable
+ * (its poll counts the bytes past the urgent one, unless they are read
+ * inline). Only on TCP sockets the backend reported urgent data,
+ * a hang-up or an error on (CAP__FDF_NODRAIN): two system calls on that
+ * rare path. A read that found nothing at the mark moves past it, unless
+ * the urgent byte itself has not come: its arrival brings an event. */
+static bool urgent_mark_hides_data(cap__fd *f, int fd, int dir)
+{
+    if (dir != CAP__IO_READ || fd < 0 || !cap__fd_has(f, CAP__FDF_DRAINS) ||
+        !cap__fd_has(f, CAP__FDF_NODRAIN))
+        return false;
+    int at_mark = 0;
+    if (syscall(SYS_ioctl, fd, SIOCATMARK, &at_mark) != 0 || !at_mark)
+        return false;
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    return syscall(SYS_poll, &p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
 ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
                         uint64_t *deadline_p, const cap__intr *in, size_t drain, bool skipped)
 {
@@ -682,9 +712,12 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
      * find it (io/sigintr.h). */
     cap__io_call_begin(&c, in, in == NULL || in->takes == 0);
     ssize_t r;
+    bool again = !skipped && urgent_mark_hides_data(f, fd, dir);
     for (;;) {
         int rc = ETIMEDOUT;
-        if (deadline == CAP__FOREVER || fresh || cap__now() < deadline)
+        if (again)
+            rc = 0;
+        else if (deadline == CAP__FOREVER || fresh || cap__now() < deadline)
             rc = io_wait(tk, deadline, &c);
         fresh = false;
         if (rc == ETIMEDOUT && skipped) {
@@ -712,6 +745,7 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
                 cap__io_handoff(f, fd, dir);
             break;
         }
+        again = urgent_mark_hides_data(f, fd, dir);
     }
     /* Not counted (io.h, turns): it came after a first attempt said
      * EAGAIN, and its first wait parks (that wait does not look at the
