@@ -514,7 +514,13 @@ enum cap__sig_direct_result cap__sig_direct(cap__thread *t, int sig, bool restar
      * same shard locks, and each looks at sw->sig under them. */
     lock_all(nshards);
     cap__sig_waiter *sw = t->sig_call; /* written under its shard's lock */
-    if (sw == NULL) {
+    if (!(atomic_load(&t->sig_pending) & bit)) {
+        /* Delivered or taken since the sender looked: perhaps as the
+         * call it was sent in left, and sw is the thread's next call,
+         * registered (under these locks) after the take. Marked now, that
+         * call would fail with EINTR, and no handler run for it. */
+        r = CAP__DIRECT_DONE;
+    } else if (sw == NULL) {
         r = CAP__DIRECT_NONE;
     } else if (atomic_load_explicit(&sw->sig, memory_order_relaxed) != 0) {
         r = CAP__DIRECT_DONE; /* interrupted already: it delivers as it leaves */

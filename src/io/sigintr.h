@@ -342,7 +342,9 @@ uint64_t cap__sig_ticket(void);
  * Under the registry's locks, so a call that registers meanwhile finds
  * the signal pending as it enters. CAP__DIRECT_NONE: no call of t's to
  * wake now (none registered, or one running between two parks); _DONE:
- * woken, or interrupted already; _HELD: its call keeps the signal
+ * woken, or interrupted already, or sig no longer pending (delivered or
+ * taken since the sender looked: a call of t's registered now is not
+ * the one it was sent in); _HELD: its call keeps the signal
  * pending (its mask blocks it, or it cannot be woken to go on), to be
  * delivered as the call ends. */
 enum cap__sig_direct_result { CAP__DIRECT_NONE, CAP__DIRECT_DONE, CAP__DIRECT_HELD };

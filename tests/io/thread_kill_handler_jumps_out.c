@@ -64,7 +64,8 @@ static void wait_kind(struct slot *s, int k)
         (void)cap_sem_wait(&s->sem);
         break;
     }
-    _exit(7); /* only the jump ends these waits */
+    /* Only the jump ends these waits; the status says which returned. */
+    _exit(10 + k);
 }
 
 static void *waiter(void *arg)
