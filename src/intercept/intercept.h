@@ -46,6 +46,10 @@
  * message if there is none. */
 void *cap__real_sym(const char *name);
 
+/* Exits with status 2 and a message if the shared library comes after
+ * libc in the program's symbol search order (its wrappers unseen). */
+void cap__ic_check_interposed(void);
+
 /* Sets errno, for a function that read or wrote it before it parked:
  * glibc's __errno_location is declared const, so a compiler may keep the
  * address it returned then, the errno of the worker the thread ran on

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Finding libc's definitions of the names we interpose, and giving
- * threads we do not run the blocking behaviour they expect from the
- * sockets we made non-blocking.
+ * Finding libc's definitions of the names we interpose, checking at
+ * start-up that ours come first, and giving threads we do not run the
+ * blocking behaviour they expect from the sockets we made non-blocking.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
+#include <link.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -21,6 +23,47 @@ void *cap__real_sym(const char *name)
     if (p == NULL)
         cap__die("cannot find libc's %s: %s\n", name, dlerror());
     return p;
+}
+
+/* The shared library interposes only if it comes before libc in the
+ * global search order. It comes after libc when the program reaches it
+ * only through another library (the program links libfoo.so, which
+ * links libcapriccio.so), when the linker dropped a -lcapriccio given
+ * before the objects that use it (--as-needed), and when it was
+ * dlopen()ed: then every call the library wraps goes straight to libc,
+ * a blocking one blocks a worker and every user thread on it, and
+ * signals meet the workers' masks unmanaged (a program built on APR with
+ * the library second was killed by the SIGHUP its signal thread waited
+ * for). That is refused at start-up, with how to link instead. Skipped
+ * when the library is linked into the program itself (libcapriccio.a:
+ * the program's own calls were bound to ours by the static link) and
+ * when another interposer comes first (a sanitizer's runtime, another
+ * preload), which forwards to the next definition. */
+/* The object that defines the code at addr (NULL if none). */
+static struct link_map *object_of(void *addr)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (addr == NULL || dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP) == 0)
+        return NULL;
+    return map;
+}
+
+void cap__ic_check_interposed(void)
+{
+    struct link_map *ours = object_of((void *)&cap__ic_check_interposed);
+    if (ours == NULL || ours->l_name == NULL || ours->l_name[0] == '\0')
+        return;
+    struct link_map *libc = object_of((void *)&gnu_get_libc_version);
+    if (libc == NULL || object_of(dlsym(RTLD_DEFAULT, "read")) != libc)
+        return;
+    cap__say("capriccio: %s comes after libc in this program's symbol search order, so "
+             "the calls it wraps (read, accept, poll, sleep, ...) would go to libc and "
+             "block its workers; link the program itself with the library, with "
+             "-lcapriccio after the program's objects (and -Wl,--no-as-needed before it "
+             "if the linker drops it), or start it with LD_PRELOAD=%s\n",
+             ours->l_name, ours->l_name);
+    _exit(2);
 }
 
 __attribute__((noipa)) void cap__ic_set_errno(int e)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "capriccio.h"
+#include "intercept/intercept.h"
 #include "io/io.h"
 #include "io/sigmask.h"
 #include "runtime/config.h"
@@ -31,6 +32,7 @@ static atomic_int started;
 static void start_runtime(void)
 {
     cap__config_load();
+    cap__ic_check_interposed();
 
     cap__thread *main_thread = cap__thread_alloc();
     if (main_thread == NULL)

@@ -160,6 +160,27 @@ if(NOT CAP_SANITIZE) # ASan's runtime must come first; a preload cannot do that
   endforeach()
 endif()
 
+# The library reached only through another library, after libc in the
+# search order: refused at start-up (exit 2, how to link); preloaded, it runs.
+add_library(test_io_linkorder_dep SHARED io/linkorder/dep.c)
+target_link_libraries(test_io_linkorder_dep PRIVATE capriccio)
+add_executable(test_io_linkorder io/linkorder/main.c)
+target_link_libraries(test_io_linkorder PRIVATE test_io_linkorder_dep)
+set_target_properties(test_io_linkorder PROPERTIES OUTPUT_NAME library_after_libc
+                      RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io)
+if(NOT CAP_SANITIZE) # ASan's runtime comes first and forwards: nothing to refuse
+  add_test(NAME io/library_after_libc_refused
+           COMMAND sh -c "out=$(\"$0\" 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 2 ] && \
+case $out in *'comes after libc'*'LD_PRELOAD='*) exit 0 ;; esac; exit 1"
+                   ${CMAKE_CURRENT_BINARY_DIR}/io/library_after_libc)
+  set_tests_properties(io/library_after_libc_refused PROPERTIES TIMEOUT 30)
+  add_test(NAME io/library_after_libc_preloaded
+           COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/library_after_libc)
+  set_tests_properties(io/library_after_libc_preloaded PROPERTIES
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:capriccio>" TIMEOUT 30
+    PASS_REGULAR_EXPRESSION "program ran")
+endif()
+
 # A third-party client library against a real server (Debian's libhiredis
 # and redis-server, scripts/deps/io.txt); skipped when they are missing.
 find_library(CAPIO_HIREDIS hiredis)
