@@ -25,20 +25,6 @@ void *cap__real_sym(const char *name)
     return p;
 }
 
-/* The shared library interposes only if it comes before libc in the
- * global search order. It comes after libc when the program reaches it
- * only through another library (the program links libfoo.so, which
- * links libcapriccio.so), when the linker dropped a -lcapriccio given
- * before the objects that use it (--as-needed), and when it was
- * dlopen()ed: then every call the library wraps goes straight to libc,
- * a blocking one blocks a worker and every user thread on it, and
- * signals meet the workers' masks unmanaged (a program built on APR with
- * the library second was killed by the SIGHUP its signal thread waited
- * for). That is refused at start-up, with how to link instead. Skipped
- * when the library is linked into the program itself (libcapriccio.a:
- * the program's own calls were bound to ours by the static link) and
- * when another interposer comes first (a sanitizer's runtime, another
- * preload), which forwards to the next definition. */
 /* The object that defines the code at addr (NULL if none). */
 static struct link_map *object_of(void *addr)
 {
@@ -49,20 +35,33 @@ static struct link_map *object_of(void *addr)
     return map;
 }
 
+/* The library interposes only if it comes before libc in the global
+ * search order. It comes after libc when the program reaches it only
+ * through another library (the program links libfoo.so, which links
+ * libcapriccio.so), when the linker dropped a -lcapriccio given before
+ * the objects that use it (--as-needed), and when it was dlopen()ed:
+ * then every call the library wraps goes straight to libc, a blocking
+ * one blocks a worker and every user thread on it, and signals meet the
+ * workers' masks unmanaged (a program built on APR with the library
+ * second was killed by the SIGHUP its signal thread waited for). That is
+ * refused at start-up, with how to link instead. The test is where the
+ * program's `read` resolves: in libc only then. Linked into the program
+ * (libcapriccio.a) ours is the program's, exported because libc defines
+ * the name too; another interposer that comes first (a sanitizer's
+ * runtime, another preload) forwards to the next definition. */
 void cap__ic_check_interposed(void)
 {
-    struct link_map *ours = object_of((void *)&cap__ic_check_interposed);
-    if (ours == NULL || ours->l_name == NULL || ours->l_name[0] == '\0')
-        return;
     struct link_map *libc = object_of((void *)&gnu_get_libc_version);
     if (libc == NULL || object_of(dlsym(RTLD_DEFAULT, "read")) != libc)
         return;
+    struct link_map *ours = object_of((void *)&cap__ic_check_interposed);
+    const char *name = ours != NULL && ours->l_name[0] != '\0' ? ours->l_name : "libcapriccio.so";
     cap__say("capriccio: %s comes after libc in this program's symbol search order, so "
              "the calls it wraps (read, accept, poll, sleep, ...) would go to libc and "
              "block its workers; link the program itself with the library, with "
              "-lcapriccio after the program's objects (and -Wl,--no-as-needed before it "
              "if the linker drops it), or start it with LD_PRELOAD=%s\n",
-             ours->l_name, ours->l_name);
+             name, name);
     _exit(2);
 }
 

@@ -160,20 +160,36 @@ if(NOT CAP_SANITIZE) # ASan's runtime must come first; a preload cannot do that
   endforeach()
 endif()
 
-# The library reached only through another library, after libc in the
-# search order: refused at start-up (exit 2, how to link); preloaded, it runs.
+# The library after libc in the search order (reached only through
+# another library, or dlopen()ed): refused at start-up (exit 2, how to
+# link). Preloaded, or linked into the program (libcapriccio.a), it runs.
 add_library(test_io_linkorder_dep SHARED io/linkorder/dep.c)
 target_link_libraries(test_io_linkorder_dep PRIVATE capriccio)
 add_executable(test_io_linkorder io/linkorder/main.c)
 target_link_libraries(test_io_linkorder PRIVATE test_io_linkorder_dep)
+add_executable(test_io_linkorder_static io/linkorder/main.c io/linkorder/dep.c)
+target_link_libraries(test_io_linkorder_static PRIVATE capriccio_static)
+add_executable(test_io_linkorder_dlopen io/linkorder/dlopen.c)
+target_link_libraries(test_io_linkorder_dlopen PRIVATE ${CMAKE_DL_LIBS})
 set_target_properties(test_io_linkorder PROPERTIES OUTPUT_NAME library_after_libc
                       RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io)
+set_target_properties(test_io_linkorder_static PROPERTIES OUTPUT_NAME library_linked_static
+                      RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io)
+set_target_properties(test_io_linkorder_dlopen PROPERTIES OUTPUT_NAME library_dlopened
+                      RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io)
+set(CAPIO_EXPECT_REFUSED ${CMAKE_CURRENT_SOURCE_DIR}/io/linkorder/expect_refused.sh)
+add_test(NAME io/library_linked_static_runs
+         COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/library_linked_static)
+set_tests_properties(io/library_linked_static_runs PROPERTIES TIMEOUT 30
+  PASS_REGULAR_EXPRESSION "program ran")
 if(NOT CAP_SANITIZE) # ASan's runtime comes first and forwards: nothing to refuse
   add_test(NAME io/library_after_libc_refused
-           COMMAND sh -c "out=$(\"$0\" 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 2 ] && \
-case $out in *'comes after libc'*'LD_PRELOAD='*) exit 0 ;; esac; exit 1"
-                   ${CMAKE_CURRENT_BINARY_DIR}/io/library_after_libc)
-  set_tests_properties(io/library_after_libc_refused PROPERTIES TIMEOUT 30)
+           COMMAND ${CAPIO_EXPECT_REFUSED} ${CMAKE_CURRENT_BINARY_DIR}/io/library_after_libc)
+  add_test(NAME io/library_dlopened_refused
+           COMMAND ${CAPIO_EXPECT_REFUSED} ${CMAKE_CURRENT_BINARY_DIR}/io/library_dlopened
+                   $<TARGET_FILE:capriccio>)
+  set_tests_properties(io/library_after_libc_refused io/library_dlopened_refused
+                       PROPERTIES TIMEOUT 30)
   add_test(NAME io/library_after_libc_preloaded
            COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/library_after_libc)
   set_tests_properties(io/library_after_libc_preloaded PROPERTIES

@@ -5,8 +5,12 @@
  * never called, and a blocking call would block a worker. The runtime
  * refuses to start (exit status 2, a message saying how to link):
  * io/library_after_libc_refused checks both. Preloaded, the library
- * comes first and the program runs (io/library_after_libc_preloaded):
- * it reads back through the other library what it wrote to a pipe. */
+ * comes first and the program must not be refused
+ * (io/library_after_libc_preloaded); built with libcapriccio.a and
+ * dep.c, the library is part of the program and must not be refused
+ * either (io/library_linked_static_runs), though dlsym finds libc's read
+ * there. Either way the program reads back, through dep.c, what it wrote
+ * to a pipe. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
