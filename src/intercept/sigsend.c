@@ -13,6 +13,7 @@
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/sigdirect.h"
+#include "io/sigroute.h"
 
 int raise(int sig)
 {
@@ -37,10 +38,11 @@ int sigpending(sigset_t *set)
         return -1;
     }
     /* The process's, and this kernel thread's (a signal raised here that
-     * its mask held: none, as the thread raises only what it accepts). */
+     * its mask held: none, as the thread raises only what it accepts);
+     * the process's that the runtime keeps (io/sigroute.h). */
     if (syscall(SYS_rt_sigpending, set, _NSIG / 8) != 0)
         return -1;
-    uint64_t mine = atomic_load(&cap__current()->sig_pending), word;
+    uint64_t mine = atomic_load(&cap__current()->sig_pending) | cap__sig_routes_ready(), word;
     memcpy(&word, set, sizeof word);
     word |= mine;
     memcpy(set, &word, sizeof word);

@@ -64,6 +64,7 @@
 #include "io/sigdirect.h"
 #include "io/sigfd.h"
 #include "io/sigmask.h"
+#include "io/sigroute.h"
 #include "util/clock.h"
 
 /* A signalfd of set for the runtime's own wait, registered as ours. */
@@ -114,11 +115,17 @@ static long wait_signal(const sigset_t *set, siginfo_t *info, uint64_t deadline)
          * pending signals before the process's. */
         int own = cap__sig_take_pending(self, in.takes);
         if (own != 0) {
-            if (info != NULL)
+            /* The sender's siginfo if it was the process's, routed here
+             * (io/sigroute.h). */
+            if (!cap__sig_route_claim(self, own, info) && info != NULL)
                 own_info(info, own);
             r = own;
             break;
         }
+        /* One of the process's that no thread accepted once the kernel
+         * had delivered it (io/sigroute.h). */
+        if ((r = cap__sig_route_take(in.takes, info)) != 0)
+            break;
         struct timespec zero = { 0, 0 };
         r = cap__ic_sys(syscall(SYS_rt_sigtimedwait, set, info, &zero, _NSIG / 8));
         if (r >= 0 || (r != -EAGAIN && r != -EINTR))
@@ -268,6 +275,30 @@ static ssize_t kernel_read(int fd, const struct msghdr *m)
     return cap__sys6(SYS_readv, fd, (long)m->msg_iov, (long)m->msg_iovlen, 0, 0, 0);
 }
 
+/* A signalfd record of info, as the kernel writes one (the fields its
+ * si_code carries; the rest 0). */
+static void record_of(struct signalfd_siginfo *rec, const siginfo_t *info)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->ssi_signo = (uint32_t)info->si_signo;
+    rec->ssi_errno = info->si_errno;
+    rec->ssi_code = info->si_code;
+    rec->ssi_pid = (uint32_t)info->si_pid;
+    rec->ssi_uid = (uint32_t)info->si_uid;
+    if (info->si_signo == SIGCHLD && info->si_code > 0) {
+        rec->ssi_status = info->si_status;
+        rec->ssi_utime = (uint64_t)info->si_utime;
+        rec->ssi_stime = (uint64_t)info->si_stime;
+    } else if (info->si_code < 0) { /* sigqueue, timers, message queues */
+        rec->ssi_int = info->si_value.sival_int;
+        rec->ssi_ptr = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
+        if (info->si_code == SI_TIMER) {
+            rec->ssi_tid = (uint32_t)info->si_timerid;
+            rec->ssi_overrun = (uint32_t)info->si_overrun;
+        }
+    }
+}
+
 /* One attempt (io/io.h, cap__io_attempt): the thread's own signals of the
  * mask, then the kernel's; the kernel's read alone when none is pending. */
 static ssize_t sfd_attempt(int fd, void *arg)
@@ -295,6 +326,11 @@ static ssize_t sfd_attempt(int fd, void *arg)
     size_t n = 0;
     int sig;
     while (n < room && (sig = cap__sig_take_pending(o->self, o->mask)) != 0) {
+        siginfo_t routed;
+        if (cap__sig_route_claim(o->self, sig, &routed)) {
+            record_of(&rec[n++], &routed); /* the process's (io/sigroute.h) */
+            continue;
+        }
         /* What the kernel reports of a tgkill from this process. */
         memset(&rec[n], 0, sizeof rec[n]);
         rec[n].ssi_signo = (uint32_t)sig;

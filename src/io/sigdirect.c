@@ -368,6 +368,20 @@ static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__s
     return r;
 }
 
+bool cap__sig_take_one(cap__thread *t, int sig)
+{
+    return take(t, sig);
+}
+
+void cap__sig_post_own(cap__thread *self, int sig)
+{
+    int flags = 0;
+    enum cap__sig_disp disp = cap__sig_disposition(sig, &flags);
+    bool blocked = false;
+    if (record(self, cap__thread_handle(self), sig, disp, &blocked) == RAISE_HERE)
+        cap__sigmask_raise_here(sig);
+}
+
 int cap_thread_kill(cap_thread_t h, int sig)
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();

@@ -123,6 +123,16 @@ void cap__sig_queued_clear(cap__thread *t);
  * returns it, or 0. */
 int cap__sig_take_pending(cap__thread *self, uint64_t set);
 
+/* Takes one instance of sig out of t's pending set, undelivered (a
+ * routed signal going back to the process, io/sigroute.h); false if none
+ * was pending. */
+bool cap__sig_take_one(cap__thread *t, int sig);
+
+/* Records sig in the running thread self's pending set, as a send of
+ * self's would, and leaves the delivery to self's next safe point (a
+ * default action that ends the process is taken at once). */
+void cap__sig_post_own(cap__thread *self, int sig);
+
 /* The kick handler, on a worker's kernel thread, when the kick interrupted
  * a user thread (not a handler), and the end of the outermost program
  * handler that interrupted one (src/stack/signal.c): if that thread has

@@ -52,6 +52,7 @@
 #include "io/sigchld.h"
 #include "io/sigdirect.h"
 #include "io/sigmask.h"
+#include "io/sigroute.h"
 #include "sched/park.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
@@ -295,8 +296,16 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
     cap__spin_unlock(&l->lock);
     /* Registered first: a pending signal the new mask accepts is
      * delivered as it is installed, and interrupts this call. */
-    if (in->masked)
+    if (in->masked) {
         cap__sigmask_set(self, in->blocked);
+        /* The process's signals the runtime keeps that it now accepts
+         * (io/sigroute.h): pending for it, found just below. */
+        if (sw->mask_before & ~in->blocked)
+            cap__sig_routes_unblocked(self, sw->mask_before & ~in->blocked);
+        atomic_thread_fence(memory_order_seq_cst); /* the mask, then the look */
+        if (in->blocked & ~sw->mask_before)
+            cap__sig_routes_blocked(self, in->blocked & ~sw->mask_before);
+    }
     /* After the link, under the lock: a signal sent to this thread that
      * cap__sig_direct did not find the call for is seen here. */
     if (__builtin_expect(atomic_load(&self->sig_pending) != 0, 0))
@@ -503,6 +512,42 @@ static void unlock_all(int nshards)
     cap__spin_unlock(&main_list.lock);
 }
 
+/* ---- routed signals (io/sigroute.h) -------------------------------------- */
+
+/* A call of the lists that takes sig (a sigwait of it). */
+static cap__sig_waiter *taker(int sig, int nshards)
+{
+    for (int i = -1; i < nshards; i++) {
+        struct cap__sig_list *l = i < 0 ? &main_list : &shards[i];
+        for (int k = 0; k < 2; k++)
+            for (cap__sig_waiter *sw = l->head[k]; sw != NULL; sw = sw->next)
+                if ((sw->in.takes & (UINT64_C(1) << (sig - 1))) &&
+                    atomic_load_explicit(&sw->sig, memory_order_relaxed) == 0)
+                    return sw;
+    }
+    return NULL;
+}
+
+cap__thread *cap__sig_route_pick(int sig, bool restart, cap_thread_t *h)
+{
+    int nshards = cap__rt.nworkers < SHARDS ? cap__rt.nworkers : SHARDS;
+    /* Every call waiting now may take it: none entered after it. */
+    struct pick p = { .sig = sig, .restart = restart, .seq = UINT64_MAX - 1 };
+    lock_all(nshards);
+    cap__sig_waiter *sw = choose(&p, nshards);
+    if (sw == NULL)
+        sw = taker(sig, nshards);
+    if (sw == NULL && restart) {
+        p.restart = false; /* a restartable call: it runs the handler and goes on */
+        sw = choose(&p, nshards);
+    }
+    cap__thread *t = sw != NULL ? sw->thread : NULL;
+    if (t != NULL)
+        *h = cap__thread_handle(t); /* t lives while its call is linked */
+    unlock_all(nshards);
+    return t;
+}
+
 /* ---- signals sent to one thread (io/sigdirect.h) ------------------------- */
 
 enum cap__sig_direct_result cap__sig_direct(cap__thread *t, int sig, bool restart)
@@ -634,6 +679,7 @@ static void dispatch(void *arg)
     cap__pipe_run_deferred();  /* and wrote to our pipes (io/pipe.h) */
     cap__fd_run_deferred();    /* and did to the descriptor table (io/fd.h) */
     cap__sig_run_deferred_sends(); /* and sent to threads (io/sigdirect.h) */
+    cap__sig_run_routes(); /* and kept from threads that block them (io/sigroute.h) */
     cap__spin_lock(&dispatch_lock);
     dispatch_some(0);
     cap__spin_unlock(&dispatch_lock);
@@ -672,6 +718,7 @@ void cap__sig_forked_begin(void)
     memset(shards, 0, sizeof shards);
     /* The parent's deliveries not yet dispatched were the parent's. */
     atomic_store(&dispatched, atomic_load(&cap__sig_deliveries.n));
+    cap__sig_routes_forked();
     /* A first-handler sweep another thread was making ended with that
      * thread: the child's one thread has nothing parked to sweep, and its
      * own sigaction would wait for the sweep's end for ever. */

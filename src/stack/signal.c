@@ -86,6 +86,7 @@
 #include "io/sigdirect.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
+#include "io/sigroute.h"
 #include "sched/switch.h"
 #include "sched/worker.h"
 #include "stack/linked.h"
@@ -265,6 +266,20 @@ static bool aimed_at_runner(int sig, const siginfo_t *info)
     return info->si_code == SI_TKILL && info->si_pid == getpid();
 }
 
+/* A process-directed signal about to run its handler on a worker whose
+ * running user thread blocks it: kept for a thread that accepts it
+ * (io/sigroute.h), and true; the handler does not run here. */
+static bool routed_away(int sig, const siginfo_t *info, int flags)
+{
+    if (info == NULL || (flags & SA_RESETHAND) || aimed_at_runner(sig, info))
+        return false;
+    cap__worker *w = cap__worker_self();
+    cap__thread *t = w != NULL ? w->current : NULL;
+    if (t == NULL || t->sigclass == NULL || !(cap__sigmask_of(t) & (UINT64_C(1) << (sig - 1))))
+        return false;
+    return cap__sig_route_away(sig, info);
+}
+
 static void trampoline(int sig, siginfo_t *info, void *uctx)
 {
     /* A fault inside the runtime's pointer checks is theirs alone: not
@@ -292,6 +307,11 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     }
     if (!entry_is_function(&h))
         return; /* set back to SIG_DFL/SIG_IGN as this delivery began */
+    uint64_t mask_entry = cap__sigmask_handler_entry();
+    if (routed_away(sig, info, h.flags)) {
+        cap__sigmask_handler_exit(mask_entry, uctx); /* a kick nested meanwhile */
+        return;
+    }
     bool linked = cap__linked_cfg.enabled;
     uintptr_t limit = 0;
     if (linked) {
@@ -299,7 +319,6 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
     }
     cap__handler_runs++;
-    uint64_t mask_entry = cap__sigmask_handler_entry();
     cap__worker *w = cap__worker_self();
     cap__thread *current = w != NULL ? w->current : NULL;
     struct open_handler o = { .prev = open_top,
@@ -337,6 +356,11 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         o.token = aimed_at_runner(sig, info) ? 0
                                              : cap__sig_begin(sig, h.flags, ended_child(sig, info));
         atomic_signal_fence(memory_order_seq_cst);
+        /* One routed to this thread: the sender's siginfo, not the
+         * tgkill's (io/sigroute.h). */
+        if (current != NULL && info != NULL && info->si_code == SI_TKILL &&
+            aimed_at_runner(sig, info))
+            cap__sig_route_claim(current, sig, info);
         if (h.flags & SA_SIGINFO)
             h.action(sig, info, uctx);
         else

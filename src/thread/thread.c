@@ -26,6 +26,7 @@
 
 #include "io/sigdirect.h"
 #include "io/sigmask.h"
+#include "io/sigroute.h"
 #include "runtime/config.h"
 #include "sched/park.h"
 #include "sched/switch.h"
@@ -183,6 +184,7 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     cap__sig_queued_clear(t);
     atomic_store_explicit(&t->sig_edge_told, 0, memory_order_relaxed);
     atomic_store_explicit(&t->sig_delivering, false, memory_order_relaxed);
+    atomic_store_explicit(&t->sig_closed, false, memory_order_relaxed);
     t->sig_call = NULL;
     t->in_sigsafe = 0; /* (a thread that ended inside a call left it counted) */
     memset(t->name, 0, sizeof t->name);
@@ -250,8 +252,13 @@ static cap__thread *exit_begin(cap__thread *self, void *retval)
     if (self->kernel_bound != 0)
         cap__kernel_bound_exit(self);
     cap__cancel_reset(self);
+    /* Process signals routed to it and not taken go back (io/sigroute.h):
+     * the mark, then the count's locked subtraction (on x86-64 a full
+     * barrier), then the look, against a router's record and look. */
+    atomic_store_explicit(&self->sig_closed, true, memory_order_relaxed);
     if (cap__sigmask_thread_gone(self) == 1)
         exit(0); /* the last thread, and main has already exited */
+    cap__sig_routes_closing(self);
     if (self->is_main) {
         /* pthread_exit from main: the process lives on until the last
          * thread exits (which calls exit above). Main stays parked on the

@@ -113,6 +113,9 @@ typedef struct cap__thread {
     /* [atomic] inside cap__sig_deliver_pending in a mode that forbids a
      * free jump (io/sigdirect.c): that loop delivers what comes meanwhile */
     atomic_bool sig_delivering;
+    /* [atomic] it is ending: a process signal routed to it goes back to
+     * the process (io/sigroute.h) */
+    atomic_bool sig_closed;
     /* [its shard lock] its call registered for signals, if any
      * (io/sigintr.h): where a signal sent to it is delivered */
     struct cap__sig_waiter *sig_call;

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process-directed signals that reached a user thread blocking them: the
+ * route slots and their dispatch. The protocol is in sigroute.h.
+ *
+ * Invariants: a slot moves free -> filling -> ready -> picking ->
+ * handed -> free, each step a compare-and-swap of its word. The
+ * trampoline fills; one picker picks (a dispatch, or a thread that
+ * unblocks the signal or sigwaits for it, which takes it: picking ->
+ * free; with no taker, picking -> ready); a handed slot is freed by its
+ * claim, or goes back when its thread blocks the signal or ends before
+ * taking it: handed -> ready by that thread or a dispatch's sweep,
+ * handed -> picking by its router, whichever sees it first. sig and info
+ * are written only while filling, t and h only while picking; readers
+ * load the word with acquire first. cap__sig_routes_handed counts handed
+ * slots.
+ */
+#include "io/sigroute.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "capriccio.h"
+#include "io/sigdirect.h"
+#include "io/sigintr.h"
+#include "io/sigmask.h"
+#include "util/sigctx.h"
+
+enum { ROUTE_SLOTS = 64, RT_FIRST = 34 };
+enum { FREE, FILLING, READY, PICKING, HANDED };
+
+static struct route {
+    /* The state in the low 3 bits, a count of its steps above them: a
+     * compare-and-swap never takes a slot that left and came back to the
+     * state it was seen in (another signal, another thread). */
+    _Atomic uint64_t word;
+    int sig;
+    siginfo_t info;
+    cap__thread *t; /* handed: to whom, */
+    cap_thread_t h; /* and its handle then */
+} routes[ROUTE_SLOTS];
+
+_Atomic int cap__sig_routes_handed;
+
+static uint64_t bit(int sig)
+{
+    return UINT64_C(1) << (sig - 1);
+}
+
+static int state_of(uint64_t word)
+{
+    return (int)(word & 7);
+}
+
+static uint64_t load(struct route *r)
+{
+    return atomic_load_explicit(&r->word, memory_order_acquire);
+}
+
+/* The slot from word (as loaded) to state `to`; false if it moved. */
+static bool step(struct route *r, uint64_t *word, int to)
+{
+    uint64_t next = ((*word >> 3) + 1) << 3 | (uint64_t)to;
+    if (!atomic_compare_exchange_strong(&r->word, word, next))
+        return false;
+    *word = next;
+    return true;
+}
+
+bool cap__sig_route_away(int sig, const siginfo_t *info)
+{
+    for (int i = 0; i < ROUTE_SLOTS; i++) {
+        struct route *r = &routes[i];
+        uint64_t w = load(r);
+        if (state_of(w) != FREE || !step(r, &w, FILLING))
+            continue;
+        r->sig = sig;
+        r->info = *info;
+        step(r, &w, READY); /* only this kernel thread moves a filling slot */
+        cap__sig_note_work_left();
+        cap__sig_end(0, false); /* not numbered: brings the dispatch */
+        return true;
+    }
+    return false;
+}
+
+uint64_t cap__sig_routes_ready(void)
+{
+    uint64_t set = 0;
+    for (int i = 0; i < ROUTE_SLOTS; i++)
+        if (state_of(load(&routes[i])) == READY)
+            set |= bit(routes[i].sig);
+    return set;
+}
+
+/* One more thread that accepts sig, for cap__thread_foreach: main first. */
+struct any_taker {
+    int sig;
+    cap__thread *found;
+};
+
+static void find_taker(cap__thread *t, void *arg)
+{
+    struct any_taker *a = arg;
+    if (atomic_load(&t->state) == CAP__T_EXITED || atomic_load(&t->sig_closed) ||
+        (cap__sigmask_of(t) & bit(a->sig)))
+        return;
+    if (a->found == NULL || (t->is_main && !a->found->is_main))
+        a->found = t;
+}
+
+/* Hands slot r, picking at word w, to t (handle h). */
+static void hand(struct route *r, uint64_t *w, cap__thread *t, cap_thread_t h)
+{
+    r->t = t;
+    r->h = h;
+    atomic_fetch_add(&cap__sig_routes_handed, 1);
+    step(r, w, HANDED); /* only its picker moves a picking slot */
+}
+
+/* Frees slot r, handed at word w, unless a claim did. */
+static void unhand(struct route *r, uint64_t *w)
+{
+    if (step(r, w, FREE))
+        atomic_fetch_sub(&cap__sig_routes_handed, 1);
+}
+
+/* Slot r, handed at word w, goes back to the process: ready, and a
+ * dispatch brought for it; false if a claim or another giver was first. */
+static bool give_back(struct route *r, uint64_t *w)
+{
+    if (!step(r, w, READY))
+        return false;
+    atomic_fetch_sub(&cap__sig_routes_handed, 1);
+    cap__sig_note_work_left();
+    cap__sig_end(0, false);
+    return true;
+}
+
+/* Whether t, to which sig was handed, can no longer take it: it blocks
+ * it, or it is ending. */
+static bool refuses(cap__thread *t, int sig)
+{
+    return (cap__sigmask_of(t) & bit(sig)) || atomic_load(&t->sig_closed);
+}
+
+/* Sends slot r (picking at word w) to a thread that accepts its signal;
+ * back to ready if none does. */
+static void route(struct route *r, uint64_t w)
+{
+    int flags = 0;
+    enum cap__sig_disp disp = cap__sig_disposition(r->sig, &flags);
+    for (int tries = 0; tries < 8; tries++) {
+        cap_thread_t h = 0;
+        cap__thread *t = cap__sig_route_pick(r->sig, (flags & SA_RESTART) != 0, &h);
+        if (t == NULL) {
+            /* No parked call takes it: the rest of the threads. */
+            struct any_taker a = { .sig = r->sig };
+            cap__thread_foreach(find_taker, &a);
+            if (a.found == NULL)
+                break;
+            t = a.found;
+            h = cap__thread_handle(t);
+        }
+        int sig = r->sig;
+        hand(r, &w, t, h);
+        int rc = cap_thread_kill(h, sig);
+        if (rc == 0) {
+            /* Ignored now, or a default action taken already: no delivery
+             * comes to claim it. */
+            if (disp != CAP__DISP_HANDLER && !(atomic_load(&t->sig_pending) & bit(sig))) {
+                unhand(r, &w);
+                return;
+            }
+            /* t blocked it, or began to end, since the pick: whichever of
+             * t (cap__sig_routes_blocked, _closing) and this sees the
+             * other (the record, then the look; the change, then its
+             * look: sequentially consistent) takes it back. An ended t
+             * dropped the record: nothing to take. */
+            if (refuses(t, sig) && (cap__sig_take_one(t, sig) || cap__thread_handle(t) != h ||
+                                    atomic_load(&t->state) == CAP__T_EXITED)) {
+                if (!step(r, &w, PICKING))
+                    return; /* t delivered it, or gave it back, meanwhile */
+                atomic_fetch_sub(&cap__sig_routes_handed, 1);
+                continue;
+            }
+            return;
+        }
+        /* Not sent; but a delivery of the same signal to t may have
+         * claimed it meanwhile (sigroute.h: merged). */
+        if (!step(r, &w, PICKING))
+            return;
+        atomic_fetch_sub(&cap__sig_routes_handed, 1);
+        if (rc != ESRCH)
+            break; /* EAGAIN (t has 255 instances queued): a later dispatch */
+    }
+    step(r, &w, READY);
+}
+
+void cap__sig_run_routes(void)
+{
+    for (int i = 0; i < ROUTE_SLOTS; i++) {
+        struct route *r = &routes[i];
+        uint64_t w = load(r);
+        if (state_of(w) == READY && step(r, &w, PICKING))
+            route(r, w);
+        else if (state_of(w) == HANDED && cap__thread_handle(r->t) != r->h)
+            give_back(r, &w); /* its thread ended before it took it */
+    }
+}
+
+bool cap__sig_route_claim_slow(cap__thread *self, int sig, siginfo_t *info)
+{
+    bool claimed = false;
+    for (int i = 0; i < ROUTE_SLOTS; i++) {
+        struct route *r = &routes[i];
+        uint64_t w = load(r);
+        if (state_of(w) != HANDED || r->t != self || r->sig != sig)
+            continue;
+        siginfo_t kept = r->info;
+        if (!step(r, &w, FREE))
+            continue;
+        atomic_fetch_sub(&cap__sig_routes_handed, 1);
+        if (!claimed && info != NULL)
+            *info = kept;
+        claimed = true;
+        if (sig >= RT_FIRST)
+            break; /* one instance per delivery */
+    }
+    return claimed;
+}
+
+void cap__sig_routes_blocked(cap__thread *self, uint64_t blocked)
+{
+    if (atomic_load(&cap__sig_routes_handed) == 0)
+        return;
+    for (int i = 0; i < ROUTE_SLOTS; i++) {
+        struct route *r = &routes[i];
+        uint64_t w = load(r);
+        if (state_of(w) == HANDED && r->t == self && (blocked & bit(r->sig)) &&
+            cap__sig_take_one(self, r->sig) && !give_back(r, &w))
+            cap__sig_post_own(self, r->sig); /* claimed meanwhile: undo the take */
+    }
+}
+
+void cap__sig_routes_closing(cap__thread *self)
+{
+    cap__sig_routes_blocked(self, ~UINT64_C(0));
+}
+
+void cap__sig_routes_unblocked(cap__thread *self, uint64_t unblocked)
+{
+    if ((cap__sig_routes_ready() & unblocked) == 0)
+        return;
+    cap_thread_t h = cap__thread_handle(self);
+    for (int i = 0; i < ROUTE_SLOTS; i++) {
+        struct route *r = &routes[i];
+        uint64_t w = load(r);
+        if (state_of(w) != READY || !(unblocked & bit(r->sig)) || !step(r, &w, PICKING))
+            continue;
+        int sig = r->sig;
+        hand(r, &w, self, h);
+        cap__sig_post_own(self, sig);
+    }
+}
+
+int cap__sig_route_take(uint64_t set, siginfo_t *info)
+{
+    if ((cap__sig_routes_ready() & set) == 0)
+        return 0;
+    for (int i = 0; i < ROUTE_SLOTS; i++) {
+        struct route *r = &routes[i];
+        uint64_t w = load(r);
+        if (state_of(w) != READY || !(set & bit(r->sig)) || !step(r, &w, PICKING))
+            continue;
+        int sig = r->sig;
+        if (info != NULL)
+            *info = r->info;
+        step(r, &w, FREE);
+        return sig;
+    }
+    return 0;
+}
+
+void cap__sig_routes_forked(void)
+{
+    for (int i = 0; i < ROUTE_SLOTS; i++)
+        atomic_store(&routes[i].word, FREE);
+    atomic_store(&cap__sig_routes_handed, 0);
+}
