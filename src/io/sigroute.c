@@ -243,11 +243,6 @@ void cap__sig_routes_blocked(cap__thread *self, uint64_t blocked)
     }
 }
 
-void cap__sig_routes_closing(cap__thread *self)
-{
-    cap__sig_routes_blocked(self, ~UINT64_C(0));
-}
-
 void cap__sig_routes_unblocked(cap__thread *self, uint64_t unblocked)
 {
     if ((cap__sig_routes_ready() & unblocked) == 0)

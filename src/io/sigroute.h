@@ -47,10 +47,15 @@
 #define CAP_IO_SIGROUTE_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "thread/thread.h"
+
+/* Slots handed to a thread and not yet claimed: 0 in a program whose
+ * signals never reached a thread that blocked them. */
+extern __attribute__((visibility("hidden"))) _Atomic int cap__sig_routes_handed;
 
 /* In the trampoline, before a process-directed signal's handler would run
  * on a worker whose running thread blocks sig: keeps it for the dispatch
@@ -71,7 +76,6 @@ void cap__sig_run_routes(void);
  * frees the slot (every handed slot of sig, for a standard signal) and
  * returns true. Async-signal-safe. One load when no slot is handed. */
 bool cap__sig_route_claim_slow(cap__thread *self, int sig, siginfo_t *info);
-extern __attribute__((visibility("hidden"))) _Atomic int cap__sig_routes_handed;
 static inline bool cap__sig_route_claim(cap__thread *self, int sig, siginfo_t *info)
 {
     if (__builtin_expect(atomic_load_explicit(&cap__sig_routes_handed, memory_order_relaxed) == 0,
@@ -91,7 +95,12 @@ void cap__sig_routes_unblocked(cap__thread *self, uint64_t unblocked);
  * a barrier passed): process signals handed to it and still pending in
  * its set go back to the process, for another thread. */
 void cap__sig_routes_blocked(cap__thread *self, uint64_t blocked);
-void cap__sig_routes_closing(cap__thread *self);
+static inline void cap__sig_routes_closing(cap__thread *self)
+{
+    if (__builtin_expect(atomic_load_explicit(&cap__sig_routes_handed, memory_order_relaxed) != 0,
+                         0))
+        cap__sig_routes_blocked(self, ~UINT64_C(0));
+}
 
 /* sigwait and sigtimedwait of set on a user thread: takes one ready
  * signal of set, filling *info (may be NULL); returns it, or 0. */
