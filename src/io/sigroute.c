@@ -41,6 +41,7 @@ static struct route {
 } routes[ROUTE_SLOTS];
 
 _Atomic int cap__sig_routes_handed;
+_Atomic int cap__sig_routes_used;
 
 static uint64_t bit(int sig)
 {
@@ -74,6 +75,7 @@ bool cap__sig_route_away(int sig, const siginfo_t *info)
         uint64_t w = load(r);
         if (state_of(w) != FREE || !step(r, &w, FILLING))
             continue;
+        atomic_fetch_add(&cap__sig_routes_used, 1);
         r->sig = sig;
         r->info = *info;
         step(r, &w, READY); /* only this kernel thread moves a filling slot */
@@ -84,7 +86,7 @@ bool cap__sig_route_away(int sig, const siginfo_t *info)
     return false;
 }
 
-uint64_t cap__sig_routes_ready(void)
+uint64_t cap__sig_routes_ready_slow(void)
 {
     uint64_t set = 0;
     for (int i = 0; i < ROUTE_SLOTS; i++)
@@ -121,8 +123,10 @@ static void hand(struct route *r, uint64_t *w, cap__thread *t, cap_thread_t h)
 /* Frees slot r, handed at word w, unless a claim did. */
 static void unhand(struct route *r, uint64_t *w)
 {
-    if (step(r, w, FREE))
+    if (step(r, w, FREE)) {
         atomic_fetch_sub(&cap__sig_routes_handed, 1);
+        atomic_fetch_sub(&cap__sig_routes_used, 1);
+    }
 }
 
 /* Slot r, handed at word w, goes back to the process: ready, and a
@@ -197,7 +201,7 @@ static void route(struct route *r, uint64_t w)
     step(r, &w, READY);
 }
 
-void cap__sig_run_routes(void)
+void cap__sig_run_routes_slow(void)
 {
     for (int i = 0; i < ROUTE_SLOTS; i++) {
         struct route *r = &routes[i];
@@ -221,6 +225,7 @@ bool cap__sig_route_claim_slow(cap__thread *self, int sig, siginfo_t *info)
         if (!step(r, &w, FREE))
             continue;
         atomic_fetch_sub(&cap__sig_routes_handed, 1);
+        atomic_fetch_sub(&cap__sig_routes_used, 1);
         if (!claimed && info != NULL)
             *info = kept;
         claimed = true;
@@ -246,7 +251,7 @@ void cap__sig_routes_blocked(cap__thread *self, uint64_t blocked)
 void cap__sig_routes_unblocked(cap__thread *self, uint64_t unblocked)
 {
     if ((cap__sig_routes_ready() & unblocked) == 0)
-        return;
+        return; /* (one load when no slot is used) */
     cap_thread_t h = cap__thread_handle(self);
     for (int i = 0; i < ROUTE_SLOTS; i++) {
         struct route *r = &routes[i];
@@ -272,6 +277,7 @@ int cap__sig_route_take(uint64_t set, siginfo_t *info)
         if (info != NULL)
             *info = r->info;
         step(r, &w, FREE);
+        atomic_fetch_sub(&cap__sig_routes_used, 1);
         return sig;
     }
     return 0;
@@ -282,4 +288,5 @@ void cap__sig_routes_forked(void)
     for (int i = 0; i < ROUTE_SLOTS; i++)
         atomic_store(&routes[i].word, FREE);
     atomic_store(&cap__sig_routes_handed, 0);
+    atomic_store(&cap__sig_routes_used, 0);
 }

@@ -63,13 +63,29 @@ extern __attribute__((visibility("hidden"))) _Atomic int cap__sig_routes_handed;
  * handler runs here. */
 bool cap__sig_route_away(int sig, const siginfo_t *info);
 
+/* Slots not free: 0 (one load) in a program whose signals never
+ * reached a thread that blocked them, or not lately. */
+extern __attribute__((visibility("hidden"))) _Atomic int cap__sig_routes_used;
+
 /* Signals in ready slots (the process's pending routed signals). */
-uint64_t cap__sig_routes_ready(void);
+uint64_t cap__sig_routes_ready_slow(void);
+static inline uint64_t cap__sig_routes_ready(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&cap__sig_routes_used, memory_order_relaxed) == 0,
+                         1))
+        return 0;
+    return cap__sig_routes_ready_slow();
+}
 
 /* The dispatch (io/sigintr.c, ordinary context): sends each ready
- * signal to a thread that accepts it; frees handed slots whose thread
- * ended. */
-void cap__sig_run_routes(void);
+ * signal to a thread that accepts it; gives back handed slots whose
+ * thread ended. */
+void cap__sig_run_routes_slow(void);
+static inline void cap__sig_run_routes(void)
+{
+    if (atomic_load_explicit(&cap__sig_routes_used, memory_order_relaxed) != 0)
+        cap__sig_run_routes_slow();
+}
 
 /* sig is being delivered to, or taken by, self as a signal sent to it: if
  * a route handed it to self, fills *info (may be NULL) with its siginfo,
