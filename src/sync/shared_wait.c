@@ -20,7 +20,9 @@
  *
  * A timed wait whose time has passed times out on the caller's thread,
  * without the pool (the kernel refuses a time before the epoch with
- * EINVAL: cap__timeout_expired ends those here too).
+ * EINVAL: cap__timeout_expired ends those here too), no earlier than the
+ * kernel's timer would have fired: up to the timer slack past the
+ * deadline (time_out_late).
  *
  * Linked stacks: the pool call's frames (the signal and cancel records,
  * the job) take about 2 KiB of the waiting thread's stack, far beyond
@@ -38,6 +40,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -81,6 +84,29 @@ static void timed_out(void *arg)
     ((struct futex_wait *)arg)->result = -ETIMEDOUT;
 }
 
+/* The timeout of a wait whose deadline passed before it slept (in the
+ * yields, or before the call): glibc's wait, asleep in the kernel, ends
+ * when the kernel's timer fires, which is up to the kernel thread's timer
+ * slack (50 us by default) after the deadline, also for a deadline just
+ * past. So a loop of short timed waits sleeps there, giving the CPU to
+ * the process that holds the object; here it would spin. The thread
+ * parks until the deadline plus this worker's slack, as late as the
+ * kernel's timer could fire, then times out (a wake-up meanwhile is not
+ * seen: the caller returns ETIMEDOUT, as after a wake-up that came with
+ * the timer). A cancellation ends it as it ends the wait. */
+static long time_out_late(const cap__timeout *to, bool cancel)
+{
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    uint64_t until = to->deadline + (slack > 0 ? (uint64_t)slack : 0);
+    while (cap__now() < until) {
+        int rc = cancel ? cap__park_cancellable(CAP__PARK_SLEEP, NULL, until, NULL, NULL)
+                        : cap__park(CAP__PARK_SLEEP, NULL, until, NULL, NULL);
+        if (rc == ECANCELED)
+            return -ECANCELED;
+    }
+    return -ETIMEDOUT;
+}
+
 /* The park in slices of a user thread on linked stacks (see the top).
  * The end of a slice is no wake-up: the next park looks at the word
  * (EAGAIN if another process changed it), so a condition wait does not
@@ -88,6 +114,8 @@ static void timed_out(void *arg)
 static long wait_in_slices(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
                            bool cancel)
 {
+    if (to != NULL && cap__timeout_expired(to))
+        return time_out_late(to, cancel);
     for (;;) {
         if (to != NULL && cap__timeout_expired(to))
             return -ETIMEDOUT;
@@ -114,12 +142,16 @@ static __attribute__((noinline)) long wait_on_pool(_Atomic uint32_t *word, uint3
         return cap__offload_call(sleep_on_word, &w, &w.result, &in);
     for (;;) {
         if (cap__timeout_expired(to))
-            return -ETIMEDOUT;
+            return time_out_late(to, in.cancel);
         long r = cap__offload_call_until(sleep_on_word, &w, &w.result, &in, to->deadline,
                                          timed_out);
-        if (r != -ETIMEDOUT || cap__timeout_expired(to))
+        if (r != -ETIMEDOUT)
             return r;
-        /* queued past our deadline, but the clock was set back: wait on */
+        /* Still queued at the deadline (it never slept), or the kernel's
+         * timer fired before the slack's end: as late as the kernel's
+         * could. Unless the clock was set back: then it waits on. */
+        if (cap__timeout_expired(to))
+            return time_out_late(to, in.cancel);
     }
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Description: a timed wait on a process-shared semaphore whose deadline
  * has already passed (either clock, a time before the epoch too) and
- * that finds no unit times out at once on the caller's thread, as a
- * process-private one does: it takes no kernel thread of the offload
- * pool. Before, each such wait was queued for the pool, which started a
+ * that finds no unit times out on the caller's thread (at once, or, for
+ * a deadline within the timer slack, at its end: see
+ * shared_short_timeout_sleeps_slack), as a process-private one does: it
+ * takes no kernel thread of the offload pool. Before, each such wait was queued for the pool, which started a
  * thread for the first one, and took a round trip there (a loop of them
  * cost 15 to 30 times a private one's). A unit that is there is taken. */
 #include <sys/mman.h>
