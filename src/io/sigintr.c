@@ -528,15 +528,16 @@ static cap__sig_waiter *taker(int sig, int nshards)
     return NULL;
 }
 
-cap__thread *cap__sig_route_pick(int sig, bool restart, cap_thread_t *h)
+cap__thread *cap__sig_route_pick(int sig, bool restart, cap_thread_t *h, bool *takes)
 {
     int nshards = cap__rt.nworkers < SHARDS ? cap__rt.nworkers : SHARDS;
     /* Every call waiting now may take it: none entered after it. */
     struct pick p = { .sig = sig, .restart = restart, .seq = UINT64_MAX - 1 };
     lock_all(nshards);
     cap__sig_waiter *sw = choose(&p, nshards);
-    if (sw == NULL)
-        sw = taker(sig, nshards);
+    *takes = false;
+    if (sw == NULL && (sw = taker(sig, nshards)) != NULL)
+        *takes = true;
     if (sw == NULL && restart) {
         p.restart = false; /* a restartable call: it runs the handler and goes on */
         sw = choose(&p, nshards);

@@ -352,10 +352,11 @@ enum cap__sig_direct_result cap__sig_direct(struct cap__thread *t, int sig, bool
 
 /* For a process-directed signal routed away from a thread that blocks it
  * (io/sigroute.h): the thread of the call a delivery would interrupt
- * (restart: the handler has SA_RESTART), else of a sigwait of sig, else
- * (restart) of a call the signal would restart; *h its handle. NULL if
- * no call waiting now takes it. */
-struct cap__thread *cap__sig_route_pick(int sig, bool restart, uint64_t *h);
+ * (restart: the handler has SA_RESTART), else of a sigwait of sig
+ * (*takes set: it blocks sig and takes it), else (restart) of a call the
+ * signal would restart; *h its handle. NULL if no call waiting now takes
+ * it. */
+struct cap__thread *cap__sig_route_pick(int sig, bool restart, uint64_t *h, bool *takes);
 
 /*
  * Before the program's first handler. Only a handler of the program's

@@ -142,10 +142,11 @@ static bool give_back(struct route *r, uint64_t *w)
 }
 
 /* Whether t, to which sig was handed, can no longer take it: it blocks
- * it, or it is ending. */
-static bool refuses(cap__thread *t, int sig)
+ * it (unless it was picked in a sigwait of it, which blocks what it
+ * takes), or it is ending. */
+static bool refuses(cap__thread *t, int sig, bool takes)
 {
-    return (cap__sigmask_of(t) & bit(sig)) || atomic_load(&t->sig_closed);
+    return (!takes && (cap__sigmask_of(t) & bit(sig))) || atomic_load(&t->sig_closed);
 }
 
 /* Sends slot r (picking at word w) to a thread that accepts its signal;
@@ -156,7 +157,8 @@ static void route(struct route *r, uint64_t w)
     enum cap__sig_disp disp = cap__sig_disposition(r->sig, &flags);
     for (int tries = 0; tries < 8; tries++) {
         cap_thread_t h = 0;
-        cap__thread *t = cap__sig_route_pick(r->sig, (flags & SA_RESTART) != 0, &h);
+        bool takes = false;
+        cap__thread *t = cap__sig_route_pick(r->sig, (flags & SA_RESTART) != 0, &h, &takes);
         if (t == NULL) {
             /* No parked call takes it: the rest of the threads. */
             struct any_taker a = { .sig = r->sig };
@@ -181,8 +183,9 @@ static void route(struct route *r, uint64_t w)
              * other (the record, then the look; the change, then its
              * look: sequentially consistent) takes it back. An ended t
              * dropped the record: nothing to take. */
-            if (refuses(t, sig) && (cap__sig_take_one(t, sig) || cap__thread_handle(t) != h ||
-                                    atomic_load(&t->state) == CAP__T_EXITED)) {
+            if (refuses(t, sig, takes) &&
+                (cap__sig_take_one(t, sig) || cap__thread_handle(t) != h ||
+                 atomic_load(&t->state) == CAP__T_EXITED)) {
                 if (!step(r, &w, PICKING))
                     return; /* t delivered it, or gave it back, meanwhile */
                 atomic_fetch_sub(&cap__sig_routes_handed, 1);

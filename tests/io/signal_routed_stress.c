@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Description: threads keep blocking and unblocking a real-time signal
- * and queue it to the process with a value each (sigqueue), while others
- * sleep: every instance is handled exactly once, with its own value (the
- * sender's siginfo, also when the runtime moved it away from a thread
- * that blocked it), and never in a thread while that thread blocks it.
+ * and queue it to the process with a value each (sigqueue), while two
+ * others take it with sigtimedwait: every instance is handled or taken
+ * exactly once, with its own value (the sender's siginfo, also when the
+ * runtime moved it away from a thread that blocked it), and never
+ * handled in a thread while that thread blocks it.
  * Some instances find every thread blocking them (the kernel keeps them)
  * and some are moved after the thread that would take them blocked them
  * too (the runtime keeps them): a thread's unblocking takes both. */
@@ -12,10 +13,11 @@
 
 #include "io/io_util.h"
 
-enum { THREADS = 6, PER_THREAD = 300, TOTAL = THREADS * PER_THREAD, OUTSTANDING = 8 };
+enum { THREADS = 6, WAITERS = 2, PER_THREAD = 300, TOTAL = THREADS * PER_THREAD, OUTSTANDING = 8 };
 
 static int sig;
 static cap_thread_t who[THREADS];
+static cap_thread_t waiter_who[WAITERS]; /* they block it throughout */
 static atomic_int blocking[THREADS]; /* set once blocked, cleared before unblocking */
 static atomic_int seen[TOTAL];
 static atomic_int handled, sent, wrong_thread, bad_value;
@@ -28,12 +30,44 @@ static void on_sig(int s, siginfo_t *info, void *uctx)
     for (int i = 0; i < THREADS; i++)
         if (cap_thread_equal(who[i], self) && atomic_load(&blocking[i]))
             atomic_fetch_add(&wrong_thread, 1);
+    for (int i = 0; i < WAITERS; i++)
+        if (cap_thread_equal(waiter_who[i], self))
+            atomic_fetch_add(&wrong_thread, 1);
     int v = info->si_code == SI_QUEUE ? info->si_value.sival_int : -1;
     if (v < 0 || v >= TOTAL || info->si_pid != getpid())
         atomic_fetch_add(&bad_value, 1);
     else
         atomic_fetch_add(&seen[v], 1);
     atomic_fetch_add(&handled, 1);
+}
+
+/* Takes instances with sigtimedwait, blocking the signal throughout:
+ * the runtime may hand it kept instances (io/sigroute.h). */
+static atomic_int waiting_stop;
+static void *waiter(void *arg)
+{
+    (void)arg;
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, sig);
+    CHECK_EQ(pthread_sigmask(SIG_BLOCK, &s, NULL), 0);
+    struct timespec tick = { 0, 2000000 };
+    while (!atomic_load(&waiting_stop)) {
+        siginfo_t info;
+        int r = sigtimedwait(&s, &info, &tick);
+        if (r < 0) {
+            CHECK(errno == EAGAIN || errno == EINTR);
+            continue;
+        }
+        CHECK_EQ(r, sig);
+        int v = info.si_code == SI_QUEUE ? info.si_value.sival_int : -1;
+        if (v < 0 || v >= TOTAL || info.si_pid != getpid())
+            atomic_fetch_add(&bad_value, 1);
+        else
+            atomic_fetch_add(&seen[v], 1);
+        atomic_fetch_add(&handled, 1);
+    }
+    return NULL;
 }
 
 static void set_blocked(long id, bool on)
@@ -51,6 +85,8 @@ static void set_blocked(long id, bool on)
 static void *worker(void *arg)
 {
     long id = (long)arg;
+    atomic_store(&blocking[id], 1);
+    set_blocked(id, false); /* inherited main's mask, which blocks it */
     unsigned seed = (unsigned)id * 2654435761u;
     for (int i = 0; i < PER_THREAD; i++) {
         seed = seed * 1103515245u + 12345u;
@@ -87,8 +123,14 @@ int main(void)
         t[i] = spawn(worker, (void *)i);
         who[i] = t[i];
     }
+    cap_thread_t w[WAITERS];
+    for (int i = 0; i < WAITERS; i++)
+        waiter_who[i] = w[i] = spawn(waiter, NULL);
     for (int i = 0; i < THREADS; i++)
         join(t[i]);
+    atomic_store(&waiting_stop, 1);
+    for (int i = 0; i < WAITERS; i++)
+        join(w[i]);
     /* Every thread gone but main, which blocks it: what is left is
      * pending for the process; main's unblocking takes it all. */
     CHECK_EQ(pthread_sigmask(SIG_UNBLOCK, &s, NULL), 0);
