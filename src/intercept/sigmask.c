@@ -24,7 +24,6 @@
 #include "io/io.h"
 #include "io/sigdirect.h"
 #include "io/sigmask.h"
-#include "io/sigroute.h"
 
 /* The user-thread path of pthread_sigmask: 0 or an error number. */
 static int change_mask(int how, const sigset_t *set, sigset_t *old)
@@ -46,18 +45,12 @@ static int change_mask(int how, const sigset_t *set, sigset_t *old)
     }
     if (set == NULL)
         return 0;
+    /* The process's signals the runtime kept that it now accepts become
+     * its own (io/sigroute.h), delivered here with the rest. */
     int rc = cap__sigmask_set(self, want);
-    /* The process's signals the runtime keeps, which this thread now
-     * accepts: its own to deliver, here (io/sigroute.h). */
-    if (rc == 0 && (cur & ~want) != 0)
-        cap__sig_routes_unblocked(self, cur & ~want);
     /* The mask, then the thread's own pending set (io/sigdirect.h: the
      * sender records, then reads the mask). */
     atomic_thread_fence(memory_order_seq_cst);
-    /* Process signals handed to it that it now blocks: back to the
-     * process, for a thread that accepts them (io/sigroute.h). */
-    if (rc == 0 && (want & ~cur) != 0)
-        cap__sig_routes_blocked(self, want & ~cur);
     cap__sig_pending_check(self, CAP__OWN_FREE);
     return rc;
 }

@@ -296,16 +296,8 @@ void cap__sig_enter(cap__sig_waiter *sw, const cap__intr *in, bool (*interrupt)(
     cap__spin_unlock(&l->lock);
     /* Registered first: a pending signal the new mask accepts is
      * delivered as it is installed, and interrupts this call. */
-    if (in->masked) {
+    if (in->masked) /* (and the signals the runtime kept, io/sigroute.h) */
         cap__sigmask_set(self, in->blocked);
-        /* The process's signals the runtime keeps that it now accepts
-         * (io/sigroute.h): pending for it, found just below. */
-        if (sw->mask_before & ~in->blocked)
-            cap__sig_routes_unblocked(self, sw->mask_before & ~in->blocked);
-        atomic_thread_fence(memory_order_seq_cst); /* the mask, then the look */
-        if (in->blocked & ~sw->mask_before)
-            cap__sig_routes_blocked(self, in->blocked & ~sw->mask_before);
-    }
     /* After the link, under the lock: a signal sent to this thread that
      * cap__sig_direct did not find the call for is seen here. */
     if (__builtin_expect(atomic_load(&self->sig_pending) != 0, 0))

@@ -39,6 +39,7 @@
 
 #include "io/sigdirect.h"
 #include "io/sigintr.h"
+#include "io/sigroute.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/sigctx.h"
@@ -316,10 +317,21 @@ int cap__sigmask_set(cap__thread *t, uint64_t mask)
         set_kernel_mask(saved);
         return ENOMEM;
     }
+    uint64_t was = t->sigclass->mask;
     move(t, c);
     cap__spin_unlock(&class_lock);
     install_here();
     reach_all(atomic_load(&target) & ~before, true);
+    /* The process's signals the runtime keeps (io/sigroute.h): those t
+     * now accepts become its own to deliver (its caller's pending check,
+     * or its next safe point); those handed to it that it now blocks go
+     * back, after the change (against the router's record, then look). */
+    if (was & ~mask)
+        cap__sig_routes_unblocked(t, was & ~mask);
+    if (mask & ~was) {
+        atomic_thread_fence(memory_order_seq_cst);
+        cap__sig_routes_blocked(t, mask & ~was);
+    }
     return 0;
 }
 
