@@ -30,18 +30,21 @@
  * it pending already merges with it (one instance, as in the kernel): the
  * delivery claims every handed slot of it. A ready slot no thread accepts
  * (every thread blocked it after the kernel chose the worker) stays
- * ready: sigpending reports it, sigwait takes it, and a thread that
- * unblocks it takes it before its pthread_sigmask returns. A signal
- * handed to a thread that blocks it or ends before taking it goes back
- * to ready (taken out of its set: cap__sig_routes_blocked, _closing, or
- * by the dispatch that handed it, whichever sees the other first).
+ * ready: sigpending reports it, sigwait takes it, and a thread whose
+ * mask change unblocks it (io/sigmask.c, cap__sigmask_set: its
+ * pthread_sigmask, a masked call's entry or end) takes it, before
+ * pthread_sigmask returns. A signal handed to a thread that blocks it
+ * (but in a sigwait of it) or ends before taking it goes back to ready
+ * (taken out of its set: cap__sig_routes_blocked, _closing, or by the
+ * dispatch that handed it, whichever sees the other first).
  *
- * Limits (docs/pthread-compat.md): ROUTE_SLOTS (64) signals routed and not yet
- * delivered; beyond, or for a handler with SA_RESETHAND (whose kernel
- * disposition is the default once the kernel chose the worker), the
- * handler runs where the kernel delivered it, as before. A standard
+ * Limits (docs/pthread-compat.md): ROUTE_SLOTS (64) signals routed and
+ * not yet delivered; beyond, or for a handler with SA_RESETHAND (whose
+ * kernel disposition is the default once the kernel chose the worker),
+ * the handler runs where the kernel delivered it, as before. A standard
  * signal sent to a thread with pthread_kill while a routed one is
- * pending there merges with it.
+ * pending there merges with it. A signalfd read does not see a kept
+ * signal no thread accepts (sigwait does).
  */
 #ifndef CAP_IO_SIGROUTE_H
 #define CAP_IO_SIGROUTE_H
