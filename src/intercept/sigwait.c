@@ -326,18 +326,12 @@ static ssize_t sfd_attempt(int fd, void *arg)
     size_t n = 0;
     int sig;
     while (n < room && (sig = cap__sig_take_pending(o->self, o->mask)) != 0) {
-        siginfo_t routed;
-        if (cap__sig_route_claim(o->self, sig, &routed)) {
-            record_of(&rec[n++], &routed); /* the process's (io/sigroute.h) */
-            continue;
-        }
-        /* What the kernel reports of a tgkill from this process. */
-        memset(&rec[n], 0, sizeof rec[n]);
-        rec[n].ssi_signo = (uint32_t)sig;
-        rec[n].ssi_code = SI_TKILL;
-        rec[n].ssi_pid = (uint32_t)getpid();
-        rec[n].ssi_uid = (uint32_t)getuid();
-        n++;
+        /* The sender's siginfo if it was the process's (io/sigroute.h),
+         * else what the kernel reports of a tgkill from this process. */
+        siginfo_t info;
+        if (!cap__sig_route_claim(o->self, sig, &info))
+            own_info(&info, sig);
+        record_of(&rec[n++], &info);
     }
     if (n == 0) /* another taker was first (a handler's delivery) */
         return kernel_read(fd, o->msg);

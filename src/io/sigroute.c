@@ -251,16 +251,27 @@ void cap__sig_routes_blocked(cap__thread *self, uint64_t blocked)
     }
 }
 
+/* The next ready slot from *i on whose signal is in set, moved to
+ * picking (its word in *w), or NULL. */
+static struct route *pick_ready(uint64_t set, int *i, uint64_t *w)
+{
+    if ((cap__sig_routes_ready() & set) == 0)
+        return NULL; /* (one load when no slot is used) */
+    for (; *i < ROUTE_SLOTS; (*i)++) {
+        struct route *r = &routes[*i];
+        *w = load(r);
+        if (state_of(*w) == READY && (set & bit(r->sig)) && step(r, w, PICKING))
+            return r;
+    }
+    return NULL;
+}
+
 void cap__sig_routes_unblocked(cap__thread *self, uint64_t unblocked)
 {
-    if ((cap__sig_routes_ready() & unblocked) == 0)
-        return; /* (one load when no slot is used) */
     cap_thread_t h = cap__thread_handle(self);
-    for (int i = 0; i < ROUTE_SLOTS; i++) {
-        struct route *r = &routes[i];
-        uint64_t w = load(r);
-        if (state_of(w) != READY || !(unblocked & bit(r->sig)) || !step(r, &w, PICKING))
-            continue;
+    uint64_t w;
+    struct route *r;
+    for (int i = 0; (r = pick_ready(unblocked, &i, &w)) != NULL; i++) {
         int sig = r->sig;
         hand(r, &w, self, h);
         cap__sig_post_own(self, sig);
@@ -269,21 +280,17 @@ void cap__sig_routes_unblocked(cap__thread *self, uint64_t unblocked)
 
 int cap__sig_route_take(uint64_t set, siginfo_t *info)
 {
-    if ((cap__sig_routes_ready() & set) == 0)
+    int i = 0;
+    uint64_t w;
+    struct route *r = pick_ready(set, &i, &w);
+    if (r == NULL)
         return 0;
-    for (int i = 0; i < ROUTE_SLOTS; i++) {
-        struct route *r = &routes[i];
-        uint64_t w = load(r);
-        if (state_of(w) != READY || !(set & bit(r->sig)) || !step(r, &w, PICKING))
-            continue;
-        int sig = r->sig;
-        if (info != NULL)
-            *info = r->info;
-        step(r, &w, FREE);
-        atomic_fetch_sub(&cap__sig_routes_used, 1);
-        return sig;
-    }
-    return 0;
+    int sig = r->sig;
+    if (info != NULL)
+        *info = r->info;
+    step(r, &w, FREE);
+    atomic_fetch_sub(&cap__sig_routes_used, 1);
+    return sig;
 }
 
 void cap__sig_routes_forked(void)

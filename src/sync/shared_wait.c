@@ -59,6 +59,7 @@ struct futex_wait {
     uint32_t expected;
     const cap__timeout *to; /* NULL: none */
     long result;            /* 0, or -errno */
+    bool slept;             /* the kernel's wait was made (its timer ran) */
 };
 
 /* On the pool thread: sleeps while the word reads expected, until a
@@ -75,6 +76,7 @@ static void sleep_on_word(void *arg)
     }
     long r = syscall(SYS_futex, w->word, op, w->expected, abs, NULL, FUTEX_BITSET_MATCH_ANY);
     w->result = r == 0 ? 0 : -errno;
+    w->slept = true;
 }
 
 /* Still queued for a pool thread at the deadline: it would time out at
@@ -147,11 +149,11 @@ static __attribute__((noinline)) long wait_on_pool(_Atomic uint32_t *word, uint3
                                          timed_out);
         if (r != -ETIMEDOUT)
             return r;
-        /* Still queued at the deadline (it never slept), or the kernel's
-         * timer fired before the slack's end: as late as the kernel's
-         * could. Unless the clock was set back: then it waits on. */
+        /* Still queued at the deadline, it never slept: as late as the
+         * kernel's timer could have fired. Unless the clock was set back:
+         * then it waits on. */
         if (cap__timeout_expired(to))
-            return time_out_late(to, in.cancel);
+            return w.slept ? r : time_out_late(to, in.cancel);
     }
 }
 
