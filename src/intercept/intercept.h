@@ -11,7 +11,8 @@
  * to the next definition of the name, normally libc's, found with
  * dlsym(RTLD_NEXT) (CAP__REAL) — with one exception: a socket the runtime
  * created (and made non-blocking) that the application believes blocking
- * gets its blocking behaviour back with poll(2) (cap__ic_foreign_wait).
+ * gets its blocking behaviour back with poll(2) (cap__ic_foreign_wait;
+ * in a handler that may wait as its thread, a park: util/sigctx.h).
  *
  * Inside the library only raw system calls or CAP__REAL are used for
  * these names: calling `read` here would come back into the wrapper.

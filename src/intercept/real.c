@@ -87,6 +87,15 @@ int cap__ic_foreign_wait(int fd, int dir)
     cap__fd *f = cap__fd_peek(fd);
     uint64_t deadline = f != NULL ? cap__io_deadline(f, dir) : CAP__FOREVER;
     struct pollfd p = { .fd = fd, .events = dir == CAP__IO_READ ? POLLIN : POLLOUT };
+    /* A handler its thread delivered to itself waits as that thread, not
+     * blocking the worker's others, one of which may be what it waits
+     * for (util/sigctx.h). */
+    struct cap__sig_lift lift;
+    if (cap__sig_lift(&lift)) {
+        int r = cap__io_poll(&p, 1, deadline, NULL);
+        cap__sig_unlift(&lift);
+        return r == 0 ? -EAGAIN : 0;
+    }
     for (;;) {
         struct timespec ts, *tsp = NULL;
         if (deadline != CAP__FOREVER) {

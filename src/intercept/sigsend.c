@@ -4,7 +4,8 @@
  * the signal to the calling thread, as POSIX says (pthread_kill of
  * itself), so a signal it blocks waits in its own pending set, and
  * sigpending reports that set with the process's. Elsewhere, and in a
- * handler, both are libc's.
+ * handler, both are libc's. kill and sigqueue are libc's, marked on a
+ * user thread for the handler Linux may run as they return (below).
  */
 #include <errno.h>
 #include <signal.h>
@@ -26,6 +27,32 @@ int raise(int sig)
         return -1;
     }
     return 0;
+}
+
+/* The kernel delivers a signal sent to the process to the sender's own
+ * kernel thread as the call returns, if the sender accepts it: a safe
+ * point of the calling thread, so its handler may wait as it
+ * (util/sigctx.h). */
+int kill(pid_t pid, int sig)
+{
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
+    if (!cap__ic_user() || sig <= 0)
+        return CAP__REAL(kill)(pid, sig);
+    cap__sig_raising = sig;
+    int r = CAP__REAL(kill)(pid, sig);
+    cap__sig_raising = 0;
+    return r;
+}
+
+int sigqueue(pid_t pid, int sig, const union sigval value)
+{
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
+    if (!cap__ic_user() || sig <= 0)
+        return CAP__REAL(sigqueue)(pid, sig, value);
+    cap__sig_raising = sig;
+    int r = CAP__REAL(sigqueue)(pid, sig, value);
+    cap__sig_raising = 0;
+    return r;
 }
 
 int sigpending(sigset_t *set)

@@ -147,7 +147,9 @@ int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode)
         int flags = 0;
         bool handled = cap__sig_disposition(sig, &flags) == CAP__DISP_HANDLER;
         cap__sig_own_delivery = mode;
+        cap__sig_raising = sig; /* its handler may wait as this thread */
         cap__sigmask_raise_here(sig);
+        cap__sig_raising = 0;
         cap__sig_own_delivery = CAP__OWN_FREE;
         if (handled && !(restartable && (flags & SA_RESTART)))
             interrupting = sig;

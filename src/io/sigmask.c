@@ -186,12 +186,18 @@ static void publish(uint64_t m)
 }
 
 /* With every signal blocked, installs the latest target on this kernel
- * thread, which leaves the blocked state. */
-static void install_here(void)
+ * thread, plus extra (a handler's mask: cap__sigmask_unlift), which
+ * leaves the blocked state. */
+static void install_here_plus(uint64_t extra)
 {
     uint64_t m = kernel_mask(atomic_load(&target));
     publish(m);
-    set_kernel_mask(m);
+    set_kernel_mask(m | extra);
+}
+
+static void install_here(void)
+{
+    install_here_plus(0);
 }
 
 /* The same from any mask. */
@@ -301,11 +307,17 @@ uint64_t cap__sigmask_of(const cap__thread *t)
     return t->sigclass->mask;
 }
 
-int cap__sigmask_set(cap__thread *t, uint64_t mask)
+/* cap__sigmask_set, installing extra with the target; with always, the
+ * two are installed also when the mask does not change (every signal
+ * blocked by the caller then). */
+static int set_mask(cap__thread *t, uint64_t mask, uint64_t extra, bool always)
 {
     mask &= cap__sigmask_holdable();
-    if (t->sigclass->mask == mask)
+    if (t->sigclass->mask == mask) {
+        if (always)
+            install_here_plus(extra);
         return 0;
+    }
     uint64_t saved;
     lock_classes(&saved);
     if (spare == NULL) /* for a jump, which may not allocate */
@@ -320,7 +332,7 @@ int cap__sigmask_set(cap__thread *t, uint64_t mask)
     uint64_t was = t->sigclass->mask;
     move(t, c);
     cap__spin_unlock(&class_lock);
-    install_here();
+    install_here_plus(extra);
     reach_all(atomic_load(&target) & ~before, true);
     /* The process's signals the runtime keeps (io/sigroute.h): those t
      * now accepts become its own to deliver (its caller's pending check,
@@ -333,6 +345,38 @@ int cap__sigmask_set(cap__thread *t, uint64_t mask)
         cap__sig_routes_blocked(t, mask & ~was);
     }
     return 0;
+}
+
+int cap__sigmask_set(cap__thread *t, uint64_t mask)
+{
+    return set_mask(t, mask, 0, false);
+}
+
+uint64_t cap__sigmask_lift(cap__thread *t, uint64_t mask, int *rc)
+{
+    uint64_t handler = 0;
+    block_all(&handler);
+    *rc = set_mask(t, mask | (handler & cap__sigmask_holdable()), 0, true);
+    if (*rc != 0)
+        set_kernel_mask(handler);
+    return handler;
+}
+
+void cap__sigmask_unlift_begin(void)
+{
+    block_all(NULL);
+}
+
+void cap__sigmask_unlift(cap__thread *t, uint64_t mask, uint64_t handler)
+{
+    /* Back to the old mask, whose class is live, or dead and still
+     * named so unless another mask took it meanwhile: then set_mask's
+     * spare, or an allocation, which only a lack of memory fails; the
+     * thread then keeps the lift's mask, as after a longjmp out of the
+     * handler. The handler's kernel mask, plus the target installed
+     * meanwhile (a kernel thread never blocks less than it). */
+    if (set_mask(t, mask, handler, true) != 0)
+        install_here_plus(handler);
 }
 
 void cap__sigmask_kicked(void *uctx, bool nested)

@@ -114,6 +114,16 @@ void cap__sigmask_kicked(void *uctx, bool nested);
  * corrects uctx's mask for a target installed in between. */
 uint64_t cap__sigmask_handler_entry(void);
 void cap__sigmask_handler_exit(uint64_t entry, void *uctx);
+/* A handler that waits as its thread (util/sigctx.h, cap__sig_lift), on
+ * its kernel thread: _lift gives t the mask `mask` plus what the kernel
+ * thread's mask (the handler's, returned) blocks, and installs the target
+ * there for the threads the worker runs meanwhile; *rc 0, or ENOMEM with
+ * nothing changed. _unlift_begin blocks every signal on the kernel thread
+ * (the caller puts the handler's state back), and _unlift gives t `mask`
+ * back and installs the handler's kernel mask plus the latest target. */
+uint64_t cap__sigmask_lift(struct cap__thread *t, uint64_t mask, int *rc);
+void cap__sigmask_unlift_begin(void);
+void cap__sigmask_unlift(struct cap__thread *t, uint64_t mask, uint64_t handler);
 /* A thread ended inside a program's handler (pthread_exit from it:
  * src/stack/signal.c): its kernel thread still blocks what the handler's
  * delivery blocked, which only the handler's return would undo. Installs

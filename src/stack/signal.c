@@ -107,6 +107,7 @@ static cap__spin table_lock = CAP__SPIN_INIT;
 __thread unsigned cap__handler_depth __attribute__((tls_model("initial-exec")));
 __thread unsigned long cap__handler_runs __attribute__((tls_model("initial-exec")));
 __thread int cap__sig_own_delivery __attribute__((tls_model("initial-exec")));
+__thread int cap__sig_raising __attribute__((tls_model("initial-exec")));
 
 /* A program handler running on this kernel thread, in the trampoline's
  * frame; the newest is open_top. Linked before the handler runs and
@@ -125,6 +126,9 @@ struct open_handler {
     bool fault;      /* a fault of the code it interrupted (faulted) */
     unsigned char linking; /* it interrupted a change of the linked-stack
                               lists (linked.h, cap__linked_busy_now) */
+    bool liftable;   /* the outermost, delivered by `interrupted` to itself
+                        at a safe point outside a registered call: may wait
+                        as that thread (cap__sig_lift) */
     int sig;
     void *escape[5]; /* __builtin_setjmp: back to the trampoline, as if returned */
 };
@@ -134,6 +138,7 @@ static _Atomic bool kick_reserved; /* [written under table_lock] */
 static const char kick_cookie;
 
 static void trampoline(int sig, siginfo_t *info, void *uctx);
+static bool stack_holds(const cap__thread *t, const char *sp);
 
 static sigaction_fn real(void)
 {
@@ -333,6 +338,13 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
                               .fault = faulted(sig, info),
                               .linking = cap__linked_busy_now(),
                               .sig = sig };
+    /* Delivered where its thread expected it, at a safe point (its own
+     * delivery, io/sigdirect.c, or its kill of its own process), neither
+     * in another handler nor between two parks of a registered call. */
+    o.liftable = current != NULL && o.depth == 0 && open_top == NULL && !o.switching &&
+                 cap__sig_raising == sig && o.own != CAP__OWN_IN_CALL &&
+                 __atomic_load_n(&current->sig_call, __ATOMIC_RELAXED) == NULL;
+    cap__sig_raising = 0;
     cap__sig_own_delivery = CAP__OWN_FREE; /* not for a nested handler */
     /* A jump handed over (hand_over, hand_to) comes back here, as if the
      * handler had returned. Set before the record is linked: a handler
@@ -391,6 +403,54 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
      * are delivered as it returns to the thread. */
     if (w != NULL && o.depth == 0 && !o.in_sched && o.own == CAP__OWN_FREE)
         cap__sig_pending_kicked(uctx);
+}
+
+/* ---- handlers that wait as their thread --------------------------------
+ *
+ * (util/sigctx.h.) While lifted, the handler's record is off this kernel
+ * thread's list and its depth off the counts, so the worker's other
+ * threads, and handlers that interrupt them, see a kernel thread in no
+ * handler; the record stays in the trampoline's frame on the lifted
+ * thread's stack, and the lift record on the same stack keeps what to
+ * put back. The thread stays on its worker (kernel_bound) because the
+ * kernel's frame of the delivery is this kernel thread's: its sigreturn
+ * restores the mask saved there. */
+
+bool cap__sig_lift(struct cap__sig_lift *l)
+{
+    struct open_handler *o = open_top;
+    if (o == NULL || !o->liftable || cap__handler_depth != 1)
+        return false;
+    cap__worker *w = cap__worker_self();
+    cap__thread *t = o->interrupted;
+    if (w == NULL || w->current != t || !stack_holds(t, __builtin_frame_address(0)))
+        return false; /* on an alternate signal stack: this kernel thread's */
+    int rc;
+    l->mask = cap__sigmask_of(t);
+    l->kernel = cap__sigmask_lift(t, l->mask, &rc);
+    if (rc != 0)
+        return false;
+    l->top = o;
+    l->depth = cap__handler_depth;
+    t->kernel_bound++;
+    open_top = NULL;
+    atomic_signal_fence(memory_order_seq_cst);
+    cap__handler_depth = 0;
+    atomic_store(&w->handlers, 0);
+    return true;
+}
+
+void cap__sig_unlift(struct cap__sig_lift *l)
+{
+    cap__sigmask_unlift_begin(); /* nothing lands until the handler's mask is back */
+    cap__thread *t = cap__current();
+    cap__worker *w = cap__worker_self();
+    t->kernel_bound--;
+    cap__handler_depth = l->depth;
+    atomic_store(&w->handlers, l->depth);
+    atomic_signal_fence(memory_order_seq_cst);
+    open_top = l->top;
+    cap__sigmask_unlift(t, l->mask, l->kernel);
 }
 
 /* ---- jumps into another thread ---------------------------------------

@@ -10,7 +10,8 @@
  *  - the interposed libc calls behave as on a thread the runtime does not
  *    run (intercept.h): the system call itself, blocking the kernel
  *    thread if it must, as under NPTL; never a park, which would switch
- *    stacks from inside the handler;
+ *    stacks from inside the handler (but for a handler its thread runs
+ *    at a safe point of its own, which may wait as it: cap__sig_lift);
  *  - sem_post raises the value at once but leaves the wake-up of a waiter
  *    to the signal dispatch that follows the handler (sched/park.h,
  *    cap__wake_on_deferred): waking takes the locks the interrupted code
@@ -126,6 +127,43 @@ bool cap__sig_program_handlers(void);
 enum cap__own_delivery { CAP__OWN_FREE, CAP__OWN_IN_CALL, CAP__OWN_NO_JUMP };
 extern __thread int cap__sig_own_delivery
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+/* A signal whose delivery on this kernel thread now comes at a safe
+ * point of the running user thread, or 0: set just around the system
+ * calls that deliver it there, the thread's own delivery
+ * (cap__sig_deliver_pending, io/sigdirect.c) and its kill() or sigqueue()
+ * of its own process, which Linux delivers to the sender's kernel thread
+ * if it accepts the signal (intercept/sigsend.c). The trampoline takes
+ * the handler it runs for it as one that may wait as its thread
+ * (below). */
+extern __thread int cap__sig_raising
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+/*
+ * Handlers that wait as their thread. A handler runs on its kernel thread,
+ * so a call in it that blocks (intercept.h) blocks every user thread of
+ * that worker; if it waits for one of them (libuv's signal lock: a byte in
+ * a pipe, which its handler reads and a thread of the loop writes back),
+ * nothing ever wakes it. A handler that a thread delivered to itself at a
+ * safe point (holding no lock of the runtime, its frames on its own
+ * stack, no call of its registered for signals) can instead wait as that
+ * thread: cap__sig_lift takes the handler off the kernel thread (its
+ * record, the depth, the handler's kernel mask), gives the thread for the
+ * wait the mask it has in the handler under POSIX (its own plus what the
+ * delivery blocked: sa_mask and the signal), and keeps the thread on its
+ * worker; the wait then parks as any user thread's does, and
+ * cap__sig_unlift puts the handler back on whatever kernel state the
+ * worker has by then. False, and nothing done, for any other handler (the
+ * call then blocks its kernel thread, as before) or outside handlers.
+ */
+struct cap__sig_lift {
+    void *top;          /* the open handler records (signal.c) */
+    unsigned depth;     /* cap__handler_depth */
+    uint64_t kernel;    /* the kernel thread's mask in the handler */
+    uint64_t mask;      /* the thread's own mask */
+};
+bool cap__sig_lift(struct cap__sig_lift *l);
+void cap__sig_unlift(struct cap__sig_lift *l);
 
 /* What a delivery of sig would do now (io/sigdirect.c): run the program's
  * handler (its sa_flags in *flags), nothing, or the default action when
