@@ -47,9 +47,14 @@
  * message if there is none. */
 void *cap__real_sym(const char *name);
 
-/* Exits with status 2 and a message if the shared library comes after
- * libc in the program's symbol search order (its wrappers unseen). */
-void cap__ic_check_interposed(void);
+/* Whether the library's wrappers are what the program's calls reach:
+ * false if the shared library comes after libc in the program's symbol
+ * search order. */
+bool cap__ic_interposed(void);
+/* Stops the program (exit status 2) with a message saying why the
+ * library comes after libc and how to link it instead; `what` is what it
+ * cannot do (start, or a call of the program's). */
+_Noreturn void cap__ic_order_refuse(const char *what);
 
 /* Sets errno, for a function that read or wrote it before it parked:
  * glibc's __errno_location is declared const, so a compiler may keep the

@@ -14,6 +14,7 @@
 
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "runtime/config.h"
 #include "util/clock.h"
 #include "util/die.h"
 
@@ -40,28 +41,38 @@ static struct link_map *object_of(void *addr)
  * through another library (the program links libfoo.so, which links
  * libcapriccio.so), when the linker dropped a -lcapriccio given before
  * the objects that use it (--as-needed), and when it was dlopen()ed:
- * then every call the library wraps goes straight to libc, a blocking
- * one blocks a worker and every user thread on it, and signals meet the
- * workers' masks unmanaged (a program built on APR with the library
- * second was killed by the SIGHUP its signal thread waited for). That is
- * refused at start-up, with how to link instead. The test is where the
- * program's `read` resolves: in libc only then. Linked into the program
+ * then every call the library wraps goes straight to libc. Running the
+ * runtime then would be worse than not: main would be a user thread
+ * whose blocking calls block a worker and every user thread on it, and
+ * the workers' signal masks would meet the program's own, unmanaged (a
+ * program built on APR with the library second was killed by the SIGHUP
+ * its signal thread waited for). So start-up refuses, with how to link
+ * instead (runtime/init.c), unless CAP_AFTER_LIBC=native asks to leave
+ * the program to libc altogether (a test suite's helper programs that
+ * link only a library built on ours). The test is where the program's
+ * `read` resolves: in libc only then. Linked into the program
  * (libcapriccio.a) ours is the program's, exported because libc defines
  * the name too; another interposer that comes first (a sanitizer's
  * runtime, another preload) forwards to the next definition. */
-void cap__ic_check_interposed(void)
+bool cap__ic_interposed(void)
 {
     struct link_map *libc = object_of((void *)&gnu_get_libc_version);
-    if (libc == NULL || object_of(dlsym(RTLD_DEFAULT, "read")) != libc)
-        return;
-    struct link_map *ours = object_of((void *)&cap__ic_check_interposed);
+    return libc == NULL || object_of(dlsym(RTLD_DEFAULT, "read")) != libc;
+}
+
+_Noreturn void cap__ic_order_refuse(const char *what)
+{
+    struct link_map *ours = object_of((void *)&cap__ic_order_refuse);
     const char *name = ours != NULL && ours->l_name[0] != '\0' ? ours->l_name : "libcapriccio.so";
     cap__say("capriccio: %s comes after libc in this program's symbol search order, so "
              "the calls it wraps (read, accept, poll, sleep, ...) would go to libc and "
-             "block its workers; link the program itself with the library, with "
+             "block its workers; %s. Link the program itself with the library, with "
              "-lcapriccio after the program's objects (and -Wl,--no-as-needed before it "
-             "if the linker drops it), or start it with LD_PRELOAD=%s\n",
-             name, name);
+             "if the linker drops it), or start it with LD_PRELOAD=%s%s\n",
+             name, what, name,
+             cap__cfg.after_libc_native ? ""
+                                        : "; CAP_AFTER_LIBC=native runs it on libc's "
+                                          "threads instead, without the library");
     _exit(2);
 }
 

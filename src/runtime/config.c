@@ -130,6 +130,20 @@ static void load_migrate(void)
         bad_setting("CAP_MIGRATE", s, "0 (threads stay on their worker) or 1 (full migration)");
 }
 
+static void load_after_libc(void)
+{
+    const char *s = getenv("CAP_AFTER_LIBC");
+    if (s == NULL)
+        return;
+    if (strcmp(s, "refuse") == 0)
+        cap__cfg.after_libc_native = false;
+    else if (strcmp(s, "native") == 0)
+        cap__cfg.after_libc_native = true;
+    else
+        bad_setting("CAP_AFTER_LIBC", s,
+                    "refuse (stop the program) or native (leave it to libc's threads)");
+}
+
 static void load_pool_threads(void)
 {
     const char *s = getenv("CAP_POOL_THREADS");
@@ -148,6 +162,7 @@ void cap__config_load(void)
     load_sched();
     load_migrate();
     load_pool_threads();
+    load_after_libc();
     cap__stack_config_load(); /* CAP_STACK_* and linked-stack settings */
 }
 

@@ -15,6 +15,12 @@
  *   CAP_POOL_THREADS  the most kernel threads of the offload pool,
  *                   1..65536 (default 4096); bounded work uses at most 64
  *                   of them (io/offload.c)
+ *   CAP_AFTER_LIBC  what to do when the library comes after libc in the
+ *                   program's symbol search order, so that none of its
+ *                   wrappers is reached (intercept/real.c): refuse
+ *                   (default: stop with exit status 2 and how to link) or
+ *                   native (start no runtime: the program runs on libc's
+ *                   threads and calls, as its search order asks)
  *   CAP_STACK_*, CAP_LINKED_*: stack settings, parsed by
  *                   src/stack/settings.c (documented in docs/stacks.md)
  */
@@ -30,6 +36,7 @@ typedef struct cap__config {
     const char *sched;
     bool migrate;
     int pool_threads;
+    bool after_libc_native;
 } cap__config;
 
 extern __attribute__((visibility("hidden"))) cap__config cap__cfg;

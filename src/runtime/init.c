@@ -28,11 +28,19 @@
 #define SCHED_STACK_SIZE ((size_t)256 * 1024)
 
 static atomic_int started;
+/* CAP_AFTER_LIBC=native with the library after libc: no runtime started
+ * (intercept/real.c); set before `started` is published. */
+static bool stood_aside;
 
-static void start_runtime(void)
+/* Starts the runtime; false if it stood aside. */
+static bool start_runtime(void)
 {
     cap__config_load();
-    cap__ic_check_interposed();
+    if (!cap__ic_interposed()) {
+        if (!cap__cfg.after_libc_native)
+            cap__ic_order_refuse("refusing to start");
+        return false;
+    }
 
     cap__thread *main_thread = cap__thread_alloc();
     if (main_thread == NULL)
@@ -58,19 +66,31 @@ static void start_runtime(void)
     cap__sigmask_init(main_thread);
     if (cap__park_reserve(1) != 0)
         cap__die("cannot allocate the timer heaps\n");
+    return true;
 }
 
-void cap__runtime_ensure(void)
+/* Starts the runtime once; false if it stood aside. */
+static bool start_once(void)
 {
     int expected = 0;
     if (atomic_load_explicit(&started, memory_order_acquire) == 0 &&
         atomic_compare_exchange_strong(&started, &expected, 1))
-        start_runtime();
+        stood_aside = !start_runtime();
+    return !stood_aside;
+}
+
+void cap__runtime_ensure(void)
+{
+    /* A call of the library's own interface (cap_thread_create, ...)
+     * needs the runtime it stood aside from. */
+    if (!start_once())
+        cap__ic_order_refuse("with CAP_AFTER_LIBC=native no runtime started, and a call "
+                             "of the library's own interface needs one");
 }
 
 __attribute__((constructor(101))) static void capriccio_constructor(void)
 {
-    cap__runtime_ensure();
+    start_once();
 }
 
 int cap_worker_id(void)

@@ -162,7 +162,8 @@ endif()
 
 # The library after libc in the search order (reached only through
 # another library, or dlopen()ed): refused at start-up (exit 2, how to
-# link). Preloaded, or linked into the program (libcapriccio.a), it runs.
+# link), unless CAP_AFTER_LIBC=native. Preloaded, or linked into the
+# program (libcapriccio.a), it runs.
 add_library(test_io_linkorder_dep SHARED io/linkorder/dep.c)
 target_link_libraries(test_io_linkorder_dep PRIVATE capriccio)
 add_executable(test_io_linkorder io/linkorder/main.c)
@@ -193,8 +194,25 @@ if(NOT CAP_SANITIZE) # ASan's runtime comes first and forwards: nothing to refus
   add_test(NAME io/library_after_libc_preloaded
            COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/library_after_libc)
   set_tests_properties(io/library_after_libc_preloaded PROPERTIES
-    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:capriccio>" TIMEOUT 30
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:capriccio>;CAP_WORKERS=2" TIMEOUT 30
     PASS_REGULAR_EXPRESSION "program ran")
+  # CAP_AFTER_LIBC=native: no runtime, the program on libc's threads; a
+  # call of the library's own interface is refused; a bad value stops it.
+  add_test(NAME io/library_after_libc_native
+           COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/library_after_libc native)
+  set_tests_properties(io/library_after_libc_native PROPERTIES
+    ENVIRONMENT "CAP_AFTER_LIBC=native;CAP_WORKERS=2" TIMEOUT 30
+    PASS_REGULAR_EXPRESSION "program ran")
+  add_test(NAME io/library_dlopened_native_call_refused
+           COMMAND ${CAPIO_EXPECT_REFUSED} ${CMAKE_CURRENT_BINARY_DIR}/io/library_dlopened
+                   $<TARGET_FILE:capriccio> native)
+  set_tests_properties(io/library_dlopened_native_call_refused PROPERTIES
+    ENVIRONMENT "CAP_AFTER_LIBC=native" TIMEOUT 30)
+  add_test(NAME io/library_after_libc_bad_setting
+           COMMAND ${CMAKE_CURRENT_BINARY_DIR}/io/library_after_libc)
+  set_tests_properties(io/library_after_libc_bad_setting PROPERTIES
+    ENVIRONMENT "CAP_AFTER_LIBC=maybe" TIMEOUT 30
+    PASS_REGULAR_EXPRESSION "CAP_AFTER_LIBC.*refuse.*native")
 endif()
 
 # A third-party client library against a real server (Debian's libhiredis
