@@ -163,5 +163,6 @@ int cap_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
 
 #include "capriccio/sync.h" /* mutexes, conditions, ..., cancellation */
 #include "capriccio/stack.h" /* stack statistics (pooled and linked stacks) */
+#include "capriccio/disk.h"  /* disk statistics (how file reads were served) */
 
 #endif /* CAPRICCIO_H */
