@@ -117,31 +117,31 @@ static void load_sched(void)
     bad_setting("CAP_SCHED", s, "fifo (resource and cohort are reserved)");
 }
 
-static void load_migrate(void)
+void cap__config_flag(const char *var, const char *off, const char *on, const char *valid,
+                      bool *out)
 {
-    const char *s = getenv("CAP_MIGRATE");
+    const char *s = getenv(var);
     if (s == NULL)
         return;
-    if (strcmp(s, "0") == 0)
-        cap__cfg.migrate = false;
-    else if (strcmp(s, "1") == 0)
-        cap__cfg.migrate = true;
+    if (strcmp(s, off) == 0)
+        *out = false;
+    else if (strcmp(s, on) == 0)
+        *out = true;
     else
-        bad_setting("CAP_MIGRATE", s, "0 (threads stay on their worker) or 1 (full migration)");
+        bad_setting(var, s, valid);
+}
+
+static void load_migrate(void)
+{
+    cap__config_flag("CAP_MIGRATE", "0", "1",
+                     "0 (threads stay on their worker) or 1 (full migration)", &cap__cfg.migrate);
 }
 
 static void load_after_libc(void)
 {
-    const char *s = getenv("CAP_AFTER_LIBC");
-    if (s == NULL)
-        return;
-    if (strcmp(s, "refuse") == 0)
-        cap__cfg.after_libc_native = false;
-    else if (strcmp(s, "native") == 0)
-        cap__cfg.after_libc_native = true;
-    else
-        bad_setting("CAP_AFTER_LIBC", s,
-                    "refuse (stop the program) or native (leave it to libc's threads)");
+    cap__config_flag("CAP_AFTER_LIBC", "refuse", "native",
+                     "refuse (stop the program) or native (leave it to libc's threads)",
+                     &cap__cfg.after_libc_native);
 }
 
 static void load_pool_threads(void)

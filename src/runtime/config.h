@@ -49,5 +49,9 @@ void cap__config_load(void);
  * that names the variable, the bad value and the valid ones. */
 bool cap__config_parse_size(const char *s, unsigned long long *out);
 _Noreturn void cap__config_bad(const char *var, const char *value, const char *valid);
+/* A two-valued setting: var unset leaves *out alone; `off` sets it false,
+ * `on` true, anything else stops the program listing `valid`. */
+void cap__config_flag(const char *var, const char *off, const char *on, const char *valid,
+                      bool *out);
 
 #endif /* CAP_RUNTIME_CONFIG_H */

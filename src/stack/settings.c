@@ -80,15 +80,8 @@ static void load_guard_vmas(void)
 
 static void load_stats(void)
 {
-    const char *s = getenv("CAP_STACK_STATS");
-    if (s == NULL)
-        return;
-    if (strcmp(s, "0") == 0)
-        cap__stack_cfg.stats_at_exit = false;
-    else if (strcmp(s, "1") == 0)
-        cap__stack_cfg.stats_at_exit = true;
-    else
-        cap__config_bad("CAP_STACK_STATS", s, "0, or 1 (print the stack report at exit)");
+    cap__config_flag("CAP_STACK_STATS", "0", "1", "0, or 1 (print the stack report at exit)",
+                     &cap__stack_cfg.stats_at_exit);
 }
 
 static void report_at_exit(void)

@@ -291,6 +291,20 @@ static inline long queue_here(int sig)
     return syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sig, &si);
 }
 
+/* libuv's signal lock: a pipe holding one byte while the lock is free;
+ * taking it reads the byte (waiting for it), letting go writes it back. */
+static inline void pipe_byte_lock(const int p[2])
+{
+    char c;
+    while (read(p[0], &c, 1) != 1)
+        CHECK_EQ(errno, EINTR);
+}
+
+static inline void pipe_byte_unlock(const int p[2])
+{
+    CHECK_EQ(write(p[1], "L", 1), 1);
+}
+
 static inline void install_handler(int sig, void (*fn)(int), int flags)
 {
     struct sigaction sa;

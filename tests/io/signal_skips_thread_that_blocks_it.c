@@ -58,14 +58,12 @@ static atomic_int ran_where_blocked; /* a SIGUSR2 handler ran in it then */
 
 static void pipe_lock(void)
 {
-    char c;
-    while (read(lock_pipe[0], &c, 1) != 1)
-        CHECK_EQ(errno, EINTR);
+    pipe_byte_lock(lock_pipe);
 }
 
 static void pipe_unlock(void)
 {
-    CHECK_EQ(write(lock_pipe[1], "L", 1), 1);
+    pipe_byte_unlock(lock_pipe);
 }
 
 static void on_usr2(int sig)
