@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +33,20 @@ static void *hup_waiter(void *arg)
     if (sigwait(hup, &sig) != 0 || sig != SIGHUP)
         return (void *)1;
     return NULL;
+}
+
+/* A SIGHUP sent to the process while every thread blocks it is taken by
+ * a thread's sigwait. */
+static bool hup_reaches_sigwait(void)
+{
+    sigset_t hup;
+    sigemptyset(&hup);
+    sigaddset(&hup, SIGHUP);
+    pthread_t t;
+    void *res = (void *)1;
+    return pthread_sigmask(SIG_BLOCK, &hup, NULL) == 0 &&
+           pthread_create(&t, NULL, hup_waiter, &hup) == 0 && kill(getpid(), SIGHUP) == 0 &&
+           pthread_join(t, &res) == 0 && res == NULL;
 }
 
 /* Kernel threads of this process, from /proc/self/task; -1 if unknown. */
@@ -57,14 +72,14 @@ int main(int argc, char **argv)
         return 1;
     if (linkorder_dep_read(p[0], got, sizeof got) != 6 || memcmp(got, "linked", 6) != 0)
         return 1;
-    sigset_t hup;
-    sigemptyset(&hup);
-    sigaddset(&hup, SIGHUP);
-    pthread_t t;
-    void *res = (void *)1;
-    if (pthread_sigmask(SIG_BLOCK, &hup, NULL) != 0 ||
-        pthread_create(&t, NULL, hup_waiter, &hup) != 0 || kill(getpid(), SIGHUP) != 0 ||
-        pthread_join(t, &res) != 0 || res != NULL)
+    /* (Under AddressSanitizer its runtime comes first and its
+     * pthread_sigmask forwards to libc's, past a library linked into the
+     * program: main's mask would be unknown to the runtime.) */
+    bool sanitized = false;
+#ifdef __SANITIZE_ADDRESS__
+    sanitized = true;
+#endif
+    if (!sanitized && !hup_reaches_sigwait())
         return 1;
     if (argc > 1 && strcmp(argv[1], "native") == 0 && kernel_threads() != 1) {
         printf("%d kernel threads: the runtime started\n", kernel_threads());
