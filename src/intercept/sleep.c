@@ -20,6 +20,10 @@
  *
  * All four are cancellation points, on entry (also for a sleep that
  * returns at once) and while parked (cap__io_sleep).
+ *
+ * In a handler its thread runs at a safe point of its own, nanosleep,
+ * sleep and usleep park the thread instead of blocking the worker
+ * (util/sigctx.h), uninterrupted (lifted_sleep).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -76,11 +80,28 @@ static int set_rem(struct timespec *rem, uint64_t left)
     return EINTR;
 }
 
+/* A relative sleep of ns in a handler that may wait as its thread
+ * (util/sigctx.h): parks it until the time is up, neither interrupted by
+ * signals (they wait for the handler's mask, or for the sleep's end) nor
+ * a cancellation point. False if the handler may not wait so. */
+static bool lifted_sleep(uint64_t ns)
+{
+    struct cap__sig_lift lift;
+    if (!cap__sig_lift(&lift))
+        return false;
+    cap__io_poll(NULL, 0, cap__deadline_after(ns), NULL);
+    cap__sig_unlift(&lift);
+    return true;
+}
+
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
-    if (!cap__ic_enter())
+    if (!cap__ic_enter()) {
+        if (cap__user_readable(req, sizeof *req) && valid(req) && lifted_sleep(ts_ns(req)))
+            return 0;
         return CAP__REAL(nanosleep)(req, rem);
+    }
     if (!cap__user_readable(req, sizeof *req))
         return (int)cap__ic_ret(-EFAULT);
     if (!valid(req))
@@ -164,7 +185,7 @@ unsigned sleep(unsigned sec)
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
-        return CAP__REAL(sleep)(sec);
+        return lifted_sleep((uint64_t)sec * 1000000000u) ? 0 : CAP__REAL(sleep)(sec);
     uint64_t left;
     if (sleep_for((uint64_t)sec * 1000000000u, &left) == 0)
         return 0;
@@ -176,7 +197,7 @@ int usleep(useconds_t usec)
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter())
-        return CAP__REAL(usleep)(usec);
+        return lifted_sleep((uint64_t)usec * 1000u) ? 0 : CAP__REAL(usleep)(usec);
     uint64_t left;
     return (int)cap__ic_ret(sleep_for((uint64_t)usec * 1000u, &left));
 }

@@ -11,7 +11,10 @@
  * read does not block the worker (the old library hung here). Meanwhile
  * the holder sends main SIGUSR2, which the handler's sa_mask holds (run
  * after the handler, before pthread_sigmask returns), and SIGWINCH, which
- * it does not (run nested, inside the handler). Then the pattern under
+ * it does not (run nested, inside the handler). A handler's poll and
+ * sleeps park main the same way (a thread of the worker writes what the
+ * poll waits for, and sets the flag a sleep loop waits for). Then the
+ * pattern under
  * load: loop threads take the lock with every signal blocked and yield
  * while they hold it, and after each round signal themselves, with a
  * handler that takes the lock; every handler runs, and every thread
@@ -146,6 +149,61 @@ static void one_wait(bool by_kill)
     CHECK_EQ(sigismember(&now, SIGWINCH), 0);
 }
 
+/* ---- other waits: poll, and a sleep loop -------------------------------- */
+
+static int poke_pipe[2];
+static atomic_int flag, waits_done;
+
+/* Waits in poll for the pipe's byte, then sleeps until the flag: both
+ * things a thread of its worker does, which on one worker run only if
+ * the handler's waits park main. */
+static void on_usr1_polls(int sig)
+{
+    (void)sig;
+    struct pollfd p = { .fd = poke_pipe[0], .events = POLLIN };
+    CHECK_EQ(poll(&p, 1, -1), 1);
+    CHECK(p.revents & POLLIN);
+    while (!atomic_load(&flag))
+        CHECK_EQ(usleep(200), 0);
+    struct timespec ms = { 0, 1000000 };
+    CHECK_EQ(nanosleep(&ms, NULL), 0);
+    atomic_fetch_add(&waits_done, 1);
+}
+
+static void *poker(void *arg)
+{
+    (void)arg;
+    cap_sleep_ns(2000000); /* main is in its handler's poll by now, or soon */
+    CHECK_EQ(write(poke_pipe[1], "p", 1), 1);
+    cap_sleep_ns(2000000);
+    atomic_store(&flag, 1);
+    return NULL;
+}
+
+static void other_waits(void)
+{
+    struct sigaction sa = { .sa_handler = on_usr1_polls, .sa_flags = SA_RESTART };
+    sigemptyset(&sa.sa_mask);
+    CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+    CHECK_EQ(pipe(poke_pipe), 0);
+    for (int i = 0; i < 10; i++) {
+        atomic_store(&flag, 0);
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        CHECK_EQ(pthread_sigmask(SIG_BLOCK, &usr1, NULL), 0);
+        CHECK_EQ(cap_thread_kill(main_self, SIGUSR1), 0);
+        cap_thread_t t = spawn(poker, NULL);
+        CHECK_EQ(pthread_sigmask(SIG_UNBLOCK, &usr1, NULL), 0);
+        CHECK_EQ(atomic_load(&waits_done), i + 1);
+        join(t);
+        char c;
+        CHECK_EQ(read(poke_pipe[0], &c, 1), 1);
+    }
+    close(poke_pipe[0]);
+    close(poke_pipe[1]);
+}
+
 /* ---- the pattern under load --------------------------------------------- */
 
 enum { LOOPS = 6, ROUNDS = 400 };
@@ -207,6 +265,7 @@ int main(void)
         one_wait(false);
         one_wait(true);
     }
+    other_waits();
 
     sa.sa_handler = on_usr1_stress;
     sigfillset(&sa.sa_mask); /* as libuv's */
