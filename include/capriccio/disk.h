@@ -25,7 +25,8 @@ extern "C" {
 #endif
 
 typedef struct cap_disk_stats {
-    uint64_t nowait_reads;  /* reads of files not marked hot tried with RWF_NOWAIT */
+    uint64_t nowait_reads;  /* reads of files not marked hot tried with RWF_NOWAIT
+                               that said something: the sum of the next three */
     uint64_t nowait_hits;   /* of those, served from the page cache */
     uint64_t nowait_slow;   /* of those, served after a device read inside the call */
     uint64_t nowait_misses; /* of those, EAGAIN: sent to the backend */

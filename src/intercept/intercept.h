@@ -128,6 +128,13 @@ bool cap__ic_emulated(int fd);
  * its SO_RCVTIMEO/SO_SNDTIMEO passes. 0, or -EAGAIN on timeout. */
 int cap__ic_foreign_wait(int fd, int dir);
 
+/* In a handler that may wait as its thread (util/sigctx.h): cap__io_poll
+ * as that thread, parked until a descriptor is ready or the absolute
+ * deadline (n 0: a sleep), neither interrupted by signals (they wait for
+ * the handler's mask, or for the wait's end) nor a cancellation point;
+ * true in *lifted. Anywhere else nothing is done and *lifted is false. */
+int cap__ic_lifted_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, bool *lifted);
+
 /* Whether a read with these MSG_ flags never waits on socket fd: one of
  * the error queue (MSG_ERRQUEUE) of a family that keeps one (IP, IPv6,
  * packet), which Linux answers at once, EAGAIN when the queue is empty,

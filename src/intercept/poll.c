@@ -98,34 +98,23 @@ static cap__intr intr_of(const sigset_t *mask)
     return in;
 }
 
-/* poll in a handler that may wait as its thread (util/sigctx.h): parks
- * it, neither interrupted by signals (they wait for the handler's mask,
- * or for the poll's end) nor a cancellation point; -1 with errno, or the
- * count. *done false if the handler may not wait so. */
-static int lifted_poll(struct pollfd *fds, nfds_t n, int timeout, bool *done)
-{
-    struct cap__sig_lift lift;
-    *done = timeout != 0 && cap__sig_lift(&lift);
-    if (!*done)
-        return 0;
-    int r = pollfds_error(fds, n);
-    if (r == 0)
-        r = cap__io_poll(fds, n, deadline_ms(timeout), NULL);
-    cap__sig_unlift(&lift);
-    if (r < 0) {
-        errno = -r;
-        return -1;
-    }
-    return r;
-}
-
 int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_enter()) {
-        bool lifted;
-        int r = lifted_poll(fds, n, timeout, &lifted);
-        return lifted ? r : CAP__REAL(poll)(fds, n, timeout);
+        /* In a handler that may wait as its thread, a poll that would
+         * wait parks it (intercept.h); libc's reports a bad array. */
+        bool lifted = false;
+        int r = timeout != 0 && pollfds_error(fds, n) == 0
+                    ? cap__ic_lifted_poll(fds, n, deadline_ms(timeout), &lifted)
+                    : 0;
+        if (!lifted)
+            return CAP__REAL(poll)(fds, n, timeout);
+        if (r < 0) {
+            errno = -r;
+            return -1;
+        }
+        return r;
     }
     int bad = pollfds_error(fds, n);
     if (bad != 0)

@@ -93,6 +93,17 @@ bool cap__ic_emulated(int fd)
            (atomic_load(&f->flags) & (CAP__FDF_OWNED | CAP__FDF_APP_NONBLOCK)) == CAP__FDF_OWNED;
 }
 
+int cap__ic_lifted_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, bool *lifted)
+{
+    struct cap__sig_lift lift;
+    *lifted = cap__sig_lift(&lift);
+    if (!*lifted)
+        return 0;
+    int r = cap__io_poll(fds, n, deadline, NULL);
+    cap__sig_unlift(&lift);
+    return r;
+}
+
 int cap__ic_foreign_wait(int fd, int dir)
 {
     cap__fd *f = cap__fd_peek(fd);
@@ -101,12 +112,10 @@ int cap__ic_foreign_wait(int fd, int dir)
     /* A handler its thread delivered to itself waits as that thread, not
      * blocking the worker's others, one of which may be what it waits
      * for (util/sigctx.h). */
-    struct cap__sig_lift lift;
-    if (cap__sig_lift(&lift)) {
-        int r = cap__io_poll(&p, 1, deadline, NULL);
-        cap__sig_unlift(&lift);
+    bool lifted;
+    int r = cap__ic_lifted_poll(&p, 1, deadline, &lifted);
+    if (lifted)
         return r == 0 ? -EAGAIN : 0;
-    }
     for (;;) {
         struct timespec ts, *tsp = NULL;
         if (deadline != CAP__FOREVER) {

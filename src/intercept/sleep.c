@@ -81,17 +81,13 @@ static int set_rem(struct timespec *rem, uint64_t left)
 }
 
 /* A relative sleep of ns in a handler that may wait as its thread
- * (util/sigctx.h): parks it until the time is up, neither interrupted by
- * signals (they wait for the handler's mask, or for the sleep's end) nor
- * a cancellation point. False if the handler may not wait so. */
+ * (cap__ic_lifted_poll: uninterrupted, no cancellation point); false if
+ * the handler may not wait so. */
 static bool lifted_sleep(uint64_t ns)
 {
-    struct cap__sig_lift lift;
-    if (!cap__sig_lift(&lift))
-        return false;
-    cap__io_poll(NULL, 0, cap__deadline_after(ns), NULL);
-    cap__sig_unlift(&lift);
-    return true;
+    bool lifted;
+    cap__ic_lifted_poll(NULL, 0, cap__deadline_after(ns), &lifted);
+    return lifted;
 }
 
 int nanosleep(const struct timespec *req, struct timespec *rem)

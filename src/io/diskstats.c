@@ -7,7 +7,7 @@
 #include "capriccio.h"
 #include "io/diskstats.h"
 
-struct cap__disk_counts cap__disk_counts[CAP__DISK_STATS_WORKERS];
+struct cap__disk_counts cap__disk_counts[CAP__MAX_WORKERS];
 
 int cap_disk_stats(cap_disk_stats_t *out)
 {
@@ -15,11 +15,12 @@ int cap_disk_stats(cap_disk_stats_t *out)
         return EINVAL;
     uint64_t sum[CAP__DISK_COUNTS] = { 0 };
     int n = cap_worker_count();
-    for (int w = 0; w < n && w < CAP__DISK_STATS_WORKERS; w++)
+    for (int w = 0; w < n && w < CAP__MAX_WORKERS; w++)
         for (int c = 0; c < CAP__DISK_COUNTS; c++)
             sum[c] += atomic_load_explicit(&cap__disk_counts[w].n[c], memory_order_relaxed);
     *out = (cap_disk_stats_t){
-        .nowait_reads = sum[CAP__DISK_NOWAIT_READS],
+        .nowait_reads = sum[CAP__DISK_NOWAIT_HITS] + sum[CAP__DISK_NOWAIT_SLOW] +
+                        sum[CAP__DISK_NOWAIT_MISSES],
         .nowait_hits = sum[CAP__DISK_NOWAIT_HITS],
         .nowait_slow = sum[CAP__DISK_NOWAIT_SLOW],
         .nowait_misses = sum[CAP__DISK_NOWAIT_MISSES],

@@ -11,10 +11,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "runtime/config.h"
 #include "sched/worker.h"
 
 enum cap__disk_count {
-    CAP__DISK_NOWAIT_READS,
     CAP__DISK_NOWAIT_HITS,
     CAP__DISK_NOWAIT_SLOW,
     CAP__DISK_NOWAIT_MISSES,
@@ -28,14 +28,13 @@ struct cap__disk_counts {
     _Atomic uint64_t n[CAP__DISK_COUNTS];
 } __attribute__((aligned(64)));
 
-enum { CAP__DISK_STATS_WORKERS = 1024 }; /* CAP_WORKERS' bound */
-extern struct cap__disk_counts cap__disk_counts[CAP__DISK_STATS_WORKERS]
+extern struct cap__disk_counts cap__disk_counts[CAP__MAX_WORKERS]
     __attribute__((visibility("hidden")));
 
 static inline void cap__disk_count(enum cap__disk_count c)
 {
     cap__worker *w = cap__worker_self();
-    if (w == NULL || w->id >= CAP__DISK_STATS_WORKERS)
+    if (w == NULL || w->id >= CAP__MAX_WORKERS)
         return;
     _Atomic uint64_t *p = &cap__disk_counts[w->id].n[c];
     atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + 1,

@@ -29,19 +29,19 @@
 
 #include <stdatomic.h>
 
+#include "runtime/config.h"
 #include "sched/worker.h"
 #include "util/clock.h"
 #include "util/futex.h"
 #include "util/spin.h"
 
-enum { MAX_WORKERS = 1024 };
 
 static cap__spin instance_lock = CAP__SPIN_INIT;
 static _Atomic(cap__worker *) holder;
 static atomic_int futex_sleepers;
 static atomic_int ring_sleepers;
-static _Atomic uint8_t in_futex[MAX_WORKERS];
-static _Atomic uint8_t in_ring[MAX_WORKERS];
+static _Atomic uint8_t in_futex[CAP__MAX_WORKERS];
+static _Atomic uint8_t in_ring[CAP__MAX_WORKERS];
 
 bool cap__idle_acquire(cap__worker *w)
 {
@@ -59,7 +59,7 @@ void cap__idle_forked(void)
     atomic_store(&ring_sleepers, 0);
     /* Read first, written only where set (a lost worker's): the child is
      * alone, and every page it writes is copied. */
-    for (int i = 0; i < MAX_WORKERS; i++) {
+    for (int i = 0; i < CAP__MAX_WORKERS; i++) {
         if (atomic_load_explicit(&in_futex[i], memory_order_relaxed) != 0)
             atomic_store_explicit(&in_futex[i], 0, memory_order_relaxed);
         if (atomic_load_explicit(&in_ring[i], memory_order_relaxed) != 0)
@@ -85,7 +85,7 @@ void cap__idle_release(cap__worker *w)
     if ((atomic_load(&futex_sleepers) == 0 && atomic_load(&ring_sleepers) == 0) ||
         (w != NULL && !has_local_work(w)))
         return;
-    for (int i = 0; i < cap__rt.nworkers && i < MAX_WORKERS; i++) {
+    for (int i = 0; i < cap__rt.nworkers && i < CAP__MAX_WORKERS; i++) {
         cap__worker *o = &cap__rt.workers[i];
         if (o == w)
             continue;
@@ -111,10 +111,10 @@ void cap__idle_release(cap__worker *w)
 void cap__idle_futex_wait(cap__worker *w, uint64_t deadline)
 {
     atomic_fetch_add(&futex_sleepers, 1);
-    if (w->id < MAX_WORKERS)
+    if (w->id < CAP__MAX_WORKERS)
         atomic_store(&in_futex[w->id], 1);
     cap__futex_wait((uint32_t *)&w->sleeping, 1, deadline);
-    if (w->id < MAX_WORKERS)
+    if (w->id < CAP__MAX_WORKERS)
         atomic_store(&in_futex[w->id], 0);
     atomic_fetch_sub(&futex_sleepers, 1);
 }
@@ -123,7 +123,7 @@ void cap__idle_wake(cap__worker *w, void (*kick)(void))
 {
     if (atomic_load(&holder) == w)
         kick(); /* in the ring too: the instance's descriptor is polled there */
-    else if (w->id < MAX_WORKERS && atomic_load(&in_ring[w->id]))
+    else if (w->id < CAP__MAX_WORKERS && atomic_load(&in_ring[w->id]))
         cap__disk_wake(w);
     else
         cap__futex_wake((uint32_t *)&w->sleeping, 1);
@@ -140,7 +140,7 @@ static bool ring_wait(cap__worker *w, uint64_t deadline, bool held)
         if (inst_fd < 0)
             return false;
     }
-    if (w->id >= MAX_WORKERS || !cap__disk_wait_prepare(w, inst_fd))
+    if (w->id >= CAP__MAX_WORKERS || !cap__disk_wait_prepare(w, inst_fd))
         return false;
     atomic_fetch_add(&ring_sleepers, 1);
     atomic_store(&in_ring[w->id], 1);

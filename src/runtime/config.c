@@ -18,7 +18,6 @@
 #include "stack/stack.h"
 #include "util/die.h"
 
-enum { MAX_WORKERS = 1024 };
 enum { MAX_POOL_THREADS = 65536 };
 #define DEFAULT_STACK_SIZE ((size_t)256 * 1024)
 
@@ -76,13 +75,13 @@ static long usable_cpus(void)
 static void load_workers(void)
 {
     long cpus = usable_cpus();
-    cap__cfg.workers = cpus < 1 ? 1 : cpus > MAX_WORKERS ? MAX_WORKERS : (int)cpus;
+    cap__cfg.workers = cpus < 1 ? 1 : cpus > CAP__MAX_WORKERS ? CAP__MAX_WORKERS : (int)cpus;
 
     const char *s = getenv("CAP_WORKERS");
     if (s == NULL)
         return;
     unsigned long long v;
-    if (!parse_size(s, &v) || strpbrk(s, "kKmMgG") != NULL || v < 1 || v > MAX_WORKERS)
+    if (!parse_size(s, &v) || strpbrk(s, "kKmMgG") != NULL || v < 1 || v > CAP__MAX_WORKERS)
         bad_setting("CAP_WORKERS", s, "a whole number from 1 to 1024");
     cap__cfg.workers = (int)v;
 }

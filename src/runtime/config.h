@@ -30,6 +30,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* CAP_WORKERS' bound, also the size of per-worker tables (io/idle.c,
+ * io/diskstats.h). */
+enum { CAP__MAX_WORKERS = 1024 };
+
 typedef struct cap__config {
     int workers;
     size_t stack_size;

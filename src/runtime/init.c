@@ -29,7 +29,9 @@
 
 static atomic_int started;
 /* CAP_AFTER_LIBC=native with the library after libc: no runtime started
- * (intercept/real.c); set before `started` is published. */
+ * (intercept/real.c). Written by the one thread that starts it, once
+ * start_runtime returns (a caller racing it reads false meanwhile, as it
+ * finds a runtime still starting). */
 static bool stood_aside;
 
 /* Starts the runtime; false if it stood aside. */

@@ -418,8 +418,8 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 
 bool cap__sig_lift(struct cap__sig_lift *l)
 {
-    struct open_handler *o = open_top;
-    if (o == NULL || !o->liftable || cap__handler_depth != 1)
+    struct open_handler *o = open_top; /* liftable: the only one open */
+    if (o == NULL || !o->liftable)
         return false;
     cap__worker *w = cap__worker_self();
     cap__thread *t = o->interrupted;
@@ -431,7 +431,6 @@ bool cap__sig_lift(struct cap__sig_lift *l)
     if (rc != 0)
         return false;
     l->top = o;
-    l->depth = cap__handler_depth;
     t->kernel_bound++;
     open_top = NULL;
     atomic_signal_fence(memory_order_seq_cst);
@@ -445,11 +444,12 @@ void cap__sig_unlift(struct cap__sig_lift *l)
     cap__sigmask_unlift_begin(); /* nothing lands until the handler's mask is back */
     cap__thread *t = cap__current();
     cap__worker *w = cap__worker_self();
+    struct open_handler *o = l->top;
     t->kernel_bound--;
-    cap__handler_depth = l->depth;
-    atomic_store(&w->handlers, l->depth);
+    cap__handler_depth = o->depth + 1;
+    atomic_store(&w->handlers, o->depth + 1);
     atomic_signal_fence(memory_order_seq_cst);
-    open_top = l->top;
+    open_top = o;
     cap__sigmask_unlift(t, l->mask, l->kernel);
 }
 

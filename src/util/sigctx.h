@@ -157,8 +157,7 @@ extern __thread int cap__sig_raising
  * call then blocks its kernel thread, as before) or outside handlers.
  */
 struct cap__sig_lift {
-    void *top;          /* the open handler records (signal.c) */
-    unsigned depth;     /* cap__handler_depth */
+    void *top;          /* the handler's open record (signal.c) */
     uint64_t kernel;    /* the kernel thread's mask in the handler */
     uint64_t mask;      /* the thread's own mask */
 };

@@ -24,8 +24,8 @@
  * Observation: the library's disk counters (cap_disk_stats). A miss is
  * not always an EAGAIN here: on this project's virtual machines a
  * RWF_NOWAIT read of an evicted block makes the device read itself in
- * 35-95% of tries and returns the data after 55-180 us (disk.c,
- * SLOW_HIT_NS), and under load nearly always; the library counts such a
+ * 1-95% of tries (most runs over a third) and returns the data after
+ * 55 us or more (disk.c, SLOW_HIT_NS), and under load nearly always; the library counts such a
  * slow hit as a miss. So from the hot rounds' end on: some probe must
  * have seen a miss, and at least half of the reads must have taken the
  * cold path (RWF_NOWAIT first). With the probe lost, or slow hits taken
