@@ -89,9 +89,10 @@ class CountedServer(run.Server):
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.errlog.close()
-        self.ctl_f.close()
-        self.ack_f.close()
+        if self.proc:  # start() got as far as the server
+            self.errlog.close()
+            self.ctl_f.close()
+            self.ack_f.close()
 
     def counts(self):
         got = {}
@@ -146,6 +147,7 @@ def main():
     ap.add_argument("--dirs", type=int, default=20)
     ap.add_argument("--pattern", choices=run.PATTERNS, default="keepalive")
     ap.add_argument("--alt-build", help="another build dir: adds knot+alt, its knot")
+    ap.add_argument("--no-install", action="store_true", help="never apt-get install missing tools")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
     servers = a.servers.split(",")
@@ -153,6 +155,9 @@ def main():
         a.alt_build = os.path.abspath(a.alt_build)
         if "knot" in servers and "knot+alt" not in servers:
             servers.insert(servers.index("knot") + 1, "knot+alt")
+    missing = run.ensure_tools(not a.no_install)
+    if missing:
+        print("not installed (their servers are skipped):", " ".join(missing), flush=True)
     nofile = run.raise_nofile(a.conns * 2 + 1000)
     fileset = os.path.join(HERE, "results", f"fileset-{a.dirs}")
     marker = os.path.join(fileset, "FILESET")
