@@ -404,8 +404,10 @@ void cap__schedule_new(cap__thread *t)
     uint64_t frac = ((uint64_t)slot * 0x9e3779b97f4a7c15u) >> 32;
     cap__worker *target = &cap__rt.workers[(frac * n) >> 32];
     atomic_store_explicit(&t->state, CAP__T_RUNNABLE, memory_order_relaxed);
-    if (n == 1 && target == here) {
-        /* No other worker could steal it: skip the steal queue's lock. */
+    if (n == 1 && target == here && !cap__cfg.migrate) {
+        /* No other worker could steal it: skip the steal queue's lock.
+         * (Under migration the steal queues are where runnable threads
+         * wait; the local queue holds those bound to the worker.) */
         policy_enqueue(here, t);
         return;
     }
@@ -810,8 +812,12 @@ static void finish_switch_step(cap__worker *w)
     }
     case CAP__AFTER_YIELD:
         /* Yields reach the scheduler only periodically, or when the local
-         * queue is empty: either way the steal queue's turn has come. */
-        w->steal_first = true;
+         * queue is empty: either way the steal queue's turn has come.
+         * Not under migration, where every yield comes here and the
+         * yielder itself waits in the steal queue: the local queue's
+         * threads (bound to this worker) would never run while it yields
+         * (tests/sched/yielders_leave_room, w1-migrate). */
+        w->steal_first = !cap__cfg.migrate;
         requeue(w, back);
         break;
     case CAP__AFTER_EXIT:

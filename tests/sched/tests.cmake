@@ -23,6 +23,12 @@ set(CAPTEST_burst_spread_when_creator_busy_WORKERS 2)
 set(CAPTEST_cross_worker_wake_runs_next_WORKERS 2)
 set(CAPTEST_creation_neighbours_share_worker_WORKERS 2)
 set(CAPTEST_yielders_leave_room_TIMEOUT 30)
+foreach(n 1 2)
+  add_test(NAME sched/yielders_leave_room/w${n}-migrate
+           COMMAND ${CAP_HANG_DUMP} 20 ${CMAKE_CURRENT_BINARY_DIR}/sched/yielders_leave_room)
+  set_tests_properties(sched/yielders_leave_room/w${n}-migrate PROPERTIES
+    ENVIRONMENT "CAP_WORKERS=${n};CAP_MIGRATE=1" TIMEOUT 30)
+endforeach()
 # The most workers allowed, on however few CPUs.
 set(CAPTEST_most_workers_start_and_join_WORKERS 1024)
 # Under CAP_MIGRATE=1 only: with migration off a woken sleeper waits for
