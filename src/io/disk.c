@@ -95,7 +95,7 @@ __thread unsigned cap__disk_hits;
 static void yield_after_hit(void)
 {
     if (++cap__disk_hits % CAP__DISK_HITS_PER_YIELD == 0)
-        cap__io_turn_end();
+        cap__io_hits_turn_end();
 }
 
 /* Hot files. preadv2(RWF_NOWAIT) costs ~130 ns more than pread64 for a

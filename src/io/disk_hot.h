@@ -56,7 +56,7 @@ static inline bool cap__disk_pread_hot(int fd, void *buf, size_t n, off_t off, s
         return cap__disk_pread_probe(f, fd, buf, n, off, res);
     *res = cap__sys6(SYS_pread64, fd, (long)buf, (long)n, (long)off, 0, 0);
     if (__builtin_expect(++cap__disk_hits % CAP__DISK_HITS_PER_YIELD == 0, 0))
-        cap__io_turn_end(); /* io.h */
+        cap__io_hits_turn_end(); /* io.h */
     return true;
 }
 

@@ -170,8 +170,12 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
  * worker is to consume) would hold that thread back for good: under NPTL
  * the kernel would have preempted it (CPython's fork multiprocessing.Pool
  * hung so in its first map). A thread that has made CAP__IO_TURN_MAX such
- * calls since it last parked yields (cap__yield: to the back of its
- * worker's queue; alone, it goes on at once).
+ * calls since it last parked yields (to the back of its worker's queue;
+ * alone, it goes on at once), and while some I/O could complete that
+ * yield passes through the scheduler's round, which polls
+ * (cap__yield_polling): a thread parked on a descriptor that became
+ * ready meanwhile waits at most about two turns of such a neighbour, not
+ * for the worker's periodic poll (every 61st switch: ~3,900 calls).
  *
  * The count is the thread's (io_turns in its TCB, thread/thread.h): one
  * increment and compare a call, on a line its parks write anyway. Every
@@ -218,9 +222,13 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
  * yields, ~0.7), a round trip of two threads over two pipes (two parked
  * reads) 3,036 -> 3,042. */
 enum { CAP__IO_TURN_MAX = 64 };
-/* Yields the calling user thread, if it is one, and starts its count
- * again (this rule's and disk.c's). */
+/* Yields the calling user thread, if it is one, polling for I/O first
+ * (above), and starts its count again. */
 void cap__io_turn_end(void) __attribute__((visibility("hidden")));
+/* The same without the poll, for disk.c's rule for page-cache hits: it
+ * yields every 16 hits, where a poll would cost a few percent of cached
+ * reads while other reads are in flight. */
+void cap__io_hits_turn_end(void) __attribute__((visibility("hidden")));
 
 /* Counts one call of self, the running user thread, that may not have
  * parked. */

@@ -66,6 +66,15 @@ void cap__io_turn_end(void)
     cap__thread *self = cap__current();
     if (self != NULL) {
         self->io_turns = 0;
+        cap__yield_polling(self);
+    }
+}
+
+void cap__io_hits_turn_end(void)
+{
+    cap__thread *self = cap__current();
+    if (self != NULL) {
+        self->io_turns = 0;
         cap__yield(self);
     }
 }

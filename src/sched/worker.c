@@ -685,6 +685,22 @@ void cap__yield(cap__thread *self)
     yield_on(self->worker, self);
 }
 
+/* Without it a thread parked on a descriptor that became ready waited for
+ * the worker's periodic turn, every STEAL_QUEUE_EVERY-th switch: a
+ * neighbour whose transfers never park yields once per CAP__IO_TURN_MAX
+ * calls, so ~3,900 of its calls (tests/io/ready_socket_seen_beside_busy_
+ * transfers). Under migration every yield goes through the scheduler. */
+void cap__yield_polling(cap__thread *self)
+{
+    cap__worker *w = self->worker;
+    if (!poll_worthwhile()) {
+        yield_on(w, self);
+        return;
+    }
+    w->poll_first = true;
+    cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
+}
+
 /* Public, and here rather than with the sleeps (sleep.c) so the whole
  * yield path is one function: it is the switch the benchmarks time. */
 int cap_yield(void)
@@ -916,12 +932,14 @@ static cap__thread *find_work(cap__worker *w)
      * worker whose threads only park or yield would then never poll I/O
      * or flush disk submissions while it has threads to run). */
     bool turn = w->ticks++ % STEAL_QUEUE_EVERY == 0;
+    bool poll = turn || w->poll_first;
+    w->poll_first = false;
     inbox_drain(w);
     if (cap__timer_next(&w->timers) != CAP__FOREVER)
         cap__timer_expire(&w->timers, cap__now(), fire_timer, NULL, NULL);
     /* A busy worker looks for ready I/O every so often, but only while some
      * I/O could complete. */
-    if (turn && poll_worthwhile())
+    if (poll && poll_worthwhile())
         cap__poller_active->poll(w, false);
 
     cap__thread *t = NULL;

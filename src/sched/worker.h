@@ -103,6 +103,7 @@ typedef struct cap__worker {
     uint32_t ticks;                     /* switches and scheduling rounds: periodic
                                            work, the fifo queue's stamps */
     bool steal_first;                   /* next round looks at steal queues first */
+    bool poll_first;                    /* next round polls for I/O (cap__yield_polling) */
     uint8_t fifo_back_run;              /* fifo: overdue back threads picked in a
                                            row ahead of the front */
     unsigned place_turn;                /* placement turn of new threads (hashed) */
@@ -242,6 +243,10 @@ void cap__worker_entered(void);
 
 /* Direct thread-to-thread yield; see cap_yield. */
 void cap__yield(struct cap__thread *self);
+/* A yield whose thread may have kept ready I/O from being seen (the end
+ * of an I/O turn, io/io.h): through the scheduler's round, which then
+ * polls, whenever some I/O could complete; otherwise as cap__yield. */
+void cap__yield_polling(struct cap__thread *self);
 
 /* In a fork's child: no worker counted idle (sched_forked). */
 void cap__deadlock_forked(void);
