@@ -61,22 +61,26 @@
 
 atomic_long cap__io_inflight;
 
-void cap__io_turn_end(void)
+static void turn_end(bool poll)
 {
     cap__thread *self = cap__current();
-    if (self != NULL) {
-        self->io_turns = 0;
+    if (self == NULL)
+        return;
+    self->io_turns = 0;
+    if (poll)
         cap__yield_polling(self);
-    }
+    else
+        cap__yield(self);
+}
+
+void cap__io_turn_end(void)
+{
+    turn_end(true);
 }
 
 void cap__io_hits_turn_end(void)
 {
-    cap__thread *self = cap__current();
-    if (self != NULL) {
-        self->io_turns = 0;
-        cap__yield(self);
-    }
+    turn_end(false);
 }
 
 /* Threads parked on descriptors, in sleeps and in polls are counted per
