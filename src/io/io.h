@@ -174,8 +174,9 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
  * alone, it goes on at once), and while some I/O could complete that
  * yield passes through the scheduler's round, which polls
  * (cap__yield_polling): a thread parked on a descriptor that became
- * ready meanwhile waits at most about two turns of such a neighbour, not
- * for the worker's periodic poll (every 61st switch: ~3,900 calls).
+ * ready meanwhile waits a turn or two of such a neighbour (67-127 calls
+ * in tests/io/ready_socket_seen_beside_busy_transfers, which allows
+ * 256), not the worker's periodic poll (every 61st switch: ~3,900).
  *
  * The count is the thread's (io_turns in its TCB, thread/thread.h): one
  * increment and compare a call, on a line its parks write anyway. Every

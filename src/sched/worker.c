@@ -685,11 +685,12 @@ void cap__yield(cap__thread *self)
     yield_on(self->worker, self);
 }
 
-/* Without it a thread parked on a descriptor that became ready waited for
- * the worker's periodic turn, every STEAL_QUEUE_EVERY-th switch: a
- * neighbour whose transfers never park yields once per CAP__IO_TURN_MAX
- * calls, so ~3,900 of its calls (tests/io/ready_socket_seen_beside_busy_
- * transfers). Under migration every yield goes through the scheduler. */
+/* The round it passes through polls (poll_first, find_work). A plain
+ * yield polls only on the worker's periodic turn, every
+ * STEAL_QUEUE_EVERY-th switch: behind a neighbour whose transfers never
+ * park, which yields once per CAP__IO_TURN_MAX calls, a thread whose
+ * descriptor became ready waited ~3,900 of its calls (tests/io/
+ * ready_socket_seen_beside_busy_transfers). */
 void cap__yield_polling(cap__thread *self)
 {
     cap__worker *w = self->worker;
