@@ -4,16 +4,22 @@
  * the signal to the calling thread, as POSIX says (pthread_kill of
  * itself), so a signal it blocks waits in its own pending set, and
  * sigpending reports that set with the process's. Elsewhere, and in a
- * handler, both are libc's. kill and sigqueue are libc's, marked on a
- * user thread for the handler Linux may run as they return (below).
+ * handler, both are libc's. kill and sigqueue of the own process, of a
+ * signal the caller accepts and handles, deliver it to the caller before
+ * they return (below); otherwise they are libc's, marked on a user
+ * thread for the handler Linux may run as they return.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/sigdirect.h"
+#include "io/sigmask.h"
 #include "io/sigroute.h"
 
 int raise(int sig)
@@ -29,15 +35,54 @@ int raise(int sig)
     return 0;
 }
 
-/* The kernel delivers a signal sent to the process to the sender's own
- * kernel thread as the call returns, if the sender accepts it: a safe
- * point of the calling thread, so its handler may wait as it
- * (util/sigctx.h). */
+/* A signal a user thread sends to its own process (pid is getpid()) and
+ * accepts, with a handler installed, goes to its own kernel thread, so
+ * that the handler has run in it when kill or sigqueue returns, as POSIX
+ * asks when no other thread accepts the signal (and allows when others
+ * do). Sent to the process instead, Linux hands it to the first kernel
+ * thread that takes it (worker 0's, whatever user thread runs there),
+ * and the handler ran there or, routed to the sender (io/sigroute.h),
+ * after the call returned. The siginfo is what the kernel gives a kill
+ * or a sigqueue of this process. Delivered at a safe point of the
+ * calling thread, its handler may wait as it (util/sigctx.h). Signals it
+ * blocks, ignored or default ones, other processes' and process groups
+ * go to the kernel as sent. */
+static bool sent_to_self(pid_t pid, int sig, int code, const union sigval *value, int *rc)
+{
+    if (sig >= NSIG || pid != getpid() ||
+        (cap__sigmask_of(cap__current()) & (UINT64_C(1) << (sig - 1))))
+        return false;
+    int flags;
+    if (cap__sig_disposition(sig, &flags) != CAP__DISP_HANDLER)
+        return false;
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    info.si_signo = sig;
+    info.si_code = code;
+    info.si_pid = pid;
+    info.si_uid = getuid();
+    if (value != NULL)
+        info.si_value = *value;
+    cap__sig_raising = sig;
+    int err = cap__sigmask_queue_here(sig, &info);
+    cap__sig_raising = 0;
+    if (err != 0)
+        errno = err;
+    *rc = err == 0 ? 0 : -1;
+    return true;
+}
+
+/* Otherwise the kernel may still deliver it to the sender's own kernel
+ * thread as the call returns, if the sender accepts it: also a safe
+ * point of the calling thread. */
 int kill(pid_t pid, int sig)
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_user() || sig <= 0)
         return CAP__REAL(kill)(pid, sig);
+    int rc;
+    if (sent_to_self(pid, sig, SI_USER, NULL, &rc))
+        return rc;
     cap__sig_raising = sig;
     int r = CAP__REAL(kill)(pid, sig);
     cap__sig_raising = 0;
@@ -49,6 +94,9 @@ int sigqueue(pid_t pid, int sig, const union sigval value)
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (!cap__ic_user() || sig <= 0)
         return CAP__REAL(sigqueue)(pid, sig, value);
+    int rc;
+    if (sent_to_self(pid, sig, SI_QUEUE, &value, &rc))
+        return rc;
     cap__sig_raising = sig;
     int r = CAP__REAL(sigqueue)(pid, sig, value);
     cap__sig_raising = 0;

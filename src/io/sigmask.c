@@ -451,12 +451,17 @@ void cap__sigmask_back(bool owned)
         install_now();
 }
 
-void cap__sigmask_raise_here(int sig)
+/* Sends sig to this kernel thread (a tgkill, or with *info), then lets
+ * it through: returns 0 or the send's error number. */
+static int deliver_here(int sig, const siginfo_t *info)
 {
     uint64_t saved;
     block_all(&saved);
     int saved_errno = errno;
-    syscall(SYS_tgkill, getpid(), gettid(), sig);
+    pid_t pid = getpid(), tid = gettid();
+    long r = info == NULL ? syscall(SYS_tgkill, pid, tid, sig)
+                          : syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, info);
+    int err = r == 0 ? 0 : errno;
     errno = saved_errno;
     /* Delivered as this mask is installed: sig is let through. */
     set_kernel_mask(saved & ~bit(sig));
@@ -464,6 +469,17 @@ void cap__sigmask_raise_here(int sig)
         install_now(); /* the latest target: a kick may have moved it meanwhile */
     else
         set_kernel_mask(saved);
+    return err;
+}
+
+void cap__sigmask_raise_here(int sig)
+{
+    deliver_here(sig, NULL);
+}
+
+int cap__sigmask_queue_here(int sig, const siginfo_t *info)
+{
+    return deliver_here(sig, info);
 }
 
 void cap__sigmask_forked(cap__thread *self)

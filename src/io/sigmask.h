@@ -46,6 +46,7 @@
 #ifndef CAP_IO_SIGMASK_H
 #define CAP_IO_SIGMASK_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -150,6 +151,10 @@ void cap__sigmask_back(bool owned);
  * what it was (on a worker: the latest target). Signals directed at a
  * user thread are delivered so, by that thread (io/sigdirect.h). */
 void cap__sigmask_raise_here(int sig);
+/* The same with the siginfo *info (rt_tgsigqueueinfo: a signal of the
+ * process's own, SI_USER or SI_QUEUE, sent to the calling kernel
+ * thread); 0, or the send's error number (EAGAIN: the queue is full). */
+int cap__sigmask_queue_here(int sig, const siginfo_t *info);
 
 /* In a fork's child, on its one kernel thread: the forking thread (NULL:
  * none of ours) is the only one, and its mask the target. */

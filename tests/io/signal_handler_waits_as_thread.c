@@ -5,7 +5,7 @@
  * thread it waits for runs: libuv's signal lock, a byte in a pipe that
  * the handler reads and the loop threads, blocking every signal, hold.
  * Main blocks SIGUSR1, has one pending, and unblocks it while a thread
- * holds the lock (or sends it to the process, which Linux delivers to
+ * holds the lock (or sends it to the process, which the library delivers to
  * the sender as kill returns): the handler runs before the call returns,
  * and its read waits for the holder, which on one worker runs only if the
  * read does not block the worker (the old library hung here). Meanwhile
@@ -95,15 +95,11 @@ static void *holder(void *arg)
     return NULL;
 }
 
-/* by_kill: main sends SIGUSR1 to the process (Linux delivers it to the
- * process's first kernel thread as kill returns, which runs main unless
- * CAP_MIGRATE=1 moved it: then elsewhere, later, so not tested there);
- * else it has one pending and unblocks it. */
+/* by_kill: main sends SIGUSR1 to the process (delivered to the sender,
+ * main, as kill returns: intercept/sigsend.c); else it has one pending
+ * and unblocks it. */
 static void one_wait(bool by_kill)
 {
-    const char *migrate = getenv("CAP_MIGRATE");
-    if (migrate != NULL && strcmp(migrate, "1") == 0)
-        by_kill = false;
     atomic_store(&usr1_entered, 0);
     atomic_store(&usr1_done, 0);
     atomic_store(&usr1_runs, 0);
