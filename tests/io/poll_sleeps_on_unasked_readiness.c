@@ -10,7 +10,7 @@
  * timeout, burning the CPU. A wait that sleeps uses
  * (well under a millisecond) whatever the load; one that spins uses
  * what CPU it gets (half of the wait on a busy two-core machine), so the
- * check is the CPU time a 500 ms wait used: under a tenth of it (load can
+ * check is the CPU time a 200 ms wait used: under a tenth of it (load can
  * only lower the figure of a spinning run, never raise a sleeping one's).
  * The events asked for still arrive: urgent data wakes the POLLPRI
  * poller, the peer's close the one that asked for nothing. */
@@ -20,7 +20,7 @@
 
 #include "io/io_util.h"
 
-enum { WAIT_MS = 500 };
+enum { WAIT_MS = 200 };
 
 static int64_t cpu_ns(void)
 {

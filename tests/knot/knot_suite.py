@@ -16,11 +16,13 @@ fast a thing happened. Exit status: 0 all passed, 1 a failure, 77 skipped.
 
 import ctypes
 import email.utils
+import errno
 import http.client
 import os
 import random
 import re
 import resource
+import select
 import selectors
 import shutil
 import signal
@@ -1162,7 +1164,7 @@ def slow_reader(top):
     root, _ = make_site(top)
     with open(os.path.join(root, "huge.bin"), "wb") as f:
         f.write(huge_response_bytes())
-    with Server(root, "--max-conn", "1", "--send-timeout", "3") as srv:
+    with Server(root, "--max-conn", "1", "--send-timeout", "2") as srv:
         deadline = time.monotonic() + LONG
         while True:  # take the only slot with a client that stops reading
             stalled = stalled_reader(srv, "/huge.bin")
@@ -1188,9 +1190,11 @@ def slow_reader(top):
     # file, writev from the cache for a 40 KiB one pipelined 300 times): while
     # their writers are blocked, others are served; at the send timeout each
     # stalled connection is reset (the kernel drops what it held queued).
+    # Waited for without reading: a read would let its writer go on (the
+    # first huge one then trickled 9 MB through a 16 KiB window for 15 s).
     with open(os.path.join(root, "small.bin"), "wb") as f:
         f.write(bytes(40 * 1024))
-    with Server(root, "--send-timeout", "2") as srv:
+    with Server(root, "--send-timeout", "1") as srv:
         stalled = [stalled_reader(srv, "/huge.bin") for _ in range(10)]
         for _ in range(10):
             s = socket.socket()
@@ -1201,13 +1205,14 @@ def slow_reader(top):
         for i in range(20):
             st, _, body = srv.get("/a.txt" if i % 2 else "/mid.bin")
             check_eq(st, 200, "served while 20 clients do not read")
-        for s in stalled:
-            s.settimeout(LONG)
-            try:
-                while s.recv(1 << 20):
-                    pass
-            except ConnectionResetError:
-                pass
+        for i, s in enumerate(stalled):
+            p = select.poll()
+            p.register(s, select.POLLERR | select.POLLHUP)
+            ev = p.poll(LONG * 1000)
+            check(ev and ev[0][1] & (select.POLLERR | select.POLLHUP),
+                  "stalled client reset at the send timeout", i, ev)
+            check_eq(s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR), errno.ECONNRESET,
+                     f"stalled client {i} reset, not closed")
             s.close()
         srv.alive_and_serving()
 
