@@ -9,6 +9,7 @@
  * epoll the stale registration failed and the wait blocked the worker in
  * poll(2) with no limit. Every backend, one and two workers. */
 #include <pthread.h>
+#include <sched.h>
 
 #include "io/io_util.h"
 
@@ -33,14 +34,17 @@ static void *reader(void *arg)
 }
 
 /* A kernel thread (glibc's): bursts of dup2 onto target, an even number,
- * so the number names p[0]'s file after each. */
+ * so the number names p[0]'s file after each. Between bursts it waits for
+ * go yielding (a plain spin took a CPU from the workers, 3-8 s a run
+ * instead of under 1 on a loaded machine; a futex sleep starts the burst
+ * too late to race the reader's first wait in most runs). */
 static void *duper(void *arg)
 {
     (void)arg;
     unsigned seed = 1;
     for (;;) {
         while (!atomic_load(&go))
-            ;
+            sched_yield();
         if (atomic_load(&stop))
             return NULL;
         int k = 2 * (1 + (int)(rand_r(&seed) % 20));
