@@ -1251,16 +1251,32 @@ def slow_rate(top):
         s.close()
         return int(h["content-length"]), n
 
-    for args in ((), ("--no-sendfile",), ("--sendfile-kb", "1048576")):  # sendfile, copy, cache
-        with Server(root, "--send-timeout", "1", "--min-send-rate", "1000000", *args) as srv:
-            length, got = trickle(srv, "/huge.bin", args)
-            check(got < length, "below the rate: closed before the end", args, got, length)
-            st, _, body = srv.get("/huge.bin")  # a client reading at full speed
-            check(st == 200 and body == data, "a fast reader gets it all", args)
-        with Server(root, "--send-timeout", "1", "--min-send-rate", "1000", *args) as srv:
-            length, got = trickle(srv, "/mid.bin", args)
-            check_eq((length, got), (len(files["mid.bin"]), len(files["mid.bin"])),
-                     f"above the rate: all of it {args}")
+    def send_path(args, errors):
+        try:
+            with Server(root, "--send-timeout", "1", "--min-send-rate", "1000000", *args) as srv:
+                length, got = trickle(srv, "/huge.bin", args)
+                check(got < length, "below the rate: closed before the end", args, got, length)
+                st, _, body = srv.get("/huge.bin")  # a client reading at full speed
+                check(st == 200 and body == data, "a fast reader gets it all", args)
+            with Server(root, "--send-timeout", "1", "--min-send-rate", "1000", *args) as srv:
+                length, got = trickle(srv, "/mid.bin", args)
+                check_eq((length, got), (len(files["mid.bin"]), len(files["mid.bin"])),
+                         f"above the rate: all of it {args}")
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    # The three send paths (sendfile, copy, cache) at once, each against its
+    # own servers: each waits out send timeouts that the others need not.
+    errors = []
+    threads = [threading.Thread(target=send_path, args=(args, errors))
+               for args in ((), ("--no-sendfile",), ("--sendfile-kb", "1048576"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(LONG * 4)
+    check(not any(t.is_alive() for t in threads), "send paths finished")
+    if errors:
+        raise errors[0]
 
 
 def read_head(s):
