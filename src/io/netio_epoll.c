@@ -73,6 +73,16 @@ static void epoll_disarm(cap__fd *f, int fd, uint32_t gen)
     syscall(SYS_epoll_ctl, epfd, EPOLL_CTL_DEL, fd, &ev);
 }
 
+/* kicked is 1 from a kick's write until the harvest that drains the
+ * eventfd: a kick that finds it set leaves its wake-up to the write
+ * already made. So the flag is cleared after the drain, never before: a
+ * kick that set it again between a clear and the read had its write
+ * drained with the old one, and with the flag left set every later kick
+ * skipped its write while the holder blocked for good (an idle worker
+ * slept in epoll_wait with threads a foreign thread had woken: the event
+ * an edge-triggered eventfd queued is dropped when a drained counter no
+ * longer polls readable). A kick between the read and the clear writes
+ * nothing: the harvester is awake and looks for work after it. */
 static void kick(void)
 {
     if (atomic_exchange(&kicked, 1) == 0) {
@@ -93,12 +103,12 @@ static void harvest(int64_t timeout_ns)
             n = syscall(SYS_epoll_wait, epfd, events, MAX_EVENTS,
                         (int)((timeout_ns + 999999) / 1000000));
     }
-    atomic_store(&kicked, 0);
     for (long i = 0; i < n; i++) {
         uint64_t data = events[i].data.u64;
         if (data == KICK) {
             uint64_t v;
             syscall(SYS_read, kickfd, &v, sizeof v);
+            atomic_store(&kicked, 0); /* after the drain (kick, above) */
             continue;
         }
         uint32_t e = events[i].events;

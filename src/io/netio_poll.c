@@ -112,6 +112,8 @@ static void poll_disarm(cap__fd *f, int fd, uint32_t gen)
     cap__spin_unlock(&set_lock);
 }
 
+/* kicked: set from a kick's write until the harvest drains the eventfd,
+ * and cleared only after the drain (netio_epoll.c, kick, says why). */
 static void kick(void)
 {
     if (atomic_exchange(&kicked, 1) == 0) {
@@ -200,12 +202,12 @@ static void harvest(int64_t timeout_ns)
     }
     long r = n > 0 ? syscall(SYS_ppoll, pfds, n, tsp, NULL, 0) : 0;
     atomic_store(&polling, 0);
-    atomic_store(&kicked, 0);
     if (r <= 0)
         return;
     if (pfds[0].revents) {
         uint64_t v;
         syscall(SYS_read, kickfd, &v, sizeof v);
+        atomic_store(&kicked, 0); /* after the drain */
     }
     for (size_t i = 1; i < n; i++) {
         short e = pfds[i].revents;

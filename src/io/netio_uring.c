@@ -235,6 +235,8 @@ static void uring_interest(cap__fd *f, int fd)
         lazy_arm(f, fd, atomic_load(&f->gen));
 }
 
+/* kicked: set from a kick's write until a harvest drains the eventfd,
+ * and cleared only after the drain (netio_epoll.c, kick, says why). */
 static void kick(void)
 {
     if (atomic_exchange(&kicked, 1) == 0) {
@@ -248,6 +250,7 @@ static void handle(uint64_t data, int res, unsigned flags)
     if (data == KICK) {
         uint64_t v;
         syscall(SYS_read, kickfd, &v, sizeof v);
+        atomic_store(&kicked, 0); /* after the drain */
         if (!(flags & IORING_CQE_F_MORE))
             submit_poll(KICK, kickfd, false);
         return;
@@ -344,7 +347,6 @@ static void harvest(int64_t timeout_ns)
         }
         io_uring_wait_cqes(&ring, &cqe, 1, tsp, NULL);
     }
-    atomic_store(&kicked, 0);
     for (unsigned handled = 0; handled < HARVEST_MAX;) {
         /* Completions leave the CQ before they are handled: handling
          * re-arms ended multishot polls, and a re-armed poll whose file is
