@@ -77,6 +77,7 @@
 #include <liburing.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -493,31 +494,49 @@ static int uring_fsync(int fd, bool datasync)
  * next blocking system call of the thread that probed (main, at start-up)
  * fail with a spurious EINTR where it cannot restart (sigtimedwait,
  * semop...; probe: a sigtimedwait with a 300 ms timeout in main returned
- * EINTR at once instead of EAGAIN). An exited thread gets none. */
+ * EINTR at once instead of EAGAIN). An exited thread gets none.
+ *
+ * A joined thread is not gone yet: the join returns when the kernel clears
+ * its thread id, early in its exit, and it stays one of the process's
+ * threads (/proc/self/task) until the exit ends, which a busy machine may
+ * delay past start-up (seen here 10 times in 20,000 joins, idle). So
+ * start-up waits until the kernel no longer finds it (tgkill with signal 0:
+ * ESRCH), and a program that counts its threads finds only the workers. */
+struct probe {
+    int rc;
+    pid_t tid;
+};
+
 static void *probe_ring(void *arg)
 {
+    struct probe *p = arg;
+    p->tid = (pid_t)syscall(SYS_gettid);
     struct io_uring probe;
     int rc = io_uring_queue_init(2, &probe, 0);
     if (rc == 0)
         io_uring_queue_exit(&probe);
-    *(int *)arg = rc < 0 ? rc : rc > 0 ? -ENOSYS : 0;
+    p->rc = rc < 0 ? rc : rc > 0 ? -ENOSYS : 0;
     return NULL;
 }
 
 static int uring_start(void)
 {
-    int rc = -ENOSYS;
+    struct probe p = { .rc = -ENOSYS };
     sigset_t all, saved;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &saved); /* no handler runs on it */
     pthread_t t;
-    int err = pthread_create(&t, NULL, probe_ring, &rc);
+    int err = pthread_create(&t, NULL, probe_ring, &p);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (err != 0)
-        probe_ring(&rc); /* here after all */
-    else
-        pthread_join(t, NULL);
-    return rc;
+    if (err != 0) {
+        probe_ring(&p); /* here after all */
+        return p.rc;
+    }
+    pthread_join(t, NULL);
+    pid_t pid = getpid();
+    while (syscall(SYS_tgkill, pid, p.tid, 0) == 0)
+        sched_yield(); /* its exit is under way: a few microseconds */
+    return p.rc;
 }
 
 const cap__diskio cap__diskio_uring = {
