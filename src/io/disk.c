@@ -312,12 +312,15 @@ static ssize_t one(enum cap__disk_op op, int fd, const struct iovec *iov, int cn
             yield_after_hit();
             return r;
         }
+        /* Undecided as write_here looked: a thread on another worker may
+         * decide between that look and the refusal below, and this write
+         * must not take its decision for a refusal to go inline. */
+        bool undecided = f != NULL && !cap__fd_has(f, CAP__FDF_WR_CHECKED);
         if (write_here(f, op, rwf))
             return write_on_worker(f, fd, iov, cnt, off, rwf);
         uint64_t start = op == CAP__DISK_READ ? cap__now() : 0;
         ssize_t r = raw_rw(op, fd, iov, cnt, off, rwf | RWF_NOWAIT);
-        if (r == -EOPNOTSUPP && op == CAP__DISK_WRITE && f != NULL &&
-            !cap__fd_has(f, CAP__FDF_WR_CHECKED) && decide_inline(f, fd) &&
+        if (r == -EOPNOTSUPP && op == CAP__DISK_WRITE && undecided && decide_inline(f, fd) &&
             write_here(f, op, rwf))
             return write_on_worker(f, fd, iov, cnt, off, rwf);
         if (r != -EAGAIN && r != -EOPNOTSUPP) {

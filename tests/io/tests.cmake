@@ -11,7 +11,8 @@ set(CAPIO_DISK_PROGRAMS regular_file_io read_blocks_only_its_thread
     hot_file_reads_keep_semantics hot_file_goes_cold_on_eviction
     runtime_fds_out_of_the_way disk_wait_sees_every_wakeup disk_completions_after_idle_spin
     odirect_file_position file_position_shared_by_writers zero_length_transfers_as_kernel
-    hipri_on_buffered_files buffered_file_writes device_waits_as_kernel
+    hipri_on_buffered_files buffered_file_writes buffered_write_first_decision_race
+    device_waits_as_kernel
     write_short_at_fsize_limit write_past_fsize_limit_signals_caller
     file_copy_past_fsize_limit_signals_caller hot_pread_negative_offset_einval
     file_short_read_not_continued cancel_pending_acts_in_file_copies
@@ -23,6 +24,7 @@ set(CAPIO_TIMEOUT_ready_waits_take_turns 30)
 # Where buffered file writes are made is checked under CAP_FILE_WRITES=
 # worker on every combination; auto and backend are added below.
 set(CAPIO_ENV_buffered_file_writes "CAP_FILE_WRITES=worker")
+set(CAPIO_ENV_buffered_write_first_decision_race "CAP_FILE_WRITES=worker")
 # Buffered writes through the backend, where the signal was lost.
 set(CAPIO_ENV_write_past_fsize_limit_signals_caller "CAP_FILE_WRITES=backend")
 # The pool's bound at the old bound for work, so 64 blocked calls fill it.
