@@ -535,7 +535,7 @@ static int uring_start(void)
     pthread_join(t, NULL);
     pid_t pid = getpid();
     while (syscall(SYS_tgkill, pid, p.tid, 0) == 0)
-        sched_yield(); /* its exit is under way: a few microseconds */
+        cap__kernel_yield(); /* its exit is under way: a few microseconds */
     return p.rc;
 }
 

@@ -31,6 +31,7 @@
 #include "sched/worker.h"
 #include "thread/thread.h"
 #include "util/sigctx.h"
+#include "util/spin.h"
 
 _Atomic(cap__fd *) cap__fd_chunks[CAP__FD_MAX >> CAP__FD_CHUNK_SHIFT];
 
@@ -82,7 +83,7 @@ void cap__fd_wait_closed(cap__fd *f)
         if (self != NULL)
             cap__yield(self);
         else
-            sched_yield();
+            cap__kernel_yield();
     }
 }
 

@@ -41,6 +41,7 @@
 #include "sched/park.h"
 #include "sched/worker.h"
 #include "util/sigctx.h"
+#include "util/spin.h"
 
 static uint64_t bit(int sig)
 {
@@ -246,7 +247,7 @@ static void bring(cap__thread *t, cap_thread_t h, int sig, bool restart)
         /* Again now and then: a kick can merge with a program's SIGURG. */
         if (round % 4096 == 0 && tid != 0)
             cap__sig_kick(tid);
-        sched_yield();
+        cap__kernel_yield();
     }
 }
 

@@ -177,7 +177,7 @@ void cap__sig_handler_coming(void)
     }
     /* Another thread's sweep: our handler must not come before it ends. */
     while (atomic_load(&cap__sig_handled) != HANDLED_YES)
-        sched_yield();
+        cap__kernel_yield();
 }
 
 /* ---- registry ------------------------------------------------------------ */
@@ -340,7 +340,7 @@ static void wait_over(uint64_t token)
         cap__thread *self = cap__current();
         if (self != NULL)
             cap__yield(self);
-        sched_yield();
+        cap__kernel_yield();
     }
 }
 
@@ -694,7 +694,7 @@ void cap__sig_settle_slow(uint64_t woke)
         if (spins < 64)
             cap__cpu_relax();
         else
-            sched_yield();
+            cap__kernel_yield();
     }
 }
 

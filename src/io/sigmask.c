@@ -230,7 +230,7 @@ static void reach_all(uint64_t gained, bool wait)
                 cap__sig_kick(tid);
             if (!wait)
                 break;
-            sched_yield();
+            cap__kernel_yield();
         }
     }
 }

@@ -113,6 +113,7 @@
 #include "util/clock.h"
 #include "util/die.h"
 #include "util/futex.h"
+#include "util/spin.h"
 
 enum {
     STEAL_QUEUE_EVERY = 61, /* rounds between steal-queue-first picks */
@@ -649,11 +650,12 @@ static cap__thread *next_direct(cap__worker *w)
 
 /* One yield of self, running on w: straight to the next local thread,
  * or through the scheduler on a periodic turn that has work there. */
-static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__thread *self)
+/* False when the thread was alone on its worker and carried on at once. */
+static inline __attribute__((always_inline)) bool yield_on(cap__worker *w, cap__thread *self)
 {
     if (!yield_direct(w)) {
         cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
-        return;
+        return true;
     }
     cap__thread *next;
     if (__builtin_expect(cap__policy_active == &cap__policy_fifo, 1)) {
@@ -667,9 +669,11 @@ static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__
     if (next == NULL) {
         /* Alone locally: carry on, unless new threads wait to start. */
         if (atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0 ||
-            atomic_load_explicit(&w->lone, memory_order_relaxed) != NULL)
+            atomic_load_explicit(&w->lone, memory_order_relaxed) != NULL) {
             cap__switch_to_scheduler(self, CAP__AFTER_YIELD, NULL, NULL);
-        return;
+            return true;
+        }
+        return false;
     }
     /* Read now, so the slow read overlaps the switch's bookkeeping
      * (switch.S, cap__ctx_switch_mx); only runtime code runs until the
@@ -678,6 +682,7 @@ static inline __attribute__((always_inline)) void yield_on(cap__worker *w, cap__
     cap__ctx_read_mxcsr(&mxcsr);
     atomic_store_explicit(&self->state, CAP__T_RUNNABLE, memory_order_relaxed);
     switch_direct_mx(w, self, next, &mxcsr);
+    return true;
 }
 
 void cap__yield(cap__thread *self)
@@ -709,12 +714,19 @@ int cap_yield(void)
     cap__worker *w = cap__worker_self();
     cap__thread *self = w != NULL ? w->current : NULL;
     if (self == NULL) {
-        sched_yield(); /* not a user thread: the kernel's yield */
+        cap__kernel_yield(); /* not a user thread: the kernel's yield */
         return 0;
     }
     yield_on(w, self);
     cap__sig_pending_check(self, CAP__OWN_FREE); /* a safe point (io/sigdirect.h) */
     return 0;
+}
+
+void cap__yield_libc(cap__thread *self)
+{
+    if (!yield_on(self->worker, self))
+        cap__kernel_yield();
+    cap__sig_pending_check(self, CAP__OWN_FREE);
 }
 
 /* A parked thread's worker would go looking for work next; the local
@@ -1116,7 +1128,7 @@ static void idle(cap__worker *w)
          * spins as with pause instructions, and a shared one does not
          * lose the CPU to our wait. */
         uint64_t yield_at = cap__now();
-        sched_yield();
+        cap__kernel_yield();
         if (cap__now() - yield_at > YIELD_FREE_NS)
             costly++;
         else

@@ -243,6 +243,11 @@ void cap__worker_entered(void);
 
 /* Direct thread-to-thread yield; see cap_yield. */
 void cap__yield(struct cap__thread *self);
+/* The libc yields' (intercept/yield.c): cap_yield, and the kernel's
+ * sched_yield when no other thread of the worker was there to run, as a
+ * loop waiting for a kernel thread (one of the program's own, not a user
+ * thread) needs the CPU given away. */
+void cap__yield_libc(struct cap__thread *self);
 /* A yield whose thread may have kept ready I/O from being seen (the end
  * of an I/O turn, io/io.h): through the scheduler's round, which then
  * polls, whenever some I/O could complete; otherwise as cap__yield. */

@@ -7,13 +7,19 @@
  * After a bounded spin the waiter gives its core away with
  * sched_yield, so a holder preempted by the kernel cannot stall a waiter
  * for a whole time slice of busy-waiting.
+ *
+ * The runtime's own yields to the kernel go through cap__kernel_yield:
+ * the library defines sched_yield itself (intercept/yield.c), and on a
+ * user thread that one yields to the worker's other user threads.
  */
 #ifndef CAP_UTIL_SPIN_H
 #define CAP_UTIL_SPIN_H
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/syscall.h>
+
+#include "arch/syscall.h"
 
 typedef struct cap__spin {
     atomic_uint held;
@@ -26,6 +32,12 @@ static inline void cap__cpu_relax(void)
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #endif
+}
+
+/* The kernel's sched_yield: the calling kernel thread gives its CPU away. */
+static inline void cap__kernel_yield(void)
+{
+    cap__sys6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 }
 
 static inline bool cap__spin_trylock(cap__spin *s)
@@ -41,7 +53,7 @@ static inline void cap__spin_lock(cap__spin *s)
         if (++spins < 128)
             cap__cpu_relax();
         else
-            sched_yield();
+            cap__kernel_yield();
     }
 }
 

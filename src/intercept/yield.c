@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Yields: sched_yield and thrd_yield (glibc's <pthread.h> makes a call of
+ * pthread_yield one of sched_yield). On a user thread they give the
+ * worker to its other runnable user threads (cap_yield; with none, the
+ * kernel thread yields its CPU too: sched/worker.h), as
+ * <capriccio/pthread.h> maps them for the program's own code. This is for
+ * code built without the header (a library's spin-then-yield loop), whose
+ * kernel yield handed the CPU back to the same worker and so to the same
+ * user thread: on one worker, a loop waiting for another user thread
+ * never ended. Elsewhere (a kernel thread, a signal handler), the
+ * kernel's yield. The runtime's own spins make the system call
+ * (util/spin.h, cap__kernel_yield), never these.
+ *
+ * sched_yield is async-signal-safe: the scope (io/sigsafe.h) hands a
+ * handler's jump out of it to the thread, made as the call returns.
+ */
+#include <sched.h>
+#include <threads.h>
+
+#include "intercept/intercept.h"
+#include "util/spin.h"
+
+static void yield(void)
+{
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
+    if (cap__ic_user())
+        cap__yield_libc(cap__current());
+    else
+        cap__kernel_yield();
+}
+
+int sched_yield(void)
+{
+    yield();
+    return 0;
+}
+
+void thrd_yield(void)
+{
+    yield();
+}
