@@ -12,28 +12,17 @@
  * RWF_NOWAIT writes or is not one the rule covers. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/uio.h>
 
 #include "io/io_util.h"
 #include "proc_util.h"
 
 enum { THREADS = 8, WRITES = 200, REC = 512 };
-
-static int scratch(int extra)
-{
-    char path[] = "/tmp/capriccio-bufw-XXXXXX";
-    int fd = mkostemp(path, extra);
-    CHECK_GE(fd, 0);
-    CHECK_EQ(unlink(path), 0);
-    return fd;
-}
 
 static void fill(unsigned char *rec, int thread, int k)
 {
@@ -79,23 +68,17 @@ static void *writer(void *arg)
 
 int main(void)
 {
-    int probe = scratch(0);
-    struct statfs sf;
-    CHECK_EQ(fstatfs(probe, &sf), 0);
-    struct iovec one = { "x", 1 };
-    if (pwritev2(probe, &one, 1, 0, RWF_NOWAIT) != -1 || errno != EOPNOTSUPP ||
-        (sf.f_type != EXT4_SUPER_MAGIC && sf.f_type != TMPFS_MAGIC)) {
+    if (!tmp_refuses_nowait_writes()) {
         printf("skip: /tmp takes RWF_NOWAIT writes or is not ext4/tmpfs\n");
         return 77;
     }
-    CHECK_EQ(close(probe), 0);
 
     int before = process_tasks();
-    int shared = scratch(O_APPEND);
+    int shared = unlinked_temp_file(O_APPEND);
     struct job jobs[THREADS];
     cap_thread_t t[THREADS];
     for (int i = 0; i < THREADS; i++) {
-        jobs[i] = (struct job){ .id = i, .own = scratch(0), .shared = shared };
+        jobs[i] = (struct job){ .id = i, .own = unlinked_temp_file(0), .shared = shared };
         t[i] = spawn(writer, &jobs[i]);
     }
     for (int i = 0; i < THREADS; i++)
@@ -138,7 +121,7 @@ int main(void)
     CHECK_EQ(close(shared), 0);
 
     if (worker && pool) {
-        int sync = scratch(O_DSYNC);
+        int sync = unlinked_temp_file(O_DSYNC);
         int was = process_tasks();
         unsigned char rec[REC];
         fill(rec, 0, 0);

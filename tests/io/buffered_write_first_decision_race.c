@@ -11,28 +11,17 @@
  * every record lands. Skips (77) as io/buffered_file_writes does. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/uio.h>
 
 #include "io/io_util.h"
 #include "proc_util.h"
 
 enum { ROUNDS = 400, THREADS = 4, REC = 64 };
-
-static int scratch(void)
-{
-    char path[] = "/tmp/capriccio-bwfd-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK_GE(fd, 0);
-    CHECK_EQ(unlink(path), 0);
-    return fd;
-}
 
 static atomic_int arrived;
 static atomic_int go;
@@ -52,20 +41,14 @@ static void *writer(void *arg)
 
 int main(void)
 {
-    int probe = scratch();
-    struct statfs sf;
-    CHECK_EQ(fstatfs(probe, &sf), 0);
-    struct iovec one = { "x", 1 };
-    if (pwritev2(probe, &one, 1, 0, RWF_NOWAIT) != -1 || errno != EOPNOTSUPP ||
-        (sf.f_type != EXT4_SUPER_MAGIC && sf.f_type != TMPFS_MAGIC)) {
+    if (!tmp_refuses_nowait_writes()) {
         printf("skip: /tmp takes RWF_NOWAIT writes or is not ext4/tmpfs\n");
         return 77;
     }
-    CHECK_EQ(close(probe), 0);
 
     int before = process_tasks();
     for (int r = 0; r < ROUNDS; r++) {
-        file = scratch();
+        file = unlinked_temp_file(0);
         atomic_store(&arrived, 0);
         atomic_store(&go, 0);
         cap_thread_t t[THREADS];

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -16,7 +17,9 @@
 #include <netinet/tcp.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -367,6 +370,21 @@ static inline int unlinked_temp_file(int extra)
     CHECK_GE(fd, 0);
     CHECK_EQ(unlink(path), 0);
     return fd;
+}
+
+/* Whether /tmp's file system is one whose buffered writes refuse
+ * RWF_NOWAIT (EOPNOTSUPP) and that io/disk.c counts as local (ext4,
+ * tmpfs): where it makes buffered writes on the worker ("Buffered
+ * writes"). Tests of that skip (77) elsewhere. */
+static inline bool tmp_refuses_nowait_writes(void)
+{
+    int probe = unlinked_temp_file(0);
+    struct statfs sf;
+    CHECK_EQ(fstatfs(probe, &sf), 0);
+    struct iovec one = { "x", 1 };
+    bool refused = pwritev2(probe, &one, 1, 0, RWF_NOWAIT) == -1 && errno == EOPNOTSUPP;
+    CHECK_EQ(close(probe), 0);
+    return refused && (sf.f_type == EXT4_SUPER_MAGIC || sf.f_type == TMPFS_MAGIC);
 }
 
 /* A watchdog for tests of calls that must time out: unless *done is set
