@@ -58,6 +58,7 @@
 #include <threads.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "intercept/libc_sync.h"
 #include "util/futex.h"
@@ -235,8 +236,8 @@ static bool robust_owner_died(pthread_mutex_t *m)
         ; /* others may only add FUTEX_WAITERS */
     if (v & FUTEX_WAITERS) /* a thread asleep in glibc's lock: on a shared
                               futex if the mutex is process-shared */
-        syscall(SYS_futex, w, FUTEX_WAKE | (kind & KIND_PSHARED ? 0 : FUTEX_PRIVATE_FLAG), 1,
-                NULL, NULL, 0);
+        cap__sys6(SYS_futex, (long)w, FUTEX_WAKE | (kind & KIND_PSHARED ? 0 : FUTEX_PRIVATE_FLAG),
+                  1, 0, 0, 0);
     atomic_signal_fence(memory_order_seq_cst);
     if (head != NULL)
         head->list_op_pending = NULL;

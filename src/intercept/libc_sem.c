@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "sync/sync.h"
 
@@ -112,7 +113,7 @@ int sem_post(sem_t *s)
     if ((v >> 32) == 0)
         return 0; /* nobody counts as waiting */
     const _Atomic uint32_t *value = (const _Atomic uint32_t *)(void *)s;
-    syscall(SYS_futex, value, futex_op, 1, NULL, NULL, 0);
+    cap__sys6(SYS_futex, (long)value, futex_op, 1, 0, 0, 0); /* kernel sleepers (raw: see util/futex.h) */
     if (cap__in_signal_handler())
         cap__wake_on_deferred(value);
     else

@@ -44,6 +44,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "io/io.h"
 #include "io/sigintr.h"
 #include "sched/worker.h"
@@ -74,8 +75,9 @@ static void sleep_on_word(void *arg)
         if (w->to->clock == CLOCK_REALTIME)
             op |= FUTEX_CLOCK_REALTIME;
     }
-    long r = syscall(SYS_futex, w->word, op, w->expected, abs, NULL, FUTEX_BITSET_MATCH_ANY);
-    w->result = r == 0 ? 0 : -errno;
+    long r = cap__sys6(SYS_futex, (long)w->word, op, w->expected, (long)abs, 0,
+                       FUTEX_BITSET_MATCH_ANY);
+    w->result = r == 0 ? 0 : r;
     w->slept = true;
 }
 
@@ -207,7 +209,7 @@ int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to
 
 int cap__shared_wake(_Atomic uint32_t *word, int n)
 {
-    long r = syscall(SYS_futex, word, FUTEX_WAKE, n, NULL, NULL, 0);
+    long r = cap__sys6(SYS_futex, (long)word, FUTEX_WAKE, n, 0, 0, 0);
     int woken = r > 0 ? (int)r : 0;
     if (cap__stack_linked_mode() && woken < n) { /* parked in slices */
         if (cap__in_signal_handler())

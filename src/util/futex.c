@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Kernel futex wrappers; see futex.h. */
+/* Kernel futex wrappers; see futex.h. Raw system calls: the library's
+ * syscall() (intercept/syscall.c) would park a user thread's futex wait. */
 #include "util/futex.h"
+#include "arch/syscall.h"
 #include "util/clock.h"
 
 #include <errno.h>
@@ -17,13 +19,13 @@ int cap__futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline)
     }
     /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, so a
      * spurious wake-up never stretches the total wait. */
-    long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected,
-                     tsp, NULL, FUTEX_BITSET_MATCH_ANY);
-    return r == 0 ? 0 : errno;
+    long r = cap__sys6(SYS_futex, (long)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected,
+                       (long)tsp, 0, FUTEX_BITSET_MATCH_ANY);
+    return r == 0 ? 0 : (int)-r;
 }
 
 int cap__futex_wake(uint32_t *word, int count)
 {
-    long r = syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, NULL, NULL, 0);
+    long r = cap__sys6(SYS_futex, (long)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, 0, 0, 0);
     return r > 0 ? (int)r : 0;
 }

@@ -12,7 +12,8 @@ if(CMAKE_CXX_COMPILER)
     get_filename_component(name ${src} NAME_WE)
     get_target_property(opts test_sync_${name} COMPILE_OPTIONS)
     list(REMOVE_ITEM opts -Werror=implicit-function-declaration) # C only
-    set_target_properties(test_sync_${name} PROPERTIES COMPILE_OPTIONS "${opts}")
+    set_target_properties(test_sync_${name} PROPERTIES COMPILE_OPTIONS "${opts}"
+                          CXX_STANDARD 20) # <latch>, <semaphore>
   endforeach()
 else()
   message(STATUS "tests/sync: no C++ compiler, the C++ lock tests are not built")

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syscall(2), libc's generic system call: what libraries that sleep on
+ * futexes of their own call (C++20's std::atomic::wait, std::latch and
+ * std::counting_semaphore in libstdc++; Rust's std Mutex, Condvar, Once
+ * and thread parking). Made by the kernel on a user thread, such a futex
+ * wait put the worker to sleep, and with it every user thread there: on
+ * one worker, a wait for another user thread of it never ended.
+ *
+ * On a user thread, FUTEX_WAIT and FUTEX_WAIT_BITSET with
+ * FUTEX_BITSET_MATCH_ANY wait without the worker:
+ *  - a process-private futex (FUTEX_PRIVATE_FLAG: Rust's) parks the
+ *    thread on the word (sched/park.h, cap__wait_on: the word compared
+ *    under the bucket lock that wakers take); a signal handled in the
+ *    thread ends it with 0, a wake-up the caller re-checks (the kernel's
+ *    returns EINTR or restarts; callers loop on their condition either
+ *    way);
+ *  - a shared one (libstdc++ 12 makes its waits so: its private flag is
+ *    never configured) may be woken from another process, which only the
+ *    kernel hears: the wait is made in the kernel on the offload pool
+ *    (sync/shared_wait.c, cap__futex_wait_pooled; it holds a pool thread
+ *    while it waits), and a caught signal ends it as the kernel's does.
+ * Results as the kernel's: 0, EAGAIN (the word differed), ETIMEDOUT (the
+ * relative timeout of FUTEX_WAIT; the absolute one of FUTEX_WAIT_BITSET
+ * on CLOCK_MONOTONIC, or with FUTEX_CLOCK_REALTIME on CLOCK_REALTIME),
+ * EINVAL (a misaligned word, a timespec out of range), EFAULT (a word or
+ * timespec not there), EINTR.
+ *
+ * FUTEX_WAKE and FUTEX_WAKE_BITSET, from any thread, of a private futex
+ * wake the user threads parked on the word first, then, for the rest of
+ * the count, kernel threads asleep on it in the kernel; the result is how
+ * many of both. A shared futex's wake is the kernel's (the pool threads
+ * are asleep there), and wakes the threads that linked stacks make park
+ * in slices instead (shared_wait.c).
+ *
+ * Elsewhere (kernel threads, signal handlers), and for the other
+ * operations (requeue, wake-op, PI locks, specific bitsets' waits), the
+ * kernel's: on a user thread those block the worker, as before. A wake of
+ * a private futex made without syscall() (an inline system call) does not
+ * reach the user threads parked here (README, Limits).
+ *
+ * Every other number goes to the kernel unchanged, with libc's
+ * convention (-1 and errno for results from -4095 to -1). The library's
+ * own futex calls are raw system calls (util/futex.h), never these.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "arch/syscall.h"
+#include "arch/usercheck.h"
+#include "intercept/intercept.h"
+#include "sched/park.h"
+#include "stack/stack.h"
+#include "sync/sync.h"
+#include "util/clock.h"
+
+static bool valid(const struct timespec *ts)
+{
+    return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
+}
+
+/* The monotonic deadline of a futex wait's timeout, or a -errno. */
+static int64_t wait_deadline(const struct timespec *ts, bool absolute, bool realtime,
+                             uint64_t *deadline)
+{
+    if (ts == NULL) {
+        *deadline = CAP__FOREVER;
+        return 0;
+    }
+    if (!cap__user_readable(ts, sizeof *ts))
+        return -EFAULT;
+    if (!valid(ts))
+        return -EINVAL;
+    uint64_t ns = cap__timeout_ns((uint64_t)ts->tv_sec, (uint64_t)ts->tv_nsec);
+    if (!absolute) {
+        *deadline = cap__deadline_after(ns);
+    } else if (!realtime) {
+        *deadline = ns;
+    } else {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        uint64_t n = cap__timeout_ns((uint64_t)now.tv_sec, (uint64_t)now.tv_nsec);
+        *deadline = ns <= n ? cap__now() : cap__deadline_after(ns - n);
+    }
+    return 0;
+}
+
+/* A futex wait on a user thread: the result as the kernel's. */
+static long wait_on_word(uint32_t *word, uint32_t expected, const struct timespec *ts,
+                         bool absolute, bool realtime, bool shared)
+{
+    if ((uintptr_t)word % sizeof(uint32_t) != 0)
+        return -EINVAL;
+    if (!cap__user_readable(word, sizeof *word))
+        return -EFAULT;
+    uint64_t deadline;
+    int64_t bad = wait_deadline(ts, absolute, realtime, &deadline);
+    if (bad != 0)
+        return bad;
+    _Atomic uint32_t *addr = (_Atomic uint32_t *)word;
+    if (!shared)
+        return -(long)cap__wait_on(addr, expected, deadline, CAP__PARK_WAIT);
+    cap__timeout to, *top = NULL;
+    if (deadline != CAP__FOREVER) {
+        struct timespec abs = cap__ns_to_timespec(deadline);
+        if (cap__timeout_init(&to, CLOCK_MONOTONIC, &abs) != 0)
+            return -EINVAL;
+        top = &to;
+    }
+    return cap__futex_wait_pooled(addr, expected, top, 0);
+}
+
+/* A futex wake: of a private futex, user threads parked on the word,
+ * then kernel threads asleep on it, up to n in all; of a shared one, the
+ * kernel's, and the threads parked in slices under linked stacks. */
+static long wake_word(uint32_t *word, int n, int op, uint32_t bitset)
+{
+    if ((uintptr_t)word % sizeof(uint32_t) != 0 || bitset == 0 ||
+        !cap__user_readable(word, sizeof *word))
+        return cap__sys6(SYS_futex, (long)word, op, n, 0, 0, bitset); /* the kernel's answer */
+    const _Atomic uint32_t *addr = (const _Atomic uint32_t *)word;
+    bool shared = !(op & FUTEX_PRIVATE_FLAG);
+    int woken = 0;
+    if (shared) {
+        long r = cap__sys6(SYS_futex, (long)word, op, n, 0, 0, bitset);
+        if (r < 0 || r >= n || !cap__stack_linked_mode())
+            return r;
+        woken = (int)r;
+    }
+    if (cap__in_signal_handler())
+        cap__wake_on_deferred(addr); /* takes no lock; the count is not known */
+    else
+        woken += cap__wake_on(addr, n - woken);
+    if (shared || woken >= n)
+        return woken;
+    long r = cap__sys6(SYS_futex, (long)word, op, n - woken, 0, 0, bitset);
+    return r < 0 ? (woken > 0 ? woken : r) : woken + r;
+}
+
+/* Whether the runtime makes this futex call (then *r is its result). */
+static bool futex(const long a[6], long *r)
+{
+    /* The int arguments are the registers' low halves, as the kernel
+     * reads them. */
+    uint32_t *word = (uint32_t *)a[0];
+    int op = (int)a[1];
+    bool shared = !(op & FUTEX_PRIVATE_FLAG);
+    const struct timespec *ts = (const struct timespec *)a[3];
+    int n = (int)a[2];
+    if (n <= 0)
+        n = 1; /* the kernel's count: it wakes one before it compares */
+    switch (op & FUTEX_CMD_MASK) {
+    case FUTEX_WAIT:
+        if (!cap__ic_user())
+            return false;
+        *r = wait_on_word(word, (uint32_t)a[2], ts, false, false, shared);
+        return true;
+    case FUTEX_WAIT_BITSET:
+        if ((uint32_t)a[5] != FUTEX_BITSET_MATCH_ANY || !cap__ic_user())
+            return false;
+        *r = wait_on_word(word, (uint32_t)a[2], ts, true, (op & FUTEX_CLOCK_REALTIME) != 0,
+                          shared);
+        return true;
+    case FUTEX_WAKE:
+        *r = wake_word(word, n, op, FUTEX_BITSET_MATCH_ANY); /* (the kernel ignores it) */
+        return true;
+    case FUTEX_WAKE_BITSET:
+        *r = wake_word(word, n, op, (uint32_t)a[5]);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Reads six arguments whatever the call takes, as libc's does (the
+ * registers the kernel would read); not instrumented, since the last may
+ * lie in the caller's frame past what it passed. */
+__attribute__((no_sanitize_address)) long syscall(long nr, ...)
+{
+    long a[6];
+    va_list ap;
+    va_start(ap, nr);
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    long r;
+    if (nr != SYS_futex || !futex(a, &r))
+        r = cap__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (r < 0 && r >= -4095) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
+}
