@@ -23,18 +23,7 @@
 #include <stdexcept>
 
 #include "check.h"
-
-static cap_thread_t spawn(void *(*fn)(void *), void *arg)
-{
-    cap_thread_t t;
-    CHECK_EQ(cap_thread_create(&t, nullptr, fn, arg), 0);
-    return t;
-}
-
-static void join(cap_thread_t t)
-{
-    CHECK_EQ(cap_thread_join(t, nullptr), 0);
-}
+#include "cxx_util.h"
 
 static std::mutex m;
 static int pipefd[2];

@@ -18,20 +18,9 @@
 #include <thread>
 
 #include "check.h"
+#include "cxx_util.h"
 
 enum { ROUNDS = 20, SLEEP_US = 2000 };
-
-static cap_thread_t spawn(void *(*fn)(void *), void *arg)
-{
-    cap_thread_t t;
-    CHECK_EQ(cap_thread_create(&t, nullptr, fn, arg), 0);
-    return t;
-}
-
-static void join(cap_thread_t t)
-{
-    CHECK_EQ(cap_thread_join(t, nullptr), 0);
-}
 
 static std::atomic<int> word{ 0 };
 
