@@ -94,14 +94,14 @@ static int64_t wait_deadline(const struct timespec *ts, bool absolute, bool real
 static long wait_on_word(uint32_t *word, uint32_t expected, const struct timespec *ts,
                          bool absolute, bool realtime, bool shared)
 {
+    uint64_t deadline; /* the timeout is checked first, as in the kernel */
+    int64_t bad = wait_deadline(ts, absolute, realtime, &deadline);
+    if (bad != 0)
+        return bad;
     if ((uintptr_t)word % sizeof(uint32_t) != 0)
         return -EINVAL;
     if (!cap__user_readable(word, sizeof *word))
         return -EFAULT;
-    uint64_t deadline;
-    int64_t bad = wait_deadline(ts, absolute, realtime, &deadline);
-    if (bad != 0)
-        return bad;
     _Atomic uint32_t *addr = (_Atomic uint32_t *)word;
     if (!shared)
         return -(long)cap__wait_on(addr, expected, deadline, CAP__PARK_WAIT);
@@ -167,9 +167,13 @@ static bool futex(const long a[6], long *r)
                           shared);
         return true;
     case FUTEX_WAKE:
+        if (op & FUTEX_CLOCK_REALTIME)
+            return false; /* the kernel refuses it (ENOSYS) */
         *r = wake_word(word, n, op, FUTEX_BITSET_MATCH_ANY); /* (the kernel ignores it) */
         return true;
     case FUTEX_WAKE_BITSET:
+        if (op & FUTEX_CLOCK_REALTIME)
+            return false;
         *r = wake_word(word, n, op, (uint32_t)a[5]);
         return true;
     default:

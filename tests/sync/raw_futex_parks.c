@@ -197,6 +197,8 @@ static void *bad_calls(void *arg)
     fails_with(wake((atomic_uint *)(void *)(bytes + 1), 1), EINVAL);
     fails_with(futex((atomic_uint *)8, FUTEX_WAIT, 0, &rel, 0), EFAULT);
     fails_with(futex(&zero, FUTEX_WAIT, 0, (const struct timespec *)8, 0), EFAULT);
+    fails_with(futex((atomic_uint *)8, FUTEX_WAIT, 0, &bad, 0), EINVAL); /* the timeout first */
+    fails_with(futex(&zero, FUTEX_WAKE | FUTEX_CLOCK_REALTIME, 1, NULL, 0), ENOSYS);
     CHECK_EQ(wake(&zero, 1), 0); /* no one waits */
     CHECK_EQ(syscall(SYS_getpid), getpid()); /* other numbers: the kernel's */
     fails_with(syscall(SYS_close, -1), EBADF);
