@@ -56,6 +56,10 @@ bool cap__ic_interposed(void);
  * cannot do (start, or a call of the program's). */
 _Noreturn void cap__ic_order_refuse(const char *what);
 
+/* At start-up (runtime/init.c): makes sched_yield the kernel's once
+ * exit() has begun (intercept/yield.c). */
+void cap__ic_yield_start(void);
+
 /* Sets errno, for a function that read or wrote it before it parked:
  * glibc's __errno_location is declared const, so a compiler may keep the
  * address it returned then, the errno of the worker the thread ran on

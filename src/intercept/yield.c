@@ -12,19 +12,42 @@
  * kernel's yield. The runtime's own spins make the system call
  * (util/spin.h, cap__kernel_yield), never these.
  *
+ * Once exit() has begun (atexit handlers, the first of which is ours,
+ * registered at start-up after the sanitizers' own), they are the
+ * kernel's: LeakSanitizer's check at exit locks the allocator and stops
+ * the other kernel threads, then spins on sched_yield until its tracer is
+ * done, and a switch to another user thread there (one that allocates, or
+ * the scheduler's round) deadlocked on the allocator's lock. A leak check
+ * the program asks for (__lsan_do_leak_check) while other user threads
+ * are runnable can still meet that (README, Limits).
+ *
  * sched_yield is async-signal-safe: the scope (io/sigsafe.h) hands a
  * handler's jump out of it to the thread, made as the call returns.
  */
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <threads.h>
 
 #include "intercept/intercept.h"
 #include "util/spin.h"
 
+static atomic_bool exiting;
+
+static void at_exit(void)
+{
+    atomic_store_explicit(&exiting, true, memory_order_relaxed);
+}
+
+void cap__ic_yield_start(void)
+{
+    atexit(at_exit);
+}
+
 static void yield(void)
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
-    if (cap__ic_user())
+    if (cap__ic_user() && !atomic_load_explicit(&exiting, memory_order_relaxed))
         cap__yield_libc(cap__current());
     else
         cap__kernel_yield();

@@ -63,6 +63,7 @@ static bool start_runtime(void)
     }
     atomic_store(&cap__live_threads, 1);
     cap__io_start();
+    cap__ic_yield_start();
     cap__deadlock_init();
     cap__workers_start(main_thread, SCHED_STACK_SIZE);
     cap__sigmask_init(main_thread);
