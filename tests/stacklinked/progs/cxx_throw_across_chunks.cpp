@@ -3,10 +3,6 @@
 // deep and caught at the top unwinds through every __morestack frame; each
 // one's cleanup unlinks its chunk, so after 50 throws no chunk is linked,
 // the limit is the first chunk's again and no chunk leaked.
-//
-// <capriccio.h> declares cap_thread_exit with C11's _Noreturn, which is not
-// C++: until the header spells it portably, this test defines it.
-#define _Noreturn [[noreturn]]
 #include <capriccio.h>
 
 #include <cstdint>
