@@ -7,15 +7,22 @@
  * while another such thread drains the pipe, and so do fputws and fclose
  * on a wide stream; then it waits for a glibc pthread mutex that another
  * such thread holds while it parks in a read (the library's wrappers of
- * glibc's mutex). On CAP_WORKERS=1 a call that was not intercepted would
- * block the only worker forever. */
+ * glibc's mutex); then it spins on sched_yield until another such thread
+ * has run, and waits on a futex through syscall() for one. On
+ * CAP_WORKERS=1 a call that was not intercepted would block the only
+ * worker forever. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -63,6 +70,26 @@ static void *late_writer(void *arg)
     (void)arg;
     usleep(20000); /* main waits for gm by now */
     return write(r[1], "x", 1) == 1 ? NULL : (void *)1;
+}
+
+static atomic_int flag;
+
+static void *flag_setter(void *arg)
+{
+    (void)arg;
+    atomic_store(&flag, 1);
+    return NULL;
+}
+
+static atomic_uint word;
+
+static void *word_waker(void *arg)
+{
+    (void)arg;
+    usleep(20000); /* main waits on the word by now */
+    atomic_store(&word, 1);
+    syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    return NULL;
 }
 
 int main(void)
@@ -138,6 +165,28 @@ int main(void)
         fprintf(stderr, "the glibc mutex case failed\n");
         return 1;
     }
+    /* A spin on sched_yield for another user thread, and a futex wait
+     * through syscall() for one: each ran the kernel's on main's worker,
+     * where the other thread never ran with one worker. */
+    if (create(&t, NULL, flag_setter, NULL) != 0)
+        return 1;
+    for (long i = 0; !atomic_load(&flag) && i < 1000000; i++)
+        sched_yield();
+    if (!atomic_load(&flag) || join(t, NULL) != 0) {
+        fprintf(stderr, "sched_yield did not let the other thread run\n");
+        return 1;
+    }
+    if (create(&t, NULL, word_waker, NULL) != 0)
+        return 1;
+    struct timespec ten = { 10, 0 };
+    while (atomic_load(&word) == 0)
+        if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ten, NULL, 0) != 0 &&
+            errno != EAGAIN) {
+            fprintf(stderr, "the futex wait through syscall() failed: %d\n", errno);
+            return 1;
+        }
+    if (join(t, NULL) != 0)
+        return 1;
     puts("preload ok");
     return 0;
 }
