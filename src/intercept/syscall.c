@@ -44,9 +44,9 @@
  * own futex calls are raw system calls (util/futex.h), never these.
  */
 #include <errno.h>
-#include <limits.h>
 #include <linux/futex.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -64,29 +64,30 @@ static bool valid(const struct timespec *ts)
     return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
 }
 
-/* The monotonic deadline of a futex wait's timeout, or a -errno. */
-static int64_t wait_deadline(const struct timespec *ts, bool absolute, bool realtime,
-                             uint64_t *deadline)
+/* A futex wait's timeout as the sync layer's (*top: NULL for none), or a
+ * -errno: FUTEX_WAIT's is relative, FUTEX_WAIT_BITSET's absolute on
+ * CLOCK_MONOTONIC or, with FUTEX_CLOCK_REALTIME, on CLOCK_REALTIME (whose
+ * steps the wait then follows, as the kernel's does). */
+static long wait_timeout(const struct timespec *ts, bool absolute, bool realtime,
+                         cap__timeout *to, cap__timeout **top)
 {
-    if (ts == NULL) {
-        *deadline = CAP__FOREVER;
+    *top = NULL;
+    if (ts == NULL)
         return 0;
-    }
     if (!cap__user_readable(ts, sizeof *ts))
         return -EFAULT;
     if (!valid(ts))
         return -EINVAL;
-    uint64_t ns = cap__timeout_ns((uint64_t)ts->tv_sec, (uint64_t)ts->tv_nsec);
+    struct timespec abs = *ts;
     if (!absolute) {
-        *deadline = cap__deadline_after(ns);
-    } else if (!realtime) {
-        *deadline = ns;
-    } else {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        uint64_t n = cap__timeout_ns((uint64_t)now.tv_sec, (uint64_t)now.tv_nsec);
-        *deadline = ns <= n ? cap__now() : cap__deadline_after(ns - n);
+        uint64_t deadline = cap__ic_rel_deadline(ts);
+        if (deadline == CAP__FOREVER)
+            return 0;
+        abs = cap__ns_to_timespec(deadline);
     }
+    if (cap__timeout_init(to, absolute && realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &abs) != 0)
+        return -EINVAL;
+    *top = to;
     return 0;
 }
 
@@ -94,8 +95,8 @@ static int64_t wait_deadline(const struct timespec *ts, bool absolute, bool real
 static long wait_on_word(uint32_t *word, uint32_t expected, const struct timespec *ts,
                          bool absolute, bool realtime, bool shared)
 {
-    uint64_t deadline; /* the timeout is checked first, as in the kernel */
-    int64_t bad = wait_deadline(ts, absolute, realtime, &deadline);
+    cap__timeout to, *top; /* the timeout is checked first, as in the kernel */
+    long bad = wait_timeout(ts, absolute, realtime, &to, &top);
     if (bad != 0)
         return bad;
     if ((uintptr_t)word % sizeof(uint32_t) != 0)
@@ -103,16 +104,11 @@ static long wait_on_word(uint32_t *word, uint32_t expected, const struct timespe
     if (!cap__user_readable(word, sizeof *word))
         return -EFAULT;
     _Atomic uint32_t *addr = (_Atomic uint32_t *)word;
-    if (!shared)
-        return -(long)cap__wait_on(addr, expected, deadline, CAP__PARK_WAIT);
-    cap__timeout to, *top = NULL;
-    if (deadline != CAP__FOREVER) {
-        struct timespec abs = cap__ns_to_timespec(deadline);
-        if (cap__timeout_init(&to, CLOCK_MONOTONIC, &abs) != 0)
-            return -EINVAL;
-        top = &to;
-    }
-    return cap__futex_wait_pooled(addr, expected, top, 0);
+    if (atomic_load(addr) != expected)
+        return -EAGAIN; /* before a timeout that has passed, as in the kernel */
+    if (shared)
+        return cap__futex_wait_pooled(addr, expected, top, 0);
+    return -(long)cap__sync_wait(addr, expected, top, CAP__PARK_WAIT, false);
 }
 
 /* A futex wake: of a private futex, user threads parked on the word,

@@ -3,9 +3,10 @@
  * with locks of their own make them (libstdc++'s std::atomic::wait, Rust's
  * std), park the user thread instead of its worker (intercept/syscall.c):
  *  - pairs of user threads pass a token back and forth through
- *    futex-based semaphores; with one worker the kernel's wait slept the
- *    only worker and no one could post (a watchdog kernel thread gives up
- *    after 20 s and the test fails instead of hanging);
+ *    futex-based semaphores (one side waits with FUTEX_WAIT, the other
+ *    with FUTEX_WAIT_BITSET, Rust's call); with one worker the kernel's
+ *    wait slept the only worker and no one could post (a watchdog kernel
+ *    thread gives up after 20 s and the test fails instead of hanging);
  *  - user threads parked on a word are woken one wake at a time, and the
  *    wakes count exactly them;
  *  - a kernel thread (glibc's) asleep on a word is woken by a user
@@ -22,6 +23,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -57,8 +59,9 @@ static long wake(atomic_uint *word, int n)
     return futex(word, FUTEX_WAKE, (uint32_t)n, NULL, 0);
 }
 
-/* A counting semaphore on one futex word. */
-static void sem_down(atomic_uint *s)
+/* A counting semaphore on one futex word; bitset: wait with
+ * FUTEX_WAIT_BITSET (match-any, no timeout), as Rust's std does. */
+static void sem_down(atomic_uint *s, bool bitset)
 {
     for (;;) {
         unsigned v = atomic_load(s);
@@ -68,7 +71,8 @@ static void sem_down(atomic_uint *s)
             continue;
         }
         CHECK(!atomic_load(&gave_up));
-        long r = wait_on(s, 0);
+        long r = bitset ? futex(s, FUTEX_WAIT_BITSET, 0, NULL, FUTEX_BITSET_MATCH_ANY)
+                        : wait_on(s, 0);
         CHECK(r == 0 || (r == -1 && errno == EAGAIN));
     }
 }
@@ -89,7 +93,7 @@ static void *server(void *arg)
 {
     struct pair *p = arg;
     for (int r = 0; r < ROUNDS; r++) {
-        sem_down(&p->there);
+        sem_down(&p->there, false);
         sem_up(&p->back);
     }
     return NULL;
@@ -100,7 +104,7 @@ static void *client(void *arg)
     struct pair *p = arg;
     for (int r = 0; r < ROUNDS; r++) {
         sem_up(&p->there);
-        sem_down(&p->back);
+        sem_down(&p->back, true);
     }
     return NULL;
 }
