@@ -58,6 +58,7 @@
 #include "io/sigintr.h"
 #include "io/sigmask.h"
 #include "sched/worker.h"
+#include "sync/sync.h"
 
 /* The sigaction table's lock is held across the fork (src/stack/signal.c).
  * The handlers of cap_atfork (atfork.c) run outside the runtime's own
@@ -86,6 +87,7 @@ pid_t fork(void)
          * thread hung the child). */
         cap__libc_kept_forked();
         cap__io_forked();
+        cap__futex_key_forked();
         cap__stream_turns_forked();
         cap__sigmask_forked(cap__current());
     }

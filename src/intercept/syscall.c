@@ -15,29 +15,33 @@
  *    thread ends it with 0, a wake-up the caller re-checks (the kernel's
  *    returns EINTR or restarts; callers loop on their condition either
  *    way);
- *  - a shared one (libstdc++ 12 makes its waits so: its private flag is
- *    never configured) may be woken from another process, which only the
- *    kernel hears: the wait is made in the kernel on the offload pool
- *    (sync/shared_wait.c, cap__futex_wait_pooled; it holds a pool thread
- *    while it waits), and a caught signal ends it as the kernel's does.
+ *  - so does a shared one (libstdc++ 12 makes its waits so: its private
+ *    flag is never configured) on private anonymous memory, the heap or a
+ *    stack: the kernel keys it by this process as a private one, so no
+ *    other process can wake it (sync/futex_key.c);
+ *  - a shared one on memory other processes may map (MAP_SHARED, a file)
+ *    may be woken from another process, which only the kernel hears: the
+ *    wait is made in the kernel on the offload pool (sync/shared_wait.c,
+ *    cap__futex_wait_pooled; it holds a pool thread while it waits), and a
+ *    caught signal ends it as the kernel's does.
  * Results as the kernel's: 0, EAGAIN (the word differed), ETIMEDOUT (the
  * relative timeout of FUTEX_WAIT; the absolute one of FUTEX_WAIT_BITSET
  * on CLOCK_MONOTONIC, or with FUTEX_CLOCK_REALTIME on CLOCK_REALTIME),
  * EINVAL (a misaligned word, a timespec out of range), EFAULT (a word or
  * timespec not there), EINTR.
  *
- * FUTEX_WAKE and FUTEX_WAKE_BITSET, from any thread, of a private futex
- * wake the user threads parked on the word first, then, for the rest of
- * the count, kernel threads asleep on it in the kernel; the result is how
- * many of both. A shared futex's wake is the kernel's (the pool threads
- * are asleep there), and wakes the threads that linked stacks make park
- * in slices instead (shared_wait.c).
+ * FUTEX_WAKE and FUTEX_WAKE_BITSET, from any thread, private or shared,
+ * wake the user threads parked on the word first (the threads that linked
+ * stacks make park in slices for the pool's wait among them,
+ * shared_wait.c), then, for the rest of the count, threads asleep on it in
+ * the kernel (pool threads, kernel threads, other processes'); the result
+ * is how many of both.
  *
  * Elsewhere (kernel threads, signal handlers), and for the other
  * operations (requeue, wake-op, PI locks, specific bitsets' waits), the
- * kernel's: on a user thread those block the worker, as before. A wake of
- * a private futex made without syscall() (an inline system call) does not
- * reach the user threads parked here (README, Limits).
+ * kernel's: on a user thread those block the worker, as before. A wake
+ * made without syscall() (an inline system call) does not reach the user
+ * threads parked here (README, Limits).
  *
  * Every other number goes to the kernel unchanged, with libc's
  * convention (-1 and errno for results from -4095 to -1). The library's
@@ -55,7 +59,6 @@
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "sched/park.h"
-#include "stack/stack.h"
 #include "sync/sync.h"
 #include "util/clock.h"
 
@@ -106,33 +109,25 @@ static long wait_on_word(uint32_t *word, uint32_t expected, const struct timespe
     _Atomic uint32_t *addr = (_Atomic uint32_t *)word;
     if (atomic_load(addr) != expected)
         return -EAGAIN; /* before a timeout that has passed, as in the kernel */
-    if (shared)
+    if (shared && !cap__futex_key_local(word))
         return cap__futex_wait_pooled(addr, expected, top, 0);
     return -(long)cap__sync_wait(addr, expected, top, CAP__PARK_WAIT, false);
 }
 
-/* A futex wake: of a private futex, user threads parked on the word,
- * then kernel threads asleep on it, up to n in all; of a shared one, the
- * kernel's, and the threads parked in slices under linked stacks. */
+/* A futex wake, private or shared: user threads parked on the word, then
+ * threads asleep on it in the kernel, up to n in all. */
 static long wake_word(uint32_t *word, int n, int op, uint32_t bitset)
 {
     if ((uintptr_t)word % sizeof(uint32_t) != 0 || bitset == 0 ||
         !cap__user_readable(word, sizeof *word))
         return cap__sys6(SYS_futex, (long)word, op, n, 0, 0, bitset); /* the kernel's answer */
     const _Atomic uint32_t *addr = (const _Atomic uint32_t *)word;
-    bool shared = !(op & FUTEX_PRIVATE_FLAG);
     int woken = 0;
-    if (shared) {
-        long r = cap__sys6(SYS_futex, (long)word, op, n, 0, 0, bitset);
-        if (r < 0 || r >= n || !cap__stack_linked_mode())
-            return r;
-        woken = (int)r;
-    }
     if (cap__in_signal_handler())
         cap__wake_on_deferred(addr); /* takes no lock; the count is not known */
     else
-        woken += cap__wake_on(addr, n - woken);
-    if (shared || woken >= n)
+        woken = cap__wake_on(addr, n);
+    if (woken >= n)
         return woken;
     long r = cap__sys6(SYS_futex, (long)word, op, n - woken, 0, 0, bitset);
     return r < 0 ? (woken > 0 ? woken : r) : woken + r;

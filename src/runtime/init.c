@@ -21,6 +21,7 @@
 #include "runtime/config.h"
 #include "sched/park.h"
 #include "sched/worker.h"
+#include "sync/sync.h"
 #include "thread/thread.h"
 #include "util/clock.h"
 #include "util/die.h"
@@ -65,6 +66,7 @@ static bool start_runtime(void)
     cap__io_start();
     cap__ic_yield_start();
     cap__deadlock_init();
+    cap__futex_key_init();
     cap__workers_start(main_thread, SCHED_STACK_SIZE);
     cap__sigmask_init(main_thread);
     if (cap__park_reserve(1) != 0)

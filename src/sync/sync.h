@@ -93,6 +93,14 @@ enum {
  * spuriously), -EAGAIN (*word differed), -ETIMEDOUT, -EINTR or
  * -ECANCELED. */
 long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to, int how);
+/* Whether a futex on word is keyed by this process alone (its page is
+ * private anonymous memory), so that a shared futex wait on it can only
+ * be woken from this process, as a private one (futex_key.c). False when
+ * it cannot tell. Any thread; a system call. */
+bool cap__futex_key_local(const void *word);
+/* At start-up (runtime/init.c), and in a fork's child (handover.c). */
+void cap__futex_key_init(void);
+void cap__futex_key_forked(void);
 /* cap__sync_wait for a process-shared object: a few yields watching the
  * word first, then cap__futex_wait_pooled (a kernel thread the library
  * does not run: its own futex wait, where cancellable, a cancellation

@@ -16,8 +16,10 @@
  *    agree with what is expected (EAGAIN, ETIMEDOUT for relative and both
  *    absolute clocks, EINVAL, EFAULT).
  * All of it with private futexes (parked on the word), then with shared
- * ones (waited for in the kernel on the offload pool, so that another
- * process's wake is heard). */
+ * ones on the same private memory (parked too: no other process can reach
+ * them, sync/futex_key.c), then with shared ones on a MAP_SHARED mapping
+ * (waited for in the kernel on the offload pool, so that another process's
+ * wake would be heard). */
 #include <capriccio.h>
 #include <errno.h>
 #include <linux/futex.h>
@@ -25,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,8 +42,8 @@ enum { PAIRS = 8, ROUNDS = 2000, WAITERS = 4, WATCHDOG_S = 20 };
 
 static atomic_int gave_up;
 
-/* FUTEX_PRIVATE_FLAG in the first half of the test, 0 in the second: a
- * shared futex (libstdc++ 12's) waits in the kernel on the offload pool. */
+/* FUTEX_PRIVATE_FLAG in the first run of the test, 0 in the others: a
+ * shared futex, libstdc++ 12's. */
 static int private_flag = FUTEX_PRIVATE_FLAG;
 
 static long futex(atomic_uint *word, int op, uint32_t val, const struct timespec *ts,
@@ -87,7 +90,14 @@ struct pair {
     atomic_uint there, back;
 };
 
-static struct pair pairs[PAIRS];
+/* Every word the runs wait on: in .bss, then in a MAP_SHARED mapping. */
+struct words {
+    struct pair pairs[PAIRS];
+    atomic_uint counted_word, kernel_word, user_word;
+};
+
+static struct words private_words;
+static struct words *_Atomic words = &private_words;
 
 static void *server(void *arg)
 {
@@ -117,30 +127,27 @@ static void *watchdog(void *arg)
     sleep(WATCHDOG_S);
     atomic_store(&gave_up, 1);
     for (int i = 0; i < PAIRS; i++) {
-        wake(&pairs[i].there, INT32_MAX);
-        wake(&pairs[i].back, INT32_MAX);
+        wake(&words->pairs[i].there, INT32_MAX);
+        wake(&words->pairs[i].back, INT32_MAX);
     }
     return NULL;
 }
 
-static atomic_uint counted_word;
 static atomic_int counted_done;
 
 static void *counted_waiter(void *arg)
 {
     (void)arg;
-    CHECK_EQ(wait_on(&counted_word, 0), 0); /* the word never changes: only a wake ends it */
+    CHECK_EQ(wait_on(&words->counted_word, 0), 0); /* the word never changes: only a wake ends it */
     atomic_fetch_add(&counted_done, 1);
     return NULL;
 }
 
-static atomic_uint kernel_word, user_word;
-
 static void *kernel_sleeper(void *arg)
 {
     (void)arg;
-    while (atomic_load(&kernel_word) == 0) {
-        long r = wait_on(&kernel_word, 0);
+    while (atomic_load(&words->kernel_word) == 0) {
+        long r = wait_on(&words->kernel_word, 0);
         CHECK(r == 0 || (r == -1 && errno == EAGAIN));
     }
     return NULL;
@@ -150,8 +157,8 @@ static void *kernel_waker(void *arg)
 {
     (void)arg;
     usleep(10000); /* a kernel thread's sleep: the user thread parks meanwhile */
-    atomic_store(&user_word, 1);
-    CHECK_GE(wake(&user_word, 1), 0);
+    atomic_store(&words->user_word, 1);
+    CHECK_GE(wake(&words->user_word, 1), 0);
     return NULL;
 }
 
@@ -212,8 +219,7 @@ static void *bad_calls(void *arg)
 static void run(void)
 {
     atomic_store(&counted_done, 0);
-    atomic_store(&kernel_word, 0);
-    atomic_store(&user_word, 0);
+    *words = (struct words){ 0 };
     /* Bad calls and timeouts, on a user thread and on a kernel thread. */
     bad_calls(NULL);
     pthread_t k;
@@ -223,8 +229,8 @@ static void run(void)
     /* Token passing between user threads. */
     cap_thread_t t[2 * PAIRS];
     for (int i = 0; i < PAIRS; i++) {
-        CHECK_EQ(cap_thread_create(&t[2 * i], NULL, server, &pairs[i]), 0);
-        CHECK_EQ(cap_thread_create(&t[2 * i + 1], NULL, client, &pairs[i]), 0);
+        CHECK_EQ(cap_thread_create(&t[2 * i], NULL, server, &words->pairs[i]), 0);
+        CHECK_EQ(cap_thread_create(&t[2 * i + 1], NULL, client, &words->pairs[i]), 0);
     }
     for (int i = 0; i < 2 * PAIRS; i++)
         CHECK_EQ(cap_thread_join(t[i], NULL), 0);
@@ -236,7 +242,7 @@ static void run(void)
         CHECK_EQ(cap_thread_create(&w[i], NULL, counted_waiter, NULL), 0);
     long woken = 0;
     while (atomic_load(&counted_done) < WAITERS) {
-        long r = wake(&counted_word, 1);
+        long r = wake(&words->counted_word, 1);
         CHECK(r == 0 || r == 1);
         woken += r;
         cap_yield();
@@ -248,14 +254,14 @@ static void run(void)
     /* A kernel thread woken by a user thread's wake. */
     CHECK_EQ(pthread_create(&k, NULL, kernel_sleeper, NULL), 0);
     usleep(10000); /* parks main: the kernel thread goes to sleep meanwhile */
-    atomic_store(&kernel_word, 1);
-    CHECK_GE(wake(&kernel_word, 1), 0);
+    atomic_store(&words->kernel_word, 1);
+    CHECK_GE(wake(&words->kernel_word, 1), 0);
     CHECK_EQ(pthread_join(k, NULL), 0);
 
     /* A user thread woken by a kernel thread's wake. */
     CHECK_EQ(pthread_create(&k, NULL, kernel_waker, NULL), 0);
-    while (atomic_load(&user_word) == 0) {
-        long r = wait_on(&user_word, 0);
+    while (atomic_load(&words->user_word) == 0) {
+        long r = wait_on(&words->user_word, 0);
         CHECK(r == 0 || (r == -1 && errno == EAGAIN));
     }
     CHECK_EQ(pthread_join(k, NULL), 0);
@@ -269,6 +275,11 @@ int main(void)
     CHECK_EQ(pthread_detach(dog), 0);
     run();
     private_flag = 0;
+    run();
+    struct words *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
+                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(shared != MAP_FAILED);
+    words = shared; /* (the watchdog may read either: both stay mapped) */
     run();
     return 0;
 }

@@ -7,6 +7,10 @@
 // the thread that was to notify never ran again (a watchdog kernel thread
 // fails the test after 20 s instead of letting it hang). Each waiter's
 // partner sleeps first (usleep parks it), so the wait outlasts the spin.
+// Then a crowd of threads waits on one latch: libstdc++'s futex calls are
+// shared ones, and on private memory they park the thread too
+// (sync/futex_key.c), so the waiters add no kernel threads (each held an
+// offload-pool thread before).
 #include <capriccio.h>
 #include <unistd.h>
 
@@ -19,8 +23,9 @@
 
 #include "check.h"
 #include "cxx_util.h"
+#include "proc_util.h"
 
-enum { ROUNDS = 20, SLEEP_US = 2000 };
+enum { ROUNDS = 20, SLEEP_US = 2000, CROWD = 100 };
 
 static std::atomic<int> word{ 0 };
 
@@ -48,6 +53,37 @@ static void *releaser(void *)
     usleep(SLEEP_US);
     tokens.release(2);
     return nullptr;
+}
+
+static std::latch *crowd;
+static std::atomic<int> crowd_arrived{ 0 };
+
+static void *crowd_waiter(void *)
+{
+    crowd_arrived.fetch_add(1);
+    crowd->wait();
+    return nullptr;
+}
+
+static void crowd_waits_without_kernel_threads()
+{
+    std::latch l(1);
+    crowd = &l;
+    int before = process_tasks();
+    cap_thread_t t[CROWD];
+    for (auto &c : t)
+        c = spawn(crowd_waiter, nullptr);
+    while (crowd_arrived.load() < CROWD)
+        usleep(1000);
+    usleep(20000); // the waiters go on into their waits meanwhile
+    int during = process_tasks();
+    if (during >= before + CROWD / 4) {
+        print_tasks("while the crowd waits");
+        CHECK_LT(during, before + CROWD / 4);
+    }
+    l.count_down();
+    for (auto c : t)
+        join(c);
 }
 
 int main()
@@ -80,5 +116,6 @@ int main()
         CHECK(!tokens.try_acquire());
         join(t);
     }
+    crowd_waits_without_kernel_threads();
     return 0;
 }
