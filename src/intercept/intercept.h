@@ -222,6 +222,14 @@ typedef struct cap__sys_call {
 } cap__sys_call;
 /* Runs c on the pool, interruptible as in says; >= 0 or -errno. */
 long cap__ic_offload_sys(cap__sys_call *c, const cap__intr *in);
+/* Whether t is a time the kernel takes, relative or absolute: tv_sec not
+ * negative, tv_nsec from 0 to 999,999,999 (else it refuses the call with
+ * EINVAL). t must be readable. */
+static inline bool cap__ic_timespec_valid(const struct timespec *t)
+{
+    return t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < 1000000000;
+}
+
 /* For a call with a relative timeout of its own made on the pool, where
  * it may start late (queued for a thread) or again (after a stray kick):
  * the CLOCK_MONOTONIC deadline it ends at, taken as the caller makes it
@@ -229,7 +237,7 @@ long cap__ic_offload_sys(cap__sys_call *c, const cap__intr *in);
  * given as it is), and what is left of it when the call starts. */
 static inline uint64_t cap__ic_rel_deadline(const struct timespec *t)
 {
-    if (t == NULL || t->tv_sec < 0 || t->tv_nsec < 0 || t->tv_nsec >= 1000000000)
+    if (t == NULL || !cap__ic_timespec_valid(t))
         return CAP__FOREVER;
     return cap__deadline_after(cap__timeout_ns((uint64_t)t->tv_sec, (uint64_t)t->tv_nsec));
 }

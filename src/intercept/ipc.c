@@ -57,8 +57,7 @@ static long offload(cap__sys_call *c, const cap__intr *base, bool point, uint64_
  * it cannot read, or a time that is not a valid timespec. */
 static bool refused_time(const struct timespec *ts)
 {
-    return ts != NULL && (!cap__user_readable(ts, sizeof *ts) || ts->tv_sec < 0 ||
-                          ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000);
+    return ts != NULL && (!cap__user_readable(ts, sizeof *ts) || !cap__ic_timespec_valid(ts));
 }
 
 /* ---- System V ---------------------------------------------------------------- */

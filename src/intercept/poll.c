@@ -131,7 +131,7 @@ int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_
     /* The kernel's order: the timeout, the mask, then the array. */
     if (!ts_readable(ts))
         return (int)cap__ic_ret(-EFAULT);
-    if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
+    if (ts != NULL && !cap__ic_timespec_valid(ts))
         return (int)cap__ic_ret(-EINVAL);
     int bad = mask_readable(mask) ? pollfds_error(fds, n) : -EFAULT;
     if (bad != 0)
@@ -269,7 +269,7 @@ int pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts
         return CAP__REAL(pselect)(nfds, r, w, e, ts, mask);
     if (nfds >= 0 && !(ts_readable(ts) && mask_readable(mask)))
         return (int)cap__ic_ret(-EFAULT);
-    if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
+    if (ts != NULL && !cap__ic_timespec_valid(ts))
         return (int)cap__ic_ret(-EINVAL);
     cap__intr in = intr_of(mask);
     return (int)cap__ic_ret_cancel(select_via_poll(nfds, r, w, e, deadline_ts(ts), &in));
@@ -411,7 +411,7 @@ int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespe
         return CAP__REAL(epoll_pwait2)(epfd, ev, max, ts, mask);
     if (!(ts_readable(ts) && mask_readable(mask)))
         return (int)cap__ic_ret(-EFAULT);
-    if (ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
+    if (ts != NULL && !cap__ic_timespec_valid(ts))
         return (int)cap__ic_ret(-EINVAL);
     return (int)cap__ic_ret_cancel(user_epoll_wait(epfd, ev, max, deadline_ts(ts), mask));
 }

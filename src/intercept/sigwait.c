@@ -168,7 +168,7 @@ int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts
     long r = check_args(set, info);
     if (r == 0 && ts != NULL && !cap__user_readable(ts, sizeof *ts))
         r = -EFAULT;
-    if (r == 0 && ts != NULL && (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000))
+    if (r == 0 && ts != NULL && !cap__ic_timespec_valid(ts))
         r = -EINVAL;
     if (r == 0)
         r = wait_signal(set, info,

@@ -40,7 +40,7 @@
 
 static bool valid(const struct timespec *ts)
 {
-    return ts != NULL && ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
+    return ts != NULL && cap__ic_timespec_valid(ts);
 }
 
 static uint64_t ts_ns(const struct timespec *ts)

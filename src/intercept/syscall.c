@@ -62,11 +62,6 @@
 #include "sync/sync.h"
 #include "util/clock.h"
 
-static bool valid(const struct timespec *ts)
-{
-    return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
-}
-
 /* A futex wait's timeout as the sync layer's (*top: NULL for none), or a
  * -errno: FUTEX_WAIT's is relative, FUTEX_WAIT_BITSET's absolute on
  * CLOCK_MONOTONIC or, with FUTEX_CLOCK_REALTIME, on CLOCK_REALTIME (whose
@@ -79,7 +74,7 @@ static long wait_timeout(const struct timespec *ts, bool absolute, bool realtime
         return 0;
     if (!cap__user_readable(ts, sizeof *ts))
         return -EFAULT;
-    if (!valid(ts))
+    if (!cap__ic_timespec_valid(ts))
         return -EINVAL;
     struct timespec abs = *ts;
     if (!absolute) {
