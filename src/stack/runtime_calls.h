@@ -11,11 +11,14 @@
  *
  * Small enough that a thread parks on its 2 KiB first chunk: 2048 bytes
  * less the chunk header (32), the reserve (1024) and the frames of the
- * thread's start leaves about 900 bytes.
+ * thread's start leaves about 900 bytes. The deepest call measured is a
+ * contended semaphore wait (824 bytes, RelWithDebInfo with gcc 12: its
+ * records for signal delivery, sync/sem.c); until session 43 the bound
+ * was 768 and that wait, which the test did not measure, took 872.
  */
 #ifndef CAP_STACK_RUNTIME_CALLS_H
 #define CAP_STACK_RUNTIME_CALLS_H
 
-#define CAP__LINKED_RUNTIME_BYTES 768
+#define CAP__LINKED_RUNTIME_BYTES 832
 
 #endif

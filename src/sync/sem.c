@@ -163,9 +163,12 @@ static bool interrupted(struct intr_wait *iw, cap__addr_waiter *aw)
 }
 
 /* The waiting part of cap__sem_wait_as, once the caller counts as a waiter;
- * iw (NULL: not interruptible) is the signal side, with its record aw. */
-static int wait_slow(cap_sem_t *s, cap__timeout *to, cap__addr_waiter *aw,
-                     struct intr_wait *iw)
+ * iw (NULL: not interruptible) is the signal side, with its record aw.
+ * Inlined: a frame of its own under wait_interruptible's took 48 bytes of
+ * the linked-stack bound (stack/runtime_calls.h). */
+static inline __attribute__((always_inline)) int wait_slow(cap_sem_t *s, cap__timeout *to,
+                                                           cap__addr_waiter *aw,
+                                                           struct intr_wait *iw)
 {
     for (;;) {
         if (cap__sem_take(word(s), CAP__SEM_ONE_WAITER))
