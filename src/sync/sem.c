@@ -164,8 +164,9 @@ static bool interrupted(struct intr_wait *iw, cap__addr_waiter *aw)
 
 /* The waiting part of cap__sem_wait_as, once the caller counts as a waiter;
  * iw (NULL: not interruptible) is the signal side, with its record aw.
- * Inlined: a frame of its own under wait_interruptible's took 48 bytes of
- * the linked-stack bound (stack/runtime_calls.h). */
+ * Inlined, as is its wait loop: frames of their own under
+ * wait_interruptible's took 128 bytes of the linked-stack bound
+ * (stack/runtime_calls.h). */
 static inline __attribute__((always_inline)) int wait_slow(cap_sem_t *s, cap__timeout *to,
                                                            cap__addr_waiter *aw,
                                                            struct intr_wait *iw)
@@ -177,7 +178,7 @@ static inline __attribute__((always_inline)) int wait_slow(cap_sem_t *s, cap__ti
             atomic_fetch_sub(word(s), CAP__SEM_ONE_WAITER);
             return EINTR;
         }
-        int rc = iw != NULL ? cap__sync_wait_intr(aw, 0, to, CAP__PARK_SEM, true)
+        int rc = iw != NULL ? cap__sync_wait_loop(aw->addr, 0, to, CAP__PARK_SEM, true, aw)
                             : cap__sync_wait(value_word(s), 0, to, CAP__PARK_SEM, true);
         if (rc == ECANCELED) {
             atomic_fetch_sub(word(s), CAP__SEM_ONE_WAITER); /* without taking a unit */

@@ -71,10 +71,30 @@ bool cap__timeout_expired(cap__timeout *t);
  * spurious), EAGAIN, ETIMEDOUT or ECANCELED. */
 int cap__sync_wait(const _Atomic uint32_t *addr, uint32_t expected, cap__timeout *t,
                    enum cap__park_reason reason, bool cancellable);
-/* The same through an interruptible record (park.h, cap__wait_on_intr):
- * also EINTR, without parking, once *w->intr is nonzero. */
-int cap__sync_wait_intr(cap__addr_waiter *w, uint32_t expected, cap__timeout *t,
-                        enum cap__park_reason reason, bool cancellable);
+/* cap__sync_wait's loop, through the interruptible record w if not NULL
+ * (park.h, cap__wait_on_intr: also EINTR, without parking, once *w->intr
+ * is nonzero; w->addr is then addr). Inline, so that a caller whose
+ * stack depth counts (sem.c's interruptible wait, within the linked-stack
+ * bound of stack/runtime_calls.h) has no frame of it. */
+static inline __attribute__((always_inline)) int
+cap__sync_wait_loop(const _Atomic uint32_t *addr, uint32_t expected, cap__timeout *t,
+                    enum cap__park_reason reason, bool cancellable, cap__addr_waiter *w)
+{
+    for (;;) {
+        uint64_t deadline = t != NULL ? t->deadline : CAP__FOREVER;
+        int rc;
+        if (deadline != CAP__FOREVER && cap__now() >= deadline)
+            rc = ETIMEDOUT; /* no point parking just to be woken by the timer */
+        else if (cancellable)
+            rc = cap__wait_on_cancellable(addr, expected, deadline, reason, w);
+        else if (w != NULL)
+            rc = cap__wait_on_intr(w, expected, deadline, reason);
+        else
+            rc = cap__wait_on(addr, expected, deadline, reason);
+        if (rc != ETIMEDOUT || cap__timeout_expired(t))
+            return rc;
+    }
+}
 
 /* ---- process-shared objects (shared_wait.c) ----------------------------
  * Waits in the kernel, so that a futex wake from any process ends them. */

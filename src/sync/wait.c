@@ -93,33 +93,8 @@ bool cap__timeout_expired(cap__timeout *t)
     return false;
 }
 
-static int sync_wait(const _Atomic uint32_t *addr, uint32_t expected, cap__timeout *t,
-                     enum cap__park_reason reason, bool cancellable, cap__addr_waiter *w)
-{
-    for (;;) {
-        uint64_t deadline = t != NULL ? t->deadline : CAP__FOREVER;
-        int rc;
-        if (deadline != CAP__FOREVER && cap__now() >= deadline)
-            rc = ETIMEDOUT; /* no point parking just to be woken by the timer */
-        else if (cancellable)
-            rc = cap__wait_on_cancellable(addr, expected, deadline, reason, w);
-        else if (w != NULL)
-            rc = cap__wait_on_intr(w, expected, deadline, reason);
-        else
-            rc = cap__wait_on(addr, expected, deadline, reason);
-        if (rc != ETIMEDOUT || cap__timeout_expired(t))
-            return rc;
-    }
-}
-
 int cap__sync_wait(const _Atomic uint32_t *addr, uint32_t expected, cap__timeout *t,
                    enum cap__park_reason reason, bool cancellable)
 {
-    return sync_wait(addr, expected, t, reason, cancellable, NULL);
-}
-
-int cap__sync_wait_intr(cap__addr_waiter *w, uint32_t expected, cap__timeout *t,
-                        enum cap__park_reason reason, bool cancellable)
-{
-    return sync_wait(w->addr, expected, t, reason, cancellable, w);
+    return cap__sync_wait_loop(addr, expected, t, reason, cancellable, NULL);
 }
