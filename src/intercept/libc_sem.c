@@ -20,7 +20,8 @@
  * A process-shared semaphore (sem_open, or sem_init with pshared) may be
  * posted by another process, which wakes no parked thread here: a user
  * thread waits on one in the kernel, as glibc's sem_wait does, on the
- * offload pool (sync/sem_shared.c).
+ * offload pool (sync/sem_shared.c); unless it lies in private anonymous
+ * memory, where only this process can post it: then it parks (sync/sem.c).
  */
 #include <errno.h>
 #include <limits.h>

@@ -116,16 +116,7 @@ static long wake_word(uint32_t *word, int n, int op, uint32_t bitset)
     if ((uintptr_t)word % sizeof(uint32_t) != 0 || bitset == 0 ||
         !cap__user_readable(word, sizeof *word))
         return cap__sys6(SYS_futex, (long)word, op, n, 0, 0, bitset); /* the kernel's answer */
-    const _Atomic uint32_t *addr = (const _Atomic uint32_t *)word;
-    int woken = 0;
-    if (cap__in_signal_handler())
-        cap__wake_on_deferred(addr); /* takes no lock; the count is not known */
-    else
-        woken = cap__wake_on(addr, n);
-    if (woken >= n)
-        return woken;
-    long r = cap__sys6(SYS_futex, (long)word, op, n - woken, 0, 0, bitset);
-    return r < 0 ? (woken > 0 ? woken : r) : woken + r;
+    return cap__futex_wake_both((_Atomic uint32_t *)word, n, op, bitset);
 }
 
 /* Whether the runtime makes this futex call (then *r is its result). */

@@ -190,7 +190,7 @@ static int acquire_shared(cap_mutex_t *m, cap__timeout *to)
 {
     _Atomic uint32_t *w = word(m);
     while (atomic_exchange_explicit(w, CONTENDED, memory_order_acquire) != FREE)
-        if (cap__shared_wait(w, CONTENDED, to, false) == ETIMEDOUT)
+        if (cap__shared_wait(w, CONTENDED, to, CAP__PARK_MUTEX, false) == ETIMEDOUT)
             return ETIMEDOUT;
     return 0;
 }

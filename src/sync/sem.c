@@ -41,7 +41,12 @@
  * post from another process is a futex wake, which only the kernel's
  * waiters hear. The word is glibc's layout and protocol throughout, so a
  * named semaphore is glibc's own (the mark only makes an NPTL poster
- * always make its futex wake).
+ * always make its futex wake). A user thread's wait on one placed in
+ * private anonymous memory (the heap, a stack, .bss: a program that asks
+ * for pshared by habit) parks as on a private one: the kernel keys a
+ * futex there by this process, so only this process can post it, and
+ * its post (cap__shared_wake, glibc's sem_post made by
+ * intercept/libc_sem.c) wakes parked threads too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -211,6 +216,17 @@ static __attribute__((noinline)) int wait_interruptible(cap_sem_t *s, cap__timeo
     return rc;
 }
 
+/* Whether a user thread's wait on a process-shared semaphore parks as on
+ * a private one: the word's page is private anonymous memory, which the
+ * kernel keys by this process, so no other process can post it (see the
+ * top). A timeout already passed keeps the kernel wait's timing
+ * (sem_shared.c). */
+static bool parks_when_shared(cap_sem_t *s, bool user, cap__timeout *to)
+{
+    return user && (to == NULL || !cap__timeout_expired(to)) &&
+           cap__futex_key_local(value_word(s));
+}
+
 int cap__sem_wait_as(cap_sem_t *s, clockid_t clock, const struct timespec *abs, bool kernel)
 {
     cap__cancel_point();
@@ -223,10 +239,14 @@ int cap__sem_wait_as(cap_sem_t *s, clockid_t clock, const struct timespec *abs, 
             return rc;
     }
     uint64_t was = atomic_fetch_add(word(s), CAP__SEM_ONE_WAITER);
+    bool user = cap__current() != NULL && !cap__in_signal_handler();
+    bool shared = kernel || (was & CAP__SEM_SHARED);
     int rc;
-    if (kernel || (was & CAP__SEM_SHARED)) {
+    if (shared && cap__current() != NULL && cap__sem_take_yielding(word(s))) {
+        rc = 0; /* posted by a thread that ran meanwhile (sem_shared.c) */
+    } else if (shared && !parks_when_shared(s, user, abs != NULL ? &to : NULL)) {
         rc = cap__sem_wait_kernel(word(s), abs != NULL ? &to : NULL);
-    } else if (cap__current() != NULL && !cap__in_signal_handler()) {
+    } else if (user) {
         rc = wait_interruptible(s, abs != NULL ? &to : NULL);
     } else {
         rc = wait_slow(s, abs != NULL ? &to : NULL, NULL, NULL);

@@ -15,6 +15,10 @@
  * this library can share one semaphore, and a post from this process
  * reaches a waiter of any of them.
  *
+ * A user thread's wait on one in private anonymous memory, which only
+ * this process can post, parks instead, after the same yields (sem.c,
+ * parks_when_shared).
+ *
  * Signals and cancellation are the pool's (cap__offload_call_until): a
  * timed wait ends with EINTR for any caught signal, an untimed one only
  * without SA_RESTART, as the kernel's futex wait restarts; both are
@@ -29,9 +33,11 @@
  * A trip through the pool costs tens of microseconds, and a program may
  * make a semaphore process-shared and still post it from its own threads
  * only (a habit, or a library's choice). So a user thread first yields
- * its worker a few times (YIELDS), taking a unit another of its threads
- * posts meanwhile, before it waits in the kernel: a ping-pong between
- * two user threads of one worker then costs switches, not pool trips.
+ * its worker a few times (YIELDS: cap__sem_take_yielding, which sem.c
+ * calls before it chooses a park or the kernel's wait), taking a unit
+ * another of its threads posts meanwhile: a ping-pong between two user
+ * threads of one worker then costs switches, not pool trips (nor the
+ * page-table look-up that chooses a park).
  * A handler that runs during those yields does not end the wait: the
  * same as a signal that comes just before glibc's futex wait sleeps.
  */
@@ -66,15 +72,19 @@ static __attribute__((noinline)) long wait_foreign(_Atomic uint64_t *word, cap__
     return r;
 }
 
+bool cap__sem_take_yielding(_Atomic uint64_t *word)
+{
+    for (int i = 0; i < YIELDS; i++) {
+        cap_yield();
+        if (cap__sem_take(word, CAP__SEM_ONE_WAITER))
+            return true;
+    }
+    return false;
+}
+
 int cap__sem_wait_kernel(_Atomic uint64_t *word, cap__timeout *to)
 {
     int how = CAP__SHARED_CANCEL | (to != NULL ? CAP__SHARED_EINTR : 0);
-    if (cap__current() != NULL)
-        for (int i = 0; i < YIELDS; i++) {
-            cap_yield();
-            if (cap__sem_take(word, CAP__SEM_ONE_WAITER))
-                return 0;
-        }
     for (;;) {
         if (cap__sem_take(word, CAP__SEM_ONE_WAITER))
             return 0;

@@ -12,6 +12,15 @@
  * a FUTEX_WAKE. Each waiting user thread holds a pool thread while it
  * waits in the kernel (CAP_POOL_THREADS, README Limits).
  *
+ * Unless the object lies in private anonymous memory (the heap, a stack,
+ * .bss: a program may ask for PTHREAD_PROCESS_SHARED by habit, or put the
+ * object where no other process maps it). The kernel keys a futex there
+ * by this process's address space, as a private one, so no other process
+ * can wake it: a user thread's wait then parks on the word as a private
+ * object's does (sync/futex_key.c says which memory that is), and every
+ * wake-up here wakes parked user threads before the kernel's sleepers
+ * (cap__futex_wake_both, which intercept/syscall.c's futex wakes use too).
+ *
  * A trip through the pool costs tens of microseconds, and a program may
  * make an object process-shared and still use it from its own threads
  * only. So cap__shared_wait first yields its worker a few times (YIELDS),
@@ -22,7 +31,7 @@
  * without the pool (the kernel refuses a time before the epoch with
  * EINVAL: cap__timeout_expired ends those here too), no earlier than the
  * kernel's timer would have fired: up to the timer slack past the
- * deadline (time_out_late).
+ * deadline (time_out_late); on private memory too.
  *
  * Linked stacks: the pool call's frames (the signal and cancel records,
  * the job) take about 2 KiB of the waiting thread's stack, far beyond
@@ -30,8 +39,8 @@
  * stack/runtime_calls.h: a thread parks on its 2 KiB first chunk). So
  * under linked stacks a user thread parks on the word in this process
  * instead, in slices of SLICE_NS, and looks at the word after each: a
- * wake-up from this process (cap__shared_wake also wakes parked threads
- * then) ends the park at once, one from another process within a slice.
+ * wake-up from this process ends the park at once, one from another
+ * process within a slice.
  * Such a wait is a cancellation point as the kernel's is, but a signal
  * handler does not end it: a shared semaphore's wait then returns EINTR
  * only if the handler ran before it parked (docs/stacks.md).
@@ -189,7 +198,7 @@ long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected, cap__time
 }
 
 int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
-                     bool cancellable)
+                     enum cap__park_reason reason, bool cancellable)
 {
     long r;
     if (cap__current() == NULL) {
@@ -200,6 +209,9 @@ int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to
             if (atomic_load_explicit(word, memory_order_relaxed) != expected)
                 return EAGAIN;
         }
+        /* Only this process can wake it (see the top): a park. */
+        if ((to == NULL || !cap__timeout_expired(to)) && cap__futex_key_local(word))
+            return cap__sync_wait(word, expected, to, reason, cancellable);
         r = cap__futex_wait_pooled(word, expected, to, cancellable ? CAP__SHARED_CANCEL : 0);
     }
     if (r == -EINTR)
@@ -207,15 +219,21 @@ int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to
     return (int)-r;
 }
 
+long cap__futex_wake_both(_Atomic uint32_t *word, int n, int op, uint32_t bitset)
+{
+    int woken = 0;
+    if (cap__in_signal_handler())
+        cap__wake_on_deferred(word); /* takes no lock; the count is not known */
+    else
+        woken = cap__wake_on(word, n);
+    if (woken >= n)
+        return woken;
+    long r = cap__sys6(SYS_futex, (long)word, op, n - woken, 0, 0, bitset);
+    return r < 0 ? (woken > 0 ? woken : r) : woken + r;
+}
+
 int cap__shared_wake(_Atomic uint32_t *word, int n)
 {
-    long r = cap__sys6(SYS_futex, (long)word, FUTEX_WAKE, n, 0, 0, 0);
-    int woken = r > 0 ? (int)r : 0;
-    if (cap__stack_linked_mode() && woken < n) { /* parked in slices */
-        if (cap__in_signal_handler())
-            cap__wake_on_deferred(word); /* a semaphore's post: one, async-signal-safe */
-        else
-            woken += cap__wake_on(word, n - woken);
-    }
-    return woken;
+    long r = cap__futex_wake_both(word, n, FUTEX_WAKE, 0);
+    return r > 0 ? (int)r : 0;
 }

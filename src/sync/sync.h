@@ -121,15 +121,25 @@ bool cap__futex_key_local(const void *word);
 /* At start-up (runtime/init.c), and in a fork's child (handover.c). */
 void cap__futex_key_init(void);
 void cap__futex_key_forked(void);
-/* cap__sync_wait for a process-shared object: a few yields watching the
- * word first, then cap__futex_wait_pooled (a kernel thread the library
+/* cap__sync_wait for a process-shared object: on a user thread, a few
+ * yields watching the word, then a park (for reason) when the word's page
+ * is private to this process (cap__futex_key_local) and the timeout has
+ * not passed, else cap__futex_wait_pooled (a kernel thread the library
  * does not run: its own futex wait, where cancellable, a cancellation
- * point of glibc's that unwinds it); a signal handler that ran makes it
+ * point of glibc's that unwinds it). A signal handler that ran makes it
  * return 0 (the caller looks again). cancellable: a cancellation point.
  * 0, EAGAIN, ETIMEDOUT or ECANCELED. */
 int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
-                     bool cancellable);
-/* Wakes up to n threads of any process waiting on word; how many woke. */
+                     enum cap__park_reason reason, bool cancellable);
+/* A futex wake of word from any thread: up to n user threads parked on
+ * it (in a signal handler: every one, after the handler), then, for the
+ * rest of n, threads asleep on it in the kernel (pool threads, kernel
+ * threads, other processes') with the futex operation op (FUTEX_WAKE or
+ * FUTEX_WAKE_BITSET, possibly private) and bitset. How many woke, or the
+ * kernel's -errno when none did. */
+long cap__futex_wake_both(_Atomic uint32_t *word, int n, int op, uint32_t bitset);
+/* Wakes up to n threads of any process waiting on word (a shared
+ * cap__futex_wake_both); how many woke. */
 int cap__shared_wake(_Atomic uint32_t *word, int n);
 
 /* The wait and wake of an object that may be process-shared (shared):
@@ -140,7 +150,7 @@ static inline int cap__sync_wait_on(bool shared, _Atomic uint32_t *word, uint32_
                                     bool cancellable)
 {
     if (shared)
-        return cap__shared_wait(word, expected, t, cancellable);
+        return cap__shared_wait(word, expected, t, reason, cancellable);
     return cap__sync_wait(word, expected, t, reason, cancellable);
 }
 
@@ -188,10 +198,15 @@ static inline bool cap__sem_take(_Atomic uint64_t *word, uint64_t leaving)
  * kernel is true whatever the mark says: intercept/libc_sem.c's glibc
  * semaphores carry their own. */
 int cap__sem_wait_as(cap_sem_t *s, clockid_t clock, const struct timespec *abs, bool kernel);
-/* A process-shared semaphore's wait (sem_shared.c), the caller already
- * counted among its waiters: takes a unit and counts itself out (0), or
- * counts itself out without one: ETIMEDOUT once to (NULL: none) passes,
- * EINTR for a signal as glibc's wait gives it, ECANCELED on a cancel. */
+/* A process-shared semaphore's first try on a user thread (sem_shared.c),
+ * the caller already counted among its waiters: a few yields, taking a
+ * unit another thread posts meanwhile (true: taken, counted out). */
+bool cap__sem_take_yielding(_Atomic uint64_t *word);
+/* A process-shared semaphore's wait in the kernel (sem_shared.c), the
+ * caller already counted among its waiters: takes a unit and counts
+ * itself out (0), or counts itself out without one: ETIMEDOUT once to
+ * (NULL: none) passes, EINTR for a signal as glibc's wait gives it,
+ * ECANCELED on a cancel. */
 int cap__sem_wait_kernel(_Atomic uint64_t *word, cap__timeout *to);
 /* Wakes one thread of any process waiting in the kernel on word's value. */
 void cap__sem_wake_kernel(_Atomic uint64_t *word);

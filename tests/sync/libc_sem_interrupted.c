@@ -8,7 +8,9 @@
  * relies on this. The first version of the wrapper went on waiting after
  * every handler (the test timed out); before the wrappers the wait slept
  * the worker, which with one worker never let the signal be sent. The
- * same for a process-shared semaphore, whose waits are the kernel's. */
+ * same for a process-shared semaphore: in .bss, where only this process
+ * can post it and the wait parks (sync/sem.c), and in a MAP_SHARED
+ * mapping, where the wait is the kernel's on the offload pool. */
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -21,9 +23,11 @@
  * resume on another worker after the wait. */
 int *cap_errno_location(void);
 
-static sem_t s;
+static sem_t bss_sem;
+static sem_t *s; /* the one in use */
 static atomic_int handled, entered, finished;
-static int shared_now; /* the semaphore main() made: 0 private, 1 shared */
+static int shared_now; /* the semaphore main() made: 0 private, 1 shared in .bss,
+                          2 shared in a MAP_SHARED mapping */
 
 static void on_usr1(int sig)
 {
@@ -46,14 +50,14 @@ static void *waiter(void *arg)
     atomic_store(&entered, 1);
     int rc;
     if (kind == UNTIMED) {
-        rc = sem_wait(&s);
+        rc = sem_wait(s);
     } else {
         struct timespec abs = ts_after(CLOCK_REALTIME, 60000);
         if (kind == TIMED)
-            rc = sem_timedwait(&s, &abs);
+            rc = sem_timedwait(s, &abs);
         else {
             abs = ts_after(CLOCK_MONOTONIC, 60000);
-            rc = sem_clockwait(&s, CLOCK_MONOTONIC, &abs);
+            rc = sem_clockwait(s, CLOCK_MONOTONIC, &abs);
         }
     }
     int result = rc == 0 ? 0 : *cap_errno_location();
@@ -78,7 +82,7 @@ static int run(int kind, bool post)
         cap_yield();
     for (int round = 0; !atomic_load(&finished); round++) {
         if (round == 1000) /* which wait, for a failure seen once in CI */
-            fprintf(stderr, "kind %d (0 untimed, 1 timed, 2 clocked), post %d, shared %d: "
+            fprintf(stderr, "kind %d (0 untimed, 1 timed, 2 clocked), post %d, semaphore %d: "
                     "%d handlers ran, the wait goes on\n",
                     kind, post, shared_now, atomic_load(&handled));
         CHECK(round < 1000);
@@ -97,17 +101,19 @@ static int run(int kind, bool post)
             break; /* a restarted wait goes on: the post ends it */
     }
     if (post)
-        CHECK_EQ(sem_post(&s), 0);
+        CHECK_EQ(sem_post(s), 0);
     return (int)(intptr_t)join(t);
 }
 
 int main(void)
 {
-    /* Process-private, then process-shared: the latter waits in the
-     * kernel on the offload pool (src/sync/sem_shared.c). */
-    for (int pshared = 0; pshared <= 1; pshared++) {
-        CHECK_EQ(sem_init(&s, pshared, 0), 0);
-        shared_now = pshared;
+    /* Process-private, then process-shared in private memory (a park, as
+     * a private one's), then in shared memory (the kernel's wait on the
+     * offload pool: src/sync/sem_shared.c). */
+    for (int kind = 0; kind <= 2; kind++) {
+        s = kind < 2 ? &bss_sem : shared_map(sizeof *s);
+        CHECK_EQ(sem_init(s, kind != 0, 0), 0);
+        shared_now = kind;
         set_handler(0);
         CHECK_EQ(run(UNTIMED, false), EINTR);
         CHECK_EQ(run(TIMED, false), EINTR);
@@ -116,10 +122,10 @@ int main(void)
         CHECK_EQ(run(UNTIMED, true), 0);
         CHECK_EQ(run(TIMED, false), EINTR);
         int v = -1;
-        CHECK_EQ(sem_getvalue(&s, &v), 0);
+        CHECK_EQ(sem_getvalue(s, &v), 0);
         CHECK_EQ(v, 0); /* the one post went to the restarted wait */
-        CHECK_EQ(sem_destroy(&s), 0);
-        CHECK_EQ(sem_waiters_counted(&s), 0u); /* no waiter left counted */
+        CHECK_EQ(sem_destroy(s), 0);
+        CHECK_EQ(sem_waiters_counted(s), 0u); /* no waiter left counted */
     }
     return 0;
 }

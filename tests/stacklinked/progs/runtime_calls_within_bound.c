@@ -3,9 +3,10 @@
  * (src/stack/runtime_calls.S) stay within CAP__LINKED_RUNTIME_BYTES of
  * stack, measured by painting the stack below the caller with a pattern
  * and finding the lowest byte the call changed: uncontended and contended
- * mutexes and semaphores (process-shared ones too, which wait in the
- * kernel on the pool but under linked stacks park in slices:
- * sync/shared_wait.c), condition waits (woken, timed out), rwlocks, a
+ * mutexes and semaphores (process-shared ones too: in shared memory they
+ * wait in the kernel on the pool, but under linked stacks park in slices,
+ * sync/shared_wait.c; in private memory they park as private ones),
+ * condition waits (woken, timed out), rwlocks, a
  * barrier, sleep, yield, join (of a running and of an ended thread), and a
  * cancelled wait, down to its cleanup handler, key destructor and exit.
  * Runs on a 64 KiB first chunk (CAP_LINKED_FIRST, tests.cmake), so no call
@@ -85,7 +86,7 @@ static void *holder(void *arg)
 /* Holds a process-shared mutex for longer than its waiter's yields, so
  * that the waiter goes on to wait for a wake from any process (which
  * under linked stacks parks in slices: sync/shared_wait.c). In a
- * MAP_SHARED mapping, as another process would map it. */
+ * MAP_SHARED mapping: in private memory it parks as a private one. */
 static cap_mutex_t *shared_m;
 static volatile int shared_held;
 
@@ -232,6 +233,13 @@ int main(void)
     poster_sem = shared_sem;
     CHECK_EQ(cap_thread_create(&t, NULL, poster, NULL), 0);
     MEASURE("shared sem wait, in slices", cap_sem_wait(shared_sem));
+    CHECK_EQ(cap_thread_join(t, NULL), 0);
+    /* Process-shared in private memory: parks as a private one. */
+    static cap_sem_t private_shared_sem;
+    CHECK_EQ(cap_sem_init(&private_shared_sem, 1, 0), 0);
+    poster_sem = &private_shared_sem;
+    CHECK_EQ(cap_thread_create(&t, NULL, poster, NULL), 0);
+    MEASURE("shared sem wait, private memory", cap_sem_wait(&private_shared_sem));
     CHECK_EQ(cap_thread_join(t, NULL), 0);
 
     /* Cancelled inside cap_cond_wait: its cleanup handler and the key
