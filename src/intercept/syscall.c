@@ -37,11 +37,29 @@
  * the kernel (pool threads, kernel threads, other processes'); the result
  * is how many of both.
  *
- * Elsewhere (kernel threads, signal handlers), and for the other
- * operations (requeue, wake-op, PI locks, specific bitsets' waits), the
- * kernel's: on a user thread those block the worker, as before. A wake
- * made without syscall() (an inline system call) does not reach the user
- * threads parked here (README, Limits).
+ * FUTEX_REQUEUE and FUTEX_CMP_REQUEUE, from any thread: the kernel's
+ * call first (its checks and compare; its sleepers woken or moved to the
+ * second word), then the user threads parked on the first word, up to
+ * what is left of both counts, are woken where the kernel would have
+ * moved them: each returns 0 to its caller, which looks at its condition
+ * and waits again, as futex callers must after any wake-up (futex(2):
+ * one may be spurious). A caller that counts on a moved waiter being
+ * woken only by a later wake of the second word sees it woken early
+ * (docs/pthread-compat.md). The result counts them with the kernel's.
+ *
+ * FUTEX_WAKE_OP, from any thread: the operation on the second word is
+ * made here, atomically (a compare-and-swap loop, as the kernel's is a
+ * locked instruction), then the first word's waiters are woken and, if
+ * the old value passes the comparison, the second's: parked user threads
+ * first, then the kernel's sleepers, as for FUTEX_WAKE. A call the kernel
+ * would refuse (unknown operation or comparison, misaligned or
+ * unwritable words) is made by the kernel, for its answer.
+ *
+ * Elsewhere (kernel threads' waits, waits in signal handlers), and for the
+ * other operations (PI locks and their requeues, waits on specific
+ * bitsets), the kernel's: on a user thread those block the worker, as
+ * before. A wake made without syscall() (an inline system call) does not
+ * reach the user threads parked here (README, Limits).
  *
  * Every other number goes to the kernel unchanged, with libc's
  * convention (-1 and errno for results from -4095 to -1). The library's
@@ -61,6 +79,7 @@
 #include "sched/park.h"
 #include "sync/sync.h"
 #include "util/clock.h"
+#include "util/sigctx.h"
 
 /* A futex wait's timeout as the sync layer's (*top: NULL for none), or a
  * -errno: FUTEX_WAIT's is relative, FUTEX_WAIT_BITSET's absolute on
@@ -119,6 +138,107 @@ static long wake_word(uint32_t *word, int n, int op, uint32_t bitset)
     return cap__futex_wake_both((_Atomic uint32_t *)word, n, op, bitset);
 }
 
+/* The user threads parked on word, up to n of them (n <= 0: none). In a
+ * signal handler, which cannot take the bucket lock, all of them by the
+ * signal dispatch, counted as none (cap__futex_wake_both does the same). */
+static int wake_parked(uint32_t *word, long n)
+{
+    if (n <= 0)
+        return 0;
+    if (cap__in_signal_handler()) {
+        cap__wake_on_deferred((_Atomic uint32_t *)word);
+        return 0;
+    }
+    return cap__wake_on((_Atomic uint32_t *)word, n > INT32_MAX ? INT32_MAX : (int)n);
+}
+
+/* FUTEX_REQUEUE, FUTEX_CMP_REQUEUE (see the top): the kernel's call, then
+ * the parked user threads of the first word, up to the rest of its counts. */
+static long requeue(const long a[6])
+{
+    long r = cap__sys6(SYS_futex, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (r < 0)
+        return r; /* refused (EAGAIN: the word differed), nothing moved */
+    long wake = (int)a[2], move = (int)(uint32_t)a[3]; /* both >= 0: checked */
+    return r + wake_parked((uint32_t *)a[0], wake + move - r);
+}
+
+static int sign_extend12(uint32_t v)
+{
+    return (int)(v ^ 0x800) - 0x800;
+}
+
+/* FUTEX_WAKE_OP's operation on *word (its encoding in enc): the old value. */
+static uint32_t apply_op(_Atomic uint32_t *word, uint32_t enc)
+{
+    uint32_t arg = (uint32_t)sign_extend12((enc >> 12) & 0xfff);
+    if (enc & ((uint32_t)FUTEX_OP_OPARG_SHIFT << 28))
+        arg = UINT32_C(1) << (arg & 31); /* the kernel masks a count out of range */
+    switch ((enc >> 28) & 7) {
+    case FUTEX_OP_SET:
+        return atomic_exchange(word, arg);
+    case FUTEX_OP_ADD:
+        return atomic_fetch_add(word, arg);
+    case FUTEX_OP_OR:
+        return atomic_fetch_or(word, arg);
+    case FUTEX_OP_ANDN:
+        return atomic_fetch_and(word, ~arg);
+    default: /* FUTEX_OP_XOR: the others were left to the kernel */
+        return atomic_fetch_xor(word, arg);
+    }
+}
+
+/* Whether FUTEX_WAKE_OP's comparison (in enc) holds for old. */
+static bool op_compare(uint32_t old, uint32_t enc)
+{
+    int v = (int)old, arg = sign_extend12(enc & 0xfff);
+    switch ((enc >> 24) & 15) {
+    case FUTEX_OP_CMP_EQ:
+        return v == arg;
+    case FUTEX_OP_CMP_NE:
+        return v != arg;
+    case FUTEX_OP_CMP_LT:
+        return v < arg;
+    case FUTEX_OP_CMP_LE:
+        return v <= arg;
+    case FUTEX_OP_CMP_GT:
+        return v > arg;
+    default: /* FUTEX_OP_CMP_GE: the others were left to the kernel */
+        return v >= arg;
+    }
+}
+
+static bool aligned(const uint32_t *word)
+{
+    return (uintptr_t)word % sizeof(uint32_t) == 0;
+}
+
+/* FUTEX_WAKE_OP (see the top). */
+static long wake_op(const long a[6])
+{
+    uint32_t *first = (uint32_t *)a[0], *second = (uint32_t *)a[4];
+    int op = (int)a[1];
+    uint32_t enc = (uint32_t)a[5];
+    bool shared = !(op & FUTEX_PRIVATE_FLAG);
+    if (((enc >> 28) & 7) > FUTEX_OP_XOR || ((enc >> 24) & 15) > FUTEX_OP_CMP_GE ||
+        !aligned(first) || !aligned(second) || (shared && !cap__user_readable(first, 4)) ||
+        !cap__user_writable(second, 4))
+        return cap__sys6(SYS_futex, a[0], a[1], a[2], a[3], a[4], a[5]); /* its answer */
+    int n1 = (int)a[2], n2 = (int)(uint32_t)a[3];
+    int wake = FUTEX_WAKE | (op & FUTEX_PRIVATE_FLAG);
+    uint32_t old = apply_op((_Atomic uint32_t *)second, enc);
+    /* As the kernel's: a count below 1 still wakes one. */
+    long r = cap__futex_wake_both((_Atomic uint32_t *)first, n1 > 0 ? n1 : 1, wake, 0);
+    if (r < 0)
+        r = 0; /* (not expected: the words were checked) */
+    if (op_compare(old, enc)) {
+        long r2 = cap__futex_wake_both((_Atomic uint32_t *)second, n2 > 0 ? n2 : 1, wake, 0);
+        if (r2 > 0)
+            r += r2;
+    }
+    return r;
+}
+
 /* Whether the runtime makes this futex call (then *r is its result). */
 static bool futex(const long a[6], long *r)
 {
@@ -152,6 +272,15 @@ static bool futex(const long a[6], long *r)
         if (op & FUTEX_CLOCK_REALTIME)
             return false;
         *r = wake_word(word, n, op, (uint32_t)a[5]);
+        return true;
+    case FUTEX_REQUEUE:
+    case FUTEX_CMP_REQUEUE:
+        *r = requeue(a);
+        return true;
+    case FUTEX_WAKE_OP:
+        if (op & FUTEX_CLOCK_REALTIME)
+            return false; /* the kernel refuses it (ENOSYS) */
+        *r = wake_op(a);
         return true;
     default:
         return false;
