@@ -7,8 +7,10 @@
  * wait put the worker to sleep, and with it every user thread there: on
  * one worker, a wait for another user thread of it never ended.
  *
- * On a user thread, FUTEX_WAIT and FUTEX_WAIT_BITSET with
- * FUTEX_BITSET_MATCH_ANY wait without the worker:
+ * On a user thread, FUTEX_WAIT and FUTEX_WAIT_BITSET wait without the
+ * worker (a bitset other than FUTEX_BITSET_MATCH_ANY kept with the wait,
+ * so that FUTEX_WAKE_BITSET wakes only the waits sharing a bit with its
+ * own, as the kernel's; park.h, cap__wait_on_bits):
  *  - a process-private futex (FUTEX_PRIVATE_FLAG: Rust's) parks the
  *    thread on the word (sched/park.h, cap__wait_on: the word compared
  *    under the bucket lock that wakers take); a signal handled in the
@@ -45,7 +47,7 @@
  * and waits again, as futex callers must after any wake-up (futex(2):
  * one may be spurious). A caller that counts on a moved waiter being
  * woken only by a later wake of the second word sees it woken early
- * (docs/pthread-compat.md). The result counts them with the kernel's.
+ * (README, Limits). The result counts them with the kernel's.
  *
  * FUTEX_WAKE_OP, from any thread: the operation on the second word is
  * made here, atomically (a compare-and-swap loop, as the kernel's is a
@@ -56,9 +58,8 @@
  * unwritable words) is made by the kernel, for its answer.
  *
  * Elsewhere (kernel threads' waits, waits in signal handlers), and for the
- * other operations (PI locks and their requeues, waits on specific
- * bitsets), the kernel's: on a user thread those block the worker, as
- * before. A wake made without syscall() (an inline system call) does not
+ * other operations (PI locks and their requeues), the kernel's: on a
+ * user thread those block the worker, as before. A wake made without syscall() (an inline system call) does not
  * reach the user threads parked here (README, Limits).
  *
  * Every other number goes to the kernel unchanged, with libc's
@@ -108,9 +109,25 @@ static long wait_timeout(const struct timespec *ts, bool absolute, bool realtime
     return 0;
 }
 
-/* A futex wait on a user thread: the result as the kernel's. */
+/* The park of a futex wait with its bitset (sync.h's cap__sync_wait, with
+ * bits): 0 (maybe spurious), EAGAIN or ETIMEDOUT. */
+static int park_on_word(_Atomic uint32_t *addr, uint32_t expected, cap__timeout *t,
+                        uint32_t bits)
+{
+    for (;;) {
+        uint64_t deadline = t != NULL ? t->deadline : CAP__FOREVER;
+        int rc = deadline != CAP__FOREVER && cap__now() >= deadline
+                     ? ETIMEDOUT
+                     : cap__wait_on_bits(addr, expected, deadline, CAP__PARK_WAIT, bits);
+        if (rc != ETIMEDOUT || cap__timeout_expired(t))
+            return rc;
+    }
+}
+
+/* A futex wait on a user thread (bits: its bitset, not 0): the result as
+ * the kernel's. */
 static long wait_on_word(uint32_t *word, uint32_t expected, const struct timespec *ts,
-                         bool absolute, bool realtime, bool shared)
+                         bool absolute, bool realtime, bool shared, uint32_t bits)
 {
     cap__timeout to, *top; /* the timeout is checked first, as in the kernel */
     long bad = wait_timeout(ts, absolute, realtime, &to, &top);
@@ -124,8 +141,8 @@ static long wait_on_word(uint32_t *word, uint32_t expected, const struct timespe
     if (atomic_load(addr) != expected)
         return -EAGAIN; /* before a timeout that has passed, as in the kernel */
     if (shared && !cap__futex_key_local(word))
-        return cap__futex_wait_pooled(addr, expected, top, 0);
-    return -(long)cap__sync_wait(addr, expected, top, CAP__PARK_WAIT, false);
+        return cap__futex_wait_pooled_bits(addr, expected, top, 0, bits);
+    return -(long)park_on_word(addr, expected, top, bits);
 }
 
 /* A futex wake, private or shared: user threads parked on the word, then
@@ -255,13 +272,14 @@ static bool futex(const long a[6], long *r)
     case FUTEX_WAIT:
         if (!cap__ic_user())
             return false;
-        *r = wait_on_word(word, (uint32_t)a[2], ts, false, false, shared);
+        *r = wait_on_word(word, (uint32_t)a[2], ts, false, false, shared,
+                          FUTEX_BITSET_MATCH_ANY);
         return true;
     case FUTEX_WAIT_BITSET:
-        if ((uint32_t)a[5] != FUTEX_BITSET_MATCH_ANY || !cap__ic_user())
-            return false;
+        if ((uint32_t)a[5] == 0 || !cap__ic_user())
+            return false; /* (no bits: the kernel's EINVAL) */
         *r = wait_on_word(word, (uint32_t)a[2], ts, true, (op & FUTEX_CLOCK_REALTIME) != 0,
-                          shared);
+                          shared, (uint32_t)a[5]);
         return true;
     case FUTEX_WAKE:
         if (op & FUTEX_CLOCK_REALTIME)

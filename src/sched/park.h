@@ -187,6 +187,13 @@ bool cap__sig_wake_recheck(struct cap__thread *t);
  * cap__wake_on wakes such sleepers too. */
 int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
                  enum cap__park_reason reason);
+/* cap__wait_on for a futex wait with a bitset (syscall()'s
+ * FUTEX_WAIT_BITSET, intercept/syscall.c; bits nonzero): woken only by a
+ * cap__wake_on_bits whose bits share one with them, or by any other
+ * wake-up of addr (cap__wake_on, a deferred wake, the kernel's requeue
+ * and wake-op do not look at bits either). */
+int cap__wait_on_bits(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
+                      enum cap__park_reason reason, uint32_t bits);
 /* (A signal sent to the thread ends such a wait too: its handler runs
  * with nothing linked and the wait returns 0, see above.) */
 /* The record of one address wait. cap__wait_on keeps it on its own
@@ -196,6 +203,8 @@ typedef struct cap__addr_waiter {
     const _Atomic uint32_t *addr;
     struct cap__thread *thread;
     bool linked;                          /* [bucket lock] */
+    uint32_t bits;                        /* a futex bitset (cap__wait_on_bits);
+                                             0: any wake-up ends it */
     const _Atomic int *intr;              /* interruptible: nonzero = interrupted,
                                              or &cap__addr_unregistered (below) */
 } cap__addr_waiter;
@@ -228,6 +237,9 @@ void cap__wait_forked(void);
 /* Wakes up to n threads waiting on addr (user threads first, then kernel
  * threads asleep on it); returns how many it woke. */
 int cap__wake_on(const _Atomic uint32_t *addr, int n);
+/* cap__wake_on for FUTEX_WAKE_BITSET: only waiters without bits, or whose
+ * bits share one with bits (the kernel threads asleep on addr too). */
+int cap__wake_on_bits(const _Atomic uint32_t *addr, int n, uint32_t bits);
 
 /* From a signal handler (util/sigctx.h), where the locks of a wake-up may
  * be held by the interrupted code: async-signal-safe, takes no lock, only

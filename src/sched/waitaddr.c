@@ -24,6 +24,10 @@
  * setting the flag, so either the wait sees the flag and returns to let
  * its caller register, or the sweep finds it linked and wakes it.
  *
+ * A record may carry a futex bitset (cap__wait_on_bits: syscall()'s
+ * FUTEX_WAIT_BITSET): cap__wake_on_bits passes over it unless their bits
+ * meet; every other wake-up takes it as any record (bits 0).
+ *
  * A plain wait (cap__wait_on) may also be ended by a signal sent to its
  * thread (park.h): it unlinks itself as after a timeout, delivers with
  * nothing linked, and returns 0 for its caller to wait again.
@@ -215,13 +219,14 @@ static int wake_foreign(const _Atomic uint32_t *addr, int n, int foreign)
     return cap__futex_wake((uint32_t *)(uintptr_t)addr, n);
 }
 
-int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
-                 enum cap__park_reason reason)
+static inline __attribute__((always_inline)) int
+wait_plain(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
+           enum cap__park_reason reason, uint32_t bits)
 {
     cap__thread *self = cap__current();
     if (self == NULL)
         return wait_foreign(addr, expected, deadline, false);
-    waiter_t w = { .addr = addr, .thread = self };
+    waiter_t w = { .addr = addr, .thread = self, .bits = bits };
     self->park_signallable = true; /* park.h: the record is unlinked below */
     int rc = wait_rec(&w, expected, deadline, reason);
     self->park_signallable = false;
@@ -231,6 +236,18 @@ int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadl
         rc = 0;
     }
     return rc;
+}
+
+int cap__wait_on(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
+                 enum cap__park_reason reason)
+{
+    return wait_plain(addr, expected, deadline, reason, 0);
+}
+
+int cap__wait_on_bits(const _Atomic uint32_t *addr, uint32_t expected, uint64_t deadline,
+                      enum cap__park_reason reason, uint32_t bits)
+{
+    return wait_plain(addr, expected, deadline, reason, bits);
 }
 
 int cap__wait_on_intr(cap__addr_waiter *w, uint32_t expected, uint64_t deadline,
@@ -261,7 +278,9 @@ bool cap__wait_interrupt(void *arg)
     return took;
 }
 
-int cap__wake_on(const _Atomic uint32_t *addr, int n)
+/* Wakes up to n waiters of addr whose bits (0: any) share one with bits. */
+static inline __attribute__((always_inline)) int
+wake_matching(const _Atomic uint32_t *addr, int n, uint32_t bits)
 {
     struct bucket *b = bucket_of(addr);
     int woken = 0;
@@ -269,7 +288,7 @@ int cap__wake_on(const _Atomic uint32_t *addr, int n)
     waiter_t *w = b->head;
     while (w != NULL && woken < n) {
         waiter_t *next = w->next; /* w may vanish once unparked */
-        if (w->addr == addr) {
+        if (w->addr == addr && (w->bits == 0 || (w->bits & bits) != 0)) {
             unlink_waiter(b, w);
             if (cap__unpark(w->thread))
                 woken++;
@@ -279,6 +298,16 @@ int cap__wake_on(const _Atomic uint32_t *addr, int n)
     int foreign = atomic_load_explicit(&b->foreign, memory_order_relaxed);
     cap__spin_unlock(&b->lock);
     return woken + wake_foreign(addr, n - woken, foreign);
+}
+
+int cap__wake_on(const _Atomic uint32_t *addr, int n)
+{
+    return wake_matching(addr, n, UINT32_MAX);
+}
+
+int cap__wake_on_bits(const _Atomic uint32_t *addr, int n, uint32_t bits)
+{
+    return wake_matching(addr, n, bits);
 }
 
 void cap__wait_forked(void)

@@ -68,6 +68,7 @@ struct futex_wait {
     _Atomic uint32_t *word;
     uint32_t expected;
     const cap__timeout *to; /* NULL: none */
+    uint32_t bits;          /* the futex bitset */
     long result;            /* 0, or -errno */
     bool slept;             /* the kernel's wait was made (its timer ran) */
 };
@@ -84,8 +85,7 @@ static void sleep_on_word(void *arg)
         if (w->to->clock == CLOCK_REALTIME)
             op |= FUTEX_CLOCK_REALTIME;
     }
-    long r = cap__sys6(SYS_futex, (long)w->word, op, w->expected, (long)abs, 0,
-                       FUTEX_BITSET_MATCH_ANY);
+    long r = cap__sys6(SYS_futex, (long)w->word, op, w->expected, (long)abs, 0, w->bits);
     w->result = r == 0 ? 0 : r;
     w->slept = true;
 }
@@ -125,7 +125,7 @@ static long time_out_late(const cap__timeout *to, bool cancel)
  * (EAGAIN if another process changed it), so a condition wait does not
  * return 0 every slice. A wake-up or a signal handler's run (0) ends it. */
 static long wait_in_slices(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
-                           bool cancel)
+                           bool cancel, uint32_t bits)
 {
     if (to != NULL && cap__timeout_expired(to))
         return time_out_late(to, cancel);
@@ -137,7 +137,7 @@ static long wait_in_slices(_Atomic uint32_t *word, uint32_t expected, cap__timeo
             deadline = to->deadline;
         int rc = cancel ? cap__wait_on_cancellable(word, expected, deadline, CAP__PARK_MUTEX,
                                                    NULL)
-                        : cap__wait_on(word, expected, deadline, CAP__PARK_MUTEX);
+                        : cap__wait_on_bits(word, expected, deadline, CAP__PARK_MUTEX, bits);
         if (rc != ETIMEDOUT)
             return -rc;
     }
@@ -146,11 +146,11 @@ static long wait_in_slices(_Atomic uint32_t *word, uint32_t expected, cap__timeo
 /* The kernel's wait, on the pool (out of line: its frames stay off the
  * linked-stack path). */
 static __attribute__((noinline)) long wait_on_pool(_Atomic uint32_t *word, uint32_t expected,
-                                                   cap__timeout *to, int how)
+                                                   cap__timeout *to, int how, uint32_t bits)
 {
     cap__intr in = how & CAP__SHARED_EINTR ? cap__intr_always : cap__intr_restart;
     in.cancel = (how & CAP__SHARED_CANCEL) != 0;
-    struct futex_wait w = { .word = word, .expected = expected, .to = to };
+    struct futex_wait w = { .word = word, .expected = expected, .to = to, .bits = bits };
     if (to == NULL)
         return cap__offload_call(sleep_on_word, &w, &w.result, &in);
     for (;;) {
@@ -174,11 +174,11 @@ static __attribute__((noinline)) long wait_on_pool(_Atomic uint32_t *word, uint3
  * foreign sleep is: glibc's pthread_cancel acts during it, unwinding the
  * thread (cond.c's sleep_foreign then takes the mutex back). */
 static __attribute__((noinline)) long wait_foreign(_Atomic uint32_t *word, uint32_t expected,
-                                                   cap__timeout *to, bool cancel)
+                                                   cap__timeout *to, bool cancel, uint32_t bits)
 {
     if (to != NULL && cap__timeout_expired(to))
         return -ETIMEDOUT;
-    struct futex_wait w = { .word = word, .expected = expected, .to = to };
+    struct futex_wait w = { .word = word, .expected = expected, .to = to, .bits = bits };
     int old = PTHREAD_CANCEL_DEFERRED;
     if (cancel)
         pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
@@ -188,13 +188,14 @@ static __attribute__((noinline)) long wait_foreign(_Atomic uint32_t *word, uint3
     return w.result;
 }
 
-long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to, int how)
+long cap__futex_wait_pooled_bits(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
+                                 int how, uint32_t bits)
 {
     if (cap__current() == NULL) /* the pool would run the call inline */
-        return wait_foreign(word, expected, to, (how & CAP__SHARED_CANCEL) != 0);
+        return wait_foreign(word, expected, to, (how & CAP__SHARED_CANCEL) != 0, bits);
     if (cap__stack_linked_mode())
-        return wait_in_slices(word, expected, to, (how & CAP__SHARED_CANCEL) != 0);
-    return wait_on_pool(word, expected, to, how);
+        return wait_in_slices(word, expected, to, (how & CAP__SHARED_CANCEL) != 0, bits);
+    return wait_on_pool(word, expected, to, how, bits);
 }
 
 int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
@@ -202,7 +203,7 @@ int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to
 {
     long r;
     if (cap__current() == NULL) {
-        r = wait_foreign(word, expected, to, cancellable);
+        r = wait_foreign(word, expected, to, cancellable, FUTEX_BITSET_MATCH_ANY);
     } else {
         for (int i = 0; i < YIELDS; i++) {
             cap_yield();
@@ -224,6 +225,8 @@ long cap__futex_wake_both(_Atomic uint32_t *word, int n, int op, uint32_t bitset
     int woken = 0;
     if (cap__in_signal_handler())
         cap__wake_on_deferred(word); /* takes no lock; the count is not known */
+    else if ((op & FUTEX_CMD_MASK) == FUTEX_WAKE_BITSET)
+        woken = cap__wake_on_bits(word, n, bitset);
     else
         woken = cap__wake_on(word, n);
     if (woken >= n)

@@ -111,8 +111,15 @@ enum {
  * until a wake-up or the timeout to (NULL: none; one already passed
  * returns at once). how: CAP__SHARED_* flags. 0 (woken, possibly
  * spuriously), -EAGAIN (*word differed), -ETIMEDOUT, -EINTR or
- * -ECANCELED. */
-long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to, int how);
+ * -ECANCELED. bits: the wait's futex bitset (syscall()'s
+ * FUTEX_WAIT_BITSET; park.h, cap__wait_on_bits). */
+long cap__futex_wait_pooled_bits(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
+                                 int how, uint32_t bits);
+static inline long cap__futex_wait_pooled(_Atomic uint32_t *word, uint32_t expected,
+                                          cap__timeout *to, int how)
+{
+    return cap__futex_wait_pooled_bits(word, expected, to, how, UINT32_MAX /* match any */);
+}
 /* Whether a futex on word is keyed by this process alone (its page is
  * private anonymous memory), so that a shared futex wait on it can only
  * be woken from this process, as a private one (futex_key.c). False when
@@ -132,7 +139,8 @@ void cap__futex_key_forked(void);
 int cap__shared_wait(_Atomic uint32_t *word, uint32_t expected, cap__timeout *to,
                      enum cap__park_reason reason, bool cancellable);
 /* A futex wake of word from any thread: up to n user threads parked on
- * it (in a signal handler: every one, after the handler), then, for the
+ * it (those whose bitset shares a bit with bitset, for FUTEX_WAKE_BITSET;
+ * in a signal handler: every one, after the handler), then, for the
  * rest of n, threads asleep on it in the kernel (pool threads, kernel
  * threads, other processes') with the futex operation op (FUTEX_WAKE or
  * FUTEX_WAKE_BITSET, possibly private) and bitset. How many woke, or the
