@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Yields: sched_yield and thrd_yield (glibc's <pthread.h> makes a call of
- * pthread_yield one of sched_yield). On a user thread they give the
- * worker to its other runnable user threads (cap_yield; with none, the
- * kernel thread yields its CPU too: sched/worker.h), as
+ * Yields: sched_yield, thrd_yield and pthread_yield (glibc's <pthread.h>
+ * makes a call of pthread_yield one of sched_yield since glibc 2.34;
+ * binaries built before call the symbol, whose glibc body calls
+ * sched_yield inside libc, past any interposition). On a user thread
+ * they give the worker to its other runnable user threads (cap_yield;
+ * with none, the kernel thread yields its CPU too: sched/worker.h), as
  * <capriccio/pthread.h> maps them for the program's own code. This is for
  * code built without the header (a library's spin-then-yield loop), whose
  * kernel yield handed the CPU back to the same worker and so to the same
@@ -62,4 +64,12 @@ int sched_yield(void)
 void thrd_yield(void)
 {
     yield();
+}
+
+/* Declared here without glibc's redirection to sched_yield. */
+int cap__pthread_yield(void) __asm__("pthread_yield");
+int cap__pthread_yield(void)
+{
+    yield();
+    return 0;
 }

@@ -5,8 +5,11 @@
  * another user thread has run sees it run. With one worker the kernel's
  * yield handed the CPU back to the same worker and so to the same user
  * thread, and such a loop never ended (here: LIMIT yields, then a
- * failure). On a kernel thread that is not a user thread (glibc's
- * pthread_create) they are the kernel's, and sched_yield returns 0. */
+ * failure). The same for the pthread_yield symbol itself, which
+ * binaries built against glibc before 2.34 call (glibc's own calls
+ * sched_yield inside libc, where no interposition sees it). On a kernel
+ * thread that is not a user thread (glibc's pthread_create) they are the
+ * kernel's, and sched_yield returns 0. */
 #include <capriccio.h>
 #include <pthread.h>
 #include <sched.h>
@@ -17,7 +20,11 @@
 
 enum { LIMIT = 100000, ROUNDS = 50 };
 
-enum how { SCHED, PTHREAD, THRD, HOWS };
+enum how { SCHED, PTHREAD, OLD_PTHREAD, THRD, HOWS };
+
+/* The symbol pthread_yield, as an old binary calls it (glibc's header now
+ * turns the name into a call of sched_yield). */
+int old_pthread_yield(void) __asm__("pthread_yield");
 
 static atomic_int flag;
 
@@ -32,6 +39,9 @@ static void yield_by(enum how how)
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
         CHECK_EQ(pthread_yield(), 0);
 #pragma GCC diagnostic pop
+        break;
+    case OLD_PTHREAD:
+        CHECK_EQ(old_pthread_yield(), 0);
         break;
     default:
         thrd_yield();
