@@ -28,15 +28,11 @@
 #include <unistd.h>
 
 #include "check.h"
-
-int *cap_errno_location(void); /* errno after a park: see io/io_util.h */
-#undef errno
-#define errno (*cap_errno_location())
+#include "raw_futex.h"
 
 enum { PER_BITS = 6, WATCHDOG_S = 20 };
 
 static atomic_int gave_up;
-static int private_flag = FUTEX_PRIVATE_FLAG;
 
 struct words {
     atomic_uint word;
@@ -53,12 +49,6 @@ static long futex(atomic_uint *word, int op, uint32_t val, const struct timespec
 static long wake_bits(int n, uint32_t bits)
 {
     return futex(&words->word, FUTEX_WAKE_BITSET, (uint32_t)n, NULL, bits);
-}
-
-static void fails_with(long r, int e)
-{
-    CHECK_EQ(r, -1);
-    CHECK_EQ(errno, e);
 }
 
 /* A kernel thread: after WATCHDOG_S, wakes the word so that a test whose
@@ -181,18 +171,13 @@ static void run(void)
     CHECK(!atomic_load(&gave_up));
 }
 
+static void use_mapping(void *shared)
+{
+    words = shared;
+}
+
 int main(void)
 {
-    pthread_t dog;
-    CHECK_EQ(pthread_create(&dog, NULL, watchdog, NULL), 0);
-    CHECK_EQ(pthread_detach(dog), 0);
-    run();
-    private_flag = 0;
-    run();
-    struct words *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
-                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    CHECK(shared != MAP_FAILED);
-    words = shared; /* (the watchdog may wake either: both stay mapped) */
-    run();
+    raw_futex_three_runs(watchdog, run, sizeof(struct words), use_mapping);
     return 0;
 }

@@ -33,18 +33,11 @@
 #include <unistd.h>
 
 #include "check.h"
-
-int *cap_errno_location(void); /* errno after a park: see io/io_util.h */
-#undef errno
-#define errno (*cap_errno_location())
+#include "raw_futex.h"
 
 enum { PAIRS = 8, ROUNDS = 2000, WAITERS = 4, WATCHDOG_S = 20 };
 
 static atomic_int gave_up;
-
-/* FUTEX_PRIVATE_FLAG in the first run of the test, 0 in the others: a
- * shared futex, libstdc++ 12's. */
-static int private_flag = FUTEX_PRIVATE_FLAG;
 
 static long futex(atomic_uint *word, int op, uint32_t val, const struct timespec *ts,
                   uint32_t bitset)
@@ -172,13 +165,6 @@ static struct timespec after(clockid_t clock, long ns)
     return t;
 }
 
-/* r == -1 with errno e. */
-static void fails_with(long r, int e)
-{
-    CHECK_EQ(r, -1);
-    CHECK_EQ(errno, e);
-}
-
 static void *bad_calls(void *arg)
 {
     (void)arg;
@@ -268,18 +254,13 @@ static void run(void)
     CHECK(!atomic_load(&gave_up));
 }
 
+static void use_mapping(void *shared)
+{
+    words = shared;
+}
+
 int main(void)
 {
-    pthread_t dog;
-    CHECK_EQ(pthread_create(&dog, NULL, watchdog, NULL), 0);
-    CHECK_EQ(pthread_detach(dog), 0);
-    run();
-    private_flag = 0;
-    run();
-    struct words *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
-                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    CHECK(shared != MAP_FAILED);
-    words = shared; /* (the watchdog may read either: both stay mapped) */
-    run();
+    raw_futex_three_runs(watchdog, run, sizeof(struct words), use_mapping);
     return 0;
 }

@@ -37,15 +37,11 @@
 #include <unistd.h>
 
 #include "check.h"
-
-int *cap_errno_location(void); /* errno after a park: see io/io_util.h */
-#undef errno
-#define errno (*cap_errno_location())
+#include "raw_futex.h"
 
 enum { WAITERS = 12, WATCHDOG_S = 20 };
 
 static atomic_int gave_up;
-static int private_flag = FUTEX_PRIVATE_FLAG;
 
 /* Every word the runs wait on: in .bss, then in a MAP_SHARED mapping. */
 struct words {
@@ -76,13 +72,6 @@ static uint32_t encode(unsigned op, int oparg, unsigned cmp, int cmparg)
 {
     return (op & 0xfu) << 28 | (cmp & 0xfu) << 24 | ((unsigned)oparg & 0xfffu) << 12 |
            ((unsigned)cmparg & 0xfffu);
-}
-
-/* r == -1 with errno e. */
-static void fails_with(long r, int e)
-{
-    CHECK_EQ(r, -1);
-    CHECK_EQ(errno, e);
 }
 
 /* A kernel thread: after WATCHDOG_S, wakes every sleeper so that a test
@@ -316,20 +305,15 @@ static void run(void)
     CHECK(!atomic_load(&gave_up));
 }
 
+static void use_mapping(void *shared)
+{
+    words = shared;
+}
+
 int main(void)
 {
     read_only_word = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(read_only_word != MAP_FAILED);
-    pthread_t dog;
-    CHECK_EQ(pthread_create(&dog, NULL, watchdog, NULL), 0);
-    CHECK_EQ(pthread_detach(dog), 0);
-    run();
-    private_flag = 0;
-    run();
-    struct words *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
-                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    CHECK(shared != MAP_FAILED);
-    words = shared; /* (the watchdog may read either: both stay mapped) */
-    run();
+    raw_futex_three_runs(watchdog, run, sizeof(struct words), use_mapping);
     return 0;
 }
