@@ -9,7 +9,8 @@
  *    to a second word (woken where the kernel would move them, or moved
  *    by the kernel where they sleep in it), each counted exactly once in
  *    the results, a call never counting more than its two counts allow;
- *    a compare that fails (EAGAIN) releases no one.
+ *    a compare that fails (EAGAIN) releases no one; requeues made on a
+ *    kernel thread (glibc's) release them too.
  *  - Wake-op: the operation's result on the second word for each of the
  *    five operations and the shifted argument; for each of the six
  *    comparisons, on a positive and a negative old value, a false one
@@ -29,6 +30,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -118,7 +120,33 @@ static void let_run(void)
 
 /* ---- requeue ----------------------------------------------------------- */
 
-static void requeue_all(bool compare)
+struct release {
+    bool compare;
+    atomic_int *done;
+    long counted;
+};
+
+/* Requeues until every waiter of the first word is done: on the calling
+ * user thread, or on a kernel thread (glibc's) while the caller joins. */
+static void *release_all(void *arg)
+{
+    struct release *r = arg;
+    while (atomic_load(r->done) < WAITERS) {
+        CHECK(!atomic_load(&gave_up));
+        /* One to wake, one to move: at most two a call. */
+        long n = r->compare ? futex6(&words->from, FUTEX_CMP_REQUEUE, 1, 1, &words->to, 0)
+                            : futex6(&words->from, FUTEX_REQUEUE, 1, 1, &words->to, 0);
+        CHECK(n >= 0 && n <= 2);
+        r->counted += n;
+        /* Those the kernel moved (a wait made in the kernel) sleep on the
+         * second word now. */
+        CHECK_GE(wake(&words->to, INT_MAX), 0);
+        sched_yield(); /* the library's on a user thread: its worker's others run */
+    }
+    return NULL;
+}
+
+static void requeue_all(bool compare, bool from_kernel_thread)
 {
     atomic_int done = 0;
     struct waiter spec = { &words->from, 0, &done };
@@ -132,22 +160,17 @@ static void requeue_all(bool compare)
         let_run();
         CHECK_EQ(atomic_load(&done), 0);
     }
-    long counted = 0;
-    while (atomic_load(&done) < WAITERS) {
-        CHECK(!atomic_load(&gave_up));
-        /* One to wake, one to move: at most two a call. */
-        long r = compare ? futex6(&words->from, FUTEX_CMP_REQUEUE, 1, 1, &words->to, 0)
-                         : futex6(&words->from, FUTEX_REQUEUE, 1, 1, &words->to, 0);
-        CHECK(r >= 0 && r <= 2);
-        counted += r;
-        /* Those the kernel moved (a wait made in the kernel) sleep on the
-         * second word now. */
-        CHECK_GE(wake(&words->to, INT_MAX), 0);
-        cap_yield();
-    }
+    struct release r = { compare, &done, 0 };
+    pthread_t k;
+    if (from_kernel_thread)
+        CHECK_EQ(pthread_create(&k, NULL, release_all, &r), 0);
+    else
+        release_all(&r);
     for (int i = 0; i < WAITERS; i++)
         CHECK_EQ(cap_thread_join(t[i], NULL), 0);
-    CHECK_EQ(counted, WAITERS);
+    if (from_kernel_thread)
+        CHECK_EQ(pthread_join(k, NULL), 0);
+    CHECK_EQ(r.counted, WAITERS);
 }
 
 /* ---- wake-op ----------------------------------------------------------- */
@@ -296,8 +319,9 @@ static void run(void)
     pthread_t k;
     CHECK_EQ(pthread_create(&k, NULL, bad_calls, NULL), 0); /* glibc's: the kernel's answers */
     CHECK_EQ(pthread_join(k, NULL), 0);
-    requeue_all(false);
-    requeue_all(true);
+    requeue_all(false, false);
+    requeue_all(true, false);
+    requeue_all(true, true);
     op_results();
     comparisons(5);
     comparisons((uint32_t)-5); /* signed comparisons */
