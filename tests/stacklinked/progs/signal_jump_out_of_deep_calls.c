@@ -8,7 +8,6 @@
  * landing, and the calls and the pipe still work afterwards. The signal
  * is a timer aimed at the kernel thread the caller runs on, so the
  * handler interrupts it in the middle of those calls. */
-#define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
