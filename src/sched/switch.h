@@ -20,14 +20,8 @@
 
 #include "arch/context.h"
 #include "stack/stack.h"
+#include "util/asan.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define CAP__ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CAP__ASAN 1
-#endif
-#endif
 
 #ifdef CAP__ASAN
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);

@@ -37,6 +37,7 @@
 
 #include "io/sigmask.h"
 #include "stack/linked.h"
+#include "util/asan.h"
 #include "util/die.h"
 #include "util/sigctx.h"
 
@@ -89,6 +90,7 @@ static __thread struct {
 
 static void make_last_leg(void)
 {
+    cap__asan_leaving_frames();
     last_leg.fn(&last_leg.env, last_leg.val);
 }
 
@@ -125,6 +127,7 @@ static _Noreturn void jump(jump_fn *fn, const char *name, struct __jmp_buf_tag *
         cap__die("%s: not found in the C library\n", name);
     if (from_handler && !cap__in_signal_handler() && cap__linked_cfg.enabled)
         from_altstack_top(*fn, env, val);
+    cap__asan_leaving_frames(); /* ours, above ASan's interceptor's */
     (*fn)(env, val);
     __builtin_unreachable();
 }

@@ -91,6 +91,7 @@
 #include "sched/worker.h"
 #include "stack/linked.h"
 #include "thread/thread.h"
+#include "util/asan.h"
 #include "util/die.h"
 #include "util/sigctx.h"
 #include "util/spin.h"
@@ -495,10 +496,6 @@ struct cap__handed_jump {
     uint64_t token; /* its delivery */
 };
 
-#ifdef CAP__ASAN
-void __asan_handle_no_return(void);
-#endif
-
 /* Each jump waits in one until its thread makes it: a thread's own
  * (io/sigdirect.h) too, so room for many threads abandoning calls at once. */
 enum { HANDED_JUMPS = 256 };
@@ -611,9 +608,7 @@ static void drop_handed(cap__thread *t)
 /* Leaves the handler as if it had returned. */
 static _Noreturn void escape(struct open_handler *o)
 {
-#ifdef CAP__ASAN
-    __asan_handle_no_return(); /* the handler's frames are left */
-#endif
+    cap__asan_leaving_frames(); /* the handler's frames are left */
     __builtin_longjmp(o->escape, 1);
 }
 
