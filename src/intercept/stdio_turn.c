@@ -320,7 +320,7 @@ static bool layout_ok(void)
 /* Whether the calling thread holds fp by flockfile. */
 static bool locked_by_caller(FILE *fp)
 {
-    if (__atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) == 0)
+    if (atomic_load_explicit(&cap__stdio_user_locks, memory_order_relaxed) == 0)
         return false;
     struct cap__stdio_turn *t = find(fp);
     return t != NULL && atomic_load(&t->locked_by) == cap_thread_self();
@@ -575,7 +575,7 @@ void cap__stdio_guard_slow(FILE *fp, struct cap__stdio_guard *g)
         g->held = true;
         return;
     }
-    if (__atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) == 0)
+    if (atomic_load_explicit(&cap__stdio_user_locks, memory_order_relaxed) == 0)
         return;
     cap__stdio_lock_slow(fp);
     g->locked = true;

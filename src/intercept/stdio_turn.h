@@ -19,6 +19,7 @@
 #ifndef CAP_INTERCEPT_STDIO_TURN_H
 #define CAP_INTERCEPT_STDIO_TURN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -144,7 +145,7 @@ static inline void cap__stdio_lock(FILE *fp, bool locking)
 {
     if (!locking)
         return;
-    if (__builtin_expect(__atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) != 0, 0))
+    if (__builtin_expect(atomic_load_explicit(&cap__stdio_user_locks, memory_order_relaxed) != 0, 0))
         cap__stdio_lock_slow(fp);
     else
         _IO_flockfile(fp);
@@ -185,7 +186,7 @@ static inline void cap__stdio_guard(FILE *fp, bool locking, struct cap__stdio_gu
     if (!locking || fp == NULL)
         return;
     if (__builtin_expect(fp->_fileno >= 0 &&
-                             __atomic_load_n(&cap__stdio_user_locks, __ATOMIC_RELAXED) == 0,
+                             atomic_load_explicit(&cap__stdio_user_locks, memory_order_relaxed) == 0,
                          1))
         return;
     cap__stdio_guard_slow(fp, g);

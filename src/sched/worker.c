@@ -1034,7 +1034,7 @@ static void drop_recheck(cap__worker *w)
 static bool timer_parked(const cap__timer *tm)
 {
     const cap__thread *t = (const cap__thread *)((const char *)tm - offsetof(cap__thread, timer));
-    return __atomic_load_n(&t->wait, __ATOMIC_SEQ_CST) != CAP__WAIT_IDLE;
+    return atomic_load(&t->wait) != CAP__WAIT_IDLE;
 }
 
 /* Under CAP_MIGRATE=1: fires the expired timers of the workers other

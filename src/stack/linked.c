@@ -187,7 +187,7 @@ static inline __attribute__((always_inline)) void busy_end(struct kstate *k)
     atomic_signal_fence(memory_order_seq_cst);
     /* A handler that comes after the clear jumps at once and drops what
      * was handed before (signal.c); one that came before handed it. */
-    if (__builtin_expect(__atomic_load_n(&cap__sig_jumps_pending, __ATOMIC_RELAXED) != 0, 0))
+    if (__builtin_expect(atomic_load_explicit(&cap__sig_jumps_pending, memory_order_relaxed) != 0, 0))
         take_held_jump();
 }
 

@@ -28,6 +28,7 @@
 #define CAP_UTIL_SIGCTX_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -57,7 +58,7 @@ extern _Atomic _Bool cap__sig_work_left __attribute__((visibility("hidden")));
 
 static inline void cap__sig_note_work_left(void)
 {
-    __atomic_store_n(&cap__sig_work_left, 1, __ATOMIC_RELEASE);
+    atomic_store_explicit(&cap__sig_work_left, 1, memory_order_release);
 }
 
 struct __jmp_buf_tag;
@@ -90,7 +91,7 @@ void cap__sig_take_jump_slow(void);
 extern _Atomic int cap__sig_jumps_pending __attribute__((visibility("hidden")));
 static inline void cap__sig_take_jump(void)
 {
-    if (__builtin_expect(__atomic_load_n(&cap__sig_jumps_pending, __ATOMIC_RELAXED) != 0, 0))
+    if (__builtin_expect(atomic_load_explicit(&cap__sig_jumps_pending, memory_order_relaxed) != 0, 0))
         cap__sig_take_jump_slow();
 }
 /* The signals the mask of the jump handed to t (sigsetjmp's, if saved)
