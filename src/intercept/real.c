@@ -16,6 +16,7 @@
 #include "io/io.h"
 #include "runtime/config.h"
 #include "util/clock.h"
+#include "util/compiler.h"
 #include "util/die.h"
 
 void *cap__real_sym(const char *name)
@@ -76,12 +77,12 @@ _Noreturn void cap__ic_order_refuse(const char *what)
     _exit(2);
 }
 
-__attribute__((noipa)) void cap__ic_set_errno(int e)
+CAP__OPAQUE_CALL void cap__ic_set_errno(int e)
 {
     errno = e;
 }
 
-__attribute__((noipa)) int cap__ic_errno(void)
+CAP__OPAQUE_CALL int cap__ic_errno(void)
 {
     return errno;
 }

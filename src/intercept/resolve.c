@@ -12,6 +12,7 @@
 
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "util/compiler.h"
 
 struct call {
     int kind;
@@ -76,7 +77,7 @@ static void run(void *arg)
 /* The caller's errno and h_errno into c, out of line: both locations are
  * declared const, and an address kept from before the park would be the
  * errno of the worker the thread ran on then. */
-__attribute__((noipa)) static void save_errnos(struct call *c)
+CAP__OPAQUE_CALL static void save_errnos(struct call *c)
 {
     c->err = errno;
     c->herr = h_errno;

@@ -96,6 +96,6 @@ static inline void cap__sigsafe_leave(cap__sigsafe *in)
     cap__sig_take_jump();
 }
 
-#define CAP__SIGSAFE __attribute__((cleanup(cap__sigsafe_leave)))
+#define CAP__SIGSAFE __attribute__((cleanup(cap__sigsafe_leave), unused))
 
 #endif /* CAP_IO_SIGSAFE_H */
