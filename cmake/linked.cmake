@@ -27,9 +27,13 @@ set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/stack/linked.c
 target_link_options(capriccio PRIVATE -Wl,-z,now)
 
 # The executable's own __morestack and __morestack_non_split (see
-# src/stack/morestack.S for why they cannot live in the shared library).
+# src/stack/morestack.S for why they cannot live in the shared library),
+# and its __stack_chk_fail (src/stack/stack_chk.S: the stack protector's
+# calls would otherwise make every function with a canary a caller of
+# non-split code).
 add_library(capriccio_linked STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/stack/morestack.S
-            ${CMAKE_CURRENT_SOURCE_DIR}/src/stack/runtime_calls.S)
+            ${CMAKE_CURRENT_SOURCE_DIR}/src/stack/runtime_calls.S
+            ${CMAKE_CURRENT_SOURCE_DIR}/src/stack/stack_chk.S)
 target_compile_definitions(capriccio_linked PRIVATE CAP_MORESTACK_IN_EXE)
 target_include_directories(capriccio_linked PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 

@@ -121,3 +121,8 @@ if(NOT cap_linked_skip)
       TIMEOUT 120 SKIP_RETURN_CODE 77)
   endforeach()
 endif()
+
+# Built with the stack protector on every function (the default flags of
+# Debian and Ubuntu turn on -fstack-protector-strong).
+set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/stacklinked/progs/stack_protector_keeps_splits.c
+                            PROPERTIES COMPILE_OPTIONS -fstack-protector-all)
