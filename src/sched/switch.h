@@ -22,7 +22,6 @@
 #include "stack/stack.h"
 #include "util/asan.h"
 
-
 #ifdef CAP__ASAN
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,

@@ -50,11 +50,10 @@ int main(void)
     CHECK_EQ(cap_thread_create(&t, NULL, diver, NULL), 0);
     CHECK_EQ(cap_thread_join(t, NULL), 0);
     cap_stack_stats_t b = stats();
-    fprintf(stderr, "%llu links, %llu for non-split code\n",
-            (unsigned long long)(b.chunks_linked - a.chunks_linked),
-            (unsigned long long)(b.nonsplit_links - a.nonsplit_links));
     uint64_t links = b.chunks_linked - a.chunks_linked;
     uint64_t nonsplit = b.nonsplit_links - a.nonsplit_links;
+    fprintf(stderr, "%llu links, %llu for non-split code\n", (unsigned long long)links,
+            (unsigned long long)nonsplit);
     CHECK_GE(links, DEPTH * 1000 / 16384); /* it did link */
     /* diver's own (its CHECK may call fprintf); with glibc's
      * __stack_chk_fail, every one of its links (15 of 15, against 87
@@ -77,6 +76,7 @@ int main(void)
     ssize_t n;
     while (got < sizeof text - 1 && (n = read(out[0], text + got, sizeof text - 1 - got)) > 0)
         got += (size_t)n;
+    close(out[0]);
     int status = 0;
     CHECK_EQ(waitpid(child, &status, 0), child);
     CHECK(WIFSIGNALED(status));
