@@ -27,7 +27,10 @@
 #include "util/clock.h"
 #include "util/die.h"
 
-static const char *const reason_names[] = {
+/* Also read by the gdb extension (tools/gdb/capriccio.py): kept in the
+ * binary, where clang otherwise folds it into a table of its own that
+ * the debug info does not describe. */
+__attribute__((used)) static const char *const reason_names[] = {
     [CAP__PARK_NONE] = "running",
     [CAP__PARK_YIELD] = "yield",
     [CAP__PARK_SLEEP] = "sleep",

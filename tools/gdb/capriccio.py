@@ -177,7 +177,7 @@ class Runtime:
     def _reason_names():
         names = {}
         table = _static_symbol("reason_names", "sched/park.c")
-        if table is not None:
+        if table is not None and not table.is_optimized_out:
             lo, hi = table.type.range()
             for i in range(lo, hi + 1):
                 if int(table[i]) != 0:
