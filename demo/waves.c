@@ -95,7 +95,7 @@ static void usage(const char *argv0)
 
 static void parse_args(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* flag, value */
         char *end;
         if (i + 1 >= argc)
             usage(argv[0]);
@@ -108,7 +108,6 @@ static void parse_args(int argc, char **argv)
             nwaves = (int)v;
         else
             usage(argv[0]);
-        i++;
     }
 }
 

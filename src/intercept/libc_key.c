@@ -96,7 +96,9 @@ void *pthread_getspecific(pthread_key_t key)
  * takes its passing to cap_setspecific's const pointer for a read of
  * memory that may be uninitialized. */
 #pragma GCC diagnostic push
+#ifndef __clang__ /* a warning of GCC's only */
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 int pthread_setspecific(pthread_key_t key, const void *value)
 {
     cap__thread *self = cap__current();

@@ -194,13 +194,14 @@ static inline int tcp_connect(int port)
 }
 
 /* A message of the data v that carries fd (SCM_RIGHTS): r->m, once
- * rights_msg_init has filled r. */
+ * rights_msg_init has filled r. (ctl last: glibc's cmsghdr ends in a
+ * flexible array.) */
 struct rights_msg {
+    struct msghdr m;
     union {
         struct cmsghdr h;
         char buf[CMSG_SPACE(sizeof(int))];
     } ctl;
-    struct msghdr m;
 };
 
 static inline void rights_msg_init(struct rights_msg *r, int fd, struct iovec *v)

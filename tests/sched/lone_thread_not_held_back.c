@@ -33,6 +33,7 @@ static void compute(unsigned long steps)
     volatile unsigned long sink = 0;
     for (unsigned long i = 0; i < steps; i++)
         sink += i;
+    (void)sink;
 }
 
 int main(void)
