@@ -14,6 +14,7 @@
 #ifndef CAPRICCIO_H
 #define CAPRICCIO_H
 
+#include <signal.h> /* union sigval */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,6 +103,17 @@ int cap_thread_getstack(cap_thread_t thread, void **addr, size_t *size);
  * EINVAL for a signal number out of range or reserved by glibc (32, 33),
  * ESRCH on an unknown or stale handle. Limits: docs/pthread-compat.md. */
 int cap_thread_kill(cap_thread_t thread, int sig);
+
+/* Sends sig to thread with value, as pthread_sigqueue does: as
+ * cap_thread_kill, and the handler (SA_SIGINFO), sigwaitinfo or a
+ * signalfd read there sees si_code SI_QUEUE, this process's pid and uid,
+ * and value. Instances of a real-time signal are delivered in the order
+ * sent (one sent meanwhile with cap_thread_kill may be reported before a
+ * value sent earlier: docs/pthread-compat.md); a standard signal pending
+ * already keeps its first instance's siginfo. EAGAIN also when 256
+ * signals with values (and process signals the library routes) are
+ * pending in the process. */
+int cap_thread_sigqueue(cap_thread_t thread, int sig, const union sigval value);
 
 /* Lets other runnable threads run. Always returns 0. */
 int cap_yield(void);

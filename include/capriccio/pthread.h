@@ -52,9 +52,6 @@
  *  - real-time scheduling: SCHED_FIFO/SCHED_RR and nonzero priorities:
  *    ENOTSUP / EINVAL; PTHREAD_SCOPE_SYSTEM: ENOTSUP (threads are M:N);
  *    priority-inheritance/-protection and robust mutexes: ENOTSUP;
- *  - pthread_sigqueue with a signal: EINVAL (POSIX: "an invalid or
- *    unsupported signal number"; pthread_kill is cap_thread_kill, and
- *    pthread_sigmask the library's own: docs/pthread-compat.md, Signals);
  *  - asynchronous cancellation acts like deferred (<capriccio/cancel.h>);
  *  - GNU extensions with no user-level meaning (affinity, tryjoin/
  *    timedjoin/clockjoin, default attributes, attribute signal masks):
@@ -330,13 +327,6 @@ static inline int cap_compat_getcpuclockid(cap_thread_t t, clockid_t *clock)
     return rc != 0 ? rc : ENOENT;
 }
 
-static inline int cap_compat_sigqueue(cap_thread_t t, int sig, const union sigval value)
-{
-    (void)value;
-    int rc = cap_compat_alive(t);
-    return rc != 0 ? rc : sig != 0 ? EINVAL : 0;
-}
-
 static inline int cap_compat_enosys(void)
 {
     return ENOSYS;
@@ -536,7 +526,7 @@ _Static_assert(SEM_VALUE_MAX == CAP_SEM_VALUE_MAX, "semaphore limit");
 #define pthread_setconcurrency cap_compat_setconcurrency
 #define pthread_getconcurrency cap_compat_getconcurrency
 #define pthread_kill cap_thread_kill
-#define pthread_sigqueue cap_compat_sigqueue
+#define pthread_sigqueue cap_thread_sigqueue
 #define pthread_atfork cap_atfork
 #define pthread_tryjoin_np(...) cap_compat_enosys()
 #define pthread_timedjoin_np(...) cap_compat_enosys()

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Signals directed at one user thread: the sender (cap_thread_kill,
- * raise) and the thread's delivery of its own pending signals. The
+ * cap_thread_sigqueue, raise) and the thread's delivery of its own
+ * pending signals. The
  * protocol is in sigdirect.h; the registry's part (cap__sig_direct) is in
  * io/sigintr.c.
  *
@@ -37,6 +38,7 @@
 #include "capriccio.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
+#include "io/sigroute.h"
 #include "io/sigsafe.h"
 #include "sched/park.h"
 #include "sched/worker.h"
@@ -147,6 +149,8 @@ int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode)
             continue;
         int flags = 0;
         bool handled = cap__sig_disposition(sig, &flags) == CAP__DISP_HANDLER;
+        if (!handled)
+            cap__sig_route_claim(self, sig, NULL); /* no trampoline will */
         cap__sig_own_delivery = mode;
         cap__sig_raising = sig; /* its handler may wait as this thread */
         cap__sigmask_raise_here(sig);
@@ -198,6 +202,9 @@ void cap__sig_pending_kicked(void *uctx)
         int sig = __builtin_ctzll(ready) + 1;
         if (!take(t, sig))
             continue;
+        int flags;
+        if (cap__sig_disposition(sig, &flags) != CAP__DISP_HANDLER)
+            cap__sig_route_claim(t, sig, NULL); /* no trampoline will */
         /* Pending on this kernel thread; delivered here if the handler's
          * mask lets it through, else as the kick handler returns to t.
          * Unblocking it there keeps the workers' mask at least the target:
@@ -331,10 +338,14 @@ enum recorded { GONE, DONE, RAISE_HERE, PENDING, FULL };
  * exited thread not yet joined, whose signal is dropped as glibc does,
  * or an ignored signal t does not block); RAISE_HERE: the default action,
  * whole-process, to raise here; PENDING: pending for t (*blocked: t's
- * mask holds it); FULL: QUEUE_MAX instances of the real-time signal sig
- * are pending for t already. */
+ * mask holds it; *merged: a standard signal that was pending already, of
+ * which t keeps one instance); FULL: QUEUE_MAX instances of the real-time
+ * signal sig are pending for t already. A value's slot (reserved, or
+ * NULL) is handed to t once sig is counted, before its bit shows
+ * (*handed then true). */
 static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__sig_disp disp,
-                            bool *blocked)
+                            struct cap__sig_slot *slot, bool *handed, bool *blocked,
+                            bool *merged)
 {
     bool locked = !cap__in_signal_handler();
     if (locked)
@@ -352,7 +363,12 @@ static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__s
         if (!count_in(t, sig)) {
             r = FULL;
         } else {
+            if (slot != NULL) {
+                cap__sig_route_hand(slot, t, h);
+                *handed = true;
+            }
             uint64_t had = atomic_fetch_or(&t->sig_pending, bit(sig));
+            *merged = (had & bit(sig)) && queued(t, sig) == NULL;
             /* For epoll waits on a set holding a signalfd (io/sigfd.h):
              * a signal newly pending, or one more real-time instance, is
              * a new edge for edge-triggered registrations (Linux wakes
@@ -380,14 +396,17 @@ void cap__sig_post_own(cap__thread *self, int sig)
 {
     int flags = 0;
     enum cap__sig_disp disp = cap__sig_disposition(sig, &flags);
-    bool blocked = false;
-    if (record(self, cap__thread_handle(self), sig, disp, &blocked) == RAISE_HERE)
+    bool handed = false, blocked = false, merged = false;
+    if (record(self, cap__thread_handle(self), sig, disp, NULL, &handed, &blocked, &merged) ==
+        RAISE_HERE)
         cap__sigmask_raise_here(sig);
 }
 
-int cap_thread_kill(cap_thread_t h, int sig)
+/* cap_thread_kill, and cap_thread_sigqueue with info (its siginfo, kept
+ * in a route slot handed to t for the delivery there to claim:
+ * io/sigroute.h). */
+static int send_to_thread(cap_thread_t h, int sig, const siginfo_t *info)
 {
-    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     if (sig < 0 || sig >= NSIG || internal(sig))
         return EINVAL;
     cap__thread *t = cap__thread_lookup(h);
@@ -395,8 +414,23 @@ int cap_thread_kill(cap_thread_t h, int sig)
         return ESRCH;
     int flags = 0;
     enum cap__sig_disp disp = sig != 0 ? cap__sig_disposition(sig, &flags) : CAP__DISP_IGNORE;
-    bool blocked = false, restart = (flags & SA_RESTART) != 0;
-    switch (record(t, h, sig, disp, &blocked)) {
+    /* The value's slot, reserved first: without one the send fails before
+     * anything is recorded. */
+    struct cap__sig_slot slot;
+    bool valued = info != NULL && sig != 0;
+    if (valued && !cap__sig_route_reserve(sig, info, &slot))
+        return EAGAIN; /* ROUTE_SLOTS signals with values pending */
+    bool handed = false, blocked = false, merged = false, restart = (flags & SA_RESTART) != 0;
+    enum recorded r = record(t, h, sig, disp, valued ? &slot : NULL, &handed, &blocked, &merged);
+    if (valued && !handed) {
+        cap__sig_route_release(&slot);
+    } else if (valued && (r != PENDING || merged || atomic_load(&t->sig_closed))) {
+        /* Not left pending, or merged into an instance sent before (whose
+         * siginfo it keeps, as the kernel does), or t is ending (its
+         * pending signals are dropped): the slot is nobody's. */
+        cap__sig_route_undirect(&slot);
+    }
+    switch (r) {
     case GONE:
         return ESRCH;
     case FULL:
@@ -409,12 +443,36 @@ int cap_thread_kill(cap_thread_t h, int sig)
     case PENDING:
         break;
     }
-    if (cap__in_signal_handler())
-        return from_handler(t, h, sig, blocked, restart);
+    if (cap__in_signal_handler()) {
+        int rc = from_handler(t, h, sig, blocked, restart);
+        if (rc != 0 && valued)
+            cap__sig_route_undirect(&slot); /* taken back */
+        return rc;
+    }
     cap__thread *self = cap__current();
     if (t == self)
         cap__sig_deliver_pending(self, false, CAP__OWN_FREE);
     else
         bring(t, h, sig, restart);
     return 0;
+}
+
+int cap_thread_kill(cap_thread_t h, int sig)
+{
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
+    return send_to_thread(h, sig, NULL);
+}
+
+int cap_thread_sigqueue(cap_thread_t h, int sig, const union sigval value)
+{
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
+    /* What glibc's pthread_sigqueue gives the kernel. */
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    info.si_signo = sig;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value = value;
+    return send_to_thread(h, sig, &info);
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Signals directed at one user thread: pthread_kill (cap_thread_kill) and
- * raise.
+ * Signals directed at one user thread: pthread_kill (cap_thread_kill),
+ * raise, and pthread_sigqueue (cap_thread_sigqueue), whose siginfo is
+ * kept beside the set, in a route slot handed to the thread, for the
+ * delivery or take there to claim (io/sigroute.h).
  *
  * POSIX gives each thread a set of pending signals of its own, and a
  * signal sent to a thread is delivered to that thread: its handler runs

@@ -14,6 +14,13 @@
  * are written only while filling, t and h only while picking; readers
  * load the word with acquire first. cap__sig_routes_handed counts handed
  * slots.
+ *
+ * Directed slots (pthread_sigqueue's values, cap__sig_route_reserve) go
+ * free -> filling -> handed -> free: filled and handed by their sender
+ * (filling -> free if it could not send), freed by their claim, by the
+ * sender (the signal was not left pending), or when their thread ends;
+ * never ready (they are not the process's).
+ * seq orders handed slots: a claim takes the oldest of its signal.
  */
 #include "io/sigroute.h"
 
@@ -26,7 +33,7 @@
 #include "io/sigmask.h"
 #include "util/sigctx.h"
 
-enum { ROUTE_SLOTS = 64, RT_FIRST = 34 };
+enum { ROUTE_SLOTS = 256, RT_FIRST = 34 };
 enum { FREE, FILLING, READY, PICKING, HANDED };
 
 static struct route {
@@ -38,7 +45,11 @@ static struct route {
     siginfo_t info;
     cap__thread *t; /* handed: to whom, */
     cap_thread_t h; /* and its handle then */
+    uint64_t seq;   /* handed: when (route_seq) */
+    bool directed;  /* a thread's own (pthread_sigqueue), not the process's */
 } routes[ROUTE_SLOTS];
+
+static _Atomic uint64_t route_seq;
 
 _Atomic int cap__sig_routes_handed;
 _Atomic int cap__sig_routes_used;
@@ -68,22 +79,34 @@ static bool step(struct route *r, uint64_t *word, int to)
     return true;
 }
 
-bool cap__sig_route_away(int sig, const siginfo_t *info)
+/* A free slot, moved to filling (its word in *w) and filled with sig and
+ * info; NULL if none was free. */
+static struct route *fill(int sig, const siginfo_t *info, bool directed, uint64_t *w)
 {
     for (int i = 0; i < ROUTE_SLOTS; i++) {
         struct route *r = &routes[i];
-        uint64_t w = load(r);
-        if (state_of(w) != FREE || !step(r, &w, FILLING))
+        *w = load(r);
+        if (state_of(*w) != FREE || !step(r, w, FILLING))
             continue;
         atomic_fetch_add(&cap__sig_routes_used, 1);
         r->sig = sig;
         r->info = *info;
-        step(r, &w, READY); /* only this kernel thread moves a filling slot */
-        cap__sig_note_work_left();
-        cap__sig_end(0, false); /* not numbered: brings the dispatch */
-        return true;
+        r->directed = directed;
+        return r;
     }
-    return false;
+    return NULL;
+}
+
+bool cap__sig_route_away(int sig, const siginfo_t *info)
+{
+    uint64_t w;
+    struct route *r = fill(sig, info, false, &w);
+    if (r == NULL)
+        return false;
+    step(r, &w, READY); /* only this kernel thread moves a filling slot */
+    cap__sig_note_work_left();
+    cap__sig_end(0, false); /* not numbered: brings the dispatch */
+    return true;
 }
 
 uint64_t cap__sig_routes_ready_slow(void)
@@ -116,6 +139,7 @@ static void hand(struct route *r, uint64_t *w, cap__thread *t, cap_thread_t h)
 {
     r->t = t;
     r->h = h;
+    r->seq = atomic_fetch_add(&route_seq, 1);
     atomic_fetch_add(&cap__sig_routes_handed, 1);
     step(r, w, HANDED); /* only its picker moves a picking slot */
 }
@@ -127,6 +151,41 @@ static void unhand(struct route *r, uint64_t *w)
         atomic_fetch_sub(&cap__sig_routes_handed, 1);
         atomic_fetch_sub(&cap__sig_routes_used, 1);
     }
+}
+
+bool cap__sig_route_reserve(int sig, const siginfo_t *info, struct cap__sig_slot *slot)
+{
+    struct route *r = fill(sig, info, true, &slot->word);
+    if (r == NULL)
+        return false;
+    slot->index = (int)(r - routes);
+    return true;
+}
+
+void cap__sig_route_release(struct cap__sig_slot *slot)
+{
+    struct route *r = &routes[slot->index];
+    step(r, &slot->word, FREE); /* only its filler moves a filling slot */
+    atomic_fetch_sub(&cap__sig_routes_used, 1);
+}
+
+void cap__sig_route_hand(struct cap__sig_slot *slot, cap__thread *t, cap_thread_t h)
+{
+    struct route *r = &routes[slot->index];
+    r->t = t;
+    r->h = h;
+    r->seq = atomic_fetch_add(&route_seq, 1);
+    atomic_fetch_add(&cap__sig_routes_handed, 1);
+    step(r, &slot->word, HANDED);
+}
+
+void cap__sig_route_undirect(const struct cap__sig_slot *slot)
+{
+    /* From the word it was handed at, a copy: a failed step loads the
+     * slot's word into its argument, which may by then be another
+     * sender's handed slot; so a second call never frees that one. */
+    uint64_t w = slot->word;
+    unhand(&routes[slot->index], &w);
 }
 
 /* Slot r, handed at word w, goes back to the process: ready, and a
@@ -211,22 +270,46 @@ void cap__sig_run_routes_slow(void)
         uint64_t w = load(r);
         if (state_of(w) == READY && step(r, &w, PICKING))
             route(r, w);
-        else if (state_of(w) == HANDED && cap__thread_handle(r->t) != r->h)
-            give_back(r, &w); /* its thread ended before it took it */
+        else if (state_of(w) == HANDED && cap__thread_handle(r->t) != r->h) {
+            /* Its thread ended before it took it. */
+            if (r->directed)
+                unhand(r, &w);
+            else
+                give_back(r, &w);
+        }
     }
 }
 
+/* The oldest slot handed to self for sig (its word in *w), or NULL. */
+static struct route *oldest_handed(cap__thread *self, int sig, uint64_t *w)
+{
+    struct route *found = NULL;
+    for (int i = 0; i < ROUTE_SLOTS; i++) {
+        struct route *r = &routes[i];
+        uint64_t word = load(r);
+        if (state_of(word) != HANDED || r->t != self || r->sig != sig)
+            continue;
+        if (found == NULL || r->seq < found->seq) {
+            found = r;
+            *w = word;
+        }
+    }
+    return found;
+}
+
+/* The oldest handed slot's siginfo is the delivery's: the first sent of a
+ * real-time signal's queue (FIFO, as sigqueue's), and for a standard
+ * signal the first of those merged into its one instance (the kernel
+ * keeps the first's siginfo too), all of which the delivery frees. */
 bool cap__sig_route_claim_slow(cap__thread *self, int sig, siginfo_t *info)
 {
     bool claimed = false;
-    for (int i = 0; i < ROUTE_SLOTS; i++) {
-        struct route *r = &routes[i];
-        uint64_t w = load(r);
-        if (state_of(w) != HANDED || r->t != self || r->sig != sig)
-            continue;
+    struct route *r;
+    uint64_t w;
+    while ((r = oldest_handed(self, sig, &w)) != NULL) {
         siginfo_t kept = r->info;
         if (!step(r, &w, FREE))
-            continue;
+            continue; /* claimed or given back meanwhile: look again */
         atomic_fetch_sub(&cap__sig_routes_handed, 1);
         atomic_fetch_sub(&cap__sig_routes_used, 1);
         if (!claimed && info != NULL)
@@ -238,15 +321,42 @@ bool cap__sig_route_claim_slow(cap__thread *self, int sig, siginfo_t *info)
     return claimed;
 }
 
+/* Whether a directed slot of sig is handed to self. */
+static bool directed_handed(cap__thread *self, int sig)
+{
+    for (int i = 0; i < ROUTE_SLOTS; i++) {
+        struct route *r = &routes[i];
+        if (state_of(load(r)) == HANDED && r->directed && r->t == self && r->sig == sig)
+            return true;
+    }
+    return false;
+}
+
 void cap__sig_routes_blocked(cap__thread *self, uint64_t blocked)
 {
     if (atomic_load(&cap__sig_routes_handed) == 0)
         return;
+    bool ending = atomic_load(&self->sig_closed);
     for (int i = 0; i < ROUTE_SLOTS; i++) {
         struct route *r = &routes[i];
         uint64_t w = load(r);
-        if (state_of(w) == HANDED && r->t == self && (blocked & bit(r->sig)) &&
-            cap__sig_take_one(self, r->sig) && !give_back(r, &w))
+        if (state_of(w) != HANDED || r->t != self || !(blocked & bit(r->sig)))
+            continue;
+        if (r->directed) {
+            /* The thread's own: it stays pending while blocked, and is
+             * dropped with the thread's other pending signals as it ends. */
+            if (ending)
+                unhand(r, &w);
+            continue;
+        }
+        /* A standard signal's one instance that is also the thread's own
+         * (pthread_sigqueue, merged with this one) stays; the process's
+         * goes back without taking it. */
+        if (r->sig < RT_FIRST && !ending && directed_handed(self, r->sig)) {
+            give_back(r, &w);
+            continue;
+        }
+        if (cap__sig_take_one(self, r->sig) && !give_back(r, &w))
             cap__sig_post_own(self, r->sig); /* claimed meanwhile: undo the take */
     }
 }

@@ -38,8 +38,16 @@
  * (taken out of its set: cap__sig_routes_blocked, _closing, or by the
  * dispatch that handed it, whichever sees the other first).
  *
- * Limits (docs/pthread-compat.md): ROUTE_SLOTS (64) signals routed and
- * not yet delivered; beyond, or for a handler with SA_RESETHAND (whose
+ * The same slots carry the siginfo of a signal sent to one thread with a
+ * value (pthread_sigqueue, cap_thread_sigqueue: io/sigdirect.c), handed
+ * to that thread by its sender and claimed by the signal's delivery or
+ * take there as a routed one is; such a slot is the thread's own: it
+ * never goes back to the process, and is dropped when the thread ends.
+ * A delivery claims the oldest slot of its signal handed to the thread
+ * (FIFO, as the kernel queues sigqueue's values).
+ *
+ * Limits (docs/pthread-compat.md): ROUTE_SLOTS (256) signals routed or
+ * sent with a value and not yet delivered; beyond, or for a handler with SA_RESETHAND (whose
  * kernel disposition is the default once the kernel chose the worker),
  * the handler runs where the kernel delivered it, as before. A standard
  * signal sent to a thread with pthread_kill while a routed one is
@@ -124,6 +132,26 @@ static inline void cap__sig_routes_closing(cap__thread *self)
 /* sigwait and sigtimedwait of set on a user thread: takes one ready
  * signal of set, filling *info (may be NULL); returns it, or 0. */
 int cap__sig_route_take(uint64_t set, siginfo_t *info);
+
+/* A slot of cap__sig_route_direct. */
+struct cap__sig_slot {
+    int index;
+    uint64_t word;
+};
+
+/* pthread_sigqueue's sender (io/sigdirect.c): takes a free slot for sig
+ * and its siginfo, not yet visible to claims; false if none was free.
+ * Then either _release (sig not sent) or, once sig is counted for t and
+ * before it shows in t's set, _hand, so that a delivery that follows the
+ * record finds the slot. All async-signal-safe. */
+bool cap__sig_route_reserve(int sig, const siginfo_t *info, struct cap__sig_slot *slot);
+void cap__sig_route_release(struct cap__sig_slot *slot);
+void cap__sig_route_hand(struct cap__sig_slot *slot, cap__thread *t, cap_thread_t h);
+
+/* Frees a handed slot again, unless a claim took it: sig was not left
+ * pending for t (ignored, taken back, merged with an instance pending
+ * already, or t is ending). A second call does nothing. */
+void cap__sig_route_undirect(const struct cap__sig_slot *slot);
 
 /* In a fork's child: the parent's routed signals were the parent's. */
 void cap__sig_routes_forked(void);

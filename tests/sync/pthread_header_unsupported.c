@@ -2,8 +2,8 @@
 /* Description: through <capriccio/pthread.h>, what is not supported fails
  * with the documented POSIX error instead of being ignored: real-time
  * scheduling and system scope,
- * priority protocols and robust mutexes, queued signals to threads
- * (pthread_sigqueue) and bad signal numbers, and the GNU extensions
+ * priority protocols and robust mutexes, bad signal numbers and thread
+ * handles (pthread_kill, pthread_sigqueue), and the GNU extensions
  * without a meaning here;
  * what is supported in those families works. */
 #include <capriccio/pthread.h>
@@ -57,8 +57,10 @@ int main(void)
     CHECK_EQ(pthread_kill(self, NSIG), EINVAL);
     CHECK_EQ(pthread_kill(self, 32), EINVAL); /* glibc's own */
     union sigval sv = { .sival_int = 1 };
-    CHECK_EQ(pthread_sigqueue(self, SIGUSR1, sv), EINVAL);
     CHECK_EQ(pthread_sigqueue(self, 0, sv), 0);
+    CHECK_EQ(pthread_sigqueue(self, NSIG, sv), EINVAL);
+    CHECK_EQ(pthread_sigqueue(self, 33, sv), EINVAL); /* glibc's own */
+    CHECK_EQ(pthread_sigqueue(self + 12345, SIGUSR1, sv), ESRCH);
     CHECK_EQ(pthread_kill(self + 12345, 0), ESRCH);
     sigset_t set, old;
     sigemptyset(&set);
