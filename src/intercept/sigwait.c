@@ -151,6 +151,16 @@ static long wait_signal(const sigset_t *set, siginfo_t *info, uint64_t deadline)
     return r;
 }
 
+/* What glibc's sigtimedwait and sigwaitinfo report of a signal taken:
+ * SI_TKILL (the kernel's code for a tkill or tgkill, so for raise and
+ * pthread_kill) becomes SI_USER; signalfd reads keep it. */
+static long as_glibc_reports(long r, siginfo_t *info)
+{
+    if (r > 0 && info != NULL && info->si_code == SI_TKILL)
+        info->si_code = SI_USER;
+    return r;
+}
+
 /* -EFAULT unless set (and info, if any) can be used as the kernel would. */
 static long check_args(const sigset_t *set, siginfo_t *info)
 {
@@ -175,7 +185,7 @@ int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts
                         ts == NULL ? CAP__FOREVER
                                    : cap__deadline_after(cap__timeout_ns((uint64_t)ts->tv_sec,
                                                                          (uint64_t)ts->tv_nsec)));
-    return (int)cap__ic_ret_cancel(r);
+    return (int)cap__ic_ret_cancel(as_glibc_reports(r, info));
 }
 
 int sigwaitinfo(const sigset_t *set, siginfo_t *info)
@@ -185,7 +195,7 @@ int sigwaitinfo(const sigset_t *set, siginfo_t *info)
     long r = check_args(set, info);
     if (r == 0)
         r = wait_signal(set, info, CAP__FOREVER);
-    return (int)cap__ic_ret_cancel(r);
+    return (int)cap__ic_ret_cancel(as_glibc_reports(r, info));
 }
 
 int sigwait(const sigset_t *set, int *sig)

@@ -14,7 +14,8 @@
  *    it, other threads that accept it never run the handler) until it
  *    unblocks, and the handler has run when pthread_sigmask returns;
  *    raise() of a blocked signal is held so too;
- *  - sigwaitinfo in the target takes it (si_code SI_TKILL), no handler;
+ *  - sigwaitinfo in the target takes it (si_code SI_USER, as glibc's
+ *    reports a tgkill's SI_TKILL), no handler;
  *  - a thread computing on another worker is interrupted there (the
  *    handler runs inside its loop, not at a later yield);
  *  - an ignored signal is dropped; one whose default action ends the
@@ -302,7 +303,7 @@ static void *taker(void *arg)
     atomic_store(&ready, 1);
     siginfo_t si;
     CHECK_EQ(sigwaitinfo(&s, &si), SIGUSR2);
-    CHECK_EQ(si.si_code, SI_TKILL);
+    CHECK_EQ(si.si_code, SI_USER);
     CHECK_EQ(si.si_pid, getpid());
     CHECK_EQ(usr2_runs, 0);
     return NULL;
