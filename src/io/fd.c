@@ -217,12 +217,15 @@ void cap__fd_closing(int fd)
      * kind and flags stay while the number still names the file. The
      * disarm comes first, while fd still names the file. */
     cap__spin_lock(&f->lock);
+    bool armed = (atomic_load(&f->flags) & CAP__FDF_REGISTERED) != 0;
     disarm_locked(f, fd, atomic_load(&f->flags));
     atomic_fetch_add(&f->gen, 1);
     atomic_store_explicit(&f->deferred, 0, memory_order_relaxed);
     cap__fd_set(f, CAP__FDF_CLOSING);
     cap__io_wake_all_locked(f, EBADF);
     cap__spin_unlock(&f->lock);
+    if (armed && cap__netio_active->release != NULL)
+        cap__netio_active->release(f, fd); /* no backend wait holds the file now */
 }
 
 void cap__fd_closed(int fd)

@@ -36,6 +36,14 @@
  *    backend's own re-arm must too), each registration for gen is made
  *    before its removal or not at all: none outlives the life (a uring
  *    poll would hold the file open; a poll entry would stay).
+ *  - release(f, fd): after a disarm for a close (io/fd.c,
+ *    cap__fd_closing), with no lock held, before the close system call:
+ *    returns once no wait of the backend in progress holds a reference
+ *    to the file, so that the close is the file's last reference when
+ *    the program's was, as on NPTL (the peer sees the FIN or reset, a
+ *    pipe's reader its EOF, when close returns). May be NULL: epoll
+ *    holds none; poll(2) holds one on every file of a ppoll in
+ *    progress (netio_poll.c).
  *  - interest(f, fd): a waiter was just linked on f. May be NULL (edge
  *    backends watch every armed descriptor all the time).
  *  - harvest(timeout_ns): wait up to timeout_ns (< 0: no limit, 0: just
@@ -64,6 +72,7 @@ typedef struct cap__netio {
     int (*start)(void);
     int (*arm)(cap__fd *f, int fd, uint32_t gen);
     void (*disarm)(cap__fd *f, int fd, uint32_t gen);
+    void (*release)(cap__fd *f, int fd);
     void (*interest)(cap__fd *f, int fd);
     void (*harvest)(int64_t timeout_ns);
     void (*kick)(void);

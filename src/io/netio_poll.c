@@ -22,6 +22,16 @@
  * `polling` is set. The holder sets `polling` before it reads the waiter
  * lists, and interest() runs after the link, both seq_cst: either the
  * holder's array includes the new waiter or the waiter kicks.
+ *
+ * A ppoll in progress holds a reference to every file in its array
+ * (the kernel's poll table takes one per entry until the call returns),
+ * so a descriptor closed meanwhile was not released by its close: a
+ * socket's peer saw no FIN or reset, a pipe's reader no EOF, until the
+ * holder woke, perhaps never. build() stamps the entries it puts in the
+ * array with the harvest's round; a disarm that finds its entry so
+ * stamped for the harvest in progress leaves that round in
+ * f->backend_slot (HELD), and release(), before the close, kicks the
+ * holder and waits for the round to end.
  */
 #include <errno.h>
 #include <poll.h>
@@ -40,8 +50,14 @@
 struct entry {
     int fd;
     uint32_t gen;
-    short events; /* what its waiters asked for, as of the last interest() */
+    short events;   /* what its waiters asked for, as of the last interest() */
+    uint32_t round; /* in the array of harvest `round` - 1 (0: never) */
 };
+
+/* f->backend_slot after a disarm that found f in the array of the
+ * harvest in progress: HELD | that harvest's round (see the top). Slots
+ * of armed descriptors (index + 1) stay below it. */
+#define HELD (1u << 31)
 
 static cap__spin set_lock = CAP__SPIN_INIT;
 static struct entry *set;        /* [set_lock] */
@@ -49,6 +65,7 @@ static uint32_t set_len, set_cap; /* [set_lock] */
 
 static int kickfd = -1;
 static atomic_int kicked, polling;
+static _Atomic uint32_t rounds; /* harvests that have left ppoll */
 static struct pollfd *pfds;  /* owned by the holder */
 static uint32_t *pgens;
 static size_t pcap;
@@ -80,7 +97,7 @@ static int poll_arm(cap__fd *f, int fd, uint32_t gen)
         set = n;
         set_cap = ncap;
     }
-    set[set_len] = (struct entry){ fd, gen, 0 };
+    set[set_len] = (struct entry){ fd, gen, 0, 0 };
     f->backend_slot = ++set_len;
     cap__spin_unlock(&set_lock);
     /* The runtime's own descriptors (a disk ring's eventfd) are polled
@@ -98,8 +115,13 @@ static void poll_disarm(cap__fd *f, int fd, uint32_t gen)
     (void)fd;
     (void)gen;
     cap__spin_lock(&set_lock);
-    uint32_t slot = f->backend_slot;
+    uint32_t slot = f->backend_slot, held = 0;
     if (slot != 0 && slot <= set_len) {
+        /* In the array of the harvest in progress: that ppoll holds the
+         * file until it returns (release()). */
+        uint32_t now = atomic_load(&rounds) + 1;
+        if (set[slot - 1].round == now && atomic_load(&polling))
+            held = HELD | (now & ~HELD);
         struct entry last = set[--set_len];
         if (slot - 1 != set_len) {
             set[slot - 1] = last;
@@ -108,8 +130,26 @@ static void poll_disarm(cap__fd *f, int fd, uint32_t gen)
                 moved->backend_slot = slot;
         }
     }
-    f->backend_slot = 0;
+    f->backend_slot = held;
     cap__spin_unlock(&set_lock);
+}
+
+/* Before a close of f, disarmed (see the top): once no ppoll holds its
+ * file. The holder is another worker's kernel thread (this one runs the
+ * closer); the kick ends its ppoll at once. */
+static void poll_release(cap__fd *f, int fd)
+{
+    (void)fd;
+    cap__spin_lock(&set_lock);
+    uint32_t held = f->backend_slot;
+    if (held & HELD)
+        f->backend_slot = 0;
+    cap__spin_unlock(&set_lock);
+    if (!(held & HELD))
+        return;
+    kick();
+    while (((atomic_load(&rounds) + 1) & ~HELD) == (held & ~HELD) && atomic_load(&polling))
+        cap__kernel_yield();
 }
 
 /* kicked: set from a kick's write until the harvest drains the eventfd,
@@ -178,11 +218,13 @@ static size_t build(void)
     size_t n = 0;
     if (pcap > 0) {
         pfds[n++] = (struct pollfd){ .fd = kickfd, .events = POLLIN };
+        uint32_t round = atomic_load(&rounds) + 1;
         for (uint32_t i = 0; i < set_len && n < pcap; i++) {
             cap__fd *f = cap__fd_peek(set[i].fd);
             int ev = f != NULL ? wanted(f, &set[i]) : -1;
             if (ev < 0)
                 continue;
+            set[i].round = round;
             pgens[n] = set[i].gen;
             pfds[n++] = (struct pollfd){ .fd = set[i].fd, .events = (short)ev };
         }
@@ -201,6 +243,7 @@ static void harvest(int64_t timeout_ns)
         tsp = &ts;
     }
     long r = n > 0 ? syscall(SYS_ppoll, pfds, n, tsp, NULL, 0) : 0;
+    atomic_fetch_add(&rounds, 1); /* its files are let go (release()) */
     atomic_store(&polling, 0);
     if (r <= 0)
         return;
@@ -230,6 +273,7 @@ const cap__netio cap__netio_poll = {
     .start = poll_start,
     .arm = poll_arm,
     .disarm = poll_disarm,
+    .release = poll_release,
     .interest = poll_interest,
     .harvest = harvest,
     .kick = kick,
