@@ -43,7 +43,8 @@
  *    the program's was, as on NPTL (the peer sees the FIN or reset, a
  *    pipe's reader its EOF, when close returns). May be NULL: epoll
  *    holds none; poll(2) holds one on every file of a ppoll in
- *    progress (netio_poll.c).
+ *    progress (netio_poll.c), a uring poll one until the kernel thread
+ *    that submitted it has ended it (netio_uring.c).
  *  - interest(f, fd): a waiter was just linked on f. May be NULL (edge
  *    backends watch every armed descriptor all the time).
  *  - harvest(timeout_ns): wait up to timeout_ns (< 0: no limit, 0: just

@@ -16,7 +16,16 @@
  * Disarm submits a cancel before the descriptor is closed: a pending
  * poll request holds a reference to the file, and a poll that outlived
  * its life would keep a closed socket or pipe open underneath (its peer
- * never sees EOF). So the cancel must find every poll of the life: no
+ * never sees EOF). io_uring ends a cancelled poll in task work of the
+ * kernel thread that submitted it (COOP_TASKRUN: run at that thread's
+ * next entry into the kernel, without waking it), and only then lets go
+ * of the file. So f->backend_slot keeps the worker that armed the poll
+ * (OWNER), and release(), before the close, kicks that worker when it
+ * is not the closer's own and waits until its kernel thread took the
+ * kick (the task work runs before a signal's handler): the close then
+ * releases the file before it returns, as on NPTL. A closer on the
+ * arming worker ran the task work on its way out of the cancel's
+ * submission. So the cancel must find every poll of the life: no
  * poll is added for a life after its cancel (arm() and the re-arm below
  * run under f->lock, only for the gen current there, and disarm runs in
  * the hold of f->lock that ends the life: netio.h), and the cancel is an
@@ -50,6 +59,7 @@
 #include "io/io.h"
 #include "io/netio.h"
 #include "io/ownfd.h"
+#include "io/sigintr.h"
 #include "sched/worker.h"
 #include "util/clock.h"
 #include "util/spin.h"
@@ -61,6 +71,20 @@ enum { RING_ENTRIES = 1024, POLL_MASK = POLLIN | POLLOUT | POLLPRI | POLLRDHUP }
  * While a one-shot poll is armed (LAZY_ARMED), its events are kept from
  * bit ARMED_SHIFT up, so a waiter that needs others can widen it. */
 enum { LAZY = 1u << 0, LAZY_ARMED = 1u << 1, ARMED_SHIFT = 8 };
+/* Also in f->backend_slot: the worker whose kernel thread submitted the
+ * poll armed now, + 1, from bit OWNER_SHIFT (OWNER_ANY: another kernel
+ * thread, or a worker beyond 254); and CANCELLED from a disarm until
+ * release() (see the top). */
+enum { CANCELLED = 1u << 2, OWNER_SHIFT = 24, OWNER_ANY = 0xff };
+#define OWNER_MASK (0xffu << OWNER_SHIFT)
+
+/* This kernel thread as OWNER bits. */
+static uint32_t owner_here(void)
+{
+    cap__worker *w = cap__worker_self();
+    uint32_t id = w != NULL && w->id < OWNER_ANY - 1 ? (uint32_t)w->id + 1 : OWNER_ANY;
+    return id << OWNER_SHIFT;
+}
 /* In the user_data of a one-shot poll, beside gen << 32 | fd (descriptor
  * numbers stay below CAP__FD_MAX, so bits 30 and 31 are free); and in
  * that of the request that widens it, with WIDEN_TAG. */
@@ -156,13 +180,16 @@ static void lazy_arm(cap__fd *f, int fd, uint32_t gen)
          * whose re-arm asks for what is left. If the poll is ending, the
          * widening fails and its completion re-arms for every waiter. */
         m |= armed;
-        __atomic_store_n(&f->backend_slot, LAZY | LAZY_ARMED | m << ARMED_SHIFT,
+        /* The poll stays its submitter's: the owner is kept. */
+        __atomic_store_n(&f->backend_slot,
+                         LAZY | LAZY_ARMED | m << ARMED_SHIFT | (slot & OWNER_MASK),
                          __ATOMIC_SEQ_CST);
         if (submit_op(OP_WIDEN, data, fd, m) != 0)
             __atomic_store_n(&f->backend_slot, slot, __ATOMIC_SEQ_CST);
         return;
     }
-    __atomic_store_n(&f->backend_slot, LAZY | LAZY_ARMED | m << ARMED_SHIFT, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&f->backend_slot, LAZY | LAZY_ARMED | m << ARMED_SHIFT | owner_here(),
+                     __ATOMIC_SEQ_CST);
     if (submit_op(OP_ONESHOT, data, fd, m) != 0)
         __atomic_store_n(&f->backend_slot, LAZY, __ATOMIC_SEQ_CST);
 }
@@ -210,7 +237,7 @@ static int uring_arm(cap__fd *f, int fd, uint32_t gen)
      * and handle() would re-arm it for ever (io/pollable.c). */
     if (!cap__netio_pollable(f, fd))
         return -EPERM;
-    __atomic_store_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&f->backend_slot, owner_here(), __ATOMIC_SEQ_CST);
     return submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
 }
 
@@ -219,13 +246,38 @@ static int uring_arm(cap__fd *f, int fd, uint32_t gen)
 static void uring_disarm(cap__fd *f, int fd, uint32_t gen)
 {
     uint64_t data = (uint64_t)gen << 32 | (uint32_t)fd;
-    if (lazy(f)) {
-        uint32_t slot = __atomic_exchange_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
-        if (slot & LAZY_ARMED)
-            submit_poll(data | LAZY_TAG, fd, true);
-        return;
+    uint32_t slot = __atomic_exchange_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
+    if (slot & LAZY) {
+        if (!(slot & LAZY_ARMED))
+            return; /* no poll submitted */
+        data |= LAZY_TAG;
     }
-    submit_poll(data, fd, true);
+    if (submit_poll(data, fd, true) == 0)
+        __atomic_store_n(&f->backend_slot, CANCELLED | (slot & OWNER_MASK), __ATOMIC_SEQ_CST);
+}
+
+/* Before the close of f, disarmed (see the top): once the kernel thread
+ * that armed its poll has let go of the file. */
+static void uring_release(cap__fd *f, int fd)
+{
+    (void)fd;
+    uint32_t slot = __atomic_exchange_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
+    uint32_t owner = (slot & OWNER_MASK) >> OWNER_SHIFT;
+    if (!(slot & CANCELLED) || owner == 0 || (owner_here() >> OWNER_SHIFT) == owner)
+        return;
+    for (int i = 0; i < cap__rt.nworkers; i++) {
+        cap__worker *w = &cap__rt.workers[i];
+        if ((owner != OWNER_ANY && i + 1 != (int)owner) || w == cap__worker_self())
+            continue;
+        pid_t tid = atomic_load(&w->tid);
+        if (tid == 0)
+            continue; /* not started, or gone */
+        uint32_t before = atomic_load_explicit(&w->kicks_taken, memory_order_acquire);
+        cap__sig_kick(tid);
+        while (atomic_load_explicit(&w->kicks_taken, memory_order_acquire) == before &&
+               atomic_load(&w->tid) != 0)
+            cap__kernel_yield();
+    }
 }
 
 /* A waiter was just linked on f (under f->lock). */
@@ -318,6 +370,7 @@ static void handle(uint64_t data, int res, unsigned flags)
         cap__spin_lock(&f->lock);
         if (atomic_load(&f->gen) == gen && cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f)) {
             if (res >= 0) {
+                __atomic_store_n(&f->backend_slot, owner_here(), __ATOMIC_SEQ_CST);
                 submit_poll(data, fd, false);
             } else {
                 cap__fd_clear(f, CAP__FDF_REGISTERED);
@@ -391,6 +444,7 @@ const cap__netio cap__netio_uring = {
     .start = uring_start,
     .arm = uring_arm,
     .disarm = uring_disarm,
+    .release = uring_release,
     .interest = uring_interest,
     .harvest = harvest,
     .kick = kick,

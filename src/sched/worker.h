@@ -143,6 +143,11 @@ typedef struct cap__worker {
      * signal sent to that thread is delivered as the outermost returns
      * (io/sigdirect.h). */
     _Atomic unsigned handlers;
+    /* Kicks (io/sigintr.h, CAP__SIG_KICK) its kernel thread has taken,
+     * counted by the trampoline: one taken after a point in time means
+     * the thread has entered the kernel since, and so run the task work
+     * queued for it (io/netio_uring.c, release). */
+    _Atomic uint32_t kicks_taken;
 } cap__worker;
 
 typedef struct cap__runtime {

@@ -295,6 +295,9 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     __typeof__(table[0]) h = table[sig];
     if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed)) {
         if (is_kick(sig, info)) {
+            cap__worker *kicked = cap__worker_self();
+            if (kicked != NULL) /* its task work ran on the way here */
+                atomic_fetch_add_explicit(&kicked->kicks_taken, 1, memory_order_release);
             /* Interrupting the system call was the point, a change of the
              * workers' signal mask (io/sigmask.h), or a signal sent to
              * the user thread it interrupted (io/sigdirect.h; not inside
