@@ -33,6 +33,17 @@ static inline void install_handler(int sig, void (*fn)(int), int flags)
     EXPECT_EQ(sigaction(sig, &sa, NULL), 0);
 }
 
+/* Installs fn as sig's SA_SIGINFO | SA_RESTART handler, empty mask. */
+static inline void install_action(int sig, void (*fn)(int, siginfo_t *, void *))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fn;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    EXPECT_EQ(sigaction(sig, &sa, NULL), 0);
+}
+
 /* The time ms milliseconds from now on clock, as an absolute timespec. */
 static inline struct timespec after_ms(clockid_t clock, long ms)
 {

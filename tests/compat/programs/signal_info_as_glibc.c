@@ -57,12 +57,7 @@ static void record(int sig, siginfo_t *si, void *uc)
 
 static void install(int sig)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = record;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    EXPECT_EQ(sigaction(sig, &sa, NULL), 0);
+    install_action(sig, record);
 }
 
 static void expect_handled(int code, int value, int pid_ok)

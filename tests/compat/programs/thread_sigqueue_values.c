@@ -44,12 +44,7 @@ static void set_mask(int how, int sig)
 
 static void install(int sig, void (*fn)(int, siginfo_t *, void *))
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = fn;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    EXPECT_EQ(sigaction(sig, &sa, NULL), 0);
+    install_action(sig, fn);
 }
 
 static void ignore(int sig)
