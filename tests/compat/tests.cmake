@@ -13,10 +13,14 @@
 #   compat/<name>/cap/<netio>/w<N>  for the programs in COMPAT_NETIO_PROGRAMS,
 #                           which touch sockets: under the other network
 #                           backends too (epoll is the default).
+#   compat/<name>/cap/disk-<diskio>/w<N>  for the programs in
+#                           COMPAT_DISKIO_PROGRAMS, which do file I/O: under
+#                           the other disk backends too (uring is the default).
 # They live in a subfolder so the per-area glob does not build them a
 # third time as ordinary capriccio tests.
 find_package(Threads REQUIRED)
 set(COMPAT_NETIO_PROGRAMS tcp_recv_of_nothing io_results_as_glibc stdio_as_glibc)
+set(COMPAT_DISKIO_PROGRAMS file_io_as_glibc)
 file(GLOB compat_programs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/compat/programs/*.c)
 foreach(src ${compat_programs})
   get_filename_component(name ${src} NAME_WE)
@@ -45,6 +49,15 @@ foreach(src ${compat_programs})
         set_tests_properties(compat/${name}/cap/${net}/w${n} PROPERTIES
           ENVIRONMENT "CAP_WORKERS=${n};CAP_NETIO=${net}" TIMEOUT 60 SKIP_RETURN_CODE 77
           SKIP_REGULAR_EXPRESSION "is not available here")
+      endforeach()
+    endforeach()
+  endif()
+  if(name IN_LIST COMPAT_DISKIO_PROGRAMS)
+    foreach(disk threads blocking)
+      foreach(n ${CAP_TEST_WORKERS})
+        add_test(NAME compat/${name}/cap/disk-${disk}/w${n} COMMAND compat_cap_${name})
+        set_tests_properties(compat/${name}/cap/disk-${disk}/w${n} PROPERTIES
+          ENVIRONMENT "CAP_WORKERS=${n};CAP_DISKIO=${disk}" TIMEOUT 60 SKIP_RETURN_CODE 77)
       endforeach()
     endforeach()
   endif()
