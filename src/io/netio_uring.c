@@ -267,7 +267,7 @@ static void uring_release(cap__fd *f, int fd)
         return;
     for (int i = 0; i < cap__rt.nworkers; i++) {
         cap__worker *w = &cap__rt.workers[i];
-        if ((owner != OWNER_ANY && i + 1 != (int)owner) || w == cap__worker_self())
+        if ((owner != OWNER_ANY && (uint32_t)w->id + 1 != owner) || w == cap__worker_self())
             continue;
         pid_t tid = atomic_load(&w->tid);
         if (tid == 0)

@@ -134,7 +134,8 @@ static void find_taker(cap__thread *t, void *arg)
         a->found = t;
 }
 
-/* Hands slot r, picking at word w, to t (handle h). */
+/* Hands slot r, picking (or filling, a directed one) at word w, to t
+ * (handle h). */
 static void hand(struct route *r, uint64_t *w, cap__thread *t, cap_thread_t h)
 {
     r->t = t;
@@ -171,12 +172,7 @@ void cap__sig_route_release(struct cap__sig_slot *slot)
 
 void cap__sig_route_hand(struct cap__sig_slot *slot, cap__thread *t, cap_thread_t h)
 {
-    struct route *r = &routes[slot->index];
-    r->t = t;
-    r->h = h;
-    r->seq = atomic_fetch_add(&route_seq, 1);
-    atomic_fetch_add(&cap__sig_routes_handed, 1);
-    step(r, &slot->word, HANDED);
+    hand(&routes[slot->index], &slot->word, t, h); /* only its filler moves a filling slot */
 }
 
 void cap__sig_route_undirect(const struct cap__sig_slot *slot)
