@@ -255,6 +255,16 @@ static inline struct timespec cap__ic_time_left(uint64_t deadline)
  * without waiting (io/io.h, cap__offload_call_until). */
 long cap__ic_offload_sys_until(cap__sys_call *c, const cap__intr *in, uint64_t deadline);
 
+/* Whether f, a stream descriptor fd, is a terminal: asked of the kernel
+ * once per life of the number (CAP__FDF_TTY / CAP__FDF_NOT_TTY). */
+bool cap__ic_is_tty(cap__fd *f, int fd);
+struct msghdr;
+/* A blocking read (readv) or write (writev) of msg's vector on fd, a
+ * terminal, on a user thread, by the terminal's rules (ttyio.c); >= 0 or
+ * -errno, interruptible as in says. */
+ssize_t cap__ic_tty_xfer(cap__fd *f, int fd, bool write, struct msghdr *msg,
+                         const cap__intr *in);
+
 /* The soft RLIMIT_NOFILE, where the kernel's checks of descriptor
  * numbers and counts stop (poll's nfds, select's range, dup2's target);
  * RLIM_INFINITY when there is none or it cannot be read. */

@@ -12,7 +12,8 @@
  *    never matters;
  *  - a pipe the runtime created (owned, non-blocking underneath: fd.c):
  *    plain read/write, ~90 ns cheaper per call than the vector calls;
- *  - other pollable (fifo, tty, eventfd, pipes we did not create or
+ *  - a terminal, unless the call may not wait: its own rules (ttyio.c);
+ *  - other pollable (fifo, eventfd, pipes we did not create or
  *    gave back): preadv2/pwritev2 at the file position with RWF_NOWAIT,
  *    which leaves their mode untouched; where the kernel refuses
  *    RWF_NOWAIT for a kind of file (in one direction: an eventfd takes it
@@ -339,6 +340,11 @@ static ssize_t xfer_msg(int fd, bool write, struct msghdr *msg, int flags, bool 
     /* The thread's own signals are not in the kernel's signalfd. */
     if (__builtin_expect(!write && cap__fd_has(f, CAP__FDF_SIGNALFD), 0))
         return cap__ic_signalfd_read(f, fd, msg, nonblock);
+    if (kind == CAP__FD_STREAM && !nonblock && !cap__fd_has(f, CAP__FDF_OWNED) &&
+        cap__ic_is_tty(f, fd)) {
+        cap__intr tty_in = cap__ic_intr_cancel(CAP__FOREVER);
+        return cap__ic_tty_xfer(f, fd, write, msg, &tty_in);
+    }
     /* Computed at the first park, if any (io.h): most calls never park. */
     uint64_t deadline = sock ? cap__io_deadline_later(f, dir) : CAP__FOREVER;
     bool stream = !sock || cap__fd_has(f, CAP__FDF_STREAM_SOCK);
@@ -918,6 +924,10 @@ static ssize_t positioned(int fd, bool write, const struct iovec *iov, int cnt, 
         bool our_pipe = kind == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED);
         if ((rwf & ~RWF_NOWAIT) && (kind == CAP__FD_SOCKET || our_pipe))
             return flagged_first(f, fd, write, iov, cnt, rwf, our_pipe);
+        /* Another stream asked not to wait: the kernel's answer, which
+         * cannot wait (a terminal or FIFO refuses with EOPNOTSUPP). */
+        if ((rwf & RWF_NOWAIT) && kind == CAP__FD_STREAM && !our_pipe)
+            return raw_positioned(fd, write, iov, cnt, off, rwf);
         struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
         return xfer(fd, write, &m, (rwf & RWF_NOWAIT) ? MSG_DONTWAIT : 0, false);
     }

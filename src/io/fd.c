@@ -534,7 +534,8 @@ void cap__fd_dup_of(int newfd, int oldfd)
                  CAP__FDF_STREAM_SOCK | CAP__FDF_DIRECT | CAP__FDF_DRAINS |
                  CAP__FDF_NODRAIN | CAP__FDF_DUPED | CAP__FDF_LOWAT |
                  CAP__FDF_WR_CHECKED | CAP__FDF_WR_INLINE | CAP__FDF_NOT_PIPE |
-                 CAP__FDF_FORKED | CAP__FDF_SIGNALFD | CAP__FDF_SIGEPOLL);
+                 CAP__FDF_FORKED | CAP__FDF_SIGNALFD | CAP__FDF_SIGEPOLL |
+                 CAP__FDF_TTY | CAP__FDF_NOT_TTY);
         timeo[0] = atomic_load(&o->timeo[0]);
         timeo[1] = atomic_load(&o->timeo[1]);
     }

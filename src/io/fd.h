@@ -150,6 +150,9 @@ enum {
     CAP__FDF_SIGEPOLL = 1u << 26,      /* an epoll set a signalfd of ours was added to
                                           (epoll_ctl): its waits see the waiting thread's
                                           own pending signals too (io/sigfd.h) */
+    CAP__FDF_TTY = 1u << 27,           /* a terminal: blocking transfers follow its rules
+                                          (intercept/ttyio.c) */
+    CAP__FDF_NOT_TTY = 1u << 28,       /* a stream found not to be a terminal */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reads and writes of a terminal on a user thread, where the application
+ * left it blocking (rw.c sends them here; its O_NONBLOCK view, MSG_DONTWAIT
+ * and RWF_NOWAIT calls keep the general path, whose plain call does not
+ * wait).
+ *
+ * A terminal refuses RWF_NOWAIT and is not ours to make non-blocking (a
+ * terminal is shared with the shell and the other processes of its
+ * session), so the general path's "readiness, then the plain call" would
+ * be the rule; but a terminal's blocking read does not end on readiness
+ * alone, and its blocking write waits until every byte is queued:
+ *  - read, canonical mode: poll reports a whole line (or end of file, or
+ *    a hang-up), which the plain call then returns at once: readiness,
+ *    then the plain call;
+ *  - read, non-canonical, VMIN = 0 and VTIME = 0: the plain call, which
+ *    returns what is there, perhaps nothing, at once;
+ *  - VMIN = 0, VTIME = t: the first byte or t tenths of a second,
+ *    whichever comes first; 0 at the timeout: readiness with that
+ *    deadline, then the plain call;
+ *  - VMIN = m, VTIME = 0: m bytes (poll waits for m itself), or the
+ *    buffer full if it is smaller than m: readiness then the plain call,
+ *    or, for a buffer smaller than m, the call on the pool unless enough
+ *    is there already;
+ *  - VMIN = m, VTIME = t: the first byte without bound, then m bytes (or
+ *    the buffer full) or a gap of t between two bytes: readiness for the
+ *    first byte, then the plain call if enough is there, else the call on
+ *    the offload pool, where the kernel times the gaps;
+ *  - write: readiness, then the call on the pool. Poll promises room for
+ *    one byte, not for the call's; the plain call would block the worker
+ *    until a reader makes room, and forever if that reader is a thread
+ *    parked on the same worker (a program driving a pseudo-terminal).
+ * Parks before the pool hold no pool thread: a stopped terminal or one
+ * nobody types at costs nothing there. A call on the pool ends for a
+ * signal or a cancel as the kernel's would (io/offload.c); one that moved
+ * bytes returns their count. VTIME's timeout counts from the call's start
+ * and is not restarted by a SA_RESTART handler (the kernel's is). Between
+ * readiness and a plain call another reader of the terminal may take the
+ * bytes, and the plain call then blocks the worker until more come (the
+ * race every "readiness, then the plain call" path has, rw.c).
+ * A pseudo-terminal's slave whose master closes: a read waiting in the
+ * kernel fails with EIO, one made after the hang-up returns 0; a read
+ * that waited here and finds the hang-up says EIO too.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <termios.h>
+
+#include "arch/syscall.h"
+#include "intercept/intercept.h"
+#include "io/io.h"
+
+/* What the attempt does once the terminal is ready. */
+enum tty_then {
+    THEN_PLAIN, /* the plain call: it returns at once */
+    THEN_POOL,  /* the plain call on the pool, unless `enough` bytes are queued */
+};
+
+struct tty_op {
+    struct msghdr *msg;
+    bool write;
+    enum tty_then then;
+    size_t enough; /* THEN_POOL reads: queued bytes for which the plain call returns at once */
+    bool to_pool;  /* set by the attempt: make the call on the pool */
+    bool waited;   /* the attempt found the terminal not ready once */
+};
+
+static long plain(int fd, const struct tty_op *o)
+{
+    return cap__sys6(o->write ? SYS_writev : SYS_readv, fd, (long)o->msg->msg_iov,
+                     (long)o->msg->msg_iovlen, 0, 0, 0);
+}
+
+/* Bytes the terminal holds for reading (non-canonical mode: all of them). */
+static size_t queued(int fd)
+{
+    int n = 0;
+    if (cap__sys6(SYS_ioctl, fd, FIONREAD, (long)&n, 0, 0, 0) != 0 || n < 0)
+        return 0;
+    return (size_t)n;
+}
+
+/* Whether fd is the slave side of a pseudo-terminal (UNIX98: majors
+ * 136-143). */
+static bool pty_slave(int fd)
+{
+    struct stat st;
+    if (cap__sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) != 0 || !S_ISCHR(st.st_mode))
+        return false;
+    unsigned maj = major(st.st_rdev);
+    return maj >= 136 && maj <= 143;
+}
+
+static ssize_t attempt(int fd, void *arg)
+{
+    struct tty_op *o = arg;
+    short got = cap__ic_revents_now(fd, o->write ? POLLOUT : POLLIN);
+    if (got == 0) {
+        o->waited = true;
+        return -EAGAIN;
+    }
+    if (o->then == THEN_POOL && (o->write || (got & POLLIN) == 0 || queued(fd) < o->enough)) {
+        o->to_pool = true;
+        return 0;
+    }
+    long r = plain(fd, o);
+    /* The master closed while this read waited: the kernel's waiting
+     * read sees the other side closed (EIO); a read made after the
+     * hang-up that followed finds end of file, as ours just did. */
+    if (r == 0 && o->waited && !o->write && (got & POLLHUP) && pty_slave(fd))
+        return -EIO;
+    return r;
+}
+
+static ssize_t on_pool(int fd, const struct tty_op *o, const cap__intr *in)
+{
+    cap__sys_call c = { o->write ? SYS_writev : SYS_readv,
+                        { fd, (long)o->msg->msg_iov, (long)o->msg->msg_iovlen }, 0 };
+    return cap__ic_offload_sys(&c, in);
+}
+
+/* Readiness (until deadline), then what o says. -ETIMEDOUT at the deadline. */
+static ssize_t wait_then(cap__fd *f, int fd, struct tty_op *o, uint64_t deadline,
+                         const cap__intr *in)
+{
+    ssize_t r = cap__io_do(f, fd, o->write ? CAP__IO_WRITE : CAP__IO_READ, attempt, o,
+                           deadline, false, in, 0);
+    return o->to_pool && r == 0 ? on_pool(fd, o, in) : r;
+}
+
+static size_t total(const struct msghdr *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->msg_iovlen; i++)
+        n += m->msg_iov[i].iov_len;
+    return n;
+}
+
+static ssize_t tty_read(cap__fd *f, int fd, struct tty_op *o, const cap__intr *in)
+{
+    struct termios t;
+    size_t n = total(o->msg);
+    if (n == 0 || tcgetattr(fd, &t) != 0) /* nothing asked, or gone: the plain call says */
+        return plain(fd, o);
+    if (t.c_lflag & ICANON)
+        return wait_then(f, fd, o, CAP__FOREVER, in);
+    size_t vmin = t.c_cc[VMIN], vtime = t.c_cc[VTIME];
+    if (vmin == 0 && vtime == 0)
+        return plain(fd, o);
+    if (vmin == 0) {
+        ssize_t r = wait_then(f, fd, o, cap__deadline_after(vtime * 100000000ULL), in);
+        return r == -ETIMEDOUT ? 0 : r;
+    }
+    o->enough = vmin < n ? vmin : n;
+    if (vtime == 0 && vmin <= n)
+        return wait_then(f, fd, o, CAP__FOREVER, in); /* poll waits for VMIN bytes */
+    o->then = THEN_POOL;
+    if (vtime == 0) /* a buffer smaller than VMIN: poll would wait for VMIN */
+        return queued(fd) >= n ? plain(fd, o) : on_pool(fd, o, in);
+    return wait_then(f, fd, o, CAP__FOREVER, in);
+}
+
+/* intercept.h. */
+bool cap__ic_is_tty(cap__fd *f, int fd)
+{
+    if (cap__fd_has(f, CAP__FDF_TTY))
+        return true;
+    if (cap__fd_has(f, CAP__FDF_NOT_TTY))
+        return false;
+    struct termios t;
+    bool tty = cap__sys6(SYS_ioctl, fd, TCGETS, (long)&t, 0, 0, 0) == 0;
+    cap__fd_set(f, tty ? CAP__FDF_TTY : CAP__FDF_NOT_TTY);
+    return tty;
+}
+
+/* intercept.h. */
+ssize_t cap__ic_tty_xfer(cap__fd *f, int fd, bool write, struct msghdr *msg, const cap__intr *in)
+{
+    struct tty_op o = { .msg = msg, .write = write, .then = THEN_PLAIN };
+    if (!write)
+        return tty_read(f, fd, &o, in);
+    if (total(msg) == 0)
+        return plain(fd, &o);
+    o.then = THEN_POOL;
+    return wait_then(f, fd, &o, CAP__FOREVER, in);
+}
