@@ -24,14 +24,6 @@
  * through our write(), so on a user thread they park instead of failing
  * with EAGAIN on a full owned pipe (or blocking the worker on any other).
  *
- * splice, tee and vmsplice move data inside the kernel, where the
- * wrappers see nothing: an owned pipe they name is given back first
- * (blocking again, as the application believes it is; the call then
- * blocks the worker like any call we do not intercept), which also ends
- * its privacy (io/pipe.h). The same for sendfile into a private pipe
- * (file.c), which parks through the wrappers but moves data unseen.
- * All three are cancellation points on entry, as glibc's (SYSCALL_CANCEL).
- *
  * vfork is fork (below); daemon forks with our fork; popen gives pipes
  * back like posix_spawn. Fork handlers (atfork.c) run for fork, vfork
  * and daemon, not for posix_spawn, popen or system, as in glibc.
@@ -193,38 +185,6 @@ FILE *fdopen(int fd, const char *mode)
 {
     cap__ic_hand_over(fd);
     return CAP__REAL(fdopen)(fd, mode);
-}
-
-/* An owned pipe named by a splice, tee or vmsplice: given back. */
-static void moved_by_kernel(int fd)
-{
-    cap__fd *f = cap__fd_peek(fd);
-    if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED) &&
-        atomic_load(&f->kind) == CAP__FD_STREAM)
-        cap__fd_disown(fd);
-}
-
-ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len, unsigned flags)
-{
-    cap__ic_enter(); /* a cancellation point on entry, as glibc's */
-    moved_by_kernel(in);
-    moved_by_kernel(out);
-    return syscall(SYS_splice, in, off_in, out, off_out, len, flags);
-}
-
-ssize_t tee(int in, int out, size_t len, unsigned flags)
-{
-    cap__ic_enter(); /* a cancellation point on entry, as glibc's */
-    moved_by_kernel(in);
-    moved_by_kernel(out);
-    return syscall(SYS_tee, in, out, len, flags);
-}
-
-ssize_t vmsplice(int fd, const struct iovec *iov, size_t n, unsigned flags)
-{
-    cap__ic_enter(); /* a cancellation point on entry, as glibc's */
-    moved_by_kernel(fd);
-    return syscall(SYS_vmsplice, fd, iov, n, flags);
 }
 
 int vdprintf(int fd, const char *fmt, va_list ap)
