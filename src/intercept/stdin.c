@@ -133,6 +133,9 @@ static void flush_before_refill(FILE *fp)
 /* Parks until fp's descriptor is readable (or hung up, or in error: the
  * refill then finds out). 0, or -1 with errno EINTR and fp's error flag
  * set, as a refill whose read a handler interrupted; a cancel acts here.
+ * On a terminal, by its mode (ttyio.c): no wait where its read returns
+ * at once, and for VMIN = 0 with VTIME, 1 with fp's EOF flag set when
+ * VTIME passes without input, as a refill whose read returned 0.
  * The caller holds no lock of fp. */
 int cap__stdio_wait_input(FILE *fp)
 {
@@ -141,10 +144,18 @@ int cap__stdio_wait_input(FILE *fp)
     cap__fd *f = cap__fd_get(fd);
     if (f == NULL)
         return 0;
-    cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
-    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, input_ready, NULL, CAP__FOREVER, false, &in, 0);
+    uint64_t deadline = CAP__FOREVER;
+    if (cap__fd_classify(f, fd) == CAP__FD_STREAM && !cap__fd_has(f, CAP__FDF_OWNED) &&
+        cap__ic_is_tty(f, fd) && !cap__ic_tty_input_wait(fd, &deadline))
+        return 0;
+    cap__intr in = cap__ic_intr_cancel(deadline);
+    ssize_t r = cap__io_do(f, fd, CAP__IO_READ, input_ready, NULL, deadline, false, &in, 0);
     if (r == -ECANCELED)
         cap__cancel_point();
+    if (r == -ETIMEDOUT) {
+        fp->_flags |= _IO_EOF_SEEN;
+        return 1;
+    }
     if (r == -EINTR) {
         fp->_flags |= _IO_ERR_SEEN;
         cap__ic_ret(r); /* errno, and a handler's jump into this thread */

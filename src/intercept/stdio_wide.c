@@ -238,8 +238,9 @@ static wint_t refill(FILE *fp, int *err)
     struct wide_areas *a = areas(fp);
     if (fp->_mode > 0 && a->read_ptr < a->read_end) /* another call refilled it */
         return (wint_t)*a->read_ptr++;
-    if (!buffered(fp) && cap__stdio_wait_input(fp) != 0) {
-        *err = EINTR;
+    int waited = buffered(fp) ? 0 : cap__stdio_wait_input(fp);
+    if (waited != 0) {
+        *err = waited < 0 ? EINTR : 0; /* 1: a terminal's VTIME passed (end of input) */
         return WEOF;
     }
     struct wide_call c = { .op = OP_GET, .fp = fp };

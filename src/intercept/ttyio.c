@@ -38,6 +38,10 @@
  * readiness and a plain call another reader of the terminal may take the
  * bytes, and the plain call then blocks the worker until more come (the
  * race every "readiness, then the plain call" path has, rw.c).
+ * stdio input on a terminal (stdin.c) waits before glibc's refill, which
+ * reads what is there: cap__ic_tty_input_wait says how long for VMIN = 0
+ * (not at all, or VTIME). With VMIN and VTIME both set, glibc's refill
+ * still waits out the gaps between bytes on the worker.
  * A pseudo-terminal's slave whose master closes: a read waiting in the
  * kernel fails with EIO, one made after the hang-up returns 0; a read
  * that waited here and finds the hang-up says EIO too.
@@ -177,6 +181,18 @@ bool cap__ic_is_tty(cap__fd *f, int fd)
     bool tty = cap__sys6(SYS_ioctl, fd, TCGETS, (long)&t, 0, 0, 0) == 0;
     cap__fd_set(f, tty ? CAP__FDF_TTY : CAP__FDF_NOT_TTY);
     return tty;
+}
+
+/* intercept.h. */
+bool cap__ic_tty_input_wait(int fd, uint64_t *deadline)
+{
+    struct termios t;
+    if (tcgetattr(fd, &t) != 0 || (t.c_lflag & ICANON) || t.c_cc[VMIN] != 0)
+        return true;
+    if (t.c_cc[VTIME] == 0)
+        return false;
+    *deadline = cap__deadline_after(t.c_cc[VTIME] * 100000000ULL);
+    return true;
 }
 
 /* intercept.h. */

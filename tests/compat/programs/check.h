@@ -4,6 +4,7 @@
 #ifndef COMPAT_CHECK_H
 #define COMPAT_CHECK_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,22 @@
     } while (0)
 
 #define EXPECT(cond) EXPECT_EQ(!!(cond), 1)
+
+/* A call that must fail with err: -1, and errno err. */
+static inline void expect_fail(long r, int err)
+{
+    int e = errno;
+    EXPECT_EQ(r, -1);
+    EXPECT_EQ(e, err);
+}
+
+/* Sleeps ms milliseconds, whatever signals come. */
+static inline void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
 
 /* Installs fn as sig's handler with sa_flags flags and an empty mask. */
 static inline void install_handler(int sig, void (*fn)(int), int flags)

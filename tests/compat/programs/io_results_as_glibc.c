@@ -32,13 +32,6 @@
 
 #include "check.h"
 
-static void expect_fail(long r, int err)
-{
-    int e = errno;
-    EXPECT_EQ(r, -1);
-    EXPECT_EQ(e, err);
-}
-
 static void pipes(void)
 {
     int p[2];

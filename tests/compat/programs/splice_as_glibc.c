@@ -32,20 +32,6 @@
 
 #include "check.h"
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-static void expect_fail(long r, int err)
-{
-    int e = errno;
-    EXPECT_EQ(r, -1);
-    EXPECT_EQ(e, err);
-}
-
 /* Writes `text` to fd after a pause, from its own thread. */
 struct later {
     int fd;

@@ -19,7 +19,9 @@
  *  - the master's close ends a read blocked on the slave with EIO;
  *  - with O_NONBLOCK a read of nothing is EAGAIN; preadv2 with RWF_NOWAIT
  *    is refused (EOPNOTSUPP);
- *  - fgets on a stream over the terminal gets its line.
+ *  - fgets on a stream over the terminal gets its line; getc with VMIN = 0
+ *    finds end of input at once (VTIME = 0) or after VTIME, and the
+ *    byte typed within VTIME.
  * Every wait here depends on another thread, so a call that held up the
  * threads beside it never ends (the alarm fails the program). Exits 77
  * (skipped) where no pseudo-terminal can be made. */
@@ -44,20 +46,6 @@ static long long now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-static void expect_fail(long r, int err)
-{
-    int e = errno;
-    EXPECT_EQ(r, -1);
-    EXPECT_EQ(e, err);
 }
 
 static void open_pair(void)
@@ -346,24 +334,28 @@ static void edges(void)
     EXPECT(fgets(line, sizeof line, in) != NULL);
     EXPECT_EQ(strcmp(line, "a line\n"), 0);
     EXPECT_EQ(pthread_join(th, NULL), 0);
-    EXPECT_EQ(fclose(in), 0);
-}
 
-static void *hung_up_reader(void *arg)
-{
-    struct interrupted *in = arg;
-    char buf[8];
-    in->waiting = 1;
-    in->result = read(slave, buf, sizeof buf);
-    in->err = errno;
-    return NULL;
+    set_mode(0, 0, 0); /* a refill of nothing: end of input at once */
+    EXPECT_EQ(getc(in), EOF);
+    EXPECT(feof(in) && !ferror(in));
+    clearerr(in);
+    set_mode(0, 0, 2); /* and after 0.2 s without input */
+    EXPECT_EQ(getc(in), EOF);
+    EXPECT(feof(in) && !ferror(in));
+    clearerr(in);
+    struct typing t2 = { "z", NULL, 0 }; /* input within VTIME */
+    set_mode(0, 0, 50);
+    EXPECT_EQ(pthread_create(&th, NULL, typist, &t2), 0);
+    EXPECT_EQ(getc(in), 'z');
+    EXPECT_EQ(pthread_join(th, NULL), 0);
+    EXPECT_EQ(fclose(in), 0);
 }
 
 static void hang_up(void)
 {
     set_mode(1, 1, 0);
     struct interrupted in = { 0 };
-    EXPECT_EQ(pthread_create(&in.thread, NULL, hung_up_reader, &in), 0);
+    EXPECT_EQ(pthread_create(&in.thread, NULL, blocked_reader, &in), 0);
     while (!in.waiting)
         sleep_ms(1);
     sleep_ms(50);
