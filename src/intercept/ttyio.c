@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reads and writes of a terminal on a user thread, where the application
- * left it blocking (rw.c sends them here; its O_NONBLOCK view, MSG_DONTWAIT
- * and RWF_NOWAIT calls keep the general path, whose plain call does not
- * wait).
+ * left it blocking (rw.c sends them here; its O_NONBLOCK view keeps the
+ * general path, whose plain call does not wait, and preadv2/pwritev2 with
+ * RWF_NOWAIT get the kernel's EOPNOTSUPP).
  *
  * A terminal refuses RWF_NOWAIT and is not ours to make non-blocking (a
  * terminal is shared with the shell and the other processes of its
