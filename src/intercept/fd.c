@@ -70,6 +70,26 @@ static int opened(int fd)
     return fd;
 }
 
+/* A FIFO a user thread opened in blocking mode: owned like a pipe the
+ * runtime made (non-blocking underneath, the application's view kept
+ * blocking, given back before a child process or fdopen; io/fd.h), so a
+ * transfer is the plain call and EAGAIN parks. Otherwise a write longer
+ * than the room poll promises would wait in the kernel, blocking the
+ * worker (intercept/rw.c keeps PIPE_BUF pieces for the FIFOs it does not
+ * own, which another writer can still race). A path that stopped being a
+ * FIFO before the open is recorded as any open. */
+static int opened_fifo(int fd)
+{
+    struct stat st;
+    if (fd < 0 || syscall(SYS_fstat, fd, &st) != 0 || !S_ISFIFO(st.st_mode))
+        return opened(fd);
+    long fl = syscall(SYS_fcntl, fd, F_GETFL);
+    if (fl < 0 || syscall(SYS_fcntl, fd, F_SETFL, fl | O_NONBLOCK) != 0)
+        return opened(fd);
+    cap__fd_created(fd, CAP__FD_STREAM, CAP__FDF_OWNED);
+    return fd;
+}
+
 static bool needs_mode(int flags)
 {
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
@@ -108,7 +128,8 @@ static int do_open(int dirfd, const char *path, int flags, mode_t mode)
         cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
         /* Registered before cap__ic_ret_cancel, which may make a handed
          * jump (io/sigsafe.h). */
-        return (int)cap__ic_ret_cancel(opened((int)cap__offload_call(run_open, &c, &c.result, &in)));
+        return (int)cap__ic_ret_cancel(
+            opened_fifo((int)cap__offload_call(run_open, &c, &c.result, &in)));
     }
     return opened((int)syscall(SYS_openat, dirfd, path, flags, mode));
 }

@@ -53,6 +53,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -154,6 +155,39 @@ static bool lowat_ready(int fd, size_t want)
     return cap__ic_revents_now(fd, POLLRDHUP) & (POLLRDHUP | POLLHUP | POLLERR);
 }
 
+static bool is_fifo(int fd)
+{
+    struct stat st;
+    return cap__sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0 && S_ISFIFO(st.st_mode);
+}
+
+/* A blocking write to a pipe or FIFO we did not make, which poll found
+ * writable: that promises one free slot of the pipe, a page, so a write
+ * of up to PIPE_BUF bytes fits and does not wait, but a longer one would
+ * wait in the kernel until a reader made room for all of it, blocking
+ * the worker (for good if the reader is a thread of the same worker). So
+ * at most PIPE_BUF bytes go per call (whole if the write is no longer,
+ * which keeps POSIX's atomicity of such writes; the caller's loop sends
+ * the rest as a blocking stream write continues). */
+static long fifo_write_piece(int fd, const struct msghdr *m)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < m->msg_iovlen && total <= PIPE_BUF; i++)
+        total += m->msg_iov[i].iov_len;
+    if (total <= PIPE_BUF)
+        return cap__sys6(SYS_writev, fd, (long)m->msg_iov, (long)m->msg_iovlen, 0, 0, 0);
+    struct iovec piece[STACK_IOVS];
+    size_t n = 0, left = PIPE_BUF;
+    for (size_t i = 0; i < m->msg_iovlen && n < STACK_IOVS && left > 0; i++) {
+        size_t len = m->msg_iov[i].iov_len < left ? m->msg_iov[i].iov_len : left;
+        if (len == 0)
+            continue;
+        piece[n++] = (struct iovec){ m->msg_iov[i].iov_base, len };
+        left -= len;
+    }
+    return cap__sys6(SYS_writev, fd, (long)piece, (long)n, 0, 0, 0);
+}
+
 /* Inline into cap__io_do's first try (xfer_msg); cap__io_do_wait calls it by address. */
 __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
 {
@@ -220,7 +254,7 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
                            RWF_NOWAIT);
         if (r != -EOPNOTSUPP)
             return r;
-        cap__fd_set(o->f, nowait_bad);
+        cap__fd_set(o->f, nowait_bad | (is_fifo(fd) ? CAP__FDF_FIFO : 0));
     }
     /* Readiness, then the plain call. A descriptor the application made
      * non-blocking is so in the kernel too (it is not ours): there the
@@ -228,10 +262,13 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
      * nothing (a FIFO that never had a writer: EOF; a short eventfd
      * read: EINVAL). A blocking read of a FIFO that never had a writer
      * answers 0 at once too, which poll does not show (io/fifo.h). */
-    if (!cap__fd_has(o->f, CAP__FDF_APP_NONBLOCK) &&
-        cap__ic_revents_now(fd, o->write ? POLLOUT : POLLIN) == 0 &&
-        (o->write || !cap__fifo_answers_now(o->f, fd)))
-        return -EAGAIN;
+    if (!cap__fd_has(o->f, CAP__FDF_APP_NONBLOCK)) {
+        if (cap__ic_revents_now(fd, o->write ? POLLOUT : POLLIN) == 0 &&
+            (o->write || !cap__fifo_answers_now(o->f, fd)))
+            return -EAGAIN;
+        if (o->write && cap__fd_has(o->f, CAP__FDF_FIFO))
+            return fifo_write_piece(fd, o->msg);
+    }
     return cap__sys6(o->write ? SYS_writev : SYS_readv, fd, (long)o->msg->msg_iov,
                      (long)o->msg->msg_iovlen, 0, 0, 0);
 }

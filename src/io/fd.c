@@ -535,7 +535,7 @@ void cap__fd_dup_of(int newfd, int oldfd)
                  CAP__FDF_NODRAIN | CAP__FDF_DUPED | CAP__FDF_LOWAT |
                  CAP__FDF_WR_CHECKED | CAP__FDF_WR_INLINE | CAP__FDF_NOT_PIPE |
                  CAP__FDF_FORKED | CAP__FDF_SIGNALFD | CAP__FDF_SIGEPOLL |
-                 CAP__FDF_TTY | CAP__FDF_NOT_TTY);
+                 CAP__FDF_TTY | CAP__FDF_NOT_TTY | CAP__FDF_FIFO);
         timeo[0] = atomic_load(&o->timeo[0]);
         timeo[1] = atomic_load(&o->timeo[1]);
     }

@@ -153,6 +153,9 @@ enum {
     CAP__FDF_TTY = 1u << 27,           /* a terminal: blocking transfers follow its rules
                                           (intercept/ttyio.c) */
     CAP__FDF_NOT_TTY = 1u << 28,       /* a stream found not to be a terminal */
+    CAP__FDF_FIFO = 1u << 29,          /* a pipe or FIFO we did not make that refuses
+                                          RWF_NOWAIT: blocking writes go out in PIPE_BUF
+                                          pieces (intercept/rw.c) */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Pipes and FIFOs the runtime did not create, read with "readiness, then
- * the plain call" (intercept/rw.c): the kernel refuses RWF_NOWAIT on them,
- * and their mode is the application's, never flipped.
+ * Pipes and FIFOs the runtime does not own (it owns the pipes it made and
+ * the FIFOs a user thread opened in blocking mode: intercept/fd.c), read
+ * with "readiness, then the plain call" (intercept/rw.c): the kernel
+ * refuses RWF_NOWAIT on them, and their mode is the application's, never
+ * flipped.
  *
  * Readiness alone cannot tell one case apart: a FIFO that never had a
  * writer. Linux's read of it returns 0 at once (no writer: end of file),
