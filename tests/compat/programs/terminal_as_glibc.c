@@ -19,6 +19,9 @@
  *  - the master's close ends a read blocked on the slave with EIO;
  *  - with O_NONBLOCK a read of nothing is EAGAIN; preadv2 with RWF_NOWAIT
  *    is refused (EOPNOTSUPP);
+ *  - tcsetattr with TCSADRAIN and TCSAFLUSH (which drops unread input),
+ *    tcsendbreak and tcdrain answer as glibc's, with EINVAL, ENOTTY and
+ *    EBADF where they fail;
  *  - fgets on a stream over the terminal gets its line; getc with VMIN = 0
  *    finds end of input at once (VTIME = 0) or after VTIME, and the
  *    byte typed within VTIME.
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <termios.h>
 #include <time.h>
@@ -351,6 +355,43 @@ static void edges(void)
     EXPECT_EQ(fclose(in), 0);
 }
 
+/* The calls that wait for the line (none waits on a pseudo-terminal, but
+ * each must answer as glibc's): tcsetattr by action, tcsendbreak,
+ * tcdrain. */
+static void line_calls(void)
+{
+    struct termios t;
+    set_mode(1, 1, 0);
+    EXPECT_EQ(tcgetattr(slave, &t), 0);
+    t.c_cc[VEOF] = 1; /* ^A */
+    EXPECT_EQ(tcsetattr(slave, TCSADRAIN, &t), 0);
+    struct termios back;
+    EXPECT_EQ(tcgetattr(slave, &back), 0);
+    EXPECT_EQ(back.c_cc[VEOF], 1);
+    EXPECT_EQ(write(master, "gone\n", 5), 5);
+    sleep_ms(20);
+    EXPECT_EQ(tcsetattr(slave, TCSAFLUSH, &t), 0); /* drops the unread line */
+    int queued = -1;
+    EXPECT_EQ(ioctl(slave, FIONREAD, &queued), 0);
+    EXPECT_EQ(queued, 0);
+    errno = 0;
+    expect_fail(tcsetattr(slave, 12345, &t), EINVAL);
+    EXPECT_EQ(tcsendbreak(slave, 0), 0);
+    EXPECT_EQ(tcdrain(slave), 0);
+    int p[2];
+    EXPECT_EQ(pipe(p), 0);
+    errno = 0;
+    expect_fail(tcsetattr(p[1], TCSADRAIN, &t), ENOTTY);
+    errno = 0;
+    expect_fail(tcsendbreak(p[1], 0), ENOTTY);
+    errno = 0;
+    expect_fail(tcdrain(p[1]), ENOTTY);
+    close(p[0]);
+    close(p[1]);
+    errno = 0;
+    expect_fail(tcsetattr(-1, TCSAFLUSH, &t), EBADF);
+}
+
 static void hang_up(void)
 {
     set_mode(1, 1, 0);
@@ -380,6 +421,7 @@ int main(void)
     signals();
     cancel();
     edges();
+    line_calls();
     hang_up();
     puts("terminal_as_glibc: ok");
     return 0;
