@@ -264,11 +264,14 @@ struct msghdr;
  * -errno, interruptible as in says. */
 ssize_t cap__ic_tty_xfer(cap__fd *f, int fd, bool write, struct msghdr *msg,
                          const cap__intr *in);
-/* Before a stdio refill of fd, a terminal: false if the refill's read
- * would not wait (non-canonical, VMIN = 0, VTIME = 0); else true, with
- * *deadline set to the end of VTIME for VMIN = 0 (a read then returns 0
- * at that time) and left alone otherwise. */
-bool cap__ic_tty_input_wait(int fd, uint64_t *deadline);
+/* Before a stdio refill of fd, a terminal: what to wait for. NO_WAIT:
+ * the refill's read returns at once (non-canonical, VMIN = 0, VTIME = 0);
+ * WAIT: readiness, until *deadline if VMIN = 0 (the end of VTIME: a read
+ * then returns 0), else without one; WAIT_THEN_POOL: readiness, then the
+ * refill on the offload pool (VMIN and VTIME both set: its read times the
+ * gaps between bytes). */
+enum { CAP__TTY_IN_NO_WAIT, CAP__TTY_IN_WAIT, CAP__TTY_IN_WAIT_THEN_POOL };
+int cap__ic_tty_input_wait(int fd, uint64_t *deadline);
 
 /* The soft RLIMIT_NOFILE, where the kernel's checks of descriptor
  * numbers and counts stop (poll's nfds, select's range, dup2's target);

@@ -145,9 +145,13 @@ int cap__stdio_wait_input(FILE *fp)
     if (f == NULL)
         return 0;
     uint64_t deadline = CAP__FOREVER;
+    int tty = -1;
     if (cap__fd_classify(f, fd) == CAP__FD_STREAM && !cap__fd_has(f, CAP__FDF_OWNED) &&
-        cap__ic_is_tty(f, fd) && !cap__ic_tty_input_wait(fd, &deadline))
-        return 0;
+        cap__ic_is_tty(f, fd)) {
+        tty = cap__ic_tty_input_wait(fd, &deadline);
+        if (tty == CAP__TTY_IN_NO_WAIT)
+            return 0;
+    }
     cap__intr in = cap__ic_intr_cancel(deadline);
     ssize_t r = cap__io_do(f, fd, CAP__IO_READ, input_ready, NULL, deadline, false, &in, 0);
     if (r == -ECANCELED)
@@ -156,12 +160,40 @@ int cap__stdio_wait_input(FILE *fp)
         fp->_flags |= _IO_EOF_SEEN;
         return 1;
     }
+    if (tty == CAP__TTY_IN_WAIT_THEN_POOL && r >= 0)
+        return CAP__STDIO_REFILL_ON_POOL;
     if (r == -EINTR) {
         fp->_flags |= _IO_ERR_SEEN;
         cap__ic_ret(r); /* errno, and a handler's jump into this thread */
         return -1;
     }
     return 0; /* else a refill will tell (EBADF after a close, say) */
+}
+
+struct uflow_call {
+    FILE *fp;
+    int result, err;
+};
+
+static void run_uflow(void *arg)
+{
+    struct uflow_call *c = arg;
+    int saved = errno;
+    errno = 0;
+    c->result = CAP__REAL(__uflow)(c->fp);
+    c->err = errno;
+    errno = saved;
+}
+
+/* stdio_turn.h. Not interrupted while it runs (a gap is VTIME at most). */
+int cap__stdio_uflow_on_pool(FILE *fp)
+{
+    struct uflow_call c = { .fp = fp };
+    if (cap__offload_wait(run_uflow, &c) != 0)
+        run_uflow(&c); /* no pool thread: here, as glibc would */
+    if (c.result == EOF && c.err != 0)
+        cap__ic_set_errno(c.err);
+    return c.result;
 }
 
 /* Refills fp, waiting first if nothing is there; returns its next
@@ -171,7 +203,10 @@ int cap__stdio_refill(FILE *fp, bool locking)
     if (!cap__stdio_buffered(fp)) {
         cap__stdio_unlock(fp, locking);
         int rc = cap__stdio_wait_input(fp);
+        int c = rc == CAP__STDIO_REFILL_ON_POOL ? cap__stdio_uflow_on_pool(fp) : EOF;
         cap__stdio_lock(fp, locking);
+        if (rc == CAP__STDIO_REFILL_ON_POOL)
+            return c;
         if (rc != 0)
             return EOF;
     }
@@ -557,7 +592,10 @@ static int char_call(FILE *fp, bool locking, int (*real)(FILE *))
     cap__stdio_unlock(fp, locking);
     struct cap__stdio_hold h;
     cap__stdio_turn_begin(fp, &h);
-    int c = cap__stdio_buffered(fp) || cap__stdio_wait_input(fp) == 0 ? real(fp) : EOF;
+    int rc = cap__stdio_buffered(fp) ? 0 : cap__stdio_wait_input(fp);
+    int c = rc == 0                          ? real(fp)
+            : rc == CAP__STDIO_REFILL_ON_POOL ? cap__stdio_uflow_on_pool(fp)
+                                              : EOF;
     cap__stdio_turn_end(&h);
     return c;
 }

@@ -78,8 +78,17 @@ int cap__stdio_refill(FILE *fp, bool locking);
 /* Parks until fp's descriptor is readable, flushing a line-buffered
  * stdout first as glibc's refill would: 0, or -1 with errno EINTR and
  * fp's error flag set (a handler without SA_RESTART); a cancel acts here.
- * The caller holds no lock of fp but its own flockfile. */
+ * On a terminal also 1: its VTIME passed without input, fp's EOF flag
+ * set; and CAP__STDIO_REFILL_ON_POOL: ready, but the refill's read may
+ * wait between bytes (VMIN and VTIME), so it must not run on the worker
+ * (cap__stdio_uflow_on_pool). The caller holds no lock of fp but its own
+ * flockfile. */
+enum { CAP__STDIO_REFILL_ON_POOL = 2 };
 int cap__stdio_wait_input(FILE *fp);
+/* glibc's __uflow of fp (the refill of an empty buffer, its next
+ * character consumed, or EOF), made on the offload pool in the caller's
+ * turn while fp is unlocked, errno carried back. */
+int cap__stdio_uflow_on_pool(FILE *fp);
 
 /* Output (stdout.c), for the error reporters (report.c): whether output
  * on fp may park, and n bytes put on fp as one call (0, or EOF with fp's

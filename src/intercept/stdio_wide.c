@@ -239,7 +239,7 @@ static wint_t refill(FILE *fp, int *err)
     if (fp->_mode > 0 && a->read_ptr < a->read_end) /* another call refilled it */
         return (wint_t)*a->read_ptr++;
     int waited = buffered(fp) ? 0 : cap__stdio_wait_input(fp);
-    if (waited != 0) {
+    if (waited != 0 && waited != CAP__STDIO_REFILL_ON_POOL) { /* the call below is pooled */
         *err = waited < 0 ? EINTR : 0; /* 1: a terminal's VTIME passed (end of input) */
         return WEOF;
     }
@@ -700,7 +700,8 @@ static int scan(bool c99, FILE *fp, const wchar_t *fmt, va_list ap)
         return r;
     }
     int r;
-    if (!buffered(fp) && cap__stdio_wait_input(fp) != 0) {
+    int waited = buffered(fp) ? 0 : cap__stdio_wait_input(fp);
+    if (waited != 0 && waited != CAP__STDIO_REFILL_ON_POOL) {
         r = EOF;
     } else {
         struct wide_call c = { .op = OP_SCAN, .fp = fp, .scan = f, .fmt = fmt };

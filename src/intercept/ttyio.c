@@ -40,8 +40,9 @@
  * race every "readiness, then the plain call" path has, rw.c).
  * stdio input on a terminal (stdin.c) waits before glibc's refill, which
  * reads what is there: cap__ic_tty_input_wait says how long for VMIN = 0
- * (not at all, or VTIME). With VMIN and VTIME both set, glibc's refill
- * still waits out the gaps between bytes on the worker.
+ * (not at all, or VTIME), and, with VMIN and VTIME both set, that the
+ * refill, whose read then waits out the gaps between bytes, must run on
+ * the offload pool once the first byte is there.
  * A pseudo-terminal's slave whose master closes: a read waiting in the
  * kernel fails with EIO, one made after the hang-up returns 0; a read
  * that waited here and finds the hang-up says EIO too.
@@ -184,15 +185,17 @@ bool cap__ic_is_tty(cap__fd *f, int fd)
 }
 
 /* intercept.h. */
-bool cap__ic_tty_input_wait(int fd, uint64_t *deadline)
+int cap__ic_tty_input_wait(int fd, uint64_t *deadline)
 {
     struct termios t;
-    if (tcgetattr(fd, &t) != 0 || (t.c_lflag & ICANON) || t.c_cc[VMIN] != 0)
-        return true;
+    if (tcgetattr(fd, &t) != 0 || (t.c_lflag & ICANON))
+        return CAP__TTY_IN_WAIT;
+    if (t.c_cc[VMIN] != 0)
+        return t.c_cc[VTIME] != 0 ? CAP__TTY_IN_WAIT_THEN_POOL : CAP__TTY_IN_WAIT;
     if (t.c_cc[VTIME] == 0)
-        return false;
+        return CAP__TTY_IN_NO_WAIT;
     *deadline = cap__deadline_after(t.c_cc[VTIME] * 100000000ULL);
-    return true;
+    return CAP__TTY_IN_WAIT;
 }
 
 /* intercept.h. */

@@ -24,7 +24,8 @@
  *    EBADF where they fail;
  *  - fgets on a stream over the terminal gets its line; getc with VMIN = 0
  *    finds end of input at once (VTIME = 0) or after VTIME, and the
- *    byte typed within VTIME.
+ *    byte typed within VTIME; with VMIN = 4 and a gap timer its refill
+ *    waits for the four bytes while the other threads run.
  * Every wait here depends on another thread, so a call that held up the
  * threads beside it never ends (the alarm fails the program). Exits 77
  * (skipped) where no pseudo-terminal can be made. */
@@ -316,6 +317,32 @@ static void cancel(void)
     EXPECT(ret == PTHREAD_CANCELED);
 }
 
+static volatile int ticking, typed_second;
+static volatile long ticks, second_after;
+
+static void *tick(void *arg)
+{
+    (void)arg;
+    while (ticking) {
+        ticks++;
+        sleep_ms(1);
+    }
+    return NULL;
+}
+
+static void *type_after_ticks(void *arg)
+{
+    (void)arg;
+    EXPECT_EQ(write(master, "ab", 2), 2);
+    long until = ticks + 5;
+    while (ticks < until)
+        sleep_ms(1);
+    second_after = until;
+    typed_second = 1;
+    EXPECT_EQ(write(master, "cd", 2), 2);
+    return NULL;
+}
+
 static void edges(void)
 {
     char buf[8];
@@ -352,6 +379,26 @@ static void edges(void)
     EXPECT_EQ(pthread_create(&th, NULL, typist, &t2), 0);
     EXPECT_EQ(getc(in), 'z');
     EXPECT_EQ(pthread_join(th, NULL), 0);
+
+    /* VMIN = 4 with a gap timer: the refill waits for four bytes while
+     * the other threads run: the second half is typed only after a
+     * ticker thread has moved on, which it could not if the refill held
+     * its kernel thread until the gap (25.5 s) ran out. */
+    set_mode(0, 4, 255);
+    ticking = 1;
+    pthread_t ticker, two_halves;
+    EXPECT_EQ(pthread_create(&ticker, NULL, tick, NULL), 0);
+    EXPECT_EQ(pthread_create(&two_halves, NULL, type_after_ticks, NULL), 0);
+    EXPECT_EQ(getc(in), 'a');
+    long at_return = ticks;
+    EXPECT(typed_second);
+    EXPECT(at_return >= second_after);
+    EXPECT_EQ(getc(in), 'b');
+    EXPECT_EQ(getc(in), 'c');
+    EXPECT_EQ(getc(in), 'd');
+    ticking = 0;
+    EXPECT_EQ(pthread_join(two_halves, NULL), 0);
+    EXPECT_EQ(pthread_join(ticker, NULL), 0);
     EXPECT_EQ(fclose(in), 0);
 }
 
