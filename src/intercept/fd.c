@@ -254,11 +254,11 @@ static void disown_for_stdio(int oldfd, int newfd)
     cap__fd *o = cap__fd_peek(oldfd);
     if (newfd > 2 || o == NULL || !cap__fd_has(o, CAP__FDF_OWNED))
         return;
-    if (atomic_load(&o->kind) == CAP__FD_STREAM) { /* a pipe: every dup of it too */
+    if (cap__fd_has(o, CAP__FDF_PIPE)) { /* a pipe: every dup of it too */
         cap__fd_disown_pipes();
         return;
     }
-    cap__fd_disown_file(oldfd); /* a socket: its other dups too */
+    cap__fd_disown_file(oldfd); /* a socket, FIFO or eventfd: its other dups too */
 }
 
 /* Whether the kernel would refuse newfd as out of range (EBADF). A

@@ -15,9 +15,11 @@
  * descriptor without FD_CLOEXEC, its file actions may dup2 any of them,
  * and dups share the non-blocking flag. Sockets keep their existing
  * rule (disowned when dup'ed onto 0, 1 or 2), and none stays sole: the
- * child holds a reference to each (cap__fd_forking, io/fd.h). A socket
- * given to fdopen is disowned with its dups (cap__fd_disown_file): stdio
- * read EAGAIN from it.
+ * child holds a reference to each (cap__fd_forking, io/fd.h). A socket,
+ * a FIFO or an eventfd given to fdopen is disowned with its dups
+ * (cap__fd_disown_file): stdio read EAGAIN from it; the other owned
+ * descriptors keep their fast paths (a FIFO fopen'ed through the open
+ * wrapper used to take them all).
  *
  * dprintf/vdprintf (and their _FORTIFY_SOURCE names) write through
  * glibc's internal write too: they format into memory here and write
@@ -174,10 +176,10 @@ void cap__ic_hand_over(int fd)
 {
     cap__fd *f = cap__fd_peek(fd);
     if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED)) {
-        if (atomic_load(&f->kind) == CAP__FD_STREAM)
+        if (cap__fd_has(f, CAP__FDF_PIPE))
             cap__fd_disown_pipes();
         else
-            cap__fd_disown_file(fd); /* a socket and its dups */
+            cap__fd_disown_file(fd); /* a socket, FIFO or eventfd, and its dups */
     }
 }
 
