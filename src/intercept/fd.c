@@ -57,6 +57,7 @@
 
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
+#include "io/fifo.h"
 #include "io/io.h"
 #include "io/ownfd.h"
 #include "io/pipe.h"
@@ -80,13 +81,15 @@ static int opened(int fd)
  * FIFO before the open is recorded as any open. */
 static int opened_fifo(int fd)
 {
-    struct stat st;
-    if (fd < 0 || syscall(SYS_fstat, fd, &st) != 0 || !S_ISFIFO(st.st_mode))
+    if (fd < 0 || !cap__fifo_is(fd))
         return opened(fd);
     long fl = syscall(SYS_fcntl, fd, F_GETFL);
     if (fl < 0 || syscall(SYS_fcntl, fd, F_SETFL, fl | O_NONBLOCK) != 0)
         return opened(fd);
-    cap__fd_created(fd, CAP__FD_STREAM, CAP__FDF_OWNED);
+    /* A FIFO refuses RWF_NOWAIT both ways (preadv2/pwritev2 answer as
+     * the kernel's: rw.c, positioned). */
+    cap__fd_created(fd, CAP__FD_STREAM,
+                    CAP__FDF_OWNED | CAP__FDF_NOWAIT_BAD_RD | CAP__FDF_NOWAIT_BAD_WR);
     return fd;
 }
 
@@ -232,8 +235,8 @@ int eventfd(unsigned int initval, int flags)
         return fd;
     }
     int fd = (int)syscall(SYS_eventfd2, initval, flags | EFD_NONBLOCK);
-    if (fd >= 0)
-        cap__fd_created(fd, CAP__FD_STREAM, CAP__FDF_OWNED | view);
+    if (fd >= 0) /* its writes refuse RWF_NOWAIT (rw.c, positioned) */
+        cap__fd_created(fd, CAP__FD_STREAM, CAP__FDF_OWNED | CAP__FDF_NOWAIT_BAD_WR | view);
     return fd;
 }
 

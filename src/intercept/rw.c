@@ -53,7 +53,6 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -155,12 +154,6 @@ static bool lowat_ready(int fd, size_t want)
     return cap__ic_revents_now(fd, POLLRDHUP) & (POLLRDHUP | POLLHUP | POLLERR);
 }
 
-static bool is_fifo(int fd)
-{
-    struct stat st;
-    return cap__sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0 && S_ISFIFO(st.st_mode);
-}
-
 /* A blocking write to a pipe or FIFO we did not make, which poll found
  * writable: that promises one free slot of the pipe, a page, so a write
  * of up to PIPE_BUF bytes fits and does not wait, but a longer one would
@@ -254,7 +247,7 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
                            RWF_NOWAIT);
         if (r != -EOPNOTSUPP)
             return r;
-        cap__fd_set(o->f, nowait_bad | (is_fifo(fd) ? CAP__FDF_FIFO : 0));
+        cap__fd_set(o->f, nowait_bad | (cap__fifo_is(fd) ? CAP__FDF_FIFO : 0));
     }
     /* Readiness, then the plain call. A descriptor the application made
      * non-blocking is so in the kernel too (it is not ours): there the
@@ -959,11 +952,16 @@ static ssize_t positioned(int fd, bool write, const struct iovec *iov, int cnt, 
         return cap__disk_rw(write ? CAP__DISK_WRITE : CAP__DISK_READ, fd, iov, cnt, off, rwf);
     if ((kind == CAP__FD_SOCKET || kind == CAP__FD_STREAM) && off == -1) {
         bool our_pipe = kind == CAP__FD_STREAM && cap__fd_has(f, CAP__FDF_OWNED);
-        if ((rwf & ~RWF_NOWAIT) && (kind == CAP__FD_SOCKET || our_pipe))
+        /* The kernel refuses RWF_NOWAIT on this file this way (a FIFO, an
+         * eventfd's writes, a terminal: known once seen, or from the
+         * start for the FIFOs and eventfds the wrappers own). */
+        bool nowait_ok =
+            !cap__fd_has(f, write ? CAP__FDF_NOWAIT_BAD_WR : CAP__FDF_NOWAIT_BAD_RD);
+        if ((rwf & ~RWF_NOWAIT) && (kind == CAP__FD_SOCKET || (our_pipe && nowait_ok)))
             return flagged_first(f, fd, write, iov, cnt, rwf, our_pipe);
         /* Another stream asked not to wait: the kernel's answer, which
          * cannot wait (a terminal or FIFO refuses with EOPNOTSUPP). */
-        if ((rwf & RWF_NOWAIT) && kind == CAP__FD_STREAM && !our_pipe)
+        if ((rwf & RWF_NOWAIT) && kind == CAP__FD_STREAM && (!our_pipe || !nowait_ok))
             return raw_positioned(fd, write, iov, cnt, off, rwf);
         struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt };
         return xfer(fd, write, &m, (rwf & RWF_NOWAIT) ? MSG_DONTWAIT : 0, false);

@@ -78,19 +78,17 @@ static long call_now(const struct move *m)
     return -EINVAL;
 }
 
-/* Whether fd is a pipe or FIFO; false if it is not open. */
-static bool is_pipe(int fd, bool *open_)
-{
-    struct stat st;
-    *open_ = cap__sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0;
-    return *open_ && S_ISFIFO(st.st_mode);
-}
+/* What a side of the call is, from one fstat. */
+enum side { SIDE_CLOSED, SIDE_PIPE, SIDE_FILE, SIDE_OTHER };
 
-static bool is_file(int fd)
+static enum side side_of(int fd)
 {
     struct stat st;
-    return cap__sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0 &&
-           (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+    if (cap__sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) != 0)
+        return SIDE_CLOSED;
+    if (S_ISFIFO(st.st_mode))
+        return SIDE_PIPE;
+    return S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) ? SIDE_FILE : SIDE_OTHER;
 }
 
 /* The application's view of fd's O_NONBLOCK: the record's, or the
@@ -104,22 +102,19 @@ static bool view_nonblock(int fd)
     return fl >= 0 && (fl & O_NONBLOCK);
 }
 
-/* Whether a side that is neither a pipe, a file nor non-blocking
- * underneath could make the kernel's call wait: an inherited socket, a
- * terminal, a device. */
-static bool may_block_side(int fd)
+/* Whether a side of kind k could make the kernel's call wait although
+ * the call says SPLICE_F_NONBLOCK: neither a pipe, a file nor non-blocking
+ * underneath (an inherited socket, a terminal, a device). */
+static bool may_block(int fd, enum side k)
 {
     cap__fd *f = cap__fd_peek(fd);
-    if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED))
-        return false;
-    bool open_;
-    return !is_pipe(fd, &open_) && open_ && !is_file(fd);
+    return k == SIDE_OTHER && (f == NULL || !cap__fd_has(f, CAP__FDF_OWNED));
 }
 
 struct plan {
-    bool app_nonblock;   /* the application asked for EAGAIN rather than a wait */
-    bool check_in;       /* the input may block in the kernel: readiness first */
-    bool check_out;      /* the same for the output */
+    bool app_nonblock; /* the application asked for EAGAIN rather than a wait */
+    bool check_in;     /* the input may block in the kernel: readiness first */
+    bool check_out;    /* the same for the output */
 };
 
 static struct plan plan_for(const struct move *m)
@@ -127,18 +122,15 @@ static struct plan plan_for(const struct move *m)
     struct plan p = { .app_nonblock = (m->flags & SPLICE_F_NONBLOCK) != 0 };
     if (m->kind == MOVE_VMSPLICE)
         return p; /* only the flag counts */
-    bool open_in, open_out;
-    bool pipe_in = is_pipe(m->in, &open_in), pipe_out = is_pipe(m->out, &open_out);
-    if (!open_in || !open_out)
+    enum side in = side_of(m->in), out = side_of(m->out);
+    if (in == SIDE_CLOSED || out == SIDE_CLOSED)
         return p; /* the call says EBADF */
     /* A pipe's O_NONBLOCK counts (both, for two pipes: fs/splice.c); a
      * socket side's too (its receive or send waits follow it). */
-    if ((pipe_in || !is_file(m->in)) && view_nonblock(m->in))
+    if ((in != SIDE_FILE && view_nonblock(m->in)) || (out != SIDE_FILE && view_nonblock(m->out)))
         p.app_nonblock = true;
-    if ((pipe_out || !is_file(m->out)) && view_nonblock(m->out))
-        p.app_nonblock = true;
-    p.check_in = !pipe_in && may_block_side(m->in);
-    p.check_out = !pipe_out && may_block_side(m->out);
+    p.check_in = may_block(m->in, in);
+    p.check_out = may_block(m->out, out);
     return p;
 }
 

@@ -139,6 +139,12 @@ static ssize_t wait_then(cap__fd *f, int fd, struct tty_op *o, uint64_t deadline
     return o->to_pool && r == 0 ? on_pool(fd, o, in) : r;
 }
 
+/* The deadline VTIME tenths of a second from now. */
+static uint64_t vtime_deadline(cc_t vtime)
+{
+    return cap__deadline_after((uint64_t)vtime * 100000000ULL);
+}
+
 static size_t total(const struct msghdr *m)
 {
     size_t n = 0;
@@ -159,7 +165,7 @@ static ssize_t tty_read(cap__fd *f, int fd, struct tty_op *o, const cap__intr *i
     if (vmin == 0 && vtime == 0)
         return plain(fd, o);
     if (vmin == 0) {
-        ssize_t r = wait_then(f, fd, o, cap__deadline_after(vtime * 100000000ULL), in);
+        ssize_t r = wait_then(f, fd, o, vtime_deadline((cc_t)vtime), in);
         return r == -ETIMEDOUT ? 0 : r;
     }
     o->enough = vmin < n ? vmin : n;
@@ -194,7 +200,7 @@ int cap__ic_tty_input_wait(int fd, uint64_t *deadline)
         return t.c_cc[VTIME] != 0 ? CAP__TTY_IN_WAIT_THEN_POOL : CAP__TTY_IN_WAIT;
     if (t.c_cc[VTIME] == 0)
         return CAP__TTY_IN_NO_WAIT;
-    *deadline = cap__deadline_after(t.c_cc[VTIME] * 100000000ULL);
+    *deadline = vtime_deadline(t.c_cc[VTIME]);
     return CAP__TTY_IN_WAIT;
 }
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -59,4 +60,10 @@ bool cap__fifo_answers_now(cap__fd *f, int fd)
         }
     }
     return true;
+}
+
+bool cap__fifo_is(int fd)
+{
+    struct stat st;
+    return syscall(SYS_fstat, fd, &st) == 0 && S_ISFIFO(st.st_mode);
 }

@@ -28,4 +28,7 @@
  * not asked again (CAP__FDF_NOT_PIPE). */
 bool cap__fifo_answers_now(cap__fd *f, int fd);
 
+/* Whether fd is a pipe or a FIFO (one fstat; false if it is not open). */
+bool cap__fifo_is(int fd);
+
 #endif /* CAP_IO_FIFO_H */

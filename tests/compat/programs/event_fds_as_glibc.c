@@ -6,7 +6,8 @@
  *    would pass the counter's maximum waits for a read (a thread of the
  *    same kernel thread, on the library with one worker); a read into
  *    fewer than 8 bytes and a write of 2^64 - 1 are EINVAL; EFD_NONBLOCK
- *    gives EAGAIN, and F_GETFL shows O_NONBLOCK only then; a child
+ *    gives EAGAIN, and F_GETFL shows O_NONBLOCK only then; RWF_NOWAIT is
+ *    taken for reads (EAGAIN when empty) and refused for writes; a child
  *    process made by fork reads it blocking;
  *  - timerfd: a read waits for the expiry and says how many passed;
  *    fewer than 8 bytes is EINVAL; TFD_NONBLOCK gives EAGAIN before it;
@@ -25,6 +26,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,6 +110,16 @@ static void eventfds(void)
     for (int i = 0; i < 3; i++)
         EXPECT_EQ(pthread_join(takers[i], NULL), 0);
     EXPECT_EQ(close(s), 0);
+
+    int w = eventfd(0, 0); /* RWF_NOWAIT: taken for reads, refused for writes */
+    EXPECT(w >= 0);
+    v = 1;
+    struct iovec one = { &v, 8 };
+    errno = 0;
+    expect_fail(pwritev2(w, &one, 1, -1, RWF_NOWAIT), EOPNOTSUPP);
+    errno = 0;
+    expect_fail(preadv2(w, &one, 1, -1, RWF_NOWAIT), EAGAIN); /* nothing written */
+    EXPECT_EQ(close(w), 0);
 
     int n = eventfd(0, EFD_NONBLOCK);
     EXPECT(n >= 0);

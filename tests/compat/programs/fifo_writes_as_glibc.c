@@ -10,6 +10,7 @@
  *    interleaved (POSIX's atomic writes);
  *  - a caught signal (no SA_RESTART) ends a write blocked on a full FIFO
  *    with the count it had written, which is what the reader then gets;
+ *  - preadv2/pwritev2 with RWF_NOWAIT are refused (EOPNOTSUPP);
  *  - a write with no reader left is EPIPE (SIGPIPE ignored).
  * Every wait here depends on another thread, so a call that held up the
  * threads beside it never ends (the alarm fails the program). */
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -140,6 +142,20 @@ static void interrupted(void)
     EXPECT_EQ(fcntl(rd, F_SETFL, 0), 0);
 }
 
+/* preadv2/pwritev2 with RWF_NOWAIT: a FIFO refuses the flag, whichever
+ * way it was opened. */
+static void nowait_refused(void)
+{
+    char c = 'x';
+    struct iovec v = { &c, 1 };
+    errno = 0;
+    expect_fail(pwritev2(wr, &v, 1, -1, RWF_NOWAIT), EOPNOTSUPP);
+    errno = 0;
+    expect_fail(pwritev2(wr2, &v, 1, -1, RWF_NOWAIT), EOPNOTSUPP);
+    errno = 0;
+    expect_fail(preadv2(rd, &v, 1, -1, RWF_NOWAIT), EOPNOTSUPP);
+}
+
 static void no_reader(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -159,6 +175,7 @@ int main(void)
     big_write(&wr2);
     atomic_records();
     interrupted();
+    nowait_refused();
     no_reader();
     puts("fifo_writes_as_glibc: ok");
     return 0;
