@@ -12,8 +12,13 @@
  * owned pipe gets the blocking mode the application believes it has back
  * (cap__fd_disown_pipes, io/fd.h) and is served by RWF_NOWAIT from then
  * on. All pipes, not only the ones named: a child inherits every
- * descriptor without FD_CLOEXEC, its file actions may dup2 any of them,
- * and dups share the non-blocking flag. Sockets keep their existing
+ * descriptor without FD_CLOEXEC, and dups share the non-blocking flag. A
+ * child that execs at once (posix_spawn, posix_spawnp, popen, system)
+ * leaves the pipes, FIFOs and eventfds with FD_CLOEXEC owned
+ * (cap__fd_spawning); one its file actions dup2 is given back when the
+ * action is added (posix_spawn_file_actions_adddup2, below). A forked
+ * child holds every descriptor until it execs, if ever, and may use
+ * any: fork, vfork and daemon give back all. Sockets keep their existing
  * rule (disowned when dup'ed onto 0, 1 or 2), and none stays sole: the
  * child holds a reference to each (cap__fd_forking, io/fd.h). A socket,
  * a FIFO or an eventfd given to fdopen is disowned with its dups
@@ -137,11 +142,11 @@ int daemon(int nochdir, int noclose)
 }
 
 /* glibc's popen spawns its child internally (no posix_spawn call we see):
- * the child inherits every pipe without FD_CLOEXEC, given back blocking
- * first as for posix_spawn. */
+ * the child inherits every descriptor without FD_CLOEXEC, given back
+ * blocking first as for posix_spawn. */
 FILE *popen(const char *command, const char *mode)
 {
-    cap__fd_forking();
+    cap__fd_spawning();
     bool owned = cap__sigmask_own(); /* the child's mask (exec.c) */
     FILE *f = CAP__REAL(popen)(command, mode);
     int e = errno;
@@ -154,7 +159,7 @@ int posix_spawn(pid_t *restrict pid, const char *restrict path,
                 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
                 char *const argv[restrict], char *const envp[restrict])
 {
-    cap__fd_forking();
+    cap__fd_spawning();
     bool owned = cap__sigmask_own(); /* the child's mask (exec.c) */
     int rc = CAP__REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
     cap__sigmask_back(owned);
@@ -165,11 +170,21 @@ int posix_spawnp(pid_t *restrict pid, const char *restrict file,
                  const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
                  char *const argv[restrict], char *const envp[restrict])
 {
-    cap__fd_forking();
+    cap__fd_spawning();
     bool owned = cap__sigmask_own(); /* the child's mask (exec.c) */
     int rc = CAP__REAL(posix_spawnp)(pid, file, fa, attr, argv, envp);
     cap__sigmask_back(owned);
     return rc;
+}
+
+/* The child's dup of fd shares its open file, and with it O_NONBLOCK,
+ * whether fd has FD_CLOEXEC or not: that file is given back now (with its
+ * other numbers), the other owned descriptors at the spawn only if the
+ * child inherits them. A number not open is left to glibc's check. */
+int posix_spawn_file_actions_adddup2(posix_spawn_file_actions_t *fa, int fd, int newfd)
+{
+    cap__fd_disown_file(fd);
+    return CAP__REAL(posix_spawn_file_actions_adddup2)(fa, fd, newfd);
 }
 
 void cap__ic_hand_over(int fd)

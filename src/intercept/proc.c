@@ -17,9 +17,9 @@
  *  - lockf(F_LOCK) is an fcntl(F_SETLKW), which fd.c offloads;
  *  - system() runs whole on the pool (it waits for its child through
  *    glibc's internal waitpid, which nothing interposes), after the
- *    runtime's pipes are given back blocking (as for posix_spawn,
- *    handover.c): its child inherits them. It is a cancellation point
- *    on entry only.
+ *    runtime's pipes without FD_CLOEXEC are given back blocking (as for
+ *    posix_spawn, handover.c): its child inherits them. It is a
+ *    cancellation point on entry only.
  * From any other thread (or inside a handler) they are libc's calls.
  */
 #undef _FORTIFY_SOURCE
@@ -175,7 +175,7 @@ int system(const char *command)
 {
     if (!cap__ic_enter())
         return CAP__REAL(system)(command);
-    cap__fd_forking();
+    cap__fd_spawning();
     struct system_call c = { .command = command };
     sigemptyset(&c.mask);
     uint64_t mine = cap__sigmask_of(cap__current());

@@ -330,6 +330,25 @@ void cap__fd_forking(void)
     cap__fd_foreach(disown_pipe, &forking);
 }
 
+/* The record visitor of cap__fd_spawning: as disown_pipe's, but an owned
+ * pipe, FIFO or eventfd with FD_CLOEXEC stays owned. */
+static void spawn_disown(int fd, cap__fd *f, void *arg)
+{
+    (void)arg;
+    if ((atomic_load(&f->flags) & CAP__FDF_OWNED) && atomic_load(&f->kind) == CAP__FD_STREAM) {
+        long fdfl = syscall(SYS_fcntl, fd, F_GETFD);
+        if (fdfl >= 0 && (fdfl & FD_CLOEXEC))
+            return;
+    }
+    bool forking = true;
+    disown_pipe(fd, f, &forking);
+}
+
+void cap__fd_spawning(void)
+{
+    cap__fd_foreach(spawn_disown, NULL);
+}
+
 /* The record visitor of cap__fd_exec. */
 static void exec_disown(int fd, cap__fd *f, void *arg)
 {

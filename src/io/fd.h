@@ -310,6 +310,14 @@ void cap__fd_foreach_range(unsigned first, unsigned last,
 /* Before a child process is made: cap__fd_disown_pipes, and no socket is
  * sole any longer (the child inherits a reference to each). */
 void cap__fd_forking(void);
+/* Before a child process is made that runs nothing of this program before
+ * an exec (posix_spawn, posix_spawnp, popen, system): cap__fd_forking,
+ * but an owned pipe, FIFO or eventfd with FD_CLOEXEC stays owned, since
+ * the new program never holds it. One that a file action dup2's into
+ * the child is given back when the action is added (handover.c). A
+ * descriptor whose FD_CLOEXEC another thread clears while this runs may
+ * reach the child non-blocking. */
+void cap__fd_spawning(void);
 /* Before an exec replaces the program: every owned descriptor the new
  * program inherits (no FD_CLOEXEC) gets back the blocking mode the
  * application believes it has, with every number of its file
