@@ -4,9 +4,11 @@
 # glibc's pthread names) are added here when a C++ compiler is there.
 # libc_sem_foreign_poster_exits makes a kernel-thread hand-off per round
 # (glibc's pthread_create, the post, the worker's wake-up, the join): with
-# the CPUs oversubscribed each costs a time slice, ~28 rounds a second
-# with three busy loops on two CPUs against ~8,700 alone (2,000 rounds), so
-# it gets more than the default 60 s before its timeout calls it a hang.
+# the CPUs oversubscribed each costs a time slice, ~110 rounds a second
+# beside six busy loops on two CPUs (under ASan) against ~4,400 alone
+# (2,000 rounds; its posters spin rather than sched_yield, which made it
+# ~14 rounds a second there), so it gets more than the default 60 s
+# before its timeout calls it a hang.
 set(CAPTEST_libc_sem_foreign_poster_exits_TIMEOUT 180)
 
 include(CheckLanguage)
