@@ -13,14 +13,6 @@
 
 enum { HIGH = 40 };
 
-/* The kernel's flags, not the application's view that fcntl reports. */
-static int kernel_nonblock(int fd)
-{
-    long fl = syscall(SYS_fcntl, fd, F_GETFL);
-    CHECK_GE(fl, 0);
-    return (fl & O_NONBLOCK) != 0;
-}
-
 static int sv[2];
 
 static void *late_write(void *arg)

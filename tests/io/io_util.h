@@ -351,6 +351,15 @@ static inline void child_aborts_with(const char *self, const char *message)
     CHECK(strstr(err, message) != NULL);
 }
 
+/* Whether fd's open file is non-blocking in the kernel (not the
+ * application's view, which the fcntl wrapper reports). */
+static inline int kernel_nonblock(int fd)
+{
+    long fl = syscall(SYS_fcntl, fd, F_GETFL);
+    CHECK_GE(fl, 0);
+    return (fl & O_NONBLOCK) != 0;
+}
+
 /* Makes a FIFO at a fresh name in /tmp, written to path (32 bytes). */
 static inline void temp_fifo(char path[32])
 {

@@ -17,14 +17,6 @@
 
 extern char **environ;
 
-/* The kernel's flags, not the application's view that fcntl reports. */
-static int kernel_nonblock(int fd)
-{
-    long fl = syscall(SYS_fcntl, fd, F_GETFL);
-    CHECK_GE(fl, 0);
-    return (fl & O_NONBLOCK) != 0;
-}
-
 static int in_fd, out_fd;
 
 static void *late_writer(void *arg)

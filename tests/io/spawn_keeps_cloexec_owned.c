@@ -22,14 +22,6 @@
 
 extern char **environ;
 
-/* The kernel's flags, not the application's view that fcntl reports. */
-static int kernel_nonblock(int fd)
-{
-    long fl = syscall(SYS_fcntl, fd, F_GETFL);
-    CHECK_GE(fl, 0);
-    return (fl & O_NONBLOCK) != 0;
-}
-
 static void wait_ok(pid_t pid)
 {
     int status;
@@ -71,10 +63,8 @@ int main(int argc, char **argv)
     CHECK_EQ(pipe2(cloexec, O_CLOEXEC), 0);
     CHECK_EQ(pipe(inherited), 0);
     CHECK_EQ(pipe2(in, O_CLOEXEC), 0);
-    char fifo[48];
-    snprintf(fifo, sizeof fifo, "/tmp/cap-spawn-owned-%d", (int)getpid());
-    unlink(fifo);
-    CHECK_EQ(mkfifo(fifo, 0600), 0);
+    char fifo[32];
+    temp_fifo(fifo);
     kept[KEPT] = cloexec[0];
     kept[IN_W] = in[1];
     kept[EVENT] = eventfd(0, EFD_CLOEXEC);
