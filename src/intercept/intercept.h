@@ -60,6 +60,12 @@ _Noreturn void cap__ic_order_refuse(const char *what);
  * exit() has begun (intercept/yield.c). */
 void cap__ic_yield_start(void);
 
+/* At exit, after the program's destructors (runtime/init.c): writes out
+ * the bytes buffered in the streams over pipes, sockets and terminals
+ * through the write wrapper, before glibc's own unlocked, blocking
+ * writing of them (intercept/stdout.c). */
+void cap__ic_stdout_exit_flush(void);
+
 /* Sets errno, for a function that read or wrote it before it parked:
  * glibc's __errno_location is declared const, so a compiler may keep the
  * address it returned then, the errno of the worker the thread ran on

@@ -815,13 +815,12 @@ static int flush_all_others(void)
  * the program's destructors, without the streams' locks (a thread
  * stopped in the middle of a call must not hold it up), with its
  * blocking write: on a user thread, a full pipe read by a user thread of
- * the same worker blocked that worker for good. This destructor runs
- * before that writing (priority 101: after the program's destructors in
- * a static link too; in the shared library, in its own turn, after the
- * program's): it takes the bytes of the byte streams over a pipe, socket
- * or terminal out of their buffers under glibc's list lock, as glibc's
- * unlocked writing would see them, and writes them through the write
- * wrapper, parking, in the list's order, with no lock held. What it
+ * the same worker blocked that worker for good. The library's destructor
+ * (runtime/init.c) calls cap__ic_stdout_exit_flush before that writing:
+ * it takes the bytes of the byte streams over a pipe, socket or terminal
+ * out of their buffers under glibc's list lock, as glibc's unlocked
+ * writing would see them, and writes them through the write wrapper,
+ * parking, in the list's order, with no lock held. What it
  * leaves (regular files, memory and cookie streams, whose writes run on
  * the calling thread in glibc, wide streams, and anything buffered after
  * it) glibc's exit writes as before. A write that finds a pipe's reader
@@ -853,7 +852,7 @@ static struct exit_bytes *take_for_exit(FILE *fp)
     return b;
 }
 
-__attribute__((destructor(101))) static void flush_at_exit(void)
+void cap__ic_stdout_exit_flush(void)
 {
     if (!cap__ic_user())
         return;

@@ -54,6 +54,15 @@
  *  - wait_fd(): a descriptor of the instance that polls readable when a
  *    harvest would find something (a kick included), so its holder can
  *    wait for it elsewhere (in a disk ring, io/idle.c); -1 or NULL: none.
+ *  - at_exit(): the process is ending by exit() (cap__io_at_exit, after
+ *    the program's destructors): end every wait of the backend that
+ *    holds a reference to a file, so that the files close with the
+ *    process, before it can be reaped, as on NPTL (a uring poll held its
+ *    socket open until the kernel ended the dead ring's requests, after
+ *    the parent had reaped the process: its port could not be bound
+ *    again yet). Waits made after it may go unwatched (the process is
+ *    about to end). May be NULL: epoll holds no reference, and poll's
+ *    ppoll lets go when its kernel thread ends.
  * The idle/busy integration with the worker loop, the same for every
  * backend, is cap__poller_netio (io/idle.c), built on these two.
  */
@@ -78,6 +87,7 @@ typedef struct cap__netio {
     void (*harvest)(int64_t timeout_ns);
     void (*kick)(void);
     int (*wait_fd)(void);
+    void (*at_exit)(void);
 } cap__netio;
 
 /* The poller every descriptor backend runs under (io/idle.c). */

@@ -32,6 +32,18 @@
  * ASYNC_CANCEL, which a wake-up in progress does not turn away (see
  * submit_op).
  *
+ * At a process exit (at_exit, after the program's destructors) one
+ * cancel ends every request of the ring: the kernel would otherwise end
+ * a dead process's polls in a worker of its own, milliseconds after the
+ * parent had reaped it, and until then its sockets stayed open (a
+ * listener's port could not be bound again, a peer saw no end-of-file).
+ * No kick is needed: each kernel thread of the process runs the task
+ * work that ends its cancelled polls on its way out of the kernel, at
+ * the latest in its own exit, before the process can be reaped. From
+ * then on no poll is added (but the kick's): the process is about to
+ * end. A process killed by a signal has no such last step (README,
+ * Limits).
+ *
  * Pipes the runtime made (owned, fd.h) are armed lazily instead: a
  * one-shot poll, for the events its waiters ask for, only while a
  * thread waits on the descriptor (interest(), after the waiter's link);
@@ -95,6 +107,7 @@ static struct io_uring ring;
 static cap__spin sq_lock = CAP__SPIN_INIT;
 static int kickfd = -1;
 static atomic_int kicked;
+static bool exiting; /* [sq_lock] at_exit() cancelled every request */
 
 enum sqe_op { OP_MULTISHOT, OP_ONESHOT, OP_CANCEL, OP_WIDEN };
 
@@ -105,6 +118,10 @@ enum sqe_op { OP_MULTISHOT, OP_ONESHOT, OP_CANCEL, OP_WIDEN };
 static int submit_op(enum sqe_op op, uint64_t data, int fd, unsigned mask)
 {
     cap__spin_lock(&sq_lock);
+    if (exiting && op != OP_CANCEL && data != KICK) {
+        cap__spin_unlock(&sq_lock);
+        return -ECANCELED; /* after at_exit's cancel: it would hold its file */
+    }
     struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
     if (sqe == NULL) {
         io_uring_submit(&ring);
@@ -280,6 +297,27 @@ static void uring_release(cap__fd *f, int fd)
     }
 }
 
+/* The process is ending (netio.h; see the top). One cancel of every
+ * request, in the hold of sq_lock that stops new polls, so that none is
+ * added between the two. The kick's poll, cancelled too, is re-armed by
+ * the harvest that sees it end (handle), so idle workers still wake. */
+static void uring_at_exit(void)
+{
+    cap__spin_lock(&sq_lock);
+    exiting = true;
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+    if (sqe == NULL) {
+        io_uring_submit(&ring);
+        sqe = io_uring_get_sqe(&ring);
+    }
+    if (sqe != NULL) {
+        io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+        io_uring_sqe_set_data64(sqe, KICK - 1); /* its own completion is ignored */
+        io_uring_submit(&ring);
+    }
+    cap__spin_unlock(&sq_lock);
+}
+
 /* A waiter was just linked on f (under f->lock). */
 static void uring_interest(cap__fd *f, int fd)
 {
@@ -448,4 +486,5 @@ const cap__netio cap__netio_uring = {
     .interest = uring_interest,
     .harvest = harvest,
     .kick = kick,
+    .at_exit = uring_at_exit,
 };

@@ -147,6 +147,14 @@ void cap__io_forked(void)
     cap__sig_forked_end();
 }
 
+void cap__io_at_exit(void)
+{
+    /* A fork's child runs the epoll backend (above): nothing of the
+     * parent's ring is the child's to end. */
+    if (cap__netio_active->at_exit != NULL)
+        cap__netio_active->at_exit();
+}
+
 void cap__io_start(void)
 {
     start_netio();

@@ -98,6 +98,18 @@ __attribute__((constructor(101))) static void capriccio_constructor(void)
     start_once();
 }
 
+/* The library's last step of an exit(): priority 101 runs it after the
+ * program's destructors in a static link too (in the shared library, in
+ * its own turn after the program's), and before glibc writes out the
+ * streams. First the streams' bytes that a reader must take (they may
+ * park), then the descriptor backend lets go of the files its waits
+ * hold, so they close with the process. */
+__attribute__((destructor(101))) static void capriccio_destructor(void)
+{
+    cap__ic_stdout_exit_flush();
+    cap__io_at_exit();
+}
+
 int cap_worker_id(void)
 {
     cap__worker *w = cap__worker_self();
