@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * File-only calls: fsync, fdatasync (through the disk backend) and
- * sendfile (parks on the output descriptor when it is a socket or pipe;
+ * sendfile (parks on the output descriptor when it is a socket or pipe,
+ * and, where the input file's range is not cached, for its device reads:
+ * io/disk_warm.c;
  * a file-to-file copy runs on the offload pool unless CAP_DISKIO is
  * blocking); and the other calls that wait for the device, on the offload
  * pool unless CAP_DISKIO is blocking: msync with MS_SYNC, copy_file_range,
@@ -106,23 +108,29 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
     cap__fd *f = cap__fd_get(out);
     int kind = f != NULL ? cap__fd_classify(f, out) : CAP__FD_UNKNOWN;
     if (kind == CAP__FD_SOCKET || kind == CAP__FD_STREAM) {
-        struct sf s = { .in = in, .off = off, .count = count,
-                        .owned = cap__fd_has(f, CAP__FDF_OWNED) };
+        struct sf s = { .in = in, .off = off, .owned = cap__fd_has(f, CAP__FDF_OWNED) };
         bool nonblock = cap__ic_nonblock(f);
         uint64_t deadline = kind == CAP__FD_SOCKET ? cap__io_deadline(f, CAP__IO_WRITE)
                                                    : CAP__FOREVER;
+        cap__fd *fin = cap__fd_get(in);
+        bool from_file = fin != NULL && cap__fd_classify(fin, in) == CAP__FD_FILE;
         size_t total = 0;
         for (;;) {
+            /* A cold input is read through the disk backend first, not
+             * by the kernel's transfer on the worker (io/disk_warm.c);
+             * each transfer then moves no more than was looked at. */
+            s.count = count - total;
+            if (from_file)
+                cap__disk_warm(in, off != NULL ? *off : -1, &s.count);
             ssize_t r = cap__io_do(f, out, CAP__IO_WRITE, sf_attempt, &s, deadline, nonblock,
                                    cap__ic_intr(deadline), 0);
             if (r <= 0 || nonblock) {
-                if (total > 0)
-                    return (ssize_t)total;
+                if (total > 0 || r > 0)
+                    return (ssize_t)(total + (size_t)(r > 0 ? r : 0));
                 return cap__ic_ret(r == -ETIMEDOUT ? -EAGAIN : r);
             }
             total += (size_t)r;
-            s.count -= (size_t)r;
-            if (s.count == 0)
+            if (total == count)
                 return (ssize_t)total;
         }
     }

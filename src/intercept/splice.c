@@ -32,7 +32,10 @@
  * as glibc makes them. A pipe they name stops being private (io/pipe.h):
  * the kernel moves data the wrappers do not see.
  * A side that polls ready while the call still says EAGAIN (possible
- * only for exotic descriptors) is retried after a yield.
+ * only for exotic descriptors) is retried after a yield. A file input
+ * whose range is not in the page cache would be read from the device
+ * by the call, on the worker: it is read through the disk backend first
+ * (io/disk_warm.c), on a user thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -115,6 +118,7 @@ struct plan {
     bool app_nonblock; /* the application asked for EAGAIN rather than a wait */
     bool check_in;     /* the input may block in the kernel: readiness first */
     bool check_out;    /* the same for the output */
+    bool file_in;      /* splice out of a file: a cold range is read first */
 };
 
 static struct plan plan_for(const struct move *m)
@@ -131,6 +135,7 @@ static struct plan plan_for(const struct move *m)
         p.app_nonblock = true;
     p.check_in = may_block(m->in, in);
     p.check_out = may_block(m->out, out);
+    p.file_in = m->kind == MOVE_SPLICE && in == SIDE_FILE;
     return p;
 }
 
@@ -188,8 +193,16 @@ static bool side_to_wait(const struct move *m, int *fd, int *dir)
     return false;
 }
 
-static long move_on_user_thread(const struct move *m, const struct plan *p)
+static long move_on_user_thread(const struct move *whole, const struct plan *p)
 {
+    /* Out of a file, whose device reads the kernel's call makes on the
+     * worker: the range it will read is read through the disk backend
+     * first where it is not cached, and the call held to it
+     * (io/disk_warm.c). */
+    struct move held = *whole;
+    const struct move *m = &held;
+    if (p->file_in)
+        cap__disk_warm(held.in, held.off_in != NULL ? (off_t)*held.off_in : -1, &held.len);
     for (;;) {
         long r = try_move(m, p);
         if (r != -EAGAIN || p->app_nonblock)

@@ -168,6 +168,19 @@ static void note_miss(cap__fd *f)
         cap__fd_clear(f, CAP__FDF_DISK_HOT);
 }
 
+bool cap__disk_hot_skips_look(cap__fd *f)
+{
+    return cap__fd_has(f, CAP__FDF_DISK_HOT) && ++cap__disk_tick % PROBE_EVERY != 0;
+}
+
+void cap__disk_note_look(cap__fd *f, bool hit)
+{
+    if (hit)
+        note_hit(f);
+    else
+        note_miss(f);
+}
+
 /* The probe turn of cap__disk_pread_hot (disk_hot.h), here rather than
  * in the general path: that counts the cadence too, so handing it the
  * probe turn would make its read the next, plain one, and a file read

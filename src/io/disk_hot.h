@@ -38,6 +38,12 @@ extern __thread unsigned cap__disk_hits
 bool cap__disk_pread_probe(cap__fd *f, int fd, void *buf, size_t n, off_t off, ssize_t *res)
     __attribute__((visibility("hidden")));
 
+/* For the looks of io/disk_warm.c, which share the hot mark: whether f
+ * is hot and this is not a probe turn (then no look is made); and a
+ * look's answer (every page cached or not) for the mark's streak. */
+bool cap__disk_hot_skips_look(cap__fd *f) __attribute__((visibility("hidden")));
+void cap__disk_note_look(cap__fd *f, bool hit) __attribute__((visibility("hidden")));
+
 /* The fast path of pread() on a user thread: if fd is a hot file and
  * this read is not a probe that would block, reads it, stores the result
  * (>= 0 or -errno) in *res and returns true; otherwise returns false and

@@ -374,6 +374,12 @@ enum cap__disk_op { CAP__DISK_READ, CAP__DISK_WRITE };
  * >= 0 or -errno. */
 ssize_t cap__disk_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                      off_t off, int rwf);
+/* Before a transfer the kernel makes out of regular file fd (sendfile,
+ * splice) of up to *len bytes from off (-1: the file position): if a page
+ * of the range it looks at is not cached, reads that range through the
+ * backend (only the caller waits), so the transfer finds it cached.
+ * Lowers *len to the range looked at or read (io/disk_warm.c). */
+void cap__disk_warm(int fd, off_t off, size_t *len);
 /* The fast path of pread(): cap__disk_pread_hot in io/disk_hot.h. */
 /* fsync or fdatasync. 0 or -errno. */
 int cap__disk_fsync(int fd, bool datasync);
