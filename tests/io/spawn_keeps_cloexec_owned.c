@@ -5,7 +5,8 @@
  * kernel's flags), while one without FD_CLOEXEC is given back blocking
  * at the spawn, and one a file action dup2's into the child is given
  * back when the action is added, so the child reads it blocking (the
- * child checks). Before, every spawn gave back them all for good. Then
+ * child checks); popen's give-back of one without FD_CLOEXEC is checked
+ * on its own too. Before, every spawn gave back them all for good. Then
  * an eventfd write that would overflow the counter, after the spawns,
  * still parks only its thread: on one worker the reader, a thread of the
  * same worker, takes the count and the writer goes on (given back, the
@@ -105,12 +106,20 @@ int main(int argc, char **argv)
     check_kept();
 
     /* A pipe made without FD_CLOEXEC after the first spawn: the next one
-     * gives it back too. */
-    int late[2];
+     * gives it back too, popen's as system's. */
+    int late[2], late_popen[2];
     CHECK_EQ(pipe(late), 0);
     CHECK(kernel_nonblock(late[0]));
     CHECK_EQ(system("true"), 0);
     CHECK_EQ(kernel_nonblock(late[0]), 0);
+    check_kept();
+    CHECK_EQ(pipe(late_popen), 0);
+    CHECK(kernel_nonblock(late_popen[1]));
+    p = popen("true", "r");
+    CHECK(p != NULL);
+    CHECK_EQ(pclose(p), 0);
+    CHECK_EQ(kernel_nonblock(late_popen[0]), 0);
+    CHECK_EQ(kernel_nonblock(late_popen[1]), 0);
     check_kept();
 
     uint64_t v = NEAR_MAX;
@@ -125,7 +134,7 @@ int main(int argc, char **argv)
     CHECK_EQ(v, 100);
 
     int all[] = { cloexec[0], cloexec[1], inherited[0], inherited[1], in[0], in[1],
-                  kept[EVENT], kept[FIFO], late[0], late[1] };
+                  kept[EVENT], kept[FIFO], late[0], late[1], late_popen[0], late_popen[1] };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         CHECK_EQ(close(all[i]), 0);
     return 0;
