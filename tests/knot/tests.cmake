@@ -3,6 +3,9 @@
 # one CTest test per group, against each build of Knot:
 #   knot/pthreads/<group>        build/apps/knot/knot-pthreads
 #   knot/capriccio-w<N>/<group>  build/apps/knot/knot with CAP_WORKERS=N
+#   knot/capriccio-w2-uring/<group>  the same under CAP_NETIO=uring (its
+#                                polls hold sockets: the killed-server
+#                                and exit paths differ from epoll's)
 # tests/ is configured before apps/knot, so whether those targets exist is
 # only known at the end of the top-level directory: registration is
 # deferred to there.
@@ -30,13 +33,15 @@ function(knot_register_tests)
     list(APPEND variants "pthreads|knot-pthreads|")
   endif()
   if(TARGET knot)
-    list(APPEND variants "capriccio-w1|knot|CAP_WORKERS=1" "capriccio-w2|knot|CAP_WORKERS=2")
+    list(APPEND variants "capriccio-w1|knot|CAP_WORKERS=1" "capriccio-w2|knot|CAP_WORKERS=2"
+         "capriccio-w2-uring|knot|CAP_WORKERS=2+CAP_NETIO=uring")
   endif()
   foreach(v ${variants})
     string(REPLACE "|" ";" v "${v}")
     list(GET v 0 label)
     list(GET v 1 target)
     list(GET v 2 env)
+    string(REPLACE "+" ";" env "${env}") # "A=1+B=2": two variables
     foreach(g ${groups})
       set(name knot/${label}/${g})
       add_test(NAME ${name} COMMAND ${KNOT_PYTHON3} ${KNOT_SUITE} $<TARGET_FILE:${target}> ${g})
