@@ -297,13 +297,25 @@ static void uring_release(cap__fd *f, int fd)
     }
 }
 
+/* How long an exit tries for sq_lock: a handler that calls exit() may
+ * have interrupted its own kernel thread inside submit_op, which then
+ * never lets go. */
+enum { EXIT_LOCK_NS = 10000000 };
+
 /* The process is ending (netio.h; see the top). One cancel of every
  * request, in the hold of sq_lock that stops new polls, so that none is
  * added between the two. The kick's poll, cancelled too, is re-armed by
- * the harvest that sees it end (handle), so idle workers still wake. */
+ * the harvest that sees it end (handle), so idle workers still wake. If
+ * the lock stays taken (above), nothing is cancelled: the files close
+ * when the kernel ends the dead ring's requests, as before. */
 static void uring_at_exit(void)
 {
-    cap__spin_lock(&sq_lock);
+    uint64_t give_up = cap__deadline_after(EXIT_LOCK_NS);
+    while (!cap__spin_trylock(&sq_lock)) {
+        if (cap__now() >= give_up)
+            return;
+        cap__kernel_yield();
+    }
     exiting = true;
     struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
     if (sqe == NULL) {
