@@ -60,9 +60,12 @@
  *    process, before it can be reaped, as on NPTL (a uring poll held its
  *    socket open until the kernel ended the dead ring's requests, after
  *    the parent had reaped the process: its port could not be bound
- *    again yet). Waits made after it may go unwatched (the process is
- *    about to end). May be NULL: epoll holds no reference, and poll's
- *    ppoll lets go when its kernel thread ends.
+ *    again yet). True if it did, and so watches no descriptor from then
+ *    on: cap__io_at_exit then makes every registered one unpollable and
+ *    wakes its waiters, which wait in poll(2) on their worker (code that
+ *    runs later in the exit may still wake them). May be NULL: epoll
+ *    holds no reference, and poll's ppoll lets go when its kernel thread
+ *    ends.
  * The idle/busy integration with the worker loop, the same for every
  * backend, is cap__poller_netio (io/idle.c), built on these two.
  */
@@ -87,7 +90,7 @@ typedef struct cap__netio {
     void (*harvest)(int64_t timeout_ns);
     void (*kick)(void);
     int (*wait_fd)(void);
-    void (*at_exit)(void);
+    bool (*at_exit)(void);
 } cap__netio;
 
 /* The poller every descriptor backend runs under (io/idle.c). */

@@ -40,9 +40,11 @@
  * No kick is needed: each kernel thread of the process runs the task
  * work that ends its cancelled polls on its way out of the kernel, at
  * the latest in its own exit, before the process can be reaped. From
- * then on no poll is added (but the kick's): the process is about to
- * end. A process killed by a signal has no such last step (README,
- * Limits).
+ * then on no poll is added (but the kick's), and the io layer makes
+ * every registered descriptor unpollable (cap__io_at_exit): a thread
+ * parked on one since before, which code later in the exit may still
+ * wake (a later library's destructor), waits in poll(2) instead. A
+ * process killed by a signal has no such last step (README, Limits).
  *
  * Pipes the runtime made (owned, fd.h) are armed lazily instead: a
  * one-shot poll, for the events its waiters ask for, only while a
@@ -308,12 +310,12 @@ enum { EXIT_LOCK_NS = 10000000 };
  * the harvest that sees it end (handle), so idle workers still wake. If
  * the lock stays taken (above), nothing is cancelled: the files close
  * when the kernel ends the dead ring's requests, as before. */
-static void uring_at_exit(void)
+static bool uring_at_exit(void)
 {
     uint64_t give_up = cap__deadline_after(EXIT_LOCK_NS);
     while (!cap__spin_trylock(&sq_lock)) {
         if (cap__now() >= give_up)
-            return;
+            return false;
         cap__kernel_yield();
     }
     exiting = true;
@@ -328,6 +330,7 @@ static void uring_at_exit(void)
         io_uring_submit(&ring);
     }
     cap__spin_unlock(&sq_lock);
+    return true; /* no poll is added from now on, even if the cancel failed */
 }
 
 /* A waiter was just linked on f (under f->lock). */

@@ -151,8 +151,8 @@ void cap__io_at_exit(void)
 {
     /* A fork's child runs the epoll backend (above): nothing of the
      * parent's ring is the child's to end. */
-    if (cap__netio_active->at_exit != NULL)
-        cap__netio_active->at_exit();
+    if (cap__netio_active->at_exit != NULL && cap__netio_active->at_exit())
+        cap__io_unwatch_all();
 }
 
 void cap__io_start(void)

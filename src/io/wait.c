@@ -366,6 +366,17 @@ static int arm(cap__fd *f, int fd, uint32_t gen)
     return rc; /* a gen moved on: the park sees it (EBADF) */
 }
 
+/* f, registered, is no longer watched by the backend: unpollable for the
+ * rest of its life, as after a refused arm. Parked waiters would wait
+ * for the backend for good: they try again, and wait the unwatched way.
+ * f->lock held. */
+static void unwatched_locked(cap__fd *f)
+{
+    cap__fd_clear(f, CAP__FDF_REGISTERED);
+    cap__fd_set(f, CAP__FDF_UNPOLLABLE);
+    cap__io_wake_all_locked(f, 0);
+}
+
 bool cap__io_unwatch(int fd)
 {
     cap__fd *f = cap__fd_peek(fd);
@@ -374,18 +385,40 @@ bool cap__io_unwatch(int fd)
     cap__spin_lock(&f->lock);
     bool watched = cap__fd_has(f, CAP__FDF_REGISTERED);
     if (watched) {
-        /* As after a refused arm, for the rest of the life. The disarm is
-         * the one a close makes, without the close: the backend stops
-         * watching; a late event of this life only wakes someone. */
+        /* The disarm is the one a close makes, without the close: the
+         * backend stops watching; a late event of this life only wakes
+         * someone. */
         cap__netio_active->disarm(f, fd, atomic_load(&f->gen));
-        cap__fd_clear(f, CAP__FDF_REGISTERED);
-        cap__fd_set(f, CAP__FDF_UNPOLLABLE);
-        /* Parked waiters would wait for the backend for good: they try
-         * again, and wait the unwatched way. */
-        cap__io_wake_all_locked(f, 0);
+        unwatched_locked(f);
     }
     cap__spin_unlock(&f->lock);
     return watched;
+}
+
+/* How long cap__io_unwatch_all waits for descriptors' locks in all: a
+ * handler that calls exit() may have interrupted its own kernel thread
+ * holding one, which then never lets go. */
+enum { UNWATCH_ALL_NS = 10000000 };
+
+static void unwatch_at_exit(int fd, cap__fd *f, void *give_up)
+{
+    (void)fd;
+    if (!cap__fd_has(f, CAP__FDF_REGISTERED))
+        return;
+    while (!cap__spin_trylock(&f->lock)) {
+        if (cap__now() >= *(uint64_t *)give_up)
+            return; /* left as it is: its waiters wait on */
+        cap__cpu_relax();
+    }
+    if (cap__fd_has(f, CAP__FDF_REGISTERED))
+        unwatched_locked(f);
+    cap__spin_unlock(&f->lock);
+}
+
+void cap__io_unwatch_all(void)
+{
+    uint64_t give_up = cap__deadline_after(UNWATCH_ALL_NS);
+    cap__fd_foreach(unwatch_at_exit, &give_up);
 }
 
 int cap__io_watch(int fd, void (*cb)(void *arg), void *arg)

@@ -266,3 +266,11 @@ endif()
 # distributions' default flags) would stop the program at the first one.
 set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/io/count_beyond_buffer_as_kernel.c
                             PROPERTIES COMPILE_OPTIONS -U_FORTIFY_SOURCE)
+
+# io/exit_late_destructor_wakes: its latefini library comes after
+# libcapriccio on the link line (its destructor then runs after the
+# library's); the program's target exists only once this directory's
+# loop made it.
+add_library(test_io_latefini SHARED io/latefini/late_fini.c)
+cmake_language(DEFER CALL target_link_libraries test_io_exit_late_destructor_wakes
+               PRIVATE test_io_latefini)
