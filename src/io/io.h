@@ -329,10 +329,11 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
  * its waiters to find that out; false if it was not watched. For a
  * registration that gets in the program's way (an epoll set's nesting). */
 bool cap__io_unwatch(int fd);
-/* The backend stopped watching every descriptor (cap__io_at_exit): each
- * registered one becomes unpollable and its waiters try again, waiting
- * the unwatched way (poll(2) on their worker). A descriptor whose lock
- * stays taken is left as it is. */
+/* The backend stopped watching the program's descriptors
+ * (cap__io_at_exit): each registered one (not the runtime's own,
+ * CAP__FDF_INTERNAL) becomes unpollable and its waiters try again,
+ * waiting the unwatched way (poll(2) on their worker). A descriptor
+ * whose lock stays taken is left as it is. */
 void cap__io_unwatch_all(void);
 
 /* Parks until the absolute deadline (CAP__FOREVER: until a signal) or a

@@ -60,10 +60,12 @@
  *    process, before it can be reaped, as on NPTL (a uring poll held its
  *    socket open until the kernel ended the dead ring's requests, after
  *    the parent had reaped the process: its port could not be bound
- *    again yet). True if it did, and so watches no descriptor from then
- *    on: cap__io_at_exit then makes every registered one unpollable and
- *    wakes its waiters, which wait in poll(2) on their worker (code that
- *    runs later in the exit may still wake them). May be NULL: epoll
+ *    again yet). True if it did, and so watches none of the program's
+ *    descriptors from then on (the runtime's own, CAP__FDF_INTERNAL, it
+ *    watches on): cap__io_at_exit then makes every registered one
+ *    unpollable and wakes its waiters, which wait in poll(2) on their
+ *    worker (code that runs later in the exit may still wake them).
+ *    May be NULL: epoll
  *    holds no reference, and poll's ppoll lets go when its kernel thread
  *    ends.
  * The idle/busy integration with the worker loop, the same for every

@@ -33,18 +33,20 @@
  * submit_op).
  *
  * At a process exit (at_exit, after the program's destructors) one
- * cancel ends every request of the ring: the kernel would otherwise end
+ * cancel (IORING_REGISTER_SYNC_CANCEL) ends every request of the ring: the kernel would otherwise end
  * a dead process's polls in a worker of its own, milliseconds after the
  * parent had reaped it, and until then its sockets stayed open (a
  * listener's port could not be bound again, a peer saw no end-of-file).
  * No kick is needed: each kernel thread of the process runs the task
  * work that ends its cancelled polls on its way out of the kernel, at
  * the latest in its own exit, before the process can be reaped. From
- * then on no poll is added (but the kick's), and the io layer makes
- * every registered descriptor unpollable (cap__io_at_exit): a thread
- * parked on one since before, which code later in the exit may still
- * wake (a later library's destructor), waits in poll(2) instead. A
- * process killed by a signal has no such last step (README, Limits).
+ * then on no poll is added (but the kick's, and those at_exit itself
+ * makes again for the runtime's own eventfds: the signal dispatch, the
+ * disk rings' completions), and the io layer makes every other
+ * registered descriptor unpollable (cap__io_at_exit): a thread parked on
+ * one since before, which code later in the exit may still wake (a
+ * later library's destructor), waits in poll(2) instead. A process
+ * killed by a signal has no such last step (README, Limits).
  *
  * Pipes the runtime made (owned, fd.h) are armed lazily instead: a
  * one-shot poll, for the events its waiters ask for, only while a
@@ -110,6 +112,9 @@ static cap__spin sq_lock = CAP__SPIN_INIT;
 static int kickfd = -1;
 static atomic_int kicked;
 static bool exiting; /* [sq_lock] at_exit() cancelled every request */
+/* Set by the exiting thread while it re-arms the runtime's own
+ * descriptors after that cancel (at_exit): its submissions only. */
+static __thread bool exit_rearm;
 
 enum sqe_op { OP_MULTISHOT, OP_ONESHOT, OP_CANCEL, OP_WIDEN };
 
@@ -120,7 +125,7 @@ enum sqe_op { OP_MULTISHOT, OP_ONESHOT, OP_CANCEL, OP_WIDEN };
 static int submit_op(enum sqe_op op, uint64_t data, int fd, unsigned mask)
 {
     cap__spin_lock(&sq_lock);
-    if (exiting && op != OP_CANCEL && data != KICK) {
+    if (exiting && op != OP_CANCEL && data != KICK && !exit_rearm) {
         cap__spin_unlock(&sq_lock);
         return -ECANCELED; /* after at_exit's cancel: it would hold its file */
     }
@@ -299,14 +304,35 @@ static void uring_release(cap__fd *f, int fd)
     }
 }
 
-/* How long an exit tries for sq_lock: a handler that calls exit() may
- * have interrupted its own kernel thread inside submit_op, which then
- * never lets go. */
+/* How long an exit tries for a lock: a handler that calls exit() may
+ * have interrupted its own kernel thread holding it (inside submit_op,
+ * or a descriptor's), which then never lets go; any other holder lets
+ * go within microseconds, unless its kernel thread lost its CPU. */
 enum { EXIT_LOCK_NS = 10000000 };
 
-/* The process is ending (netio.h; see the top). One cancel of every
- * request, in the hold of sq_lock that stops new polls, so that none is
- * added between the two. The kick's poll, cancelled too, is re-armed by
+/* at_exit's re-arm of a runtime-owned descriptor the cancel ended. */
+static void rearm_internal(int fd, cap__fd *f, void *arg)
+{
+    (void)arg;
+    if (!cap__fd_has(f, CAP__FDF_INTERNAL) || !cap__fd_has(f, CAP__FDF_REGISTERED))
+        return;
+    uint64_t give_up = cap__deadline_after(EXIT_LOCK_NS);
+    while (!cap__spin_trylock(&f->lock)) {
+        if (cap__now() >= give_up)
+            return;
+        cap__kernel_yield();
+    }
+    uint32_t gen = atomic_load(&f->gen);
+    if (cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f)) {
+        __atomic_store_n(&f->backend_slot, owner_here(), __ATOMIC_SEQ_CST);
+        submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
+    }
+    cap__spin_unlock(&f->lock);
+}
+
+/* The process is ending (netio.h; see the top). One synchronous cancel
+ * of every request, in the hold of sq_lock that stops new polls, so that
+ * none is added between the two. The kick's poll, cancelled too, is re-armed by
  * the harvest that sees it end (handle), so idle workers still wake. If
  * the lock stays taken (above), nothing is cancelled: the files close
  * when the kernel ends the dead ring's requests, as before. */
@@ -319,18 +345,28 @@ static bool uring_at_exit(void)
         cap__kernel_yield();
     }
     exiting = true;
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-    if (sqe == NULL) {
-        io_uring_submit(&ring);
-        sqe = io_uring_get_sqe(&ring);
-    }
-    if (sqe != NULL) {
-        io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
-        io_uring_sqe_set_data64(sqe, KICK - 1); /* its own completion is ignored */
-        io_uring_submit(&ring);
+    /* Synchronous (Linux 6.0): a cancel SQE may be finished in an io-wq
+     * worker, after the re-arms below, which it then cancelled as well
+     * (a disk ring's completions went unseen: a late read hung). */
+    struct io_uring_sync_cancel_reg reg = { .flags = IORING_ASYNC_CANCEL_ANY,
+                                            .timeout = { .tv_sec = -1, .tv_nsec = -1 } };
+    int rc = io_uring_register_sync_cancel(&ring, &reg);
+    if (rc < 0 && rc != -ENOENT) { /* -ENOENT: nothing was in flight */
+        /* An older kernel (or a cancel that failed): as before, the
+         * kernel ends the polls after the exit. */
+        exiting = false;
+        cap__spin_unlock(&sq_lock);
+        return false;
     }
     cap__spin_unlock(&sq_lock);
-    return true; /* no poll is added from now on, even if the cancel failed */
+    /* The runtime's own descriptors are watched on: arming reports the
+     * readiness they have, so nothing between the cancel and now is
+     * lost. A late completion of the cancelled poll (-ECANCELED) re-arms
+     * nothing (handle). */
+    exit_rearm = true;
+    cap__fd_foreach(rearm_internal, NULL);
+    exit_rearm = false;
+    return true; /* no poll of the program's is added from now on */
 }
 
 /* A waiter was just linked on f (under f->lock). */
@@ -424,7 +460,12 @@ static void handle(uint64_t data, int res, unsigned flags)
         if (atomic_load(&f->gen) == gen && cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f)) {
             if (res >= 0) {
                 __atomic_store_n(&f->backend_slot, owner_here(), __ATOMIC_SEQ_CST);
+                /* The runtime's own stay watched after an exit's cancel
+                 * too (at_exit): a disk ring's eventfd whose poll ended
+                 * so was never armed again, and a late read hung. */
+                exit_rearm = cap__fd_has(f, CAP__FDF_INTERNAL);
                 submit_poll(data, fd, false);
+                exit_rearm = false;
             } else {
                 cap__fd_clear(f, CAP__FDF_REGISTERED);
                 cap__fd_set(f, CAP__FDF_UNPOLLABLE);

@@ -395,20 +395,24 @@ bool cap__io_unwatch(int fd)
     return watched;
 }
 
-/* How long cap__io_unwatch_all waits for descriptors' locks in all: a
- * handler that calls exit() may have interrupted its own kernel thread
- * holding one, which then never lets go. */
-enum { UNWATCH_ALL_NS = 10000000 };
+/* How long cap__io_unwatch_all tries for a descriptor's lock: a handler
+ * that calls exit() may have interrupted its own kernel thread holding
+ * one, which then never lets go; any other holder lets go within
+ * microseconds, unless its kernel thread lost its CPU. */
+enum { UNWATCH_LOCK_NS = 10000000 };
 
-static void unwatch_at_exit(int fd, cap__fd *f, void *give_up)
+static void unwatch_at_exit(int fd, cap__fd *f, void *arg)
 {
     (void)fd;
-    if (!cap__fd_has(f, CAP__FDF_REGISTERED))
+    (void)arg;
+    /* The runtime's own stay watched (the backend re-armed them). */
+    if (!cap__fd_has(f, CAP__FDF_REGISTERED) || cap__fd_has(f, CAP__FDF_INTERNAL))
         return;
+    uint64_t give_up = cap__deadline_after(UNWATCH_LOCK_NS);
     while (!cap__spin_trylock(&f->lock)) {
-        if (cap__now() >= *(uint64_t *)give_up)
+        if (cap__now() >= give_up)
             return; /* left as it is: its waiters wait on */
-        cap__cpu_relax();
+        cap__kernel_yield();
     }
     if (cap__fd_has(f, CAP__FDF_REGISTERED))
         unwatched_locked(f);
@@ -417,8 +421,7 @@ static void unwatch_at_exit(int fd, cap__fd *f, void *give_up)
 
 void cap__io_unwatch_all(void)
 {
-    uint64_t give_up = cap__deadline_after(UNWATCH_ALL_NS);
-    cap__fd_foreach(unwatch_at_exit, &give_up);
+    cap__fd_foreach(unwatch_at_exit, NULL);
 }
 
 int cap__io_watch(int fd, void (*cb)(void *arg), void *arg)
