@@ -33,9 +33,9 @@
  * submit_op).
  *
  * At a process exit (at_exit, after the program's destructors) one
- * cancel (IORING_REGISTER_SYNC_CANCEL) ends every request of the ring: the kernel would otherwise end
- * a dead process's polls in a worker of its own, milliseconds after the
- * parent had reaped it, and until then its sockets stayed open (a
+ * cancel (IORING_REGISTER_SYNC_CANCEL) ends every request of the ring:
+ * the kernel would otherwise end a dead process's polls in a worker of
+ * its own, milliseconds after the parent had reaped it, and until then its sockets stayed open (a
  * listener's port could not be bound again, a peer saw no end-of-file).
  * No kick is needed: each kernel thread of the process runs the task
  * work that ends its cancelled polls on its way out of the kernel, at
