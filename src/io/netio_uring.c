@@ -35,8 +35,9 @@
  * At a process exit (at_exit, after the program's destructors) one
  * cancel (IORING_REGISTER_SYNC_CANCEL) ends every request of the ring:
  * the kernel would otherwise end a dead process's polls in a worker of
- * its own, milliseconds after the parent had reaped it, and until then its sockets stayed open (a
- * listener's port could not be bound again, a peer saw no end-of-file).
+ * its own, milliseconds after the parent had reaped it, and until then
+ * its sockets stayed open (a listener's port could not be bound again, a
+ * peer saw no end-of-file).
  * No kick is needed: each kernel thread of the process runs the task
  * work that ends its cancelled polls on its way out of the kernel, at
  * the latest in its own exit, before the process can be reaped. From
@@ -332,10 +333,11 @@ static void rearm_internal(int fd, cap__fd *f, void *arg)
 
 /* The process is ending (netio.h; see the top). One synchronous cancel
  * of every request, in the hold of sq_lock that stops new polls, so that
- * none is added between the two. The kick's poll, cancelled too, is re-armed by
- * the harvest that sees it end (handle), so idle workers still wake. If
- * the lock stays taken (above), nothing is cancelled: the files close
- * when the kernel ends the dead ring's requests, as before. */
+ * none is added between the two. The kick's poll, cancelled too, is
+ * re-armed by the harvest that sees it end (handle), so idle workers
+ * still wake. If the lock stays taken (above), nothing is cancelled:
+ * the files close when the kernel ends the dead ring's requests, as
+ * before. */
 static bool uring_at_exit(void)
 {
     uint64_t give_up = cap__deadline_after(EXIT_LOCK_NS);
