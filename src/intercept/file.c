@@ -124,14 +124,13 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
                 cap__disk_warm(in, off != NULL ? *off : -1, &s.count);
             ssize_t r = cap__io_do(f, out, CAP__IO_WRITE, sf_attempt, &s, deadline, nonblock,
                                    cap__ic_intr(deadline), 0);
-            if (r <= 0 || nonblock) {
-                if (total > 0 || r > 0)
-                    return (ssize_t)(total + (size_t)(r > 0 ? r : 0));
-                return cap__ic_ret(r == -ETIMEDOUT ? -EAGAIN : r);
-            }
-            total += (size_t)r;
-            if (total == count)
+            if (r > 0)
+                total += (size_t)r;
+            if (r > 0 && !nonblock && total < count)
+                continue;
+            if (total > 0)
                 return (ssize_t)total;
+            return cap__ic_ret(r == -ETIMEDOUT ? -EAGAIN : r);
         }
     }
     struct device_call c = { .nr = SYS_sendfile, .a = { out, in, (long)off, (long)count } };

@@ -41,7 +41,7 @@ void cap__io_start(void);
  * instances, no registrations or waiters of the parent's (start.c). */
 void cap__io_forked(void);
 /* The process is ending by exit(), after the program's destructors and
- * its streams' last writes (intercept/exit.c): the backend lets go of
+ * its streams' last writes (runtime/init.c): the backend lets go of
  * every file its waits hold (netio.h, at_exit). Any thread. */
 void cap__io_at_exit(void);
 

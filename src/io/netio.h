@@ -65,9 +65,12 @@
  *    watches on): cap__io_at_exit then makes every registered one
  *    unpollable and wakes its waiters, which wait in poll(2) on their
  *    worker (code that runs later in the exit may still wake them).
- *    May be NULL: epoll
- *    holds no reference, and poll's ppoll lets go when its kernel thread
- *    ends.
+ *    May be NULL: epoll holds no reference, and poll's ppoll lets go
+ *    when its kernel thread ends. The exit step takes each lock with
+ *    cap__spin_lock_within(CAP__EXIT_LOCK_NS): a handler that calls
+ *    exit() may have interrupted its own kernel thread holding one (in
+ *    a submission, or a descriptor's), which then never lets go; any
+ *    other holder lets go within microseconds.
  * The idle/busy integration with the worker loop, the same for every
  * backend, is cap__poller_netio (io/idle.c), built on these two.
  */
@@ -94,6 +97,8 @@ typedef struct cap__netio {
     int (*wait_fd)(void);
     bool (*at_exit)(void);
 } cap__netio;
+
+enum { CAP__EXIT_LOCK_NS = 10000000 };
 
 /* The poller every descriptor backend runs under (io/idle.c). */
 extern __attribute__((visibility("hidden"))) const cap__poller cap__poller_netio;

@@ -305,24 +305,13 @@ static void uring_release(cap__fd *f, int fd)
     }
 }
 
-/* How long an exit tries for a lock: a handler that calls exit() may
- * have interrupted its own kernel thread holding it (inside submit_op,
- * or a descriptor's), which then never lets go; any other holder lets
- * go within microseconds, unless its kernel thread lost its CPU. */
-enum { EXIT_LOCK_NS = 10000000 };
-
 /* at_exit's re-arm of a runtime-owned descriptor the cancel ended. */
 static void rearm_internal(int fd, cap__fd *f, void *arg)
 {
     (void)arg;
-    if (!cap__fd_has(f, CAP__FDF_INTERNAL) || !cap__fd_has(f, CAP__FDF_REGISTERED))
+    if (!cap__fd_has(f, CAP__FDF_INTERNAL) || !cap__fd_has(f, CAP__FDF_REGISTERED) ||
+        !cap__spin_lock_within(&f->lock, CAP__EXIT_LOCK_NS))
         return;
-    uint64_t give_up = cap__deadline_after(EXIT_LOCK_NS);
-    while (!cap__spin_trylock(&f->lock)) {
-        if (cap__now() >= give_up)
-            return;
-        cap__kernel_yield();
-    }
     uint32_t gen = atomic_load(&f->gen);
     if (cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f)) {
         __atomic_store_n(&f->backend_slot, owner_here(), __ATOMIC_SEQ_CST);
@@ -335,17 +324,13 @@ static void rearm_internal(int fd, cap__fd *f, void *arg)
  * of every request, in the hold of sq_lock that stops new polls, so that
  * none is added between the two. The kick's poll, cancelled too, is
  * re-armed by the harvest that sees it end (handle), so idle workers
- * still wake. If the lock stays taken (above), nothing is cancelled:
+ * still wake. If the lock stays taken (netio.h), nothing is cancelled:
  * the files close when the kernel ends the dead ring's requests, as
  * before. */
 static bool uring_at_exit(void)
 {
-    uint64_t give_up = cap__deadline_after(EXIT_LOCK_NS);
-    while (!cap__spin_trylock(&sq_lock)) {
-        if (cap__now() >= give_up)
-            return false;
-        cap__kernel_yield();
-    }
+    if (!cap__spin_lock_within(&sq_lock, CAP__EXIT_LOCK_NS))
+        return false;
     exiting = true;
     /* Synchronous (Linux 6.0): a cancel SQE may be finished in an io-wq
      * worker, after the re-arms below, which it then cancelled as well

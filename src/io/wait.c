@@ -395,25 +395,16 @@ bool cap__io_unwatch(int fd)
     return watched;
 }
 
-/* How long cap__io_unwatch_all tries for a descriptor's lock: a handler
- * that calls exit() may have interrupted its own kernel thread holding
- * one, which then never lets go; any other holder lets go within
- * microseconds, unless its kernel thread lost its CPU. */
-enum { UNWATCH_LOCK_NS = 10000000 };
-
+/* A descriptor whose lock stays taken (netio.h, CAP__EXIT_LOCK_NS) is
+ * left as it is: its waiters wait on. */
 static void unwatch_at_exit(int fd, cap__fd *f, void *arg)
 {
     (void)fd;
     (void)arg;
     /* The runtime's own stay watched (the backend re-armed them). */
-    if (!cap__fd_has(f, CAP__FDF_REGISTERED) || cap__fd_has(f, CAP__FDF_INTERNAL))
+    if (!cap__fd_has(f, CAP__FDF_REGISTERED) || cap__fd_has(f, CAP__FDF_INTERNAL) ||
+        !cap__spin_lock_within(&f->lock, CAP__EXIT_LOCK_NS))
         return;
-    uint64_t give_up = cap__deadline_after(UNWATCH_LOCK_NS);
-    while (!cap__spin_trylock(&f->lock)) {
-        if (cap__now() >= give_up)
-            return; /* left as it is: its waiters wait on */
-        cap__kernel_yield();
-    }
     if (cap__fd_has(f, CAP__FDF_REGISTERED))
         unwatched_locked(f);
     cap__spin_unlock(&f->lock);

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 
 #include "arch/syscall.h"
+#include "util/clock.h"
 
 typedef struct cap__spin {
     atomic_uint held;
@@ -55,6 +56,20 @@ static inline void cap__spin_lock(cap__spin *s)
         else
             cap__kernel_yield();
     }
+}
+
+/* cap__spin_lock for at most ns nanoseconds; false if s stayed taken.
+ * For a caller that may have interrupted the holder on its own kernel
+ * thread (a signal handler's exit(), io/netio.h), which never lets go. */
+static inline bool cap__spin_lock_within(cap__spin *s, uint64_t ns)
+{
+    uint64_t give_up = cap__deadline_after(ns);
+    while (!cap__spin_trylock(s)) {
+        if (cap__now() >= give_up)
+            return false;
+        cap__kernel_yield();
+    }
+    return true;
 }
 
 static inline void cap__spin_unlock(cap__spin *s)
