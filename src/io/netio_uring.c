@@ -46,8 +46,10 @@
  * disk rings' completions), and the io layer makes every other
  * registered descriptor unpollable (cap__io_at_exit): a thread parked on
  * one since before, which code later in the exit may still wake (a
- * later library's destructor), waits in poll(2) instead. A process
- * killed by a signal has no such last step (README, Limits).
+ * later library's destructor), waits in poll(2) instead. A signal
+ * whose default action ends the process runs the same cancel first
+ * (io/sigintr.h, cap__sig_last_step_arm); SIGKILL and the signals that
+ * dump core have no such last step (README, Limits).
  *
  * Pipes the runtime made (owned, fd.h) are armed lazily instead: a
  * one-shot poll, for the events its waiters ask for, only while a

@@ -403,6 +403,24 @@ void cap__sig_kick_reserve(void);
  * signal first, if that was not done yet). */
 void cap__sig_kick(pid_t tid);
 
+/*
+ * A last step before a signal's default action ends the process
+ * (src/stack/signal.c): from cap__sig_last_step_arm(step) on, every
+ * signal whose default action ends the process without a core dump
+ * (SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGALRM, SIGUSR1, ..., the real-time
+ * ones) runs a hidden handler while its disposition is SIG_DFL: now,
+ * whenever the program sets SIG_DFL again, and after a one-shot handler's
+ * delivery. sigaction reports SIG_DFL as ever, and a disposition the
+ * process inherited (SIG_IGN under nohup) stays. The handler blocks every
+ * signal, calls step, puts the kernel's SIG_DFL back and sends the signal
+ * again to its own kernel thread: the process ends by it, with the status
+ * the first would have given. step runs in a signal handler that may have
+ * interrupted the runtime anywhere: it may only try locks for a bounded
+ * time. Signals that dump core, SIGKILL and the stop signals are the
+ * kernel's alone. An exec gives the new program the kernel's SIG_DFL.
+ */
+void cap__sig_last_step_arm(void (*step)(void));
+
 /* fork (intercept/handover.c), src/stack/signal.c: blocks every signal
  * of the calling kernel thread (the old mask in *saved) and takes the
  * sigaction table's lock, so the child never inherits it held by a

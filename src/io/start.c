@@ -155,9 +155,22 @@ void cap__io_at_exit(void)
         cap__io_unwatch_all();
 }
 
+/* A default-terminate signal is ending the process (io/sigintr.h): the
+ * backend's polls must let go of their files first, as at an exit, or
+ * the sockets outlive the process by milliseconds (netio_uring.c). The
+ * process ends right after, so nothing is made unpollable. A fork's
+ * child inherits the handler but runs epoll: nothing to do there. */
+static void last_step(void)
+{
+    if (cap__netio_active->at_exit != NULL)
+        cap__netio_active->at_exit();
+}
+
 void cap__io_start(void)
 {
     start_netio();
     start_diskio();
     cap__sig_start();
+    if (cap__netio_active->at_exit != NULL)
+        cap__sig_last_step_arm(last_step);
 }

@@ -61,6 +61,12 @@
  * (io/sigmask.h), and deliver the signals sent to the user thread it
  * interrupted (io/sigdirect.h); interrupting the system call is the rest.
  *
+ * Last steps (io/sigintr.h, cap__sig_last_step_arm; CAP_NETIO=uring):
+ * SIG_DFL of a signal whose default action ends the process is served by
+ * last_step_handler, not the trampoline; the table holds SIG_DFL, which
+ * sigaction reports. The handler runs no program code and never returns:
+ * the step, then the kernel's SIG_DFL back and the signal again.
+ *
  * State: one table entry per signal, written by sigaction under a lock
  * and read by the trampoline (a handler is published before the kernel
  * can call the trampoline for it). fork (intercept/handover.c) holds the
@@ -81,6 +87,7 @@
 
 #include "arch/sigframe.h"
 #include "arch/sigrestart.h"
+#include "arch/syscall.h"
 #include "arch/usercheck.h"
 #include "io/sigchld.h"
 #include "io/sigdirect.h"
@@ -137,8 +144,15 @@ static __thread struct open_handler *open_top __attribute__((tls_model("initial-
 static sigaction_fn real_sigaction;
 static _Atomic bool kick_reserved; /* [written under table_lock] */
 static const char kick_cookie;
+/* Signals whose SIG_DFL is served by last_step_handler, bit sig - 1, and
+ * the step it takes (cap__sig_last_step_arm). */
+static _Atomic uint64_t last_step_sigs; /* [written under table_lock] */
+static void (*_Atomic last_step)(void);
 
 static void trampoline(int sig, siginfo_t *info, void *uctx);
+static void last_step_handler(int sig, siginfo_t *info, void *uctx);
+static bool has_last_step(int sig);
+static void last_step_after_reset(int sig, int flags);
 static bool stack_holds(const cap__thread *t, const char *sp);
 
 static sigaction_fn real(void)
@@ -190,7 +204,8 @@ enum cap__sig_disp cap__sig_disposition(int sig, int *flags)
     struct sigaction cur;
     void (*disp)(int) = h.handler;
     if (real() != NULL && real()(sig, NULL, &cur) == 0 &&
-        !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trampoline))
+        !((cur.sa_flags & SA_SIGINFO) &&
+          (cur.sa_sigaction == trampoline || cur.sa_sigaction == last_step_handler)))
         disp = cur.sa_handler;
     if (disp == SIG_IGN)
         return CAP__DISP_IGNORE;
@@ -316,6 +331,8 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
     }
     if (!entry_is_function(&h))
         return; /* set back to SIG_DFL/SIG_IGN as this delivery began */
+    if ((h.flags & SA_RESETHAND) && has_last_step(sig))
+        last_step_after_reset(sig, h.flags);
     uint64_t mask_entry = cap__sigmask_handler_entry();
     if (routed_away(sig, info, h.flags)) {
         cap__sigmask_handler_exit(mask_entry, uctx); /* a kick nested meanwhile */
@@ -870,6 +887,42 @@ static int kernel_flags(int sig, int flags)
     return flags;
 }
 
+/* The default action of these is to end the process without a core
+ * dump (signal(7)); SIGKILL cannot be caught. */
+static bool ends_process(int sig)
+{
+    switch (sig) {
+    case SIGHUP:
+    case SIGINT:
+    case SIGPIPE:
+    case SIGALRM:
+    case SIGTERM:
+    case SIGUSR1:
+    case SIGUSR2:
+    case SIGIO:
+    case SIGPROF:
+    case SIGVTALRM:
+    case SIGSTKFLT:
+    case SIGPWR:
+        return true;
+    default: /* glibc keeps the first real-time signals below SIGRTMIN */
+        return sig >= SIGRTMIN && sig <= SIGRTMAX;
+    }
+}
+
+static bool has_last_step(int sig)
+{
+    return atomic_load_explicit(&last_step_sigs, memory_order_relaxed) & (UINT64_C(1) << (sig - 1));
+}
+
+/* The kernel's flags for last_step_handler in place of SIG_DFL's. Every
+ * signal is blocked while it runs (its sa_mask is the program's, which
+ * sigaction reports back), by the handler itself. */
+static int last_step_flags(int flags)
+{
+    return (flags & ~(SA_RESETHAND | SA_NODEFER)) | SA_SIGINFO | SA_ONSTACK;
+}
+
 static bool is_function(const struct sigaction *act)
 {
     if (act->sa_flags & SA_SIGINFO)
@@ -906,6 +959,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     const struct sigaction *use = act;
     __typeof__(table[0]) before = table[sig];
     bool reserved = sig == CAP__SIG_KICK && atomic_load(&kick_reserved);
+    bool hidden = false; /* SIG_DFL, served by last_step_handler */
     if (act != NULL && (reserved || is_function(act))) {
         mine = *act;
         mine.sa_flags = kernel_flags(sig, act->sa_flags);
@@ -914,11 +968,17 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         table[sig].action = act->sa_sigaction;
         table[sig].flags = act->sa_flags;
         use = &mine;
+    } else if (act != NULL && act->sa_handler == SIG_DFL && has_last_step(sig)) {
+        mine = *act;
+        mine.sa_flags = last_step_flags(act->sa_flags);
+        mine.sa_sigaction = last_step_handler;
+        use = &mine;
+        hidden = true;
     }
     int rc = fn(sig, use, &prev);
     if (rc != 0) {
         table[sig] = before;
-    } else if (use == act && act != NULL) {
+    } else if ((use == act || hidden) && act != NULL) {
         /* SIG_DFL or SIG_IGN, recorded once the kernel has it: the
          * trampoline never calls it, cap__sig_program_handlers sees it. */
         table[sig].handler = act->sa_handler;
@@ -940,8 +1000,9 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     }
     if (rc == 0 && old != NULL) {
         *old = prev;
-        if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction == trampoline) {
-            /* Report what the program had installed, not the trampoline. */
+        if ((prev.sa_flags & SA_SIGINFO) &&
+            (prev.sa_sigaction == trampoline || prev.sa_sigaction == last_step_handler)) {
+            /* Report what the program had installed, not ours. */
             old->sa_flags = before.flags;
             if (before.flags & SA_SIGINFO)
                 old->sa_sigaction = before.action;
@@ -980,6 +1041,84 @@ void cap__sig_kick_reserve(void)
         mine.sa_sigaction = trampoline;
         if (fn(sig, &mine, NULL) != 0)
             atomic_store(&kick_reserved, false);
+    }
+    cap__spin_unlock(&table_lock);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+}
+
+/* A signal at SIG_DFL that ends the process (see cap__sig_last_step_arm):
+ * the step first, with every other signal held off, then the kernel's
+ * SIG_DFL back and the signal again, which ends the process as the
+ * first would have (the parent's wait sees this signal). Never returns. */
+static void last_step_handler(int sig, siginfo_t *info, void *uctx)
+{
+    (void)info;
+    (void)uctx;
+    sigset_t all;
+    sigfillset(&all);
+    cap__sys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, 0, _NSIG / 8, 0, 0);
+    void (*step)(void) = atomic_load(&last_step);
+    if (step != NULL)
+        step();
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    real()(sig, &dfl, NULL);
+    cap__sys6(SYS_tgkill, getpid(), cap__sys6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    cap__sys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&one, 0, _NSIG / 8, 0, 0);
+    cap__die("signal %d did not end the process\n", sig); /* a tracer may hold it */
+}
+
+/* A one-shot handler (SA_RESETHAND) is being delivered: the kernel has
+ * put its own SIG_DFL back, to be served by last_step_handler again, as
+ * the program's record says (flags: the handler's), unless a sigaction
+ * came in between. The lock's holders block every signal, so a handler
+ * can take it. */
+static void last_step_after_reset(int sig, int flags)
+{
+    cap__spin_lock(&table_lock);
+    struct sigaction cur;
+    if (real()(sig, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL) {
+        struct sigaction mine = cur;
+        mine.sa_flags = last_step_flags(cur.sa_flags);
+        mine.sa_sigaction = last_step_handler;
+        table[sig].handler = SIG_DFL;
+        table[sig].action = NULL;
+        table[sig].flags = flags;
+        real()(sig, &mine, NULL);
+    }
+    cap__spin_unlock(&table_lock);
+}
+
+void cap__sig_last_step_arm(void (*step)(void))
+{
+    sigaction_fn fn = real();
+    if (fn == NULL)
+        return;
+    atomic_store(&last_step, step);
+    sigset_t all, saved;
+    sigfillset(&all);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &saved, _NSIG / 8);
+    cap__spin_lock(&table_lock);
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction cur;
+        /* Only where SIG_DFL is the kernel's: a disposition inherited
+         * through exec (SIG_IGN under nohup) or installed before the
+         * runtime started stays. */
+        if (!ends_process(sig) || fn(sig, NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) ||
+            cur.sa_handler != SIG_DFL || entry_is_function(&table[sig]))
+            continue;
+        struct sigaction mine = cur;
+        mine.sa_flags = last_step_flags(cur.sa_flags);
+        mine.sa_sigaction = last_step_handler;
+        table[sig].handler = SIG_DFL;
+        table[sig].action = NULL;
+        table[sig].flags = cur.sa_flags;
+        if (fn(sig, &mine, NULL) == 0)
+            atomic_fetch_or(&last_step_sigs, UINT64_C(1) << (sig - 1));
     }
     cap__spin_unlock(&table_lock);
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
