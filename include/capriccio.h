@@ -17,6 +17,7 @@
 #include <signal.h> /* union sigval */
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h> /* clockid_t, struct timespec */
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,6 +67,17 @@ int cap_thread_create(cap_thread_t *thread, const cap_thread_attr_t *attr,
 /* EDEADLK on self-join, EINVAL on a detached thread or one another thread
  * is already joining, ESRCH on an unknown or stale handle. */
 int cap_thread_join(cap_thread_t thread, void **retval);
+/* GNU's pthread_tryjoin_np: EBUSY while the thread has not ended (then
+ * it stays joinable), else as cap_thread_join. */
+int cap_thread_tryjoin(cap_thread_t thread, void **retval);
+/* pthread_clockjoin_np (and, on CLOCK_REALTIME, pthread_timedjoin_np):
+ * as cap_thread_join, but ETIMEDOUT once abstime has passed on clock
+ * (CLOCK_REALTIME or CLOCK_MONOTONIC, else EINVAL; EINVAL for a tv_nsec
+ * outside [0, 1e9); NULL: no time limit) with the thread still running,
+ * which then stays joinable. A thread that has ended is joined whatever
+ * the time. A cancellation point, as cap_thread_join. */
+int cap_thread_clockjoin(cap_thread_t thread, void **retval, clockid_t clock,
+                         const struct timespec *abstime);
 /* EINVAL if already detached, ESRCH on an unknown or stale handle. */
 int cap_thread_detach(cap_thread_t thread);
 /* Ends the calling thread. From main(), waits for every other thread and

@@ -53,9 +53,10 @@
  *    ENOTSUP / EINVAL; PTHREAD_SCOPE_SYSTEM: ENOTSUP (threads are M:N);
  *    priority-inheritance/-protection and robust mutexes: ENOTSUP;
  *  - asynchronous cancellation acts like deferred (<capriccio/cancel.h>);
- *  - GNU extensions with no user-level meaning (affinity, tryjoin/
- *    timedjoin/clockjoin, default attributes, attribute signal masks):
- *    ENOSYS; pthread_getcpuclockid: ENOENT;
+ *  - GNU extensions with no user-level meaning (affinity, default
+ *    attributes, attribute signal masks): ENOSYS (pthread_tryjoin_np,
+ *    pthread_timedjoin_np and pthread_clockjoin_np work);
+ *    pthread_getcpuclockid: ENOENT;
  *  - pthread_attr_setstack: the size is honoured, the memory is not used
  *    (each thread runs on a stack of the library's).
  * C11 <threads.h> is not mapped.
@@ -528,9 +529,10 @@ _Static_assert(SEM_VALUE_MAX == CAP_SEM_VALUE_MAX, "semaphore limit");
 #define pthread_kill cap_thread_kill
 #define pthread_sigqueue cap_thread_sigqueue
 #define pthread_atfork cap_atfork
-#define pthread_tryjoin_np(...) cap_compat_enosys()
-#define pthread_timedjoin_np(...) cap_compat_enosys()
-#define pthread_clockjoin_np(...) cap_compat_enosys()
+#define pthread_tryjoin_np cap_thread_tryjoin
+#define pthread_timedjoin_np(thread, retval, abstime) \
+    cap_thread_clockjoin(thread, retval, CLOCK_REALTIME, abstime)
+#define pthread_clockjoin_np cap_thread_clockjoin
 #define pthread_setaffinity_np(...) cap_compat_enosys()
 #define pthread_getaffinity_np(...) cap_compat_enosys()
 #define pthread_getattr_default_np(...) cap_compat_enosys()

@@ -32,6 +32,7 @@
 #include "sched/switch.h"
 #include "sched/worker.h"
 #include "sync/cancel.h"
+#include "sync/sync.h"
 #include "util/clock.h"
 #include "util/die.h"
 #include "util/sigctx.h"
@@ -376,40 +377,75 @@ static cap__thread *lookup_locked(cap_thread_t h)
     return t;
 }
 
-/* A cancellation point (issue 3): a joiner cancelled while it waits
+/* Unlinks self, the joiner of t that stopped waiting (a cancel, a signal,
+ * the timeout), leaving t joinable. False if t's exit took self off
+ * first: the join is then done, and t stays joined unless always (a
+ * cancel or a signal, whose join starts over or is abandoned). */
+static bool unjoin(cap__thread *t, cap__thread *self, bool always)
+{
+    cap__spin_lock(&t->lock);
+    bool waiting = t->joiner == self;
+    if (waiting)
+        t->joiner = NULL;
+    if (waiting || always)
+        t->joined = false;
+    cap__spin_unlock(&t->lock);
+    return waiting;
+}
+
+/* Joins h: waits for its end until to's time (NULL: none) when block, else
+ * EBUSY if it has not ended.
+ *
+ * A cancellation point (issue 3): a joiner cancelled while it waits
  * unlinks itself under t->lock, as POSIX wants t left joinable, and then
  * acts; if t finished meanwhile its unpark of us lost to the cancel, and t
  * simply stays a zombie for the next joiner. A signal sent to the joiner
  * (sched/park.h) ends its park the same way: it runs the handler with t
- * joinable and starts over. */
-int cap_thread_join(cap_thread_t h, void **retval)
+ * joinable and starts over. A timeout unlinks the joiner too, unless t's
+ * end took it off first (the timer claimed the joiner, then t's finish
+ * found it still linked): that join is done, with t's value. */
+static int join(cap_thread_t h, void **retval, cap__timeout *to, bool block)
 {
     cap__thread *self = cap__current();
     if (self == NULL)
         return EPERM;
     if (h == cap__thread_handle(self))
-        return EDEADLK;
+        return block ? EDEADLK : EBUSY; /* a try finds it running, as glibc's */
 again:
-    cap__cancel_point();
+    if (block)
+        cap__cancel_point();
     cap__thread *t = lookup_locked(h);
     if (t == NULL)
         return ESRCH;
+    bool ended = atomic_load(&t->state) == CAP__T_EXITED || t->main_exited;
+    if (!block && !ended) { /* glibc's order: before the checks below */
+        cap__spin_unlock(&t->lock);
+        return EBUSY;
+    }
     if (t->detached || t->joined) {
         cap__spin_unlock(&t->lock);
         return EINVAL;
     }
+    if (!ended && to != NULL && cap__timeout_expired(to)) {
+        cap__spin_unlock(&t->lock); /* a deadline passed: no park */
+        return ETIMEDOUT;
+    }
     t->joined = true;
-    if (atomic_load(&t->state) != CAP__T_EXITED && !t->main_exited) {
+    if (!ended) {
         t->joiner = self;
         self->park_signallable = true; /* see below */
-        int rc = cap__park_cancellable(CAP__PARK_JOIN, t, CAP__FOREVER, unlock_tcb, t);
+        int rc = cap__park_cancellable(CAP__PARK_JOIN, t, to != NULL ? to->deadline : CAP__FOREVER,
+                                       unlock_tcb, t);
         self->park_signallable = false;
+        if (rc == ETIMEDOUT && !unjoin(t, self, false))
+            rc = 0; /* t's exit came with the timer: joined after all */
+        if (rc == ETIMEDOUT) {
+            if (cap__timeout_expired(to))
+                return ETIMEDOUT;
+            goto again; /* the caller's clock was set back meanwhile */
+        }
         if (rc == ECANCELED || rc == CAP__WAKE_SIGNAL) {
-            cap__spin_lock(&t->lock);
-            if (t->joiner == self)
-                t->joiner = NULL;
-            t->joined = false;
-            cap__spin_unlock(&t->lock);
+            unjoin(t, self, true);
             if (rc == ECANCELED)
                 cap__cancel_act();
             /* A signal sent to us (sched/park.h): its handler runs with
@@ -428,6 +464,27 @@ again:
     if (!t->is_main) /* main's TCB and stack live on, parked (exit_begin) */
         release_finished(t);
     return 0;
+}
+
+int cap_thread_join(cap_thread_t h, void **retval)
+{
+    return join(h, retval, NULL, true);
+}
+
+int cap_thread_tryjoin(cap_thread_t h, void **retval)
+{
+    return join(h, retval, NULL, false);
+}
+
+int cap_thread_clockjoin(cap_thread_t h, void **retval, clockid_t clock,
+                         const struct timespec *abstime)
+{
+    if (abstime == NULL) /* no time limit, but the clock is checked (glibc) */
+        return clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC ? join(h, retval, NULL, true)
+                                                                   : EINVAL;
+    cap__timeout to;
+    int rc = cap__timeout_init(&to, clock, abstime);
+    return rc != 0 ? rc : join(h, retval, &to, true);
 }
 
 int cap_thread_detach(cap_thread_t h)
