@@ -19,6 +19,11 @@
 #include <stdint.h>
 #include <time.h> /* clockid_t, struct timespec */
 
+/* A function that does not return, in every language mode a program may
+ * read the header in (C89 to C23, C++98 on; GCC and Clang): _Noreturn is
+ * C11's, [[noreturn]] C++11's. */
+#define CAP_NORETURN __attribute__((__noreturn__))
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -82,11 +87,7 @@ int cap_thread_clockjoin(cap_thread_t thread, void **retval, clockid_t clock,
 int cap_thread_detach(cap_thread_t thread);
 /* Ends the calling thread. From main(), waits for every other thread and
  * then exits the process with status 0, as pthread_exit does. */
-#ifdef __cplusplus
-[[noreturn]] void cap_thread_exit(void *retval);
-#else
-_Noreturn void cap_thread_exit(void *retval);
-#endif
+CAP_NORETURN void cap_thread_exit(void *retval);
 /* The calling user thread; 0 on a kernel thread the library does not run. */
 cap_thread_t cap_thread_self(void);
 int cap_thread_equal(cap_thread_t a, cap_thread_t b);

@@ -59,7 +59,10 @@
  *    pthread_getcpuclockid: ENOENT;
  *  - pthread_attr_setstack: the size is honoured, the memory is not used
  *    (each thread runs on a stack of the library's).
- * C11 <threads.h> is not mapped.
+ * C11 <threads.h>: thrd_create makes user threads too (and thrd_join,
+ * thrd_detach, thrd_exit, thrd_current, thrd_equal follow); C only, and
+ * not with -DCAP_NO_C11_THREADS. The header then includes <threads.h>,
+ * which defines thread_local as _Thread_local before C23.
  */
 #ifndef CAPRICCIO_PTHREAD_H
 #define CAPRICCIO_PTHREAD_H
@@ -92,6 +95,10 @@
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
+#if !defined(__cplusplus) && !defined(__STDC_NO_THREADS__) && !defined(CAP_NO_C11_THREADS)
+#include <threads.h>
+#define CAP_COMPAT_C11_THREADS 1
+#endif
 
 #include "../capriccio.h"
 
@@ -529,6 +536,19 @@ _Static_assert(SEM_VALUE_MAX == CAP_SEM_VALUE_MAX, "semaphore limit");
 #define pthread_kill cap_thread_kill
 #define pthread_sigqueue cap_thread_sigqueue
 #define pthread_atfork cap_atfork
+#ifdef CAP_COMPAT_C11_THREADS
+/* C11 threads (src/compat/threads.c). */
+int cap_compat_thrd_create(thrd_t *thr, thrd_start_t func, void *arg);
+int cap_compat_thrd_join(thrd_t thr, int *res);
+int cap_compat_thrd_detach(thrd_t thr);
+CAP_NORETURN void cap_compat_thrd_exit(int res);
+#define thrd_create cap_compat_thrd_create
+#define thrd_join cap_compat_thrd_join
+#define thrd_detach cap_compat_thrd_detach
+#define thrd_exit cap_compat_thrd_exit
+#define thrd_current cap_thread_self
+#define thrd_equal cap_thread_equal
+#endif
 #define pthread_tryjoin_np cap_thread_tryjoin
 #define pthread_timedjoin_np(thread, retval, abstime) \
     cap_thread_clockjoin(thread, retval, CLOCK_REALTIME, abstime)
