@@ -1072,6 +1072,20 @@ static void last_step_handler(int sig, siginfo_t *info, void *uctx)
     cap__die("signal %d did not end the process\n", sig); /* a tracer may hold it */
 }
 
+/* Serves the kernel's SIG_DFL of sig, cur (its mask kept), by
+ * last_step_handler; the table records SIG_DFL with the program's flags.
+ * Under table_lock. False if the kernel refused. */
+static bool install_last_step(int sig, const struct sigaction *cur, int flags)
+{
+    struct sigaction mine = *cur;
+    mine.sa_flags = last_step_flags(cur->sa_flags);
+    mine.sa_sigaction = last_step_handler;
+    table[sig].handler = SIG_DFL;
+    table[sig].action = NULL;
+    table[sig].flags = flags;
+    return real()(sig, &mine, NULL) == 0;
+}
+
 /* A one-shot handler (SA_RESETHAND) is being delivered: the kernel has
  * put its own SIG_DFL back, to be served by last_step_handler again, as
  * the program's record says (flags: the handler's), unless a sigaction
@@ -1081,15 +1095,8 @@ static void last_step_after_reset(int sig, int flags)
 {
     cap__spin_lock(&table_lock);
     struct sigaction cur;
-    if (real()(sig, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL) {
-        struct sigaction mine = cur;
-        mine.sa_flags = last_step_flags(cur.sa_flags);
-        mine.sa_sigaction = last_step_handler;
-        table[sig].handler = SIG_DFL;
-        table[sig].action = NULL;
-        table[sig].flags = flags;
-        real()(sig, &mine, NULL);
-    }
+    if (real()(sig, NULL, &cur) == 0 && cur.sa_handler == SIG_DFL)
+        install_last_step(sig, &cur, flags);
     cap__spin_unlock(&table_lock);
 }
 
@@ -1108,16 +1115,10 @@ void cap__sig_last_step_arm(void (*step)(void))
         /* Only where SIG_DFL is the kernel's: a disposition inherited
          * through exec (SIG_IGN under nohup) or installed before the
          * runtime started stays. */
-        if (!ends_process(sig) || fn(sig, NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) ||
-            cur.sa_handler != SIG_DFL || entry_is_function(&table[sig]))
+        if (!ends_process(sig) || fn(sig, NULL, &cur) != 0 || cur.sa_handler != SIG_DFL ||
+            entry_is_function(&table[sig]))
             continue;
-        struct sigaction mine = cur;
-        mine.sa_flags = last_step_flags(cur.sa_flags);
-        mine.sa_sigaction = last_step_handler;
-        table[sig].handler = SIG_DFL;
-        table[sig].action = NULL;
-        table[sig].flags = cur.sa_flags;
-        if (fn(sig, &mine, NULL) == 0)
+        if (install_last_step(sig, &cur, cur.sa_flags & ~SA_SIGINFO))
             atomic_fetch_or(&last_step_sigs, UINT64_C(1) << (sig - 1));
     }
     cap__spin_unlock(&table_lock);
