@@ -46,9 +46,11 @@ typedef struct cap_thread_attr {
     size_t stack_size; /* 0: the CAP_STACK_SIZE default */
     int detach_state;
     char name[CAP_THREAD_NAME_MAX];
+    int has_sigmask;   /* 0: the new thread takes its creator's mask */
+    uint64_t sigmask;  /* signal s at bit s - 1 */
 } cap_thread_attr_t;
 
-#define CAP_THREAD_ATTR_INITIALIZER { 0, CAP_CREATE_JOINABLE, { 0 } }
+#define CAP_THREAD_ATTR_INITIALIZER { 0, CAP_CREATE_JOINABLE, { 0 }, 0, 0 }
 
 /* Smallest and largest stack a thread may ask for. */
 #define CAP_STACK_MIN ((size_t)16 * 1024)
@@ -64,6 +66,13 @@ int cap_thread_attr_setdetachstate(cap_thread_attr_t *attr, int state);
 int cap_thread_attr_getdetachstate(const cap_thread_attr_t *attr, int *state);
 /* ERANGE when the name does not fit CAP_THREAD_NAME_MAX. */
 int cap_thread_attr_setname(cap_thread_attr_t *attr, const char *name);
+/* GNU's pthread_attr_setsigmask_np: the signal mask a thread created with
+ * attr starts with, instead of its creator's (NULL: its creator's again).
+ * _getsigmask fills *set and returns 0, or CAP_ATTR_NO_SIGMASK with *set
+ * empty when none was set. */
+#define CAP_ATTR_NO_SIGMASK (-1)
+int cap_thread_attr_setsigmask(cap_thread_attr_t *attr, const sigset_t *set);
+int cap_thread_attr_getsigmask(const cap_thread_attr_t *attr, sigset_t *set);
 
 /* EAGAIN when memory or handles run out (never aborts); EINVAL on a bad
  * attribute. The new thread may start on any worker. */

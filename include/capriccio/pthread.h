@@ -54,8 +54,8 @@
  *    priority-inheritance/-protection and robust mutexes: ENOTSUP;
  *  - asynchronous cancellation acts like deferred (<capriccio/cancel.h>);
  *  - GNU extensions with no user-level meaning (affinity, default
- *    attributes, attribute signal masks): ENOSYS (pthread_tryjoin_np,
- *    pthread_timedjoin_np and pthread_clockjoin_np work);
+ *    attributes): ENOSYS (pthread_tryjoin_np, pthread_timedjoin_np,
+ *    pthread_clockjoin_np and pthread_attr_{set,get}sigmask_np work);
  *    pthread_getcpuclockid: ENOENT;
  *  - pthread_attr_setstack: the size is honoured, the memory is not used
  *    (each thread runs on a stack of the library's).
@@ -157,6 +157,19 @@ static inline int cap_compat_attr_destroy(cap_compat_attr_t *a)
 {
     return cap_thread_attr_destroy(&a->cap);
 }
+
+static inline int cap_compat_attr_setsigmask_np(cap_compat_attr_t *a, const sigset_t *set)
+{
+    return cap_thread_attr_setsigmask(&a->cap, set);
+}
+
+static inline int cap_compat_attr_getsigmask_np(const cap_compat_attr_t *a, sigset_t *set)
+{
+    return cap_thread_attr_getsigmask(&a->cap, set);
+}
+#if defined(PTHREAD_ATTR_NO_SIGMASK_NP) && !defined(__cplusplus)
+_Static_assert(PTHREAD_ATTR_NO_SIGMASK_NP == CAP_ATTR_NO_SIGMASK, "no mask set");
+#endif
 
 static inline int cap_compat_create(cap_thread_t *t, const cap_compat_attr_t *a,
                                     void *(*start)(void *), void *arg)
@@ -581,8 +594,8 @@ CAP_NORETURN void cap_compat_thrd_exit(int res);
 #define pthread_attr_getschedparam cap_compat_attr_getschedparam
 #define pthread_attr_setaffinity_np(...) cap_compat_enosys()
 #define pthread_attr_getaffinity_np(...) cap_compat_enosys()
-#define pthread_attr_setsigmask_np(...) cap_compat_enosys()
-#define pthread_attr_getsigmask_np(...) cap_compat_enosys()
+#define pthread_attr_setsigmask_np cap_compat_attr_setsigmask_np
+#define pthread_attr_getsigmask_np cap_compat_attr_getsigmask_np
 
 /* Cancellation. */
 #define pthread_cancel cap_thread_cancel

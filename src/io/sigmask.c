@@ -276,6 +276,39 @@ long cap__sigmask_thread_created_slow(cap__thread *t, cap__thread *creator)
     return live;
 }
 
+long cap__sigmask_thread_created_with(cap__thread *t, uint64_t mask)
+{
+    mask &= cap__sigmask_holdable();
+    uint64_t saved, before = atomic_load(&target);
+    lock_classes(&saved);
+    /* Unlike the creator's class, this one may have no live thread: it is
+     * counted under the lock that renames dead ones. */
+    struct cap__sigclass *c = class_for(mask, true);
+    if (c == NULL) {
+        cap__spin_unlock(&class_lock);
+        set_kernel_mask(saved);
+        return -1;
+    }
+    t->sigclass = c;
+    long unit = 1;
+    if (c != &cap__sigclass_first) {
+        atomic_fetch_add(&c->live, 1);
+        unit += CAP__LIVE_MASKED;
+    }
+    long live = cap__live_count(atomic_fetch_add(&cap__live_threads, unit) + unit);
+    /* A new class can only narrow the target: the creator's worker takes
+     * it now, the others when they next apply one (see the top). */
+    bool changed = recompute();
+    cap__spin_unlock(&class_lock);
+    if (changed && cap__worker_self() != NULL && !cap__in_signal_handler())
+        install_here();
+    else
+        set_kernel_mask(saved);
+    if (changed)
+        reach_all(atomic_load(&target) & ~before, false);
+    return live;
+}
+
 /* before: for a thread with the first mask, the count before the inline
  * part took it off (it was the last with that mask); else 0. */
 long cap__sigmask_thread_gone_slow(cap__thread *t, long before)

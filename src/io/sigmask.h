@@ -84,6 +84,10 @@ static inline long cap__sigmask_thread_created(struct cap__thread *t,
     t->sigclass = &cap__sigclass_first; /* counted in cap__live_threads */
     return cap__live_count(atomic_fetch_add(&cap__live_threads, 1) + 1);
 }
+/* The same for a t created with its own mask (a thread attribute:
+ * cap_thread_attr_setsigmask), whatever its creator's; -1 when the mask's
+ * record cannot be allocated (nothing counted then). */
+long cap__sigmask_thread_created_with(struct cap__thread *t, uint64_t mask);
 /* t (running, or never started) no longer counts as live: returns the
  * number of live threads before, t included. */
 long cap__sigmask_thread_gone_slow(struct cap__thread *t, long before);

@@ -102,6 +102,29 @@ int cap_thread_attr_setname(cap_thread_attr_t *attr, const char *name)
     return 0;
 }
 
+int cap_thread_attr_setsigmask(cap_thread_attr_t *attr, const sigset_t *set)
+{
+    if (attr == NULL)
+        return EINVAL;
+    attr->has_sigmask = set != NULL;
+    attr->sigmask = 0;
+    for (int sig = 1; set != NULL && sig <= 64; sig++)
+        if (sigismember(set, sig) == 1)
+            attr->sigmask |= UINT64_C(1) << (sig - 1);
+    return 0;
+}
+
+int cap_thread_attr_getsigmask(const cap_thread_attr_t *attr, sigset_t *set)
+{
+    if (attr == NULL || set == NULL)
+        return EINVAL;
+    sigemptyset(set);
+    for (int sig = 1; sig <= 64; sig++)
+        if (attr->sigmask & (UINT64_C(1) << (sig - 1)))
+            sigaddset(set, sig);
+    return attr->has_sigmask ? 0 : CAP_ATTR_NO_SIGMASK;
+}
+
 /* ---- create ------------------------------------------------------------ */
 
 /* Where a new thread's stack begins. Every stack ends on a page
@@ -194,7 +217,14 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     t->asan_fake_stack = NULL;
     t->sp = cap__ctx_make(stack_top(t), cap__thread_entry, t);
 
-    long live = cap__sigmask_thread_created(t, cap__current());
+    long live = attr != NULL && attr->has_sigmask
+                    ? cap__sigmask_thread_created_with(t, attr->sigmask)
+                    : cap__sigmask_thread_created(t, cap__current());
+    if (live < 0) { /* no memory for the mask's record */
+        cap__stack_free(&t->stack);
+        cap__thread_release(t);
+        return EAGAIN;
+    }
     if (cap__park_reserve(live) != 0) {
         cap__sigmask_thread_gone(t);
         cap__stack_free(&t->stack);
