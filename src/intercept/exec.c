@@ -20,6 +20,11 @@
  * O_NONBLOCK the application never set (a blocking read of an inherited
  * socket failing with EAGAIN). Each is given back its blocking mode first
  * (cap__fd_exec, io/fd.h), but for files a child process holds too.
+ * And under CAP_NETIO=uring the polls of close-on-exec descriptors are
+ * cancelled first, so that the exec closes their files at once (armed by
+ * another worker, they stayed open for milliseconds into the new program:
+ * io/exec_closes_cloexec_sockets), and armed again if the call fails
+ * (cap__io_exec_begin, io/io.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,16 +34,19 @@
 
 #include "intercept/intercept.h"
 #include "io/fd.h"
+#include "io/io.h"
 #include "io/sigmask.h"
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     cap__fd_exec();
+    cap__io_exec_begin();
     bool owned = cap__sigmask_own();
     int r = CAP__REAL(execve)(path, argv, envp);
     int e = errno;
     cap__sigmask_back(owned);
+    cap__io_exec_failed();
     errno = e;
     return r;
 }
@@ -46,10 +54,12 @@ int execve(const char *path, char *const argv[], char *const envp[])
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     cap__fd_exec();
+    cap__io_exec_begin();
     bool owned = cap__sigmask_own();
     int r = CAP__REAL(execvpe)(file, argv, envp);
     int e = errno;
     cap__sigmask_back(owned);
+    cap__io_exec_failed();
     errno = e;
     return r;
 }
@@ -58,10 +68,12 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     cap__fd_exec();
+    cap__io_exec_begin();
     bool owned = cap__sigmask_own();
     int r = CAP__REAL(fexecve)(fd, argv, envp);
     int e = errno;
     cap__sigmask_back(owned);
+    cap__io_exec_failed();
     errno = e;
     return r;
 }
@@ -70,10 +82,12 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
     cap__fd_exec();
+    cap__io_exec_begin();
     bool owned = cap__sigmask_own();
     int r = CAP__REAL(execveat)(dirfd, path, argv, envp, flags);
     int e = errno;
     cap__sigmask_back(owned);
+    cap__io_exec_failed();
     errno = e;
     return r;
 }

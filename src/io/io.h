@@ -44,6 +44,12 @@ void cap__io_forked(void);
  * its streams' last writes (runtime/init.c): the backend lets go of
  * every file its waits hold (netio.h, at_exit). Any thread. */
 void cap__io_at_exit(void);
+/* Around an exec of this process (intercept/exec.c): the backend lets go
+ * of the files of close-on-exec descriptors its waits hold, so that they
+ * close with the exec (netio.h, exec_begin), and watches them again if
+ * the exec failed. Nothing in a signal handler. */
+void cap__io_exec_begin(void);
+void cap__io_exec_failed(void);
 
 /* ---- waiting on descriptors (io/wait.c) -------------------------------- */
 

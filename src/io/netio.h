@@ -54,6 +54,11 @@
  *  - wait_fd(): a descriptor of the instance that polls readable when a
  *    harvest would find something (a kick included), so its holder can
  *    wait for it elsewhere (in a disk ring, io/idle.c); -1 or NULL: none.
+ *  - exec_begin(), exec_failed(): around an exec of this process
+ *    (cap__io_exec_begin, io/io.h): let go of the files of close-on-exec
+ *    descriptors that the exec would otherwise leave open for a while
+ *    (uring: polls armed by other kernel threads, which Linux cancels only
+ *    later), and watch them again if the exec failed. May be NULL.
  *  - at_exit(): the process is ending by exit() (cap__io_at_exit, after
  *    the program's destructors): end every wait of the backend that
  *    holds a reference to a file, so that the files close with the
@@ -96,6 +101,8 @@ typedef struct cap__netio {
     void (*kick)(void);
     int (*wait_fd)(void);
     bool (*at_exit)(void);
+    void (*exec_begin)(void);
+    void (*exec_failed)(void);
 } cap__netio;
 
 enum { CAP__EXIT_LOCK_NS = 10000000 };

@@ -2,9 +2,17 @@
 /*
  * CAP_NETIO=uring: descriptor readiness through one shared io_uring (via
  * liburing). Each descriptor is armed once per life with a multishot
- * POLL_ADD for both directions, user_data = gen << 32 | fd (stale CQEs
- * of an ended life are dropped, fd.h); a kick eventfd is armed the same
- * way under user_data KICK.
+ * POLL_ADD for both directions, user_data = gen << 32 | epoch << 20 | fd
+ * (stale CQEs of an ended life are dropped, fd.h; the epoch tells the
+ * polls of one life apart: re-armed after a full CQ, or after an exec
+ * that failed, see EPOCH_SHIFT); a kick eventfd is armed the same way
+ * under user_data KICK.
+ *
+ * At an exec (exec_begin) the polls of close-on-exec descriptors are
+ * cancelled, so that the exec closes their files at once: Linux cancels
+ * only the exec'ing thread's requests itself, and another worker's held
+ * its socket open for milliseconds into the new program. If the exec
+ * fails they are armed again (exec_failed).
  *
  * Locks: the SQ is shared by every worker that arms or disarms, so filling
  * and submitting SQEs happens under sq_lock. The CQ is consumed only by
@@ -68,6 +76,7 @@
  * time before the link).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
 #include <poll.h>
 #include <stdint.h>
@@ -96,6 +105,26 @@ enum { LAZY = 1u << 0, LAZY_ARMED = 1u << 1, ARMED_SHIFT = 8 };
  * release() (see the top). */
 enum { CANCELLED = 1u << 2, OWNER_SHIFT = 24, OWNER_ANY = 0xff };
 #define OWNER_MASK (0xffu << OWNER_SHIFT)
+/* A multishot poll's arm epoch, in f->backend_slot and in the poll's
+ * user_data (descriptor numbers stay below 2^20): each arm takes the next
+ * one, so a completion of an earlier poll of the same life (one that
+ * ended on a full CQ before an exec's cancel, harvested after the re-arm)
+ * is told apart and re-arms nothing. PAUSED: cancelled for an exec that
+ * may still fail (exec_begin, below); multishot polls only (on a lazy
+ * one, that bit holds armed events). */
+enum { EPOCH_SHIFT = 3, EPOCH_BITS = 0x1f, PAUSED = 1u << 8, DATA_EPOCH_SHIFT = 20 };
+#define DATA_FD_MASK ((1ull << DATA_EPOCH_SHIFT) - 1)
+
+static uint32_t slot_epoch(uint32_t slot)
+{
+    return (slot >> EPOCH_SHIFT) & EPOCH_BITS;
+}
+
+/* The user_data of the multishot poll of fd's life gen armed at epoch. */
+static uint64_t poll_data(int fd, uint32_t gen, uint32_t epoch)
+{
+    return (uint64_t)gen << 32 | (uint64_t)(epoch & EPOCH_BITS) << DATA_EPOCH_SHIFT | (uint32_t)fd;
+}
 
 /* This kernel thread as OWNER bits. */
 static uint32_t owner_here(void)
@@ -168,6 +197,16 @@ static int submit_op(enum sqe_op op, uint64_t data, int fd, unsigned mask)
 static int submit_poll(uint64_t data, int fd, bool remove)
 {
     return submit_op(remove ? OP_CANCEL : OP_MULTISHOT, data, fd, 0);
+}
+
+/* Arms a multishot poll of f at the next epoch, owned by this kernel
+ * thread (f->lock held, gen current). */
+static int arm_multishot(cap__fd *f, int fd, uint32_t gen)
+{
+    uint32_t epoch = (slot_epoch(__atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST)) + 1) &
+                     EPOCH_BITS;
+    __atomic_store_n(&f->backend_slot, owner_here() | epoch << EPOCH_SHIFT, __ATOMIC_SEQ_CST);
+    return submit_poll(poll_data(fd, gen, epoch), fd, false);
 }
 
 /* Whether f is armed lazily (see the top). */
@@ -264,16 +303,15 @@ static int uring_arm(cap__fd *f, int fd, uint32_t gen)
      * and handle() would re-arm it for ever (io/pollable.c). */
     if (!cap__netio_pollable(f, fd))
         return -EPERM;
-    __atomic_store_n(&f->backend_slot, owner_here(), __ATOMIC_SEQ_CST);
-    return submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
+    return arm_multishot(f, fd, gen);
 }
 
 /* f->lock held, the life gen ending (netio.h): every arming holds that
  * lock and checks the gen, so no poll of this life can follow. */
 static void uring_disarm(cap__fd *f, int fd, uint32_t gen)
 {
-    uint64_t data = (uint64_t)gen << 32 | (uint32_t)fd;
     uint32_t slot = __atomic_exchange_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
+    uint64_t data = poll_data(fd, gen, slot_epoch(slot)); /* a lazy one's: epoch 0 */
     if (slot & LAZY) {
         if (!(slot & LAZY_ARMED))
             return; /* no poll submitted */
@@ -315,10 +353,8 @@ static void rearm_internal(int fd, cap__fd *f, void *arg)
         !cap__spin_lock_within(&f->lock, CAP__EXIT_LOCK_NS))
         return;
     uint32_t gen = atomic_load(&f->gen);
-    if (cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f)) {
-        __atomic_store_n(&f->backend_slot, owner_here(), __ATOMIC_SEQ_CST);
-        submit_poll((uint64_t)gen << 32 | (uint32_t)fd, fd, false);
-    }
+    if (cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f))
+        arm_multishot(f, fd, gen);
     cap__spin_unlock(&f->lock);
 }
 
@@ -358,6 +394,59 @@ static bool uring_at_exit(void)
     return true; /* no poll of the program's is added from now on */
 }
 
+/* exec_begin's visit: a close-on-exec descriptor's multishot poll is
+ * cancelled, synchronously where the kernel can (Linux 6.0), and marked
+ * PAUSED. If the exec goes on, its de_thread ends the other kernel
+ * threads, which end their cancelled polls (letting go of the files) in
+ * their exit, before the new program runs; the exec'ing thread's own
+ * polls Linux cancels itself. New arms of other workers meanwhile are not
+ * held back (such a poll lingers as before). */
+static void pause_for_exec(int fd, cap__fd *f, void *arg)
+{
+    (void)arg;
+    if (!cap__fd_has(f, CAP__FDF_REGISTERED) || cap__fd_has(f, CAP__FDF_INTERNAL) || lazy(f))
+        return;
+    long fdfl = syscall(SYS_fcntl, fd, F_GETFD);
+    if (fdfl < 0 || !(fdfl & FD_CLOEXEC))
+        return;
+    cap__spin_lock(&f->lock);
+    uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
+    if (cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f) && !(slot & (CANCELLED | PAUSED))) {
+        uint64_t data = poll_data(fd, atomic_load(&f->gen), slot_epoch(slot));
+        __atomic_store_n(&f->backend_slot, slot | PAUSED, __ATOMIC_SEQ_CST);
+        struct io_uring_sync_cancel_reg reg = { .addr = data,
+                                                .timeout = { .tv_sec = -1, .tv_nsec = -1 } };
+        int rc = io_uring_register_sync_cancel(&ring, &reg);
+        if (rc < 0 && rc != -ENOENT && rc != -EALREADY)
+            submit_poll(data, fd, true); /* an older kernel */
+    }
+    cap__spin_unlock(&f->lock);
+}
+
+/* exec_failed's visit: a paused poll is armed again, at the next epoch,
+ * unless the descriptor was closed meanwhile (its disarm cleared PAUSED). */
+static void resume_after_exec(int fd, cap__fd *f, void *arg)
+{
+    (void)arg;
+    if (!(__atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST) & PAUSED) || lazy(f))
+        return;
+    cap__spin_lock(&f->lock);
+    uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
+    if ((slot & PAUSED) && !lazy(f) && cap__fd_has(f, CAP__FDF_REGISTERED))
+        arm_multishot(f, fd, atomic_load(&f->gen));
+    cap__spin_unlock(&f->lock);
+}
+
+static void uring_exec_begin(void)
+{
+    cap__fd_foreach(pause_for_exec, NULL);
+}
+
+static void uring_exec_failed(void)
+{
+    cap__fd_foreach(resume_after_exec, NULL);
+}
+
 /* A waiter was just linked on f (under f->lock). */
 static void uring_interest(cap__fd *f, int fd)
 {
@@ -387,7 +476,7 @@ static void handle(uint64_t data, int res, unsigned flags)
     }
     if (data == KICK - 1)
         return; /* a cancel's own completion */
-    int fd = (int)(uint32_t)(data & ~(LAZY_TAG | WIDEN_TAG));
+    int fd = (int)(data & DATA_FD_MASK);
     uint32_t gen = (uint32_t)(data >> 32);
     if (data & WIDEN_TAG) {
         /* A widening's own completion (lazy_arm). -ENOENT: the poll had
@@ -446,14 +535,19 @@ static void handle(uint64_t data, int res, unsigned flags)
             return;
         cap__io_ready(fd, gen, CAP__IO_RBIT | CAP__IO_WBIT);
         cap__spin_lock(&f->lock);
-        if (atomic_load(&f->gen) == gen && cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f)) {
+        uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
+        /* Only the poll armed now (an earlier one's end re-arms nothing,
+         * and one paused for an exec is re-armed if the exec fails). */
+        bool current = slot_epoch(slot) == ((data >> DATA_EPOCH_SHIFT) & EPOCH_BITS) &&
+                       !(slot & (PAUSED | CANCELLED));
+        if (atomic_load(&f->gen) == gen && cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f) &&
+            current) {
             if (res >= 0) {
-                __atomic_store_n(&f->backend_slot, owner_here(), __ATOMIC_SEQ_CST);
                 /* The runtime's own stay watched after an exit's cancel
                  * too (at_exit): a disk ring's eventfd whose poll ended
                  * so was never armed again, and a late read hung. */
                 exit_rearm = cap__fd_has(f, CAP__FDF_INTERNAL);
-                submit_poll(data, fd, false);
+                arm_multishot(f, fd, gen);
                 exit_rearm = false;
             } else {
                 cap__fd_clear(f, CAP__FDF_REGISTERED);
@@ -532,4 +626,6 @@ const cap__netio cap__netio_uring = {
     .harvest = harvest,
     .kick = kick,
     .at_exit = uring_at_exit,
+    .exec_begin = uring_exec_begin,
+    .exec_failed = uring_exec_failed,
 };

@@ -27,6 +27,7 @@
 #include "io/sigintr.h"
 #include "sched/poller.h"
 #include "util/die.h"
+#include "util/sigctx.h"
 
 const cap__netio *cap__netio_active = &cap__netio_epoll;
 const cap__diskio *cap__diskio_active = &cap__diskio_blocking;
@@ -153,6 +154,18 @@ void cap__io_at_exit(void)
      * parent's ring is the child's to end. */
     if (cap__netio_active->at_exit != NULL && cap__netio_active->at_exit())
         cap__io_unwatch_all();
+}
+
+void cap__io_exec_begin(void)
+{
+    if (cap__netio_active->exec_begin != NULL && !cap__in_signal_handler())
+        cap__netio_active->exec_begin();
+}
+
+void cap__io_exec_failed(void)
+{
+    if (cap__netio_active->exec_failed != NULL && !cap__in_signal_handler())
+        cap__netio_active->exec_failed();
 }
 
 /* A default-terminate signal is ending the process (io/sigintr.h): the

@@ -26,7 +26,7 @@ enum { HELD_WAIT_US = 20000 };
 static int held_far_listener;
 static atomic_bool held_far_running, held_far_armed;
 
-static void held_timed(int fd)
+static inline void held_timed(int fd)
 {
     struct timeval tv = { 0, HELD_WAIT_US };
     CHECK_EQ(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
@@ -36,7 +36,7 @@ static void held_timed(int fd)
  * armed (under uring a poll that stays for the socket's life). EINTR: a
  * handler of the program's ran on its worker (a timed socket call is
  * never restarted). */
-static void *held_far_acceptor(void *arg)
+static inline void *held_far_acceptor(void *arg)
 {
     (void)arg;
     atomic_store(&held_far_running, true);
@@ -50,7 +50,7 @@ static void *held_far_acceptor(void *arg)
 }
 
 /* The parent's abstract Unix address (nothing to unlink). */
-static socklen_t held_unix_address(struct sockaddr_un *a, pid_t parent)
+static inline socklen_t held_unix_address(struct sockaddr_un *a, pid_t parent)
 {
     memset(a, 0, sizeof *a);
     a->sun_family = AF_UNIX;
@@ -59,7 +59,7 @@ static socklen_t held_unix_address(struct sockaddr_un *a, pid_t parent)
 }
 
 /* The parent's listener for its children's Unix sockets. */
-static int held_parent_listen(void)
+static inline int held_parent_listen(void)
 {
     int ul = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     CHECK_GE(ul, 0);
@@ -72,7 +72,7 @@ static int held_parent_listen(void)
 
 /* In the child: the sockets and their waits (above), then their ports,
  * "near far\n", on fd 1. */
-static void held_child_setup(pid_t parent)
+static inline void held_child_setup(pid_t parent)
 {
     int near_port, far_port;
     int near_listener = tcp_listener(SOCK_STREAM, 4, &near_port);
@@ -107,7 +107,7 @@ static void held_child_setup(pid_t parent)
 /* In the parent: runs argv[0] with args[1..] (args[0] is filled in) with
  * its fd 1 on a pipe, whose read end is returned in *out; accepts the
  * child's Unix socket into *peer. */
-static pid_t held_spawn(char *argv0, char **args, int ul, int *out, int *peer)
+static inline pid_t held_spawn(char *argv0, char **args, int ul, int *out, int *peer)
 {
     int p[2];
     CHECK_EQ(pipe2(p, O_CLOEXEC), 0);
@@ -127,7 +127,7 @@ static pid_t held_spawn(char *argv0, char **args, int ul, int *out, int *peer)
 }
 
 /* Reads the child's "near far\n" line from out. */
-static void held_read_ports(int out, int *near_port, int *far_port)
+static inline void held_read_ports(int out, int *near_port, int *far_port)
 {
     char line[64];
     size_t got = 0;
@@ -140,7 +140,7 @@ static void held_read_ports(int out, int *near_port, int *far_port)
     CHECK_EQ(sscanf(line, "%d %d", near_port, far_port), 2);
 }
 
-static void held_port_is_free(int port)
+static inline void held_port_is_free(int port)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     CHECK_GE(s, 0);
@@ -157,7 +157,7 @@ static void held_port_is_free(int port)
 }
 
 /* Right after the child was reaped: its sockets are closed. Closes peer. */
-static void held_check_released(int near_port, int far_port, int peer)
+static inline void held_check_released(int near_port, int far_port, int peer)
 {
     char c;
     ssize_t eof = recv(peer, &c, 1, MSG_DONTWAIT);
