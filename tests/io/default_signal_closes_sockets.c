@@ -109,18 +109,13 @@ int main(int argc, char **argv)
     int ul = held_parent_listen();
     for (size_t i = 0; i < sizeof rounds / sizeof rounds[0]; i++) {
         const struct round *r = &rounds[i];
-        char me[16];
-        snprintf(me, sizeof me, "%d", (int)getpid());
-        char *args[] = { NULL, "child", me, (char *)r->how, NULL };
         bool nohup = strcmp(r->how, "inherited-ignore") == 0;
         if (nohup) /* exec keeps SIG_IGN */
             CHECK(signal(SIGHUP, SIG_IGN) == SIG_DFL);
-        int out, peer;
-        pid_t pid = held_spawn(argv[0], args, ul, &out, &peer);
+        int out, peer, near_port, far_port;
+        pid_t pid = held_start_child(argv[0], (char *)r->how, ul, &out, &peer, &near_port, &far_port);
         if (nohup)
             CHECK(signal(SIGHUP, SIG_DFL) == SIG_IGN);
-        int near_port, far_port;
-        held_read_ports(out, &near_port, &far_port);
         for (int k = 0; k < 2 && r->sends[k] != 0; k++) {
             CHECK_EQ(kill(pid, r->sends[k]), 0);
             if (strcmp(r->how, "one-shot") == 0 && k == 0)

@@ -110,13 +110,8 @@ int main(int argc, char **argv)
 
     int ul = held_parent_listen();
     for (int round = 0; round < 5; round++) {
-        char me[16];
-        snprintf(me, sizeof me, "%d", (int)getpid());
-        char *args[] = { NULL, "child", me, NULL };
-        int out, peer;
-        pid_t pid = held_spawn(argv[0], args, ul, &out, &peer);
-        int near_port, far_port;
-        held_read_ports(out, &near_port, &far_port);
+        int out, peer, near_port, far_port;
+        pid_t pid = held_start_child(argv[0], NULL, ul, &out, &peer, &near_port, &far_port);
         char line[16] = { 0 };
         for (size_t got = 0; got < sizeof line - 1; got++) {
             CHECK_EQ(read(out, line + got, 1), 1);

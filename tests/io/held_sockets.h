@@ -140,6 +140,18 @@ static inline void held_read_ports(int out, int *near_port, int *far_port)
     CHECK_EQ(sscanf(line, "%d %d", near_port, far_port), 2);
 }
 
+/* held_spawn of argv0 "child" <this pid> [extra], then its ports. */
+static inline pid_t held_start_child(char *argv0, char *extra, int ul, int *out, int *peer,
+                                     int *near_port, int *far_port)
+{
+    char me[16];
+    snprintf(me, sizeof me, "%d", (int)getpid());
+    char *args[] = { NULL, "child", me, extra, NULL };
+    pid_t pid = held_spawn(argv0, args, ul, out, peer);
+    held_read_ports(*out, near_port, far_port);
+    return pid;
+}
+
 static inline void held_port_is_free(int port)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
