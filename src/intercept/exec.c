@@ -37,58 +37,57 @@
 #include "io/io.h"
 #include "io/sigmask.h"
 
-int execve(const char *path, char *const argv[], char *const envp[])
+/* Before an exec: the descriptors' modes and the uring polls (above),
+ * then the calling thread's own mask on its kernel thread; the result
+ * is for exec_failed. */
+static bool exec_before(void)
 {
-    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     cap__fd_exec();
     cap__io_exec_begin();
-    bool owned = cap__sigmask_own();
-    int r = CAP__REAL(execve)(path, argv, envp);
+    return cap__sigmask_own();
+}
+
+/* The exec returned: the workers' mask and the polls back. errno kept. */
+static void exec_failed(bool owned)
+{
     int e = errno;
     cap__sigmask_back(owned);
     cap__io_exec_failed();
     errno = e;
+}
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+    cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
+    bool owned = exec_before();
+    int r = CAP__REAL(execve)(path, argv, envp);
+    exec_failed(owned);
     return r;
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    cap__fd_exec();
-    cap__io_exec_begin();
-    bool owned = cap__sigmask_own();
+    bool owned = exec_before();
     int r = CAP__REAL(execvpe)(file, argv, envp);
-    int e = errno;
-    cap__sigmask_back(owned);
-    cap__io_exec_failed();
-    errno = e;
+    exec_failed(owned);
     return r;
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
-    cap__fd_exec();
-    cap__io_exec_begin();
-    bool owned = cap__sigmask_own();
+    bool owned = exec_before();
     int r = CAP__REAL(fexecve)(fd, argv, envp);
-    int e = errno;
-    cap__sigmask_back(owned);
-    cap__io_exec_failed();
-    errno = e;
+    exec_failed(owned);
     return r;
 }
 
 /* glibc 2.34's; a call we did not see would skip both steps above. */
 int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
-    cap__fd_exec();
-    cap__io_exec_begin();
-    bool owned = cap__sigmask_own();
+    bool owned = exec_before();
     int r = CAP__REAL(execveat)(dirfd, path, argv, envp, flags);
-    int e = errno;
-    cap__sigmask_back(owned);
-    cap__io_exec_failed();
-    errno = e;
+    exec_failed(owned);
     return r;
 }
 

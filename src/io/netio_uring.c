@@ -345,6 +345,17 @@ static void uring_release(cap__fd *f, int fd)
     }
 }
 
+/* Cancels the requests with user_data data (or as flags say), returning
+ * once they are cancelled (IORING_REGISTER_SYNC_CANCEL, Linux 6.0; a
+ * cancel SQE may be finished later in an io-wq worker): 0, -ENOENT when
+ * none was in flight, another -errno when the kernel cannot. */
+static int sync_cancel(uint64_t data, unsigned flags)
+{
+    struct io_uring_sync_cancel_reg reg = { .addr = data, .flags = flags,
+                                            .timeout = { .tv_sec = -1, .tv_nsec = -1 } };
+    return io_uring_register_sync_cancel(&ring, &reg);
+}
+
 /* at_exit's re-arm of a runtime-owned descriptor the cancel ended. */
 static void rearm_internal(int fd, cap__fd *f, void *arg)
 {
@@ -373,9 +384,7 @@ static bool uring_at_exit(void)
     /* Synchronous (Linux 6.0): a cancel SQE may be finished in an io-wq
      * worker, after the re-arms below, which it then cancelled as well
      * (a disk ring's completions went unseen: a late read hung). */
-    struct io_uring_sync_cancel_reg reg = { .flags = IORING_ASYNC_CANCEL_ANY,
-                                            .timeout = { .tv_sec = -1, .tv_nsec = -1 } };
-    int rc = io_uring_register_sync_cancel(&ring, &reg);
+    int rc = sync_cancel(0, IORING_ASYNC_CANCEL_ANY);
     if (rc < 0 && rc != -ENOENT) { /* -ENOENT: nothing was in flight */
         /* An older kernel (or a cancel that failed): as before, the
          * kernel ends the polls after the exit. */
@@ -414,10 +423,8 @@ static void pause_for_exec(int fd, cap__fd *f, void *arg)
     if (cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f) && !(slot & (CANCELLED | PAUSED))) {
         uint64_t data = poll_data(fd, atomic_load(&f->gen), slot_epoch(slot));
         __atomic_store_n(&f->backend_slot, slot | PAUSED, __ATOMIC_SEQ_CST);
-        struct io_uring_sync_cancel_reg reg = { .addr = data,
-                                                .timeout = { .tv_sec = -1, .tv_nsec = -1 } };
-        int rc = io_uring_register_sync_cancel(&ring, &reg);
-        if (rc < 0 && rc != -ENOENT && rc != -EALREADY)
+        int rc = sync_cancel(data, 0);
+        if (rc < 0 && rc != -ENOENT)
             submit_poll(data, fd, true); /* an older kernel */
     }
     cap__spin_unlock(&f->lock);

@@ -276,6 +276,23 @@ long cap__sigmask_thread_created_slow(cap__thread *t, cap__thread *creator)
     return live;
 }
 
+/* After a count moved a class to or from zero live threads and the
+ * target was recomputed (changed) under class_lock, taken by
+ * lock_classes(&saved): releases the lock; a changed target is installed
+ * here on a worker's user thread outside handlers (else the caller's own
+ * mask is back) and offered to the other workers, which apply it when
+ * they next install one (before: the target until then). */
+static void unlock_and_apply(bool changed, uint64_t saved, uint64_t before)
+{
+    cap__spin_unlock(&class_lock);
+    if (changed && cap__worker_self() != NULL && !cap__in_signal_handler())
+        install_here();
+    else
+        set_kernel_mask(saved);
+    if (changed)
+        reach_all(atomic_load(&target) & ~before, false);
+}
+
 long cap__sigmask_thread_created_with(cap__thread *t, uint64_t mask)
 {
     mask &= cap__sigmask_holdable();
@@ -298,14 +315,7 @@ long cap__sigmask_thread_created_with(cap__thread *t, uint64_t mask)
     long live = cap__live_count(atomic_fetch_add(&cap__live_threads, unit) + unit);
     /* A new class can only narrow the target: the creator's worker takes
      * it now, the others when they next apply one (see the top). */
-    bool changed = recompute();
-    cap__spin_unlock(&class_lock);
-    if (changed && cap__worker_self() != NULL && !cap__in_signal_handler())
-        install_here();
-    else
-        set_kernel_mask(saved);
-    if (changed)
-        reach_all(atomic_load(&target) & ~before, false);
+    unlock_and_apply(recompute(), saved, before);
     return live;
 }
 
@@ -323,15 +333,7 @@ long cap__sigmask_thread_gone_slow(cap__thread *t, long before)
         return cap__live_count(before);
     uint64_t saved, was = atomic_load(&target);
     lock_classes(&saved);
-    bool changed = recompute();
-    cap__spin_unlock(&class_lock);
-    if (!changed || cap__worker_self() == NULL || cap__in_signal_handler()) {
-        set_kernel_mask(saved);
-    } else {
-        install_here();
-    }
-    if (changed)
-        reach_all(atomic_load(&target) & ~was, false);
+    unlock_and_apply(recompute(), saved, was);
     return cap__live_count(before);
 }
 

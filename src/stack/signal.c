@@ -155,6 +155,14 @@ static bool has_last_step(int sig);
 static void last_step_after_reset(int sig, int flags);
 static bool stack_holds(const cap__thread *t, const char *sp);
 
+/* Whether the kernel's disposition act is one of ours (the trampoline,
+ * or last_step_handler serving SIG_DFL): the program's is in the table. */
+static bool installed_by_us(const struct sigaction *act)
+{
+    return (act->sa_flags & SA_SIGINFO) &&
+           (act->sa_sigaction == trampoline || act->sa_sigaction == last_step_handler);
+}
+
 static sigaction_fn real(void)
 {
     if (real_sigaction == NULL)
@@ -204,8 +212,7 @@ enum cap__sig_disp cap__sig_disposition(int sig, int *flags)
     struct sigaction cur;
     void (*disp)(int) = h.handler;
     if (real() != NULL && real()(sig, NULL, &cur) == 0 &&
-        !((cur.sa_flags & SA_SIGINFO) &&
-          (cur.sa_sigaction == trampoline || cur.sa_sigaction == last_step_handler)))
+        !installed_by_us(&cur))
         disp = cur.sa_handler;
     if (disp == SIG_IGN)
         return CAP__DISP_IGNORE;
@@ -1000,8 +1007,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
     }
     if (rc == 0 && old != NULL) {
         *old = prev;
-        if ((prev.sa_flags & SA_SIGINFO) &&
-            (prev.sa_sigaction == trampoline || prev.sa_sigaction == last_step_handler)) {
+        if (installed_by_us(&prev)) {
             /* Report what the program had installed, not ours. */
             old->sa_flags = before.flags;
             if (before.flags & SA_SIGINFO)

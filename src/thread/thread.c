@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "io/sigdirect.h"
+#include "io/sigintr.h"
 #include "io/sigmask.h"
 #include "io/sigroute.h"
 #include "runtime/config.h"
@@ -107,10 +108,7 @@ int cap_thread_attr_setsigmask(cap_thread_attr_t *attr, const sigset_t *set)
     if (attr == NULL)
         return EINVAL;
     attr->has_sigmask = set != NULL;
-    attr->sigmask = 0;
-    for (int sig = 1; set != NULL && sig <= 64; sig++)
-        if (sigismember(set, sig) == 1)
-            attr->sigmask |= UINT64_C(1) << (sig - 1);
+    attr->sigmask = set != NULL ? cap__sig_bits(set) : 0;
     return 0;
 }
 
@@ -119,9 +117,7 @@ int cap_thread_attr_getsigmask(const cap_thread_attr_t *attr, sigset_t *set)
     if (attr == NULL || set == NULL)
         return EINVAL;
     sigemptyset(set);
-    for (int sig = 1; sig <= 64; sig++)
-        if (attr->sigmask & (UINT64_C(1) << (sig - 1)))
-            sigaddset(set, sig);
+    memcpy(set, &attr->sigmask, sizeof attr->sigmask); /* cap__sig_bits's layout */
     return attr->has_sigmask ? 0 : CAP_ATTR_NO_SIGMASK;
 }
 
