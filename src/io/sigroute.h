@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Process-directed signals that reached a user thread blocking them.
+ * Process-directed signals that reached a user thread blocking them, or
+ * no thread at all.
  *
  * The workers' kernel threads block only what every user thread blocks
  * (io/sigmask.h), so the kernel may deliver a process-directed signal to
  * a worker whose running thread blocks it: libuv's threads block every
  * signal around a lock its handler takes, and a handler run there would
  * wait for that lock for good. POSIX delivers such a signal to a thread
- * that does not block it. So the trampoline (src/stack/signal.c) runs no
- * handler there: it keeps the signal, with its siginfo, in a route slot
+ * that does not block it. Or the worker runs no thread (its scheduler:
+ * every thread there is parked), and a handler run there would find no
+ * thread (pthread_self() no thread's). So the trampoline
+ * (src/stack/signal.c) runs no handler in either place (but for a
+ * child's SIGCHLD from the kernel in the scheduler: its dispatch skips
+ * calls begun after a wait returned that child, io/sigchld.h, which a
+ * kept signal could not): it keeps the signal, with its siginfo, in a route slot
  * (cap__sig_route_away) and brings the signal dispatch, which picks a
  * thread that accepts it (cap__sig_run_routes) and sends it to that
  * thread as pthread_kill does (io/sigdirect.h), so the handler runs in

@@ -295,15 +295,26 @@ static bool aimed_at_runner(int sig, const siginfo_t *info)
 }
 
 /* A process-directed signal about to run its handler on a worker whose
- * running user thread blocks it: kept for a thread that accepts it
- * (io/sigroute.h), and true; the handler does not run here. */
+ * running user thread blocks it, or that runs no thread (its scheduler:
+ * every thread there is parked, and POSIX runs a handler on a thread):
+ * kept for a thread that accepts it (io/sigroute.h), and true; the
+ * handler does not run here.
+ * Not a child's SIGCHLD from the kernel that reached the scheduler: its
+ * handler runs there, so that its dispatch can skip the calls that began
+ * after a wait returned that child (io/sigchld.h); a routed delivery
+ * interrupts whatever call its thread is in when it arrives. */
 static bool routed_away(int sig, const siginfo_t *info, int flags)
 {
     if (info == NULL || (flags & SA_RESETHAND) || aimed_at_runner(sig, info))
         return false;
     cap__worker *w = cap__worker_self();
-    cap__thread *t = w != NULL ? w->current : NULL;
-    if (t == NULL || t->sigclass == NULL || !(cap__sigmask_of(t) & (UINT64_C(1) << (sig - 1))))
+    if (w == NULL)
+        return false;
+    cap__thread *t = w->current;
+    if (t == NULL && ended_child(sig, info) != 0)
+        return false;
+    if (t != NULL &&
+        (t->sigclass == NULL || !(cap__sigmask_of(t) & (UINT64_C(1) << (sig - 1)))))
         return false;
     return cap__sig_route_away(sig, info);
 }
@@ -484,7 +495,9 @@ void cap__sig_unlift(struct cap__sig_lift *l)
 /* ---- jumps into another thread ---------------------------------------
  *
  * A handler runs on whatever its kernel thread was running: a user
- * thread, or the worker's scheduler when every thread there was parked.
+ * thread, or the worker's scheduler when every thread there was parked
+ * (only a one-shot handler, a child's SIGCHLD, or with every route slot
+ * taken: routed_away keeps the others for a thread).
  * A jump out of it into a user thread parked in a blocking call (bash's
  * `wait` builtin siglongjmps out of a trapped signal's handler into the
  * frames of the wait) cannot be made from here: it would abandon the
