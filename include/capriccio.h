@@ -73,6 +73,15 @@ int cap_thread_attr_setname(cap_thread_attr_t *attr, const char *name);
 #define CAP_ATTR_NO_SIGMASK (-1)
 int cap_thread_attr_setsigmask(cap_thread_attr_t *attr, const sigset_t *set);
 int cap_thread_attr_getsigmask(const cap_thread_attr_t *attr, sigset_t *set);
+/* GNU's pthread_setattr_default_np and pthread_getattr_default_np: the
+ * attributes cap_thread_create (and thrd_create) uses when given none, for
+ * threads created afterwards. _setdefault copies attr whole (EINVAL for a
+ * bad stack size or detach state); a stack size of 0 there keeps the
+ * default stack size as it was. _getdefault copies them out; a stack
+ * size of 0 there stands for CAP_STACK_SIZE (cap_thread_attr_getstacksize
+ * reports that). At start: cap_thread_attr_init's values. */
+int cap_thread_attr_setdefault(const cap_thread_attr_t *attr);
+int cap_thread_attr_getdefault(cap_thread_attr_t *attr);
 
 /* EAGAIN when memory or handles run out (never aborts); EINVAL on a bad
  * attribute. The new thread may start on any worker. */

@@ -116,6 +116,8 @@ int *cap_errno_location(void); /* not const, on purpose */
 
 int cap_compat_setconcurrency(int level);
 int cap_compat_getconcurrency(void);
+void cap_compat_setdefault_rest(size_t guard_size, int inherit);
+void cap_compat_getdefault_rest(size_t *guard_size, int *inherit);
 
 /* -1 and errno, the libc convention, from an error number. */
 static inline int cap_compat_ret(int err)
@@ -312,6 +314,28 @@ static inline int cap_compat_getattr_np(cap_thread_t t, cap_compat_attr_t *a)
     cap_compat_attr_init(a);
     int rc = cap_thread_getattr(t, &a->cap);
     return rc != 0 ? rc : cap_thread_getstack(t, &a->stack_addr, &size);
+}
+
+/* The process's default attributes (pthread_setattr_default_np): ours in
+ * the library (cap_thread_attr_setdefault), and the two parts of the
+ * rest that can take more than one value, the guard size and the
+ * inherit-scheduler flag, beside them (src/compat/compat.c); a stack
+ * address is refused, as glibc does. */
+static inline int cap_compat_setattr_default_np(const cap_compat_attr_t *a)
+{
+    if (a->stack_addr != NULL)
+        return EINVAL;
+    int rc = cap_thread_attr_setdefault(&a->cap);
+    if (rc == 0)
+        cap_compat_setdefault_rest(a->guard_size, a->inherit);
+    return rc;
+}
+
+static inline int cap_compat_getattr_default_np(cap_compat_attr_t *a)
+{
+    cap_compat_attr_init(a);
+    cap_compat_getdefault_rest(&a->guard_size, &a->inherit);
+    return cap_thread_attr_getdefault(&a->cap);
 }
 
 static inline int cap_compat_setschedparam(cap_thread_t t, int policy,
@@ -568,8 +592,8 @@ CAP_NORETURN void cap_compat_thrd_exit(int res);
 #define pthread_clockjoin_np cap_thread_clockjoin
 #define pthread_setaffinity_np(...) cap_compat_enosys()
 #define pthread_getaffinity_np(...) cap_compat_enosys()
-#define pthread_getattr_default_np(...) cap_compat_enosys()
-#define pthread_setattr_default_np(...) cap_compat_enosys()
+#define pthread_getattr_default_np cap_compat_getattr_default_np
+#define pthread_setattr_default_np cap_compat_setattr_default_np
 
 /* Thread attributes. */
 #define pthread_attr_init cap_compat_attr_init

@@ -13,6 +13,7 @@
  * so the slot of the kernel thread running us now is always ours.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "capriccio.h"
@@ -20,6 +21,8 @@
 int *cap_errno_location(void);
 int cap_compat_setconcurrency(int level);
 int cap_compat_getconcurrency(void);
+void cap_compat_setdefault_rest(size_t guard_size, int inherit);
+void cap_compat_getdefault_rest(size_t *guard_size, int *inherit);
 
 int *cap_errno_location(void)
 {
@@ -41,4 +44,25 @@ int cap_compat_setconcurrency(int level)
 int cap_compat_getconcurrency(void)
 {
     return atomic_load_explicit(&concurrency, memory_order_relaxed);
+}
+
+/* The parts of the process's default pthread_attr_t that the library's
+ * own default (thread/default_attr.c) does not hold and that can take
+ * more than one value: kept so that pthread_getattr_default_np gives back
+ * what pthread_setattr_default_np was given (threads get no guard page of
+ * that size: pthread-compat.md). Two words, each read and written whole;
+ * a get racing a set may see one word of each. */
+static _Atomic size_t default_guard_size = 4096; /* pthread_attr_init's */
+static atomic_int default_inherit = PTHREAD_INHERIT_SCHED;
+
+void cap_compat_setdefault_rest(size_t guard_size, int inherit)
+{
+    atomic_store_explicit(&default_guard_size, guard_size, memory_order_relaxed);
+    atomic_store_explicit(&default_inherit, inherit, memory_order_relaxed);
+}
+
+void cap_compat_getdefault_rest(size_t *guard_size, int *inherit)
+{
+    *guard_size = atomic_load_explicit(&default_guard_size, memory_order_relaxed);
+    *inherit = atomic_load_explicit(&default_inherit, memory_order_relaxed);
 }

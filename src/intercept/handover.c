@@ -59,7 +59,8 @@
 #include "sched/worker.h"
 #include "sync/sync.h"
 
-/* The sigaction table's lock is held across the fork (src/stack/signal.c).
+/* The sigaction table's lock is held across the fork (src/stack/signal.c),
+ * and the default thread attributes' (thread/default_attr.c).
  * The handlers of cap_atfork (atfork.c) run outside the runtime's own
  * steps: the prepare handlers before them (they may park), the parent and
  * child handlers after them (the child's see the child's runtime and may
@@ -73,8 +74,10 @@ pid_t fork(void)
     cap__fd_forking();
     sigset_t saved;
     cap__sig_fork_prepare(&saved);
+    cap__thread_default_attr_fork_hold();
     pid_t pid = CAP__REAL(fork)();
     int e = errno; /* a failed fork's, for the caller */
+    cap__thread_default_attr_fork_release();
     if (pid > 0)
         cap__sigchld_forget(pid); /* a new child: an old one's end no longer counts */
     if (pid == 0) { /* before any signal is let in */

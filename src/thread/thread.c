@@ -149,6 +149,9 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
         return EINVAL;
     size_t size = cap__cfg.stack_size;
     bool detached = false;
+    cap_thread_attr_t defaults;
+    if (attr == NULL && cap__thread_default_attr(&defaults))
+        attr = &defaults;
     if (attr != NULL) {
         if (attr->stack_size != 0 &&
             (attr->stack_size < CAP_STACK_MIN || attr->stack_size > CAP_STACK_MAX))

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process's default thread attributes (GNU's
+ * pthread_setattr_default_np): what cap_thread_create uses when it is
+ * given no attribute (and thrd_create, which never is).
+ *
+ * Invariants: `stored` is read and written only under `lock`, and is
+ * valid (a stack size of 0 or within CAP_STACK_MIN..CAP_STACK_MAX, a
+ * known detach state). `changed` is set once, after the first store: a
+ * create with no attribute in a program that never set the default pays
+ * one load, no lock. A stored stack size of 0 means CAP_STACK_SIZE's.
+ * fork holds `lock` across the fork (intercept/handover.c), so a child
+ * never inherits it taken by a kernel thread it does not have.
+ */
+#include "thread/thread.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "util/spin.h"
+
+static cap__spin lock = CAP__SPIN_INIT;
+static cap_thread_attr_t stored = CAP_THREAD_ATTR_INITIALIZER;
+static atomic_bool changed;
+
+int cap_thread_attr_setdefault(const cap_thread_attr_t *attr)
+{
+    if (attr == NULL)
+        return EINVAL;
+    if (attr->stack_size != 0 &&
+        (attr->stack_size < CAP_STACK_MIN || attr->stack_size > CAP_STACK_MAX))
+        return EINVAL;
+    if (attr->detach_state != CAP_CREATE_JOINABLE && attr->detach_state != CAP_CREATE_DETACHED)
+        return EINVAL;
+    cap__spin_lock(&lock);
+    size_t keep = stored.stack_size;
+    stored = *attr;
+    if (stored.stack_size == 0)
+        stored.stack_size = keep; /* 0 leaves the stack size as it was (glibc) */
+    cap__spin_unlock(&lock);
+    atomic_store_explicit(&changed, true, memory_order_release);
+    return 0;
+}
+
+int cap_thread_attr_getdefault(cap_thread_attr_t *attr)
+{
+    if (attr == NULL)
+        return EINVAL;
+    cap__spin_lock(&lock);
+    *attr = stored;
+    cap__spin_unlock(&lock);
+    return 0;
+}
+
+bool cap__thread_default_attr(cap_thread_attr_t *attr)
+{
+    if (!atomic_load_explicit(&changed, memory_order_acquire))
+        return false;
+    cap_thread_attr_getdefault(attr);
+    return true;
+}
+
+void cap__thread_default_attr_fork_hold(void)
+{
+    cap__spin_lock(&lock);
+}
+
+void cap__thread_default_attr_fork_release(void)
+{
+    cap__spin_unlock(&lock);
+}
