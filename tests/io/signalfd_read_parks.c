@@ -16,12 +16,14 @@ enum { SIGNALS = 20 };
 
 static struct ticker tk;
 static atomic_int got, reading;
+static atomic_long ticks_at_read;
 
 static void *reader(void *arg)
 {
     int fd = *(int *)arg;
     for (int i = 0; i < SIGNALS; i++) {
         long ticks = atomic_load(&tk.ticks);
+        atomic_store(&ticks_at_read, ticks);
         atomic_store(&reading, i + 1);
         struct signalfd_siginfo si;
         CHECK_EQ(read(fd, &si, sizeof si), (ssize_t)sizeof si);
@@ -50,6 +52,13 @@ int main(void)
         while (atomic_load(&reading) == i)
             cap_sleep_ns(100000);
         cap_sleep_ns(2000000); /* the reader parks first */
+        /* The ticker ran while the reader waited: a read that held its
+         * worker (the only one, with one) would hang the test here. Not
+         * a time: a worker the kernel preempted (the suite's other
+         * tests share the CPUs) may tick only later. */
+        if (i == 0)
+            while (atomic_load(&tk.ticks) <= atomic_load(&ticks_at_read))
+                cap_sleep_ns(100000);
         CHECK_EQ(kill(getpid(), SIGUSR2), 0);
         while (atomic_load(&got) == i)
             cap_sleep_ns(100000);
