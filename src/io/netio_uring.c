@@ -12,7 +12,8 @@
  * cancelled, so that the exec closes their files at once: Linux cancels
  * only the exec'ing thread's requests itself, and another worker's held
  * its socket open for milliseconds into the new program. If the exec
- * fails they are armed again (exec_failed).
+ * fails they are armed again (exec_failed). Lazily armed pipes (below)
+ * alike: their one-shot poll is cancelled and none is armed until then.
  *
  * Locks: the SQ is shared by every worker that arms or disarms, so filling
  * and submitting SQEs happens under sq_lock. The CQ is consumed only by
@@ -97,8 +98,10 @@ enum { RING_ENTRIES = 1024, POLL_MASK = POLLIN | POLLOUT | POLLPRI | POLLRDHUP }
 
 /* f->backend_slot of a lazily armed descriptor (see the top); 0: multishot.
  * While a one-shot poll is armed (LAZY_ARMED), its events are kept from
- * bit ARMED_SHIFT up, so a waiter that needs others can widen it. */
-enum { LAZY = 1u << 0, LAZY_ARMED = 1u << 1, ARMED_SHIFT = 8 };
+ * bit ARMED_SHIFT up, so a waiter that needs others can widen it.
+ * LAZY_PAUSED: cancelled for an exec that may still fail, and not armed
+ * again until it does (exec_begin, below). */
+enum { LAZY = 1u << 0, LAZY_ARMED = 1u << 1, LAZY_PAUSED = 1u << 3, ARMED_SHIFT = 8 };
 /* Also in f->backend_slot: the worker whose kernel thread submitted the
  * poll armed now, + 1, from bit OWNER_SHIFT (OWNER_ANY: another kernel
  * thread, or a worker beyond 254); and CANCELLED from a disarm until
@@ -233,8 +236,8 @@ static bool lazy_waited(const cap__fd *f)
 static void lazy_arm(cap__fd *f, int fd, uint32_t gen)
 {
     uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
-    if (!lazy_waited(f) || !(slot & LAZY)) /* no waiters, or disarmed */
-        return;
+    if (!lazy_waited(f) || !(slot & LAZY) || (slot & LAZY_PAUSED))
+        return; /* no waiters, disarmed, or an exec is under way */
     /* Perhaps none: a poll() for hang-ups alone; the kernel adds those. */
     unsigned m = (unsigned short)cap__io_waited_events(f);
     uint64_t data = (uint64_t)gen << 32 | (uint32_t)fd | LAZY_TAG;
@@ -409,18 +412,23 @@ static bool uring_at_exit(void)
  * threads, which end their cancelled polls (letting go of the files) in
  * their exit, before the new program runs; the exec'ing thread's own
  * polls Linux cancels itself. New arms of other workers meanwhile are not
- * held back (such a poll lingers as before). */
+ * held back (such a poll lingers as before), but for lazily armed ones:
+ * pause_lazy. */
+static void pause_lazy(int fd, cap__fd *f);
+
 static void pause_for_exec(int fd, cap__fd *f, void *arg)
 {
     (void)arg;
-    if (!cap__fd_has(f, CAP__FDF_REGISTERED) || cap__fd_has(f, CAP__FDF_INTERNAL) || lazy(f))
+    if (!cap__fd_has(f, CAP__FDF_REGISTERED) || cap__fd_has(f, CAP__FDF_INTERNAL))
         return;
     long fdfl = syscall(SYS_fcntl, fd, F_GETFD);
     if (fdfl < 0 || !(fdfl & FD_CLOEXEC))
         return;
     cap__spin_lock(&f->lock);
     uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
-    if (cap__fd_has(f, CAP__FDF_REGISTERED) && !lazy(f) && !(slot & (CANCELLED | PAUSED))) {
+    if (cap__fd_has(f, CAP__FDF_REGISTERED) && lazy(f)) {
+        pause_lazy(fd, f);
+    } else if (cap__fd_has(f, CAP__FDF_REGISTERED) && !(slot & (CANCELLED | PAUSED))) {
         uint64_t data = poll_data(fd, atomic_load(&f->gen), slot_epoch(slot));
         __atomic_store_n(&f->backend_slot, slot | PAUSED, __ATOMIC_SEQ_CST);
         int rc = sync_cancel(data, 0);
@@ -430,17 +438,41 @@ static void pause_for_exec(int fd, cap__fd *f, void *arg)
     cap__spin_unlock(&f->lock);
 }
 
+/* A lazily armed f (f->lock held): marked LAZY_PAUSED, so that no waiter
+ * arms it until the exec fails, and its one-shot poll, if armed,
+ * cancelled. One that fires before the cancel finds it completes with
+ * its events, and handle() keeps the mark and arms nothing. */
+static void pause_lazy(int fd, cap__fd *f)
+{
+    uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&f->backend_slot, LAZY | LAZY_PAUSED, __ATOMIC_SEQ_CST);
+    if (!(slot & LAZY_ARMED))
+        return;
+    uint64_t data = (uint64_t)atomic_load(&f->gen) << 32 | (uint32_t)fd | LAZY_TAG;
+    int rc = sync_cancel(data, 0);
+    if (rc < 0 && rc != -ENOENT)
+        submit_poll(data, fd, true); /* an older kernel */
+}
+
 /* exec_failed's visit: a paused poll is armed again, at the next epoch,
- * unless the descriptor was closed meanwhile (its disarm cleared PAUSED). */
+ * unless the descriptor was closed meanwhile (its disarm cleared PAUSED);
+ * a paused lazy one is armed if it has waiters. */
 static void resume_after_exec(int fd, cap__fd *f, void *arg)
 {
     (void)arg;
-    if (!(__atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST) & PAUSED) || lazy(f))
+    uint32_t seen = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
+    if (!(seen & (lazy(f) ? LAZY_PAUSED : PAUSED)))
         return;
     cap__spin_lock(&f->lock);
     uint32_t slot = __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST);
-    if ((slot & PAUSED) && !lazy(f) && cap__fd_has(f, CAP__FDF_REGISTERED))
+    if (!cap__fd_has(f, CAP__FDF_REGISTERED)) {
+        /* closed meanwhile: nothing to arm */
+    } else if (lazy(f) && (slot & LAZY_PAUSED)) {
+        __atomic_store_n(&f->backend_slot, LAZY, __ATOMIC_SEQ_CST);
+        lazy_arm(f, fd, atomic_load(&f->gen));
+    } else if (!lazy(f) && (slot & PAUSED)) {
         arm_multishot(f, fd, atomic_load(&f->gen));
+    }
     cap__spin_unlock(&f->lock);
 }
 
@@ -520,7 +552,10 @@ static void handle(uint64_t data, int res, unsigned flags)
             return;
         cap__spin_lock(&f->lock);
         if (atomic_load(&f->gen) == gen && lazy(f)) {
-            __atomic_store_n(&f->backend_slot, LAZY, __ATOMIC_SEQ_CST);
+            /* (one that fired as an exec's cancel came stays paused) */
+            uint32_t paused =
+                __atomic_load_n(&f->backend_slot, __ATOMIC_SEQ_CST) & LAZY_PAUSED;
+            __atomic_store_n(&f->backend_slot, LAZY | paused, __ATOMIC_SEQ_CST);
             if (res < 0) /* could not poll: let the waiters retry */
                 cap__io_wake_all_locked(f, 0);
             else

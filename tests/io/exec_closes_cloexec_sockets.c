@@ -112,20 +112,13 @@ int main(int argc, char **argv)
     for (int round = 0; round < 5; round++) {
         int out, peer, near_port, far_port;
         pid_t pid = held_start_child(argv[0], NULL, ul, &out, &peer, &near_port, &far_port);
-        char line[16] = { 0 };
-        for (size_t got = 0; got < sizeof line - 1; got++) {
-            CHECK_EQ(read(out, line + got, 1), 1);
-            if (line[got] == '\n')
-                break;
-        }
+        char line[16];
+        held_read_line(out, line, sizeof line);
         CHECK_EQ(strcmp(line, "bound\n"), 0);
         /* The exec is over: the close-on-exec Unix socket is closed. */
         char c;
         CHECK_EQ(recv(peer, &c, 1, MSG_DONTWAIT), 0);
-        int status;
-        CHECK_EQ(waitpid(pid, &status, 0), pid);
-        CHECK(WIFEXITED(status));
-        CHECK_EQ(WEXITSTATUS(status), 0);
+        held_reap_clean(pid);
         CHECK_EQ(close(peer), 0);
         CHECK_EQ(close(out), 0);
     }

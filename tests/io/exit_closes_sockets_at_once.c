@@ -21,10 +21,7 @@ int main(int argc, char **argv)
     for (int round = 0; round < 5; round++) {
         int out, peer, near_port, far_port;
         pid_t pid = held_start_child(argv[0], NULL, ul, &out, &peer, &near_port, &far_port);
-        int status;
-        CHECK_EQ(waitpid(pid, &status, 0), pid);
-        CHECK(WIFEXITED(status));
-        CHECK_EQ(WEXITSTATUS(status), 0);
+        held_reap_clean(pid);
         held_check_released(near_port, far_port, peer); /* at once */
         CHECK_EQ(close(out), 0);
     }

@@ -126,18 +126,33 @@ static inline pid_t held_spawn(char *argv0, char **args, int ul, int *out, int *
     return pid;
 }
 
-/* Reads the child's "near far\n" line from out. */
-static inline void held_read_ports(int out, int *near_port, int *far_port)
+/* Reads one line (with its '\n', if it fits) from out into line. */
+static inline void held_read_line(int out, char *line, size_t cap)
 {
-    char line[64];
     size_t got = 0;
-    while (got < sizeof line - 1) {
+    while (got < cap - 1) {
         CHECK_EQ(read(out, line + got, 1), 1);
         if (line[got++] == '\n')
             break;
     }
     line[got] = '\0';
+}
+
+/* Reads the child's "near far\n" line from out. */
+static inline void held_read_ports(int out, int *near_port, int *far_port)
+{
+    char line[64];
+    held_read_line(out, line, sizeof line);
     CHECK_EQ(sscanf(line, "%d %d", near_port, far_port), 2);
+}
+
+/* Waits for the child pid, which must have exited with status 0. */
+static inline void held_reap_clean(pid_t pid)
+{
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
 }
 
 /* held_spawn of argv0 "child" <this pid> [extra], then its ports. */

@@ -228,6 +228,22 @@ static inline void send_fd(int sock, int fd)
     CHECK_EQ(sendmsg(sock, &r.m, 0), 1);
 }
 
+/* Receives the one byte and descriptor send_fd sent; the descriptor is
+ * close-on-exec here. */
+static inline int recv_fd(int sock)
+{
+    char one;
+    struct iovec v = { &one, 1 };
+    struct rights_msg r;
+    rights_msg_init(&r, -1, &v);
+    CHECK_EQ(recvmsg(sock, &r.m, MSG_CMSG_CLOEXEC), 1);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&r.m);
+    CHECK(c != NULL && c->cmsg_type == SCM_RIGHTS);
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    return fd;
+}
+
 /* Sends sig to the process every millisecond until *done is set: one
  * that comes before the call it is for has parked interrupts nothing, so
  * it repeats. Start it with spawn(signal_until_done, &s). */
