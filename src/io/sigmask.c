@@ -367,6 +367,8 @@ static int set_mask(cap__thread *t, uint64_t mask, uint64_t extra, bool always)
     uint64_t was = t->sigclass->mask;
     move(t, c);
     cap__spin_unlock(&class_lock);
+    if (was & ~mask) /* (every signal still blocked here: lock_classes) */
+        cap__sig_routes_merge_kernel(was & ~mask);
     install_here_plus(extra);
     reach_all(atomic_load(&target) & ~before, true);
     /* The process's signals the runtime keeps (io/sigroute.h): those t

@@ -26,6 +26,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "capriccio.h"
 #include "io/sigdirect.h"
@@ -370,6 +373,24 @@ static struct route *pick_ready(uint64_t set, int *i, uint64_t *w)
             return r;
     }
     return NULL;
+}
+
+void cap__sig_routes_merge_kernel(uint64_t unblocked)
+{
+    uint64_t standard = (UINT64_C(1) << (RT_FIRST - 1)) - 1;
+    uint64_t ready = cap__sig_routes_ready() & unblocked & standard;
+    if (ready == 0)
+        return; /* (one load when no slot is used) */
+    uint64_t pending = 0;
+    if (syscall(SYS_rt_sigpending, &pending, sizeof pending) != 0)
+        return;
+    for (int sig = 1; sig < RT_FIRST; sig++) {
+        if (!(ready & pending & bit(sig)))
+            continue;
+        uint64_t one = bit(sig);
+        struct timespec zero = { 0, 0 };
+        syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, sizeof one);
+    }
 }
 
 void cap__sig_routes_unblocked(cap__thread *self, uint64_t unblocked)

@@ -123,6 +123,14 @@ static inline bool cap__sig_route_claim(cap__thread *self, int sig, siginfo_t *i
  * unblocks is delivered before pthread_sigmask returns. */
 void cap__sig_routes_unblocked(cap__thread *self, uint64_t unblocked);
 
+/* Before the running thread's mask change lets the signals of
+ * `unblocked` through, with every signal blocked on its kernel thread:
+ * a standard signal kept ready here that the kernel also holds pending
+ * (sent again while every thread blocked it) is one instance, as in the
+ * kernel, so the kernel's is taken and dropped; the kept one, with the
+ * first sender's siginfo, is delivered (cap__sig_routes_unblocked). */
+void cap__sig_routes_merge_kernel(uint64_t unblocked);
+
 /* The running user thread self now blocks the signals of `blocked` (or
  * ends: _closing, all of them, called once self->sig_closed is set and
  * a barrier passed): process signals handed to it and still pending in
