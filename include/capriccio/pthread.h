@@ -53,9 +53,10 @@
  *    ENOTSUP / EINVAL; PTHREAD_SCOPE_SYSTEM: ENOTSUP (threads are M:N);
  *    priority-inheritance/-protection and robust mutexes: ENOTSUP;
  *  - asynchronous cancellation acts like deferred (<capriccio/cancel.h>);
- *  - GNU extensions with no user-level meaning (affinity, default
- *    attributes): ENOSYS (pthread_tryjoin_np, pthread_timedjoin_np,
- *    pthread_clockjoin_np and pthread_attr_{set,get}sigmask_np work);
+ *  - GNU extensions with no user-level meaning (affinity): ENOSYS
+ *    (pthread_tryjoin_np, pthread_timedjoin_np, pthread_clockjoin_np,
+ *    pthread_attr_{set,get}sigmask_np and pthread_{set,get}attr_default_np
+ *    work);
  *    pthread_getcpuclockid: ENOENT;
  *  - pthread_attr_setstack: the size is honoured, the memory is not used
  *    (each thread runs on a stack of the library's).

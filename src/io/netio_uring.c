@@ -212,6 +212,12 @@ static int arm_multishot(cap__fd *f, int fd, uint32_t gen)
     return submit_poll(poll_data(fd, gen, epoch), fd, false);
 }
 
+/* The user_data of a lazily armed fd's one-shot poll, in life gen. */
+static uint64_t lazy_data(int fd, uint32_t gen)
+{
+    return (uint64_t)gen << 32 | (uint32_t)fd | LAZY_TAG;
+}
+
 /* Whether f is armed lazily (see the top). */
 static bool lazy(const cap__fd *f)
 {
@@ -240,7 +246,7 @@ static void lazy_arm(cap__fd *f, int fd, uint32_t gen)
         return; /* no waiters, disarmed, or an exec is under way */
     /* Perhaps none: a poll() for hang-ups alone; the kernel adds those. */
     unsigned m = (unsigned short)cap__io_waited_events(f);
-    uint64_t data = (uint64_t)gen << 32 | (uint32_t)fd | LAZY_TAG;
+    uint64_t data = lazy_data(fd, gen);
     if (slot & LAZY_ARMED) {
         unsigned armed = slot >> ARMED_SHIFT;
         if ((m & ~armed) == 0)
@@ -314,12 +320,9 @@ static int uring_arm(cap__fd *f, int fd, uint32_t gen)
 static void uring_disarm(cap__fd *f, int fd, uint32_t gen)
 {
     uint32_t slot = __atomic_exchange_n(&f->backend_slot, 0, __ATOMIC_SEQ_CST);
-    uint64_t data = poll_data(fd, gen, slot_epoch(slot)); /* a lazy one's: epoch 0 */
-    if (slot & LAZY) {
-        if (!(slot & LAZY_ARMED))
-            return; /* no poll submitted */
-        data |= LAZY_TAG;
-    }
+    if ((slot & LAZY) && !(slot & LAZY_ARMED))
+        return; /* no poll submitted */
+    uint64_t data = (slot & LAZY) ? lazy_data(fd, gen) : poll_data(fd, gen, slot_epoch(slot));
     if (submit_poll(data, fd, true) == 0)
         __atomic_store_n(&f->backend_slot, CANCELLED | (slot & OWNER_MASK), __ATOMIC_SEQ_CST);
 }
@@ -448,7 +451,7 @@ static void pause_lazy(int fd, cap__fd *f)
     __atomic_store_n(&f->backend_slot, LAZY | LAZY_PAUSED, __ATOMIC_SEQ_CST);
     if (!(slot & LAZY_ARMED))
         return;
-    uint64_t data = (uint64_t)atomic_load(&f->gen) << 32 | (uint32_t)fd | LAZY_TAG;
+    uint64_t data = lazy_data(fd, atomic_load(&f->gen));
     int rc = sync_cancel(data, 0);
     if (rc < 0 && rc != -ENOENT)
         submit_poll(data, fd, true); /* an older kernel */

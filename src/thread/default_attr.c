@@ -26,12 +26,7 @@ static atomic_bool changed;
 
 int cap_thread_attr_setdefault(const cap_thread_attr_t *attr)
 {
-    if (attr == NULL)
-        return EINVAL;
-    if (attr->stack_size != 0 &&
-        (attr->stack_size < CAP_STACK_MIN || attr->stack_size > CAP_STACK_MAX))
-        return EINVAL;
-    if (attr->detach_state != CAP_CREATE_JOINABLE && attr->detach_state != CAP_CREATE_DETACHED)
+    if (attr == NULL || !cap__thread_attr_valid(attr))
         return EINVAL;
     cap__spin_lock(&lock);
     size_t keep = stored.stack_size;

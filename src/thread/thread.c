@@ -121,6 +121,14 @@ int cap_thread_attr_getsigmask(const cap_thread_attr_t *attr, sigset_t *set)
     return attr->has_sigmask ? 0 : CAP_ATTR_NO_SIGMASK;
 }
 
+bool cap__thread_attr_valid(const cap_thread_attr_t *attr)
+{
+    if (attr->stack_size != 0 &&
+        (attr->stack_size < CAP_STACK_MIN || attr->stack_size > CAP_STACK_MAX))
+        return false;
+    return attr->detach_state == CAP_CREATE_JOINABLE || attr->detach_state == CAP_CREATE_DETACHED;
+}
+
 /* ---- create ------------------------------------------------------------ */
 
 /* Where a new thread's stack begins. Every stack ends on a page
@@ -153,11 +161,7 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     if (attr == NULL && cap__thread_default_attr(&defaults))
         attr = &defaults;
     if (attr != NULL) {
-        if (attr->stack_size != 0 &&
-            (attr->stack_size < CAP_STACK_MIN || attr->stack_size > CAP_STACK_MAX))
-            return EINVAL;
-        if (attr->detach_state != CAP_CREATE_JOINABLE &&
-            attr->detach_state != CAP_CREATE_DETACHED)
+        if (!cap__thread_attr_valid(attr))
             return EINVAL;
         if (attr->stack_size != 0)
             size = attr->stack_size;

@@ -184,13 +184,16 @@ void cap__thread_release(cap__thread *t);
  * through cap__stack_free) and does nothing. Both run on a worker's kernel
  * thread without switching, so the cache needs no lock. */
 cap__thread *cap__thread_take_cached(size_t size);
+bool cap__thread_release_keep(cap__thread *t);
+/* Whether attr's stack size (0, or CAP_STACK_MIN..CAP_STACK_MAX) and
+ * detach state are ones cap_thread_create accepts. */
+bool cap__thread_attr_valid(const cap_thread_attr_t *attr);
 /* The process's default attributes (thread/default_attr.c), for a create
  * given none: false (*attr untouched) while the program never set them. */
 bool cap__thread_default_attr(cap_thread_attr_t *attr);
 /* fork holds the defaults' lock across the real fork (intercept/handover.c). */
 void cap__thread_default_attr_fork_hold(void);
 void cap__thread_default_attr_fork_release(void);
-bool cap__thread_release_keep(cap__thread *t);
 /* Calls fn for every TCB not in state FREE (racy snapshot; for reports). */
 void cap__thread_foreach(void (*fn)(cap__thread *t, void *arg), void *arg);
 /* In a fork's child, on its one kernel thread: the table's lock and the
