@@ -14,10 +14,17 @@
 #ifndef CAPRICCIO_H
 #define CAPRICCIO_H
 
-#include <signal.h> /* union sigval */
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h> /* clockid_t, struct timespec */
+#include <time.h>
+/* The POSIX types of the prototypes below, declared whatever the feature
+ * macros: a C89 program (-ansi) gets none of them from <signal.h> and
+ * <time.h>. union sigval is glibc's __sigval_t in every mode. */
+#include <bits/types/__sigval_t.h>
+#include <bits/types/clockid_t.h>
+#include <bits/types/sigset_t.h>
+#include <bits/types/struct_timespec.h>
 
 /* A function that does not return, in every language mode a program may
  * read the header in (C89 to C23, C++98 on; GCC and Clang): _Noreturn is
@@ -144,7 +151,7 @@ int cap_thread_kill(cap_thread_t thread, int sig);
  * already keeps its first instance's siginfo. EAGAIN also when 256
  * signals with values (and process signals the library routes) are
  * pending in the process. */
-int cap_thread_sigqueue(cap_thread_t thread, int sig, const union sigval value);
+int cap_thread_sigqueue(cap_thread_t thread, int sig, const __sigval_t value);
 
 /* Lets other runnable threads run. Always returns 0. */
 int cap_yield(void);

@@ -13,7 +13,8 @@
  * intact, and every later mention of pthread_mutex_t, pthread_create,
  * PTHREAD_MUTEX_INITIALIZER, sem_wait, errno ... in the program means
  * ours. Names with no exact cap_ twin map to the static inline shims
- * below. Every pthread name of glibc's <pthread.h> is mapped: one left to
+ * below (spelled __inline__, C89 having no inline; the header is plain
+ * C89 and C++98 throughout, docs/pthread-compat.md, "Language modes"). Every pthread name of glibc's <pthread.h> is mapped: one left to
  * glibc would receive our handles and types and misbehave.
  *
  *  - errno becomes (*cap_errno_location()), which is not declared const
@@ -121,7 +122,7 @@ void cap_compat_setdefault_rest(size_t guard_size, int inherit);
 void cap_compat_getdefault_rest(size_t *guard_size, int *inherit);
 
 /* -1 and errno, the libc convention, from an error number. */
-static inline int cap_compat_ret(int err)
+static __inline__ int cap_compat_ret(int err)
 {
     if (err == 0)
         return 0;
@@ -130,7 +131,7 @@ static inline int cap_compat_ret(int err)
 }
 
 /* 0 if t names a live or unjoined thread, else ESRCH. */
-static inline int cap_compat_alive(cap_thread_t t)
+static __inline__ int cap_compat_alive(cap_thread_t t)
 {
     char name[CAP_THREAD_NAME_MAX];
     return cap_thread_getname(t, name, sizeof name) == ESRCH ? ESRCH : 0;
@@ -144,7 +145,7 @@ typedef struct cap_compat_attr {
     int scope, inherit, policy, priority;
 } cap_compat_attr_t;
 
-static inline int cap_compat_attr_init(cap_compat_attr_t *a)
+static __inline__ int cap_compat_attr_init(cap_compat_attr_t *a)
 {
     int rc = cap_thread_attr_init(&a->cap);
     a->guard_size = 4096;
@@ -156,17 +157,17 @@ static inline int cap_compat_attr_init(cap_compat_attr_t *a)
     return rc;
 }
 
-static inline int cap_compat_attr_destroy(cap_compat_attr_t *a)
+static __inline__ int cap_compat_attr_destroy(cap_compat_attr_t *a)
 {
     return cap_thread_attr_destroy(&a->cap);
 }
 
-static inline int cap_compat_attr_setsigmask_np(cap_compat_attr_t *a, const sigset_t *set)
+static __inline__ int cap_compat_attr_setsigmask_np(cap_compat_attr_t *a, const sigset_t *set)
 {
     return cap_thread_attr_setsigmask(&a->cap, set);
 }
 
-static inline int cap_compat_attr_getsigmask_np(const cap_compat_attr_t *a, sigset_t *set)
+static __inline__ int cap_compat_attr_getsigmask_np(const cap_compat_attr_t *a, sigset_t *set)
 {
     return cap_thread_attr_getsigmask(&a->cap, set);
 }
@@ -174,33 +175,33 @@ static inline int cap_compat_attr_getsigmask_np(const cap_compat_attr_t *a, sigs
 _Static_assert(PTHREAD_ATTR_NO_SIGMASK_NP == CAP_ATTR_NO_SIGMASK, "no mask set");
 #endif
 
-static inline int cap_compat_create(cap_thread_t *t, const cap_compat_attr_t *a,
+static __inline__ int cap_compat_create(cap_thread_t *t, const cap_compat_attr_t *a,
                                     void *(*start)(void *), void *arg)
 {
     return cap_thread_create(t, a != NULL ? &a->cap : NULL, start, arg);
 }
 
-static inline int cap_compat_attr_setdetachstate(cap_compat_attr_t *a, int s)
+static __inline__ int cap_compat_attr_setdetachstate(cap_compat_attr_t *a, int s)
 {
     return cap_thread_attr_setdetachstate(&a->cap, s);
 }
 
-static inline int cap_compat_attr_getdetachstate(const cap_compat_attr_t *a, int *s)
+static __inline__ int cap_compat_attr_getdetachstate(const cap_compat_attr_t *a, int *s)
 {
     return cap_thread_attr_getdetachstate(&a->cap, s);
 }
 
-static inline int cap_compat_attr_setstacksize(cap_compat_attr_t *a, size_t size)
+static __inline__ int cap_compat_attr_setstacksize(cap_compat_attr_t *a, size_t size)
 {
     return cap_thread_attr_setstacksize(&a->cap, size);
 }
 
-static inline int cap_compat_attr_getstacksize(const cap_compat_attr_t *a, size_t *size)
+static __inline__ int cap_compat_attr_getstacksize(const cap_compat_attr_t *a, size_t *size)
 {
     return cap_thread_attr_getstacksize(&a->cap, size);
 }
 
-static inline int cap_compat_attr_setstack(cap_compat_attr_t *a, void *addr, size_t size)
+static __inline__ int cap_compat_attr_setstack(cap_compat_attr_t *a, void *addr, size_t size)
 {
     int rc = cap_thread_attr_setstacksize(&a->cap, size);
     if (rc == 0)
@@ -208,38 +209,38 @@ static inline int cap_compat_attr_setstack(cap_compat_attr_t *a, void *addr, siz
     return rc;
 }
 
-static inline int cap_compat_attr_getstack(const cap_compat_attr_t *a, void **addr,
+static __inline__ int cap_compat_attr_getstack(const cap_compat_attr_t *a, void **addr,
                                            size_t *size)
 {
     *addr = a->stack_addr;
     return cap_thread_attr_getstacksize(&a->cap, size);
 }
 
-static inline int cap_compat_attr_setstackaddr(cap_compat_attr_t *a, void *addr)
+static __inline__ int cap_compat_attr_setstackaddr(cap_compat_attr_t *a, void *addr)
 {
     a->stack_addr = addr;
     return 0;
 }
 
-static inline int cap_compat_attr_getstackaddr(const cap_compat_attr_t *a, void **addr)
+static __inline__ int cap_compat_attr_getstackaddr(const cap_compat_attr_t *a, void **addr)
 {
     *addr = a->stack_addr;
     return 0;
 }
 
-static inline int cap_compat_attr_setguardsize(cap_compat_attr_t *a, size_t size)
+static __inline__ int cap_compat_attr_setguardsize(cap_compat_attr_t *a, size_t size)
 {
     a->guard_size = size;
     return 0;
 }
 
-static inline int cap_compat_attr_getguardsize(const cap_compat_attr_t *a, size_t *size)
+static __inline__ int cap_compat_attr_getguardsize(const cap_compat_attr_t *a, size_t *size)
 {
     *size = a->guard_size;
     return 0;
 }
 
-static inline int cap_compat_attr_setscope(cap_compat_attr_t *a, int scope)
+static __inline__ int cap_compat_attr_setscope(cap_compat_attr_t *a, int scope)
 {
     if (scope == PTHREAD_SCOPE_SYSTEM)
         return ENOTSUP;
@@ -249,13 +250,13 @@ static inline int cap_compat_attr_setscope(cap_compat_attr_t *a, int scope)
     return 0;
 }
 
-static inline int cap_compat_attr_getscope(const cap_compat_attr_t *a, int *scope)
+static __inline__ int cap_compat_attr_getscope(const cap_compat_attr_t *a, int *scope)
 {
     *scope = a->scope;
     return 0;
 }
 
-static inline int cap_compat_attr_setinheritsched(cap_compat_attr_t *a, int inherit)
+static __inline__ int cap_compat_attr_setinheritsched(cap_compat_attr_t *a, int inherit)
 {
     if (inherit != PTHREAD_INHERIT_SCHED && inherit != PTHREAD_EXPLICIT_SCHED)
         return EINVAL;
@@ -263,21 +264,21 @@ static inline int cap_compat_attr_setinheritsched(cap_compat_attr_t *a, int inhe
     return 0;
 }
 
-static inline int cap_compat_attr_getinheritsched(const cap_compat_attr_t *a, int *inherit)
+static __inline__ int cap_compat_attr_getinheritsched(const cap_compat_attr_t *a, int *inherit)
 {
     *inherit = a->inherit;
     return 0;
 }
 
 /* SCHED_OTHER only; real-time policies are refused. */
-static inline int cap_compat_policy_check(int policy)
+static __inline__ int cap_compat_policy_check(int policy)
 {
     if (policy == SCHED_FIFO || policy == SCHED_RR)
         return ENOTSUP;
     return policy == SCHED_OTHER ? 0 : EINVAL;
 }
 
-static inline int cap_compat_attr_setschedpolicy(cap_compat_attr_t *a, int policy)
+static __inline__ int cap_compat_attr_setschedpolicy(cap_compat_attr_t *a, int policy)
 {
     int rc = cap_compat_policy_check(policy);
     if (rc == 0)
@@ -285,13 +286,13 @@ static inline int cap_compat_attr_setschedpolicy(cap_compat_attr_t *a, int polic
     return rc;
 }
 
-static inline int cap_compat_attr_getschedpolicy(const cap_compat_attr_t *a, int *policy)
+static __inline__ int cap_compat_attr_getschedpolicy(const cap_compat_attr_t *a, int *policy)
 {
     *policy = a->policy;
     return 0;
 }
 
-static inline int cap_compat_attr_setschedparam(cap_compat_attr_t *a,
+static __inline__ int cap_compat_attr_setschedparam(cap_compat_attr_t *a,
                                                 const struct sched_param *p)
 {
     if (p->sched_priority != 0)
@@ -300,7 +301,7 @@ static inline int cap_compat_attr_setschedparam(cap_compat_attr_t *a,
     return 0;
 }
 
-static inline int cap_compat_attr_getschedparam(const cap_compat_attr_t *a,
+static __inline__ int cap_compat_attr_getschedparam(const cap_compat_attr_t *a,
                                                 struct sched_param *p)
 {
     p->sched_priority = a->priority;
@@ -309,11 +310,12 @@ static inline int cap_compat_attr_getschedparam(const cap_compat_attr_t *a,
 
 /* The thread's own stack, stack size and detach state; the rest as set
  * by pthread_attr_init (scope process, guard size one page). */
-static inline int cap_compat_getattr_np(cap_thread_t t, cap_compat_attr_t *a)
+static __inline__ int cap_compat_getattr_np(cap_thread_t t, cap_compat_attr_t *a)
 {
     size_t size;
+    int rc;
     cap_compat_attr_init(a);
-    int rc = cap_thread_getattr(t, &a->cap);
+    rc = cap_thread_getattr(t, &a->cap);
     return rc != 0 ? rc : cap_thread_getstack(t, &a->stack_addr, &size);
 }
 
@@ -322,24 +324,25 @@ static inline int cap_compat_getattr_np(cap_thread_t t, cap_compat_attr_t *a)
  * rest that can take more than one value, the guard size and the
  * inherit-scheduler flag, beside them (src/compat/compat.c); a stack
  * address is refused, as glibc does. */
-static inline int cap_compat_setattr_default_np(const cap_compat_attr_t *a)
+static __inline__ int cap_compat_setattr_default_np(const cap_compat_attr_t *a)
 {
+    int rc;
     if (a->stack_addr != NULL)
         return EINVAL;
-    int rc = cap_thread_attr_setdefault(&a->cap);
+    rc = cap_thread_attr_setdefault(&a->cap);
     if (rc == 0)
         cap_compat_setdefault_rest(a->guard_size, a->inherit);
     return rc;
 }
 
-static inline int cap_compat_getattr_default_np(cap_compat_attr_t *a)
+static __inline__ int cap_compat_getattr_default_np(cap_compat_attr_t *a)
 {
     cap_compat_attr_init(a);
     cap_compat_getdefault_rest(&a->guard_size, &a->inherit);
     return cap_thread_attr_getdefault(&a->cap);
 }
 
-static inline int cap_compat_setschedparam(cap_thread_t t, int policy,
+static __inline__ int cap_compat_setschedparam(cap_thread_t t, int policy,
                                            const struct sched_param *p)
 {
     int rc = cap_compat_alive(t);
@@ -350,7 +353,7 @@ static inline int cap_compat_setschedparam(cap_thread_t t, int policy,
     return rc;
 }
 
-static inline int cap_compat_getschedparam(cap_thread_t t, int *policy, struct sched_param *p)
+static __inline__ int cap_compat_getschedparam(cap_thread_t t, int *policy, struct sched_param *p)
 {
     int rc = cap_compat_alive(t);
     if (rc == 0) {
@@ -360,38 +363,38 @@ static inline int cap_compat_getschedparam(cap_thread_t t, int *policy, struct s
     return rc;
 }
 
-static inline int cap_compat_setschedprio(cap_thread_t t, int prio)
+static __inline__ int cap_compat_setschedprio(cap_thread_t t, int prio)
 {
     int rc = cap_compat_alive(t);
     return rc != 0 ? rc : prio != 0 ? EINVAL : 0;
 }
 
-static inline int cap_compat_getcpuclockid(cap_thread_t t, clockid_t *clock)
+static __inline__ int cap_compat_getcpuclockid(cap_thread_t t, clockid_t *clock)
 {
-    (void)clock;
     int rc = cap_compat_alive(t);
+    (void)clock;
     return rc != 0 ? rc : ENOENT;
 }
 
-static inline int cap_compat_enosys(void)
+static __inline__ int cap_compat_enosys(void)
 {
     return ENOSYS;
 }
 
-static inline int cap_compat_mutex_consistent(cap_mutex_t *m)
+static __inline__ int cap_compat_mutex_consistent(cap_mutex_t *m)
 {
     (void)m;
     return EINVAL; /* never robust */
 }
 
-static inline int cap_compat_mutex_prioceiling(const cap_mutex_t *m, ...)
+static __inline__ int cap_compat_mutex_prioceiling(const cap_mutex_t *m, ...)
 {
     (void)m;
     return EINVAL; /* never PTHREAD_PRIO_PROTECT */
 }
 
 /* rwlock kinds: glibc's three onto our two. */
-static inline int cap_compat_rwlockattr_setkind(cap_rwlockattr_t *a, int kind)
+static __inline__ int cap_compat_rwlockattr_setkind(cap_rwlockattr_t *a, int kind)
 {
     if (kind == PTHREAD_RWLOCK_PREFER_READER_NP)
         return cap_rwlockattr_setkind(a, CAP_RWLOCK_PREFER_READER);
@@ -401,7 +404,7 @@ static inline int cap_compat_rwlockattr_setkind(cap_rwlockattr_t *a, int kind)
     return EINVAL;
 }
 
-static inline int cap_compat_rwlockattr_getkind(const cap_rwlockattr_t *a, int *kind)
+static __inline__ int cap_compat_rwlockattr_getkind(const cap_rwlockattr_t *a, int *kind)
 {
     int k;
     int rc = cap_rwlockattr_getkind(a, &k);
@@ -412,52 +415,54 @@ static inline int cap_compat_rwlockattr_getkind(const cap_rwlockattr_t *a, int *
 }
 
 /* Unnamed semaphores, libc convention. */
-static inline int cap_compat_sem_init(cap_sem_t *s, int pshared, unsigned value)
+static __inline__ int cap_compat_sem_init(cap_sem_t *s, int pshared, unsigned value)
 {
     return cap_compat_ret(cap_sem_init(s, pshared, value));
 }
 
-static inline int cap_compat_sem_destroy(cap_sem_t *s)
+static __inline__ int cap_compat_sem_destroy(cap_sem_t *s)
 {
     return cap_compat_ret(cap_sem_destroy(s));
 }
 
-static inline int cap_compat_sem_wait(cap_sem_t *s)
+static __inline__ int cap_compat_sem_wait(cap_sem_t *s)
 {
     return cap_compat_ret(cap_sem_wait(s));
 }
 
-static inline int cap_compat_sem_trywait(cap_sem_t *s)
+static __inline__ int cap_compat_sem_trywait(cap_sem_t *s)
 {
     return cap_compat_ret(cap_sem_trywait(s));
 }
 
-static inline int cap_compat_sem_timedwait(cap_sem_t *s, const struct timespec *abs)
+static __inline__ int cap_compat_sem_timedwait(cap_sem_t *s, const struct timespec *abs)
 {
     return cap_compat_ret(cap_sem_timedwait(s, abs));
 }
 
-static inline int cap_compat_sem_clockwait(cap_sem_t *s, clockid_t clock,
+static __inline__ int cap_compat_sem_clockwait(cap_sem_t *s, clockid_t clock,
                                            const struct timespec *abs)
 {
     return cap_compat_ret(cap_sem_clockwait(s, clock, abs));
 }
 
-static inline int cap_compat_sem_post(cap_sem_t *s)
+static __inline__ int cap_compat_sem_post(cap_sem_t *s)
 {
     return cap_compat_ret(cap_sem_post(s));
 }
 
-static inline int cap_compat_sem_getvalue(cap_sem_t *s, int *value)
+static __inline__ int cap_compat_sem_getvalue(cap_sem_t *s, int *value)
 {
     return cap_compat_ret(cap_sem_getvalue(s, value));
 }
 
 /* Named semaphores: mode and value follow oflag only with O_CREAT, as in
  * sem_open(3). SEM_FAILED is a null pointer. */
-static inline cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...)
+static __inline__ cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...)
 {
     unsigned mode = 0, value = 0;
+    cap_sem_t *s;
+    int err;
     if (oflag & O_CREAT) {
         va_list ap;
         va_start(ap, oflag);
@@ -465,8 +470,7 @@ static inline cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...)
         value = va_arg(ap, unsigned);
         va_end(ap);
     }
-    cap_sem_t *s;
-    int err = cap_sem_open(name, oflag, mode, value, &s);
+    err = cap_sem_open(name, oflag, mode, value, &s);
     if (err != 0) {
         errno = err;
         return (cap_sem_t *)0;
@@ -474,12 +478,12 @@ static inline cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...)
     return s;
 }
 
-static inline int cap_compat_sem_close(cap_sem_t *s)
+static __inline__ int cap_compat_sem_close(cap_sem_t *s)
 {
     return cap_compat_ret(cap_sem_close(s));
 }
 
-static inline int cap_compat_sem_unlink(const char *name)
+static __inline__ int cap_compat_sem_unlink(const char *name)
 {
     return cap_compat_ret(cap_sem_unlink(name));
 }
@@ -591,8 +595,8 @@ CAP_NORETURN void cap_compat_thrd_exit(int res);
 #define pthread_timedjoin_np(thread, retval, abstime) \
     cap_thread_clockjoin(thread, retval, CLOCK_REALTIME, abstime)
 #define pthread_clockjoin_np cap_thread_clockjoin
-#define pthread_setaffinity_np(...) cap_compat_enosys()
-#define pthread_getaffinity_np(...) cap_compat_enosys()
+#define pthread_setaffinity_np(thread, size, set) cap_compat_enosys()
+#define pthread_getaffinity_np(thread, size, set) cap_compat_enosys()
 #define pthread_getattr_default_np cap_compat_getattr_default_np
 #define pthread_setattr_default_np cap_compat_setattr_default_np
 
@@ -617,8 +621,8 @@ CAP_NORETURN void cap_compat_thrd_exit(int res);
 #define pthread_attr_getschedpolicy cap_compat_attr_getschedpolicy
 #define pthread_attr_setschedparam cap_compat_attr_setschedparam
 #define pthread_attr_getschedparam cap_compat_attr_getschedparam
-#define pthread_attr_setaffinity_np(...) cap_compat_enosys()
-#define pthread_attr_getaffinity_np(...) cap_compat_enosys()
+#define pthread_attr_setaffinity_np(attr, size, set) cap_compat_enosys()
+#define pthread_attr_getaffinity_np(attr, size, set) cap_compat_enosys()
 #define pthread_attr_setsigmask_np cap_compat_attr_setsigmask_np
 #define pthread_attr_getsigmask_np cap_compat_attr_getsigmask_np
 

@@ -106,10 +106,10 @@ add_test(NAME compat/header/autoconf_gnu_source
 set_tests_properties(compat/header/autoconf_gnu_source PROPERTIES TIMEOUT 60)
 #   compat/header/pedantic/<mode>   a pthread (and C11 threads) program
 #                            under -pedantic-errors -Wall -Wextra -Werror in
-#                            each language mode the header supports (C99 on;
-#                            C++11 on with a C++ compiler, when there is one).
+#                            each language mode the header supports (C89 on;
+#                            C++98 on with a C++ compiler, when there is one).
 set(compat_pedantic_flags -pedantic-errors -Wall -Wextra -Werror -fsyntax-only)
-foreach(std c99 c11 c17 c2x)
+foreach(std c89 c99 c11 c17 c2x)
   add_test(NAME compat/header/pedantic/${std}
            COMMAND ${CMAKE_C_COMPILER} -std=${std} ${compat_pedantic_flags} ${compat_header_flags}
                    ${compat_header_dir}/pedantic.c)
@@ -117,7 +117,7 @@ foreach(std c99 c11 c17 c2x)
 endforeach()
 find_program(CAP_TEST_CXX NAMES g++ c++ clang++)
 if(CAP_TEST_CXX)
-  foreach(std c++11 c++17 c++20)
+  foreach(std c++98 c++11 c++17 c++20)
     add_test(NAME compat/header/pedantic/${std}
              COMMAND ${CAP_TEST_CXX} -x c++ -std=${std} ${compat_pedantic_flags}
                      ${compat_header_flags} ${compat_header_dir}/pedantic.c)
