@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The runtime's own descriptors (ownfd.h): a fixed array filled in order;
- * the runtime never closes a descriptor it records. Writers (rare:
- * start-up, a worker's first disk ring) serialise on a spinlock; readers
+ * the one kind the runtime closes again (a terminal's private description,
+ * io/ttyfile.h) is removed first, leaving -1 in its slot for the next.
+ * Writers (rare: start-up, a worker's first disk ring, a terminal's first
+ * write) serialise on a spinlock; readers
  * scan without it (a handful of entries with a few workers, so a close()
  * pays a few loads). MAX_OWN covers the epoll or uring instance, its kick
  * eventfd, the signal eventfd, and a ring plus an eventfd per worker for
@@ -38,10 +40,24 @@ void cap__ownfd_add(int fd)
         return;
     cap__spin_lock(&lock);
     int n = atomic_load_explicit(&used, memory_order_relaxed);
-    if (n < MAX_OWN) { /* past it, fd stays unprotected, as before this existed */
-        atomic_store_explicit(&slots[n], fd, memory_order_release);
-        atomic_store_explicit(&used, n + 1, memory_order_release);
+    int i = 0;
+    while (i < n && atomic_load_explicit(&slots[i], memory_order_relaxed) >= 0)
+        i++; /* a slot a removal emptied, else the next */
+    if (i < MAX_OWN) { /* past it, fd stays unprotected, as before this existed */
+        atomic_store_explicit(&slots[i], fd, memory_order_release);
+        if (i == n)
+            atomic_store_explicit(&used, n + 1, memory_order_release);
     }
+    cap__spin_unlock(&lock);
+}
+
+void cap__ownfd_remove(int fd)
+{
+    cap__spin_lock(&lock);
+    int n = atomic_load_explicit(&used, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        if (atomic_load_explicit(&slots[i], memory_order_relaxed) == fd)
+            atomic_store_explicit(&slots[i], -1, memory_order_release);
     cap__spin_unlock(&lock);
 }
 
@@ -89,6 +105,8 @@ void cap__ownfd_move_ring_high(struct io_uring *ring)
 
 bool cap__ownfd_is(int fd)
 {
+    if (fd < 0)
+        return false;
     int n = atomic_load_explicit(&used, memory_order_acquire);
     for (int i = 0; i < n; i++)
         if (atomic_load_explicit(&slots[i], memory_order_acquire) == fd)

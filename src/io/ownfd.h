@@ -33,6 +33,9 @@ void cap__ownfd_move_ring_high(struct io_uring *ring);
 /* Records fd as the runtime's own, for good: call it once the descriptor
  * is sure to stay open. Past MAX_OWN (ownfd.c) it stays unprotected. */
 void cap__ownfd_add(int fd);
+/* fd, recorded by cap__ownfd_add, is about to be closed: no longer ours.
+ * Its slot is reused by the next add. */
+void cap__ownfd_remove(int fd);
 /* Both: moves fd high and records it. */
 int cap__ownfd_adopt(int fd);
 /* Whether fd is one of the runtime's own. */
