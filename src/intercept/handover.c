@@ -56,6 +56,7 @@
 #include "io/sigchld.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
+#include "io/ttyfile.h"
 #include "sched/worker.h"
 #include "sync/sync.h"
 
@@ -75,8 +76,10 @@ pid_t fork(void)
     sigset_t saved;
     cap__sig_fork_prepare(&saved);
     cap__thread_default_attr_fork_hold();
+    cap__ttyfile_fork_hold();
     pid_t pid = CAP__REAL(fork)();
     int e = errno; /* a failed fork's, for the caller */
+    cap__ttyfile_fork_release(pid == 0);
     cap__thread_default_attr_fork_release();
     if (pid > 0)
         cap__sigchld_forget(pid); /* a new child: an old one's end no longer counts */

@@ -26,10 +26,16 @@
  *    the buffer full) or a gap of t between two bytes: readiness for the
  *    first byte, then the plain call if enough is there, else the call on
  *    the offload pool, where the kernel times the gaps;
- *  - write: readiness, then the call on the pool. Poll promises room for
- *    one byte, not for the call's; the plain call would block the worker
- *    until a reader makes room, and forever if that reader is a thread
- *    parked on the same worker (a program driving a pseudo-terminal).
+ *  - write: poll promises room for one byte, not for the call's; the
+ *    plain call would block the worker until a reader makes room, and
+ *    forever if that reader is a thread parked on the same worker (a
+ *    program driving a pseudo-terminal). So a pseudo-terminal's slave is
+ *    written through the library's own non-blocking description of it
+ *    (io/ttyfile.h): readiness, then the plain call there, parking for
+ *    room between the parts of a write that does not fit, the terminal
+ *    held for the whole write against the process's other writes. Other
+ *    terminals (and a slave the library cannot open again): readiness,
+ *    then the call on the pool.
  * Parks before the pool hold no pool thread: a stopped terminal or one
  * nobody types at costs nothing there. A call on the pool ends for a
  * signal or a cancel as the kernel's would (io/offload.c); one that moved
@@ -49,6 +55,8 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -60,6 +68,7 @@
 #include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "io/ttyfile.h"
 
 /* What the attempt does once the terminal is ready. */
 enum tty_then {
@@ -69,6 +78,10 @@ enum tty_then {
 
 struct tty_op {
     struct msghdr *msg;
+    int priv; /* a write's private description (io/ttyfile.h); -1: none */
+    cap__ttyfile *tf; /*   its entry, and whether the write holds the terminal */
+    bool locked;
+    cap__fd *f;
     bool write;
     enum tty_then then;
     size_t enough; /* THEN_POOL reads: queued bytes for which the plain call returns at once */
@@ -121,6 +134,40 @@ static ssize_t attempt(int fd, void *arg)
     if (r == 0 && o->waited && !o->write && (got & POLLHUP) && pty_slave(fd))
         return -EIO;
     return r;
+}
+
+/* A write's attempt on the terminal's private description: the plain
+ * call there never blocks. Readiness first: every write, one that takes
+ * nothing too, wakes the terminal's write waiters (tty_write_unlock), and
+ * a writer of ours woken so while a signal is sent to it could miss the
+ * signal's interruption (it is not parked at that moment); asked first,
+ * poll says when there is no room, and the writer parks without writing.
+ * A write that still takes nothing found the room too small for the
+ * terminal's next buffer, or another writer holding the terminal's write
+ * lock: the pool's blocking call waits for either. The terminal is held
+ * for the whole write (cap__ttyfile_trylock), as the kernel holds its
+ * write lock, so the writes of the process do not mix. */
+static ssize_t priv_attempt(int fd, void *arg)
+{
+    struct tty_op *o = arg;
+    if (!o->locked) {
+        if (!cap__ttyfile_trylock(o->tf)) {
+            /* Another write of ours holds the terminal. The event that
+             * woke this one may have been the room that write waits for:
+             * passed on, or that write would wait for ever. */
+            cap__io_handoff(o->f, fd, CAP__IO_WRITE);
+            return -EAGAIN;
+        }
+        o->locked = true;
+    }
+    if (cap__ic_revents_now(fd, POLLOUT) == 0)
+        return -EAGAIN;
+    long r = cap__sys6(SYS_writev, o->priv, (long)o->msg->msg_iov, (long)o->msg->msg_iovlen, 0,
+                       0, 0);
+    if (r != -EAGAIN)
+        return r;
+    o->to_pool = true;
+    return 0;
 }
 
 static ssize_t on_pool(int fd, const struct tty_op *o, const cap__intr *in)
@@ -177,6 +224,60 @@ static ssize_t tty_read(cap__fd *f, int fd, struct tty_op *o, const cap__intr *i
     return wait_then(f, fd, o, CAP__FOREVER, in);
 }
 
+enum { STACK_IOVS = 8 };
+
+/* A blocking write: every byte, through the private description where
+ * the terminal has one, parking for room between the parts; else
+ * readiness, then the call on the pool. A part written and then a signal
+ * or a close: the count so far, as the kernel's write returns. */
+static ssize_t tty_write(cap__fd *f, int fd, struct tty_op *o, const cap__intr *in_call)
+{
+    cap__ttyfile *t = cap__ttyfile_hold(fd, atomic_load(&f->gen));
+    if (t == NULL) {
+        o->then = THEN_POOL;
+        return wait_then(f, fd, o, CAP__FOREVER, in_call);
+    }
+    o->priv = cap__ttyfile_fd(t);
+    o->tf = t;
+    o->f = f;
+    cap__intr in = *in_call;
+    size_t want = total(o->msg), done = 0;
+    struct iovec stack_v[STACK_IOVS], *v = stack_v;
+    struct msghdr m = *o->msg;
+    bool copied = false;
+    ssize_t r;
+    for (;;) {
+        r = cap__io_do(f, fd, CAP__IO_WRITE, priv_attempt, o, CAP__FOREVER, false, &in, 0);
+        if (o->to_pool && r == 0) {
+            o->to_pool = false;
+            r = on_pool(fd, o, &in);
+        }
+        if (r <= 0)
+            break;
+        done += (size_t)r;
+        if (done >= want)
+            break;
+        /* Bytes went out: a signal now ends the call with their count,
+         * SA_RESTART or not, as the kernel's write does. */
+        in.restart = false;
+        if (!copied) {
+            if (m.msg_iovlen > STACK_IOVS && (v = malloc(m.msg_iovlen * sizeof *v)) == NULL)
+                break;
+            memcpy(v, m.msg_iov, m.msg_iovlen * sizeof *v);
+            m.msg_iov = v;
+            o->msg = &m;
+            copied = true;
+        }
+        cap__ic_msg_advance(&m, (size_t)r);
+    }
+    if (o->locked)
+        cap__ttyfile_unlock(t);
+    cap__ttyfile_release(t);
+    if (v != stack_v)
+        free(v);
+    return done > 0 ? (ssize_t)done : r;
+}
+
 /* intercept.h. */
 bool cap__ic_is_tty(cap__fd *f, int fd)
 {
@@ -207,11 +308,10 @@ int cap__ic_tty_input_wait(int fd, uint64_t *deadline)
 /* intercept.h. */
 ssize_t cap__ic_tty_xfer(cap__fd *f, int fd, bool write, struct msghdr *msg, const cap__intr *in)
 {
-    struct tty_op o = { .msg = msg, .write = write, .then = THEN_PLAIN };
+    struct tty_op o = { .msg = msg, .priv = -1, .write = write, .then = THEN_PLAIN };
     if (!write)
         return tty_read(f, fd, &o, in);
     if (total(msg) == 0)
         return plain(fd, &o);
-    o.then = THEN_POOL;
-    return wait_then(f, fd, &o, CAP__FOREVER, in);
+    return tty_write(f, fd, &o, in);
 }

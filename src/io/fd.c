@@ -27,6 +27,7 @@
 #include "io/io.h"
 #include "io/netio.h"
 #include "io/pipe.h"
+#include "io/ttyfile.h"
 #include "io/wait.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
@@ -188,18 +189,21 @@ void cap__fd_relife(int fd, uint32_t gen, int kind, uint32_t flags, const uint64
         return; /* a new life began since, which ended the one the handler saw */
     if (atomic_load(&f->flags) & CAP__FDF_LOCAL)
         cap__pipe_escape(f, true);
+    uint32_t old = 0;
     cap__spin_lock(&f->lock);
     if (relife_due(f, gen)) {
         /* The number may name another file by now: a disarm then finds
          * nothing of the new one (epoll: no such registration; poll and
          * io_uring: keyed by the record and its gen). */
         disarm_locked(f, fd, atomic_load(&f->flags));
-        end_life_locked(f, kind, flags);
+        old = end_life_locked(f, kind, flags);
         atomic_store_explicit(&f->deferred, 1, memory_order_relaxed);
         cap__fd_set_timeo(f, 0, timeo[0]);
         cap__fd_set_timeo(f, 1, timeo[1]);
     }
     cap__spin_unlock(&f->lock);
+    if (old & CAP__FDF_TTY)
+        cap__ttyfile_forget(fd);
 }
 
 void cap__fd_closing(int fd)
@@ -235,11 +239,14 @@ void cap__fd_closed(int fd)
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL || !cap__fd_has(f, CAP__FDF_CLOSING))
         return;
+    uint32_t old = 0;
     cap__spin_lock(&f->lock);
     /* A life begun since (the number reused) replaced the flags. */
     if (cap__fd_has(f, CAP__FDF_CLOSING))
-        end_life_locked(f, CAP__FD_UNKNOWN, 0);
+        old = end_life_locked(f, CAP__FD_UNKNOWN, 0);
     cap__spin_unlock(&f->lock);
+    if (old & CAP__FDF_TTY)
+        cap__ttyfile_forget(fd);
 }
 
 static void closing_record(int fd, cap__fd *f, void *arg)
@@ -519,8 +526,10 @@ void cap__fd_created(int fd, int kind, uint32_t flags)
     uint32_t fl = atomic_load(&f->flags);
     if (!(fl & CAP__FDF_CLOSING)) /* a close's first step disarmed it */
         disarm_locked(f, fd, fl);
-    end_life_locked(f, kind, flags);
+    uint32_t old = end_life_locked(f, kind, flags);
     cap__spin_unlock(&f->lock);
+    if (old & CAP__FDF_TTY) /* a terminal's private description (io/ttyfile.h) */
+        cap__ttyfile_forget(fd);
 }
 
 void cap__fd_dup_of(int newfd, int oldfd)

@@ -11,7 +11,8 @@
  *  - every close the runtime sees (close, dup2/dup3 onto it, close_range,
  *    closefrom, and the stdio/dirent closes of intercept/stream.c) and
  *    every descriptor the runtime creates bumps gen,
- *    wakes waiters with EBADF and forgets kind, flags and registration;
+ *    wakes waiters with EBADF and forgets kind, flags and registration
+ *    (and a terminal's private description: io/ttyfile.h);
  *  - a close does it in two steps around its system call: before it,
  *    cap__fd_closing bumps gen and wakes the waiters but keeps kind and
  *    flags (CAP__FDF_CLOSING marks them); after it, cap__fd_closed
@@ -156,6 +157,8 @@ enum {
     CAP__FDF_FIFO = 1u << 29,          /* a pipe or FIFO we did not make that refuses
                                           RWF_NOWAIT: blocking writes go out in PIPE_BUF
                                           pieces (intercept/rw.c) */
+    CAP__FDF_TTY_POOL = 1u << 30,      /* a terminal that gets no private description
+                                          (io/ttyfile.h): blocking writes on the pool */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
