@@ -44,6 +44,13 @@ void cap__io_forked(void);
  * its streams' last writes (runtime/init.c): the backend lets go of
  * every file its waits hold (netio.h, at_exit). Any thread. */
 void cap__io_at_exit(void);
+/* The process is ending by _exit() or _Exit() (intercept/exit.c): the
+ * backend lets go of the files its waits hold, as at a signal that ends
+ * the process (no stream is written, nothing watched again). Nothing in
+ * a process that shares this one's memory without being it (a raw
+ * clone(CLONE_VM) or vfork child): its pid is not the runtime's. Any
+ * thread, a signal handler too. */
+void cap__io_exit_now(void);
 /* Around an exec of this process (intercept/exec.c): the backend lets go
  * of the files of close-on-exec descriptors its waits hold, so that they
  * close with the exec (netio.h, exec_begin), and watches them again if

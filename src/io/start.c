@@ -17,10 +17,13 @@
  * nobody asked for them.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "io/diskio.h"
 #include "io/io.h"
 #include "io/netio.h"
@@ -28,6 +31,10 @@
 #include "sched/poller.h"
 #include "util/die.h"
 #include "util/sigctx.h"
+
+/* The process the backends were started in (or a fork's child, which
+ * starts its own): a child that shares its memory has another pid. */
+static _Atomic pid_t backend_pid;
 
 const cap__netio *cap__netio_active = &cap__netio_epoll;
 const cap__diskio *cap__diskio_active = &cap__diskio_blocking;
@@ -137,6 +144,7 @@ static void forget_waiters(int fd, cap__fd *f, void *arg)
 
 void cap__io_forked(void)
 {
+    atomic_store(&backend_pid, (pid_t)cap__sys6(SYS_getpid, 0, 0, 0, 0, 0, 0));
     cap__idle_forked();
     cap__offload_forked();
     atomic_store(&cap__io_inflight, 0); /* the lost threads' disk and pool calls */
@@ -179,8 +187,16 @@ static void last_step(void)
         cap__netio_active->at_exit();
 }
 
+void cap__io_exit_now(void)
+{
+    if ((pid_t)cap__sys6(SYS_getpid, 0, 0, 0, 0, 0, 0) != atomic_load(&backend_pid))
+        return;
+    last_step();
+}
+
 void cap__io_start(void)
 {
+    atomic_store(&backend_pid, (pid_t)cap__sys6(SYS_getpid, 0, 0, 0, 0, 0, 0));
     start_netio();
     start_diskio();
     cap__sig_start();
