@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -31,6 +32,7 @@
 #include "io/wait.h"
 #include "sched/worker.h"
 #include "thread/thread.h"
+#include "util/asan.h"
 #include "util/sigctx.h"
 #include "util/spin.h"
 
@@ -43,22 +45,26 @@ cap__fd *cap__fd_get_slow(int fd)
     _Atomic(cap__fd *) *slot = &cap__fd_chunks[fd >> CAP__FD_CHUNK_SHIFT];
     cap__fd *c = atomic_load_explicit(slot, memory_order_acquire);
     if (c == NULL) {
-        /* Racing allocators: one CAS wins, the loser frees its chunk. All
-         * fields start at zero: kind unknown, no flags, gen 0. Aligned to
-         * the cache line, so each record is exactly two (fd.h): calloc's
-         * chunks start 0, 16 or 32 bytes into a line, which spread a
-         * record's hot fields over two lines and the record over three. */
-        cap__fd *fresh = aligned_alloc(64, CAP__FD_CHUNK_LEN * sizeof *fresh);
-        if (fresh == NULL)
+        /* Racing allocators: one CAS wins, the loser unmaps its chunk.
+         * Fresh anonymous pages: every field starts at zero (kind
+         * unknown, no flags, gen 0), each record is two cache lines
+         * exactly (fd.h: page-aligned), and a page is touched only when
+         * one of its 32 records is: a process that uses descriptors 0-2
+         * and the runtime's few high ones faults in 2 of the chunk's 32
+         * pages (aligned_alloc and a memset faulted in all, 128 KiB, at
+         * every start-up). Never freed, as before. */
+        size_t len = CAP__FD_CHUNK_LEN * sizeof(cap__fd);
+        cap__fd *fresh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (fresh == MAP_FAILED)
             return NULL;
-        memset(fresh, 0, CAP__FD_CHUNK_LEN * sizeof *fresh);
         cap__fd *expected = NULL;
         if (atomic_compare_exchange_strong_explicit(slot, &expected, fresh,
                                                     memory_order_acq_rel,
                                                     memory_order_acquire)) {
             c = fresh;
+            cap__asan_root(fresh, len);
         } else {
-            free(fresh);
+            munmap(fresh, len);
             c = expected;
         }
     }

@@ -2,16 +2,23 @@
 /*
  * The handle table: every TCB ever allocated, in chunks of CHUNK_TCBS that
  * are never freed, so a lookup through any handle, however stale, reads
- * valid memory. Free slots form a LIFO list (the most recently used TCB is
- * the warmest) under one spinlock; in front of it, each worker keeps a few
- * finished TCBs with their stacks still attached (no lock: only that
- * worker's kernel thread touches its cache). See thread.h for the handle
- * format.
+ * valid memory. Released slots form a LIFO list (the most recently used
+ * TCB is the warmest) under one spinlock; when it is empty, the newest
+ * chunk's next never-used slot is taken (`fresh`), so a chunk's pages are
+ * touched only as its slots come into use: a process with a few threads
+ * does not fault in the whole first chunk (384 KiB, ~95 page faults at
+ * every start-up, a fifth of the runtime's start-up time). A slot never
+ * used is zero: state CAP__T_FREE, gen 0, which no handle carries. In
+ * front of the list, each worker keeps a few finished TCBs with their
+ * stacks still attached (no lock: only that worker's kernel thread
+ * touches its cache). See thread.h for the handle format.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "sched/worker.h"
 #include "thread/thread.h"
+#include "util/asan.h"
 
 enum {
     CHUNK_SHIFT = 10,
@@ -27,6 +34,7 @@ static _Atomic(cap__thread *) chunks[MAX_CHUNKS];
 static atomic_uint nchunks;
 static cap__spin table_lock = CAP__SPIN_INIT;
 static cap__thread *free_list; /* linked by run_next */
+static uint32_t fresh = CHUNK_TCBS; /* [table_lock] slots of the newest chunk ever used */
 
 cap__thread *cap__thread_lookup(cap_thread_t h)
 {
@@ -49,32 +57,43 @@ static bool grow(void)
     uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed);
     if (n == MAX_CHUNKS)
         return false;
-    cap__thread *chunk = calloc(CHUNK_TCBS, sizeof *chunk);
-    if (chunk == NULL)
+    /* Fresh anonymous pages, zero and untouched until a slot is used
+     * (calloc may hand out heap memory that it clears, touching all). */
+    cap__thread *chunk = mmap(NULL, CHUNK_TCBS * sizeof *chunk, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (chunk == MAP_FAILED)
         return false;
-    for (uint32_t i = CHUNK_TCBS; i-- > 0;) {
-        cap__thread *t = &chunk[i];
-        t->slot = (n << CHUNK_SHIFT) | i;
-        atomic_init(&t->gen, 1);
-        t->run_next = free_list;
-        free_list = t;
-    }
+    cap__asan_root(chunk, CHUNK_TCBS * sizeof *chunk);
     atomic_store_explicit(&chunks[n], chunk, memory_order_release);
     atomic_store_explicit(&nchunks, n + 1, memory_order_release);
+    fresh = 0;
     return true;
+}
+
+/* The newest chunk's next never-used slot, its lock held. */
+static cap__thread *take_fresh_locked(void)
+{
+    if (fresh == CHUNK_TCBS && !grow())
+        return NULL;
+    uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed) - 1;
+    cap__thread *t = &atomic_load_explicit(&chunks[n], memory_order_relaxed)[fresh];
+    t->slot = (n << CHUNK_SHIFT) | fresh;
+    atomic_store_explicit(&t->gen, 1, memory_order_release);
+    fresh++;
+    return t;
 }
 
 cap__thread *cap__thread_alloc(void)
 {
     cap__spin_lock(&table_lock);
-    if (free_list == NULL && !grow()) {
-        cap__spin_unlock(&table_lock);
-        return NULL;
-    }
     cap__thread *t = free_list;
-    free_list = t->run_next;
+    if (t != NULL)
+        free_list = t->run_next;
+    else
+        t = take_fresh_locked();
     cap__spin_unlock(&table_lock);
-    t->run_next = NULL;
+    if (t != NULL)
+        t->run_next = NULL;
     return t;
 }
 
