@@ -76,10 +76,10 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -487,55 +487,28 @@ static int uring_fsync(int fd, bool datasync)
     return wait_req(r, &q);
 }
 
-/* Whether io_uring works here: a ring made and torn down. On a kernel
- * thread of its own: the teardown's deferred work is queued to the ring's
- * task as a signal-like notification (TIF_NOTIFY_SIGNAL), which made the
- * next blocking system call of the thread that probed (main, at start-up)
- * fail with a spurious EINTR where it cannot restart (sigtimedwait,
- * semop...; probe: a sigtimedwait with a 300 ms timeout in main returned
- * EINTR at once instead of EAGAIN). An exited thread gets none.
- *
- * A joined thread is not gone yet: the join returns when the kernel clears
- * its thread id, early in its exit, and it stays one of the process's
- * threads (/proc/self/task) until the exit ends, which a busy machine may
- * delay past start-up (seen here 10 times in 20,000 joins, idle). So
- * start-up waits until the kernel no longer finds it (tgkill with signal 0:
- * ESRCH), and a program that counts its threads finds only the workers. */
-struct probe {
-    int rc;
-    pid_t tid;
-};
-
-static void *probe_ring(void *arg)
-{
-    struct probe *p = arg;
-    p->tid = (pid_t)syscall(SYS_gettid);
-    struct io_uring probe;
-    int rc = io_uring_queue_init(2, &probe, 0);
-    if (rc == 0)
-        io_uring_queue_exit(&probe);
-    p->rc = rc < 0 ? rc : rc > 0 ? -ENOSYS : 0;
-    return NULL;
-}
-
+/* Whether io_uring is there: an io_uring_setup the kernel refuses for its
+ * arguments (no entries: EINVAL) once it has checked that the calling
+ * process may use io_uring at all (built in: ENOSYS otherwise; the
+ * io_uring_disabled sysctl and seccomp filters: EPERM or ENOSYS). No ring
+ * is made. Until session 52 the probe made a ring and tore it down, on a
+ * kernel thread of its own (the teardown's deferred work, queued to the
+ * ring's task as a signal-like notification, made the probing thread's
+ * next blocking call fail with a spurious EINTR): a thread's creation and
+ * a ring's setup and teardown at every start-up, for an answer the
+ * arguments give. A worker whose own ring then cannot be made (memory,
+ * an old kernel's locked-memory limit) serves its reads on the thread
+ * pool (ring_of). */
 static int uring_start(void)
 {
-    struct probe p = { .rc = -ENOSYS };
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved); /* no handler runs on it */
-    pthread_t t;
-    int err = pthread_create(&t, NULL, probe_ring, &p);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (err != 0) {
-        probe_ring(&p); /* here after all */
-        return p.rc;
+    struct io_uring_params params;
+    memset(&params, 0, sizeof params);
+    long rc = syscall(SYS_io_uring_setup, 0, &params);
+    if (rc >= 0) { /* not this kernel's answer to no entries: a ring after all */
+        syscall(SYS_close, rc);
+        return 0;
     }
-    pthread_join(t, NULL);
-    pid_t pid = getpid();
-    while (syscall(SYS_tgkill, pid, p.tid, 0) == 0)
-        cap__kernel_yield(); /* its exit is under way: a few microseconds */
-    return p.rc;
+    return errno == EINVAL ? 0 : -errno;
 }
 
 const cap__diskio cap__diskio_uring = {
