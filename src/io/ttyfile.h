@@ -12,9 +12,11 @@
  * application's descriptor until there is room. A write costs its system
  * call, not a round trip through the offload pool.
  *
- * Only pseudo-terminal slaves (UNIX98 majors 136-143) get one: reopening
- * a master (/dev/ptmx), /dev/tty or /dev/console would open another
- * terminal, and opening a real device may act on the line. The private
+ * Only pseudo-terminal slaves (UNIX98 majors 136-143) that the program's
+ * descriptor may write get one: reopening a master (/dev/ptmx), /dev/tty
+ * or /dev/console would open another terminal, opening a real device may
+ * act on the line, and a description of our own would write where the
+ * program's read-only one says EBADF. The private
  * description:
  *  - belongs to one life of one descriptor number (fd, gen: io/fd.h) and
  *    is closed when that life ends (cap__ttyfile_forget, from fd.c), so
