@@ -135,7 +135,9 @@ static inline long cap__ic_sys(long r)
  * believes it blocking. */
 bool cap__ic_emulated(int fd);
 /* On a thread we do not run: waits in poll(2) until fd is ready in dir or
- * its SO_RCVTIMEO/SO_SNDTIMEO passes. 0, or -EAGAIN on timeout. */
+ * its SO_RCVTIMEO/SO_SNDTIMEO passes. 0, -EAGAIN on timeout, or -EINTR
+ * when a signal handler interrupted the wait that the kernel's call would
+ * have ended with EINTR (one without SA_RESTART; any with a timeout). */
 int cap__ic_foreign_wait(int fd, int dir);
 
 /* In a handler that may wait as its thread (util/sigctx.h): cap__io_poll

@@ -94,8 +94,9 @@ static ssize_t wait_step(cap__fd *f, int fd, int dir, cap__io_attempt op, struct
         ssize_t r = op(fd, s);
         if (r != -EAGAIN)
             return r;
-        if (cap__ic_foreign_wait(fd, dir) != 0)
-            return -ETIMEDOUT;
+        int w = cap__ic_foreign_wait(fd, dir);
+        if (w != 0)
+            return w == -EINTR ? w : -ETIMEDOUT;
     }
 }
 

@@ -168,8 +168,9 @@ int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen, int flags)
             r = (int)syscall(SYS_accept4, fd, addr.__sockaddr__, alen, our_type(flags));
             if (r >= 0 || errno != EAGAIN || !cap__ic_emulated(fd))
                 break;
-            if (cap__ic_foreign_wait(fd, CAP__IO_READ) != 0) {
-                errno = EAGAIN;
+            int w = cap__ic_foreign_wait(fd, CAP__IO_READ);
+            if (w != 0) {
+                errno = -w;
                 return -1;
             }
         }
@@ -332,8 +333,9 @@ int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
     if (r == 0 || !cap__ic_emulated(fd) || (errno != EINPROGRESS && errno != EALREADY))
         return r;
     int started = errno; /* what the send timeout reports, as in user_connect */
-    if (cap__ic_foreign_wait(fd, CAP__IO_WRITE) != 0) {
-        errno = started;
+    int w = cap__ic_foreign_wait(fd, CAP__IO_WRITE);
+    if (w != 0) {
+        errno = w == -EINTR ? EINTR : started; /* the connection goes on, as Linux's */
         return -1;
     }
     int err = so_error(fd);

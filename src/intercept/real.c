@@ -15,6 +15,7 @@
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "runtime/config.h"
+#include "util/sigctx.h"
 #include "util/clock.h"
 #include "util/compiler.h"
 #include "util/die.h"
@@ -105,10 +106,19 @@ int cap__ic_lifted_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, bool *l
     return r;
 }
 
+/* The handlers run on this kernel thread that interrupt a wait with this
+ * deadline: without SA_RESTART, or any when a timeout is set, which
+ * Linux's socket calls are not restarted over (signal(7)). */
+static unsigned long breaks_for(uint64_t deadline)
+{
+    return deadline == CAP__FOREVER ? cap__handler_breaks : cap__handler_runs;
+}
+
 int cap__ic_foreign_wait(int fd, int dir)
 {
     cap__fd *f = cap__fd_peek(fd);
     uint64_t deadline = f != NULL ? cap__io_deadline(f, dir) : CAP__FOREVER;
+    unsigned long breaks = breaks_for(deadline);
     struct pollfd p = { .fd = fd, .events = dir == CAP__IO_READ ? POLLIN : POLLOUT };
     /* A handler its thread delivered to itself waits as that thread, not
      * blocking the worker's others, one of which may be what it waits
@@ -118,6 +128,11 @@ int cap__ic_foreign_wait(int fd, int dir)
     if (lifted)
         return r == 0 ? -EAGAIN : 0;
     for (;;) {
+        /* A handler that interrupts the call the kernel would have made
+         * (not a SA_RESTART one of a restartable call) ran since the wait
+         * began: EINTR, as from that call, which found nothing. */
+        if (breaks_for(deadline) != breaks)
+            return -EINTR;
         struct timespec ts, *tsp = NULL;
         if (deadline != CAP__FOREVER) {
             uint64_t now = cap__now();

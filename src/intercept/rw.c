@@ -611,8 +611,9 @@ __attribute__((noinline)) static ssize_t writev_rest(int fd, const struct iovec 
                 cap__pipe_after_foreign_xfer(fd, (dir) == CAP__IO_WRITE);        \
             if (r_ >= 0 || errno != EAGAIN || (nowait) || !cap__ic_emulated(fd)) \
                 return r_;                                                       \
-            if (cap__ic_foreign_wait(fd, dir) != 0) {                            \
-                errno = EAGAIN;                                                  \
+            int w_ = cap__ic_foreign_wait(fd, dir);                              \
+            if (w_ != 0) {                                                       \
+                errno = -w_;                                                     \
                 return -1;                                                       \
             }                                                                    \
         }                                                                        \

@@ -235,8 +235,9 @@ static long move_elsewhere(const struct move *m, const struct plan *p)
             sched_yield();
             continue;
         }
-        if (cap__ic_foreign_wait(fd, dir) != 0)
-            return -EAGAIN; /* the socket's timeout */
+        int w = cap__ic_foreign_wait(fd, dir);
+        if (w != 0)
+            return w; /* -EAGAIN: the socket's timeout; or -EINTR */
     }
 }
 

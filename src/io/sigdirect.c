@@ -114,6 +114,16 @@ void cap__sig_queued_clear(cap__thread *t)
     memset((void *)t->sig_queued, 0, sizeof t->sig_queued);
 }
 
+/* A handler of sig, sent to t alone, runs on t now (t is the thread
+ * running here): counted for a transfer of t's between two parks
+ * (thread.h, sig_runs). */
+static void count_run(cap__thread *t, int flags)
+{
+    atomic_fetch_add_explicit(&t->sig_runs, 1, memory_order_relaxed);
+    if (!(flags & SA_RESTART))
+        atomic_fetch_add_explicit(&t->sig_runs_intr, 1, memory_order_relaxed);
+}
+
 int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode)
 {
     if (cap__in_signal_handler())
@@ -151,6 +161,8 @@ int cap__sig_deliver_pending(cap__thread *self, bool restartable, int mode)
         bool handled = cap__sig_disposition(sig, &flags) == CAP__DISP_HANDLER;
         if (!handled)
             cap__sig_route_claim(self, sig, NULL); /* no trampoline will */
+        else
+            count_run(self, flags);
         cap__sig_own_delivery = mode;
         cap__sig_raising = sig; /* its handler may wait as this thread */
         cap__sigmask_raise_here(sig);
@@ -205,6 +217,8 @@ void cap__sig_pending_kicked(void *uctx)
         int flags;
         if (cap__sig_disposition(sig, &flags) != CAP__DISP_HANDLER)
             cap__sig_route_claim(t, sig, NULL); /* no trampoline will */
+        else
+            count_run(t, flags);
         /* Pending on this kernel thread; delivered here if the handler's
          * mask lets it through, else as the kick handler returns to t.
          * Unblocking it there keeps the workers' mask at least the target:

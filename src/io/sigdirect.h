@@ -117,6 +117,18 @@ static inline void cap__sig_pending_check(cap__thread *self, int mode)
         cap__sig_deliver_pending(self, false, mode);
 }
 
+/* How many handlers of signals sent to self alone self has run (thread.h,
+ * sig_runs): restart, those that interrupt a call SA_RESTART restarts
+ * (without SA_RESTART); else all. A wait that parked outside the signal
+ * registry (a parked-only transfer between its parks, io/wait.c; a
+ * semaphore wait before the program's first handler, sync/sem.c) ends
+ * with EINTR when this moved since it began: the handler ran inside it. */
+static inline uint32_t cap__sig_runs(cap__thread *self, bool restart)
+{
+    return restart ? atomic_load_explicit(&self->sig_runs_intr, memory_order_relaxed)
+                   : atomic_load_explicit(&self->sig_runs, memory_order_relaxed);
+}
+
 /* No real-time signal instances counted for t (a new thread, a fork's
  * child: its sig_pending cleared with it). */
 void cap__sig_queued_clear(cap__thread *t);

@@ -69,7 +69,11 @@
  * running, not waiting: its callback refuses a delivery that finds it
  * unparked (it returns false and dispatch offers the delivery to another
  * call), as a signal passes a running thread by, unless an event woke
- * it and it resumed after the delivery was numbered (below).
+ * it and it resumed after the delivery was numbered (below). A signal
+ * sent to its thread alone has its handler run there, outside the
+ * registry (io/sigdirect.h); the call sees that by the thread's count
+ * of such handlers (cap__sig_runs) and ends with EINTR instead of
+ * parking again (io/wait.c, cap__io_do_wait).
  *
  * Ordering. Linux interrupts the call before the handler runs (on the
  * interrupted thread), and the call returns EINTR after it:

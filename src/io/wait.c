@@ -51,6 +51,7 @@
 #include "io/io.h"
 #include "io/netio.h"
 #include "io/pipe.h"
+#include "io/sigdirect.h"
 #include "io/sigfd.h"
 #include "io/sigintr.h"
 #include "sched/park.h"
@@ -730,6 +731,26 @@ static bool urgent_mark_hides_data(cap__fd *f, int fd, int dir)
     return syscall(SYS_poll, &p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR));
 }
 
+/* The handlers of signals sent to the calling thread alone that it has run
+ * so far, of those that interrupt a call waiting with in (io/sigdirect.h,
+ * cap__sig_runs); 0 for a call that signals do not interrupt.
+ *
+ * A parked-only transfer (sigintr.h) is registered for signals only while
+ * it parks. Woken for nothing (an event whose data another reader took;
+ * the sweep before the program's first handler, which wakes unregistered
+ * parks), it runs until it parks again, and a signal sent to its thread
+ * meanwhile has its handler run there, as at any safe point, outside the
+ * registry: the call used to wait on though the handler ran inside it,
+ * where Linux's returns EINTR (a pthread_kill meant to end a blocked read
+ * was lost so). So the call counts the thread's handler runs, and one
+ * seen before it parks again ends it with EINTR: its attempt had found
+ * nothing, so nothing is lost. */
+static uint32_t handler_runs(const cap__intr *in)
+{
+    cap__thread *self = cap__current();
+    return in == NULL || self == NULL ? 0 : cap__sig_runs(self, in->restart);
+}
+
 ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
                         uint64_t *deadline_p, const cap__intr *in, size_t drain, bool skipped)
 {
@@ -751,11 +772,14 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
      * before the program's first handler, where such a send would not
      * find it (io/sigintr.h). */
     cap__io_call_begin(&c, in, in == NULL || in->takes == 0);
+    uint32_t runs = handler_runs(in);
     ssize_t r;
     bool again = !skipped && urgent_mark_hides_data(f, fd, dir);
-    for (;;) {
+    for (bool first = true;; first = false) {
         int rc = ETIMEDOUT;
-        if (again)
+        if (!first && !again && handler_runs(in) != runs)
+            rc = EINTR; /* a handler ran on the thread since the call began */
+        else if (again)
             rc = 0;
         else if (deadline == CAP__FOREVER || fresh || cap__now() < deadline)
             rc = io_wait(tk, deadline, &c);

@@ -114,6 +114,7 @@ static struct {
 static cap__spin table_lock = CAP__SPIN_INIT;
 __thread unsigned cap__handler_depth __attribute__((tls_model("initial-exec")));
 __thread unsigned long cap__handler_runs __attribute__((tls_model("initial-exec")));
+__thread unsigned long cap__handler_breaks __attribute__((tls_model("initial-exec")));
 __thread int cap__sig_own_delivery __attribute__((tls_model("initial-exec")));
 __thread int cap__sig_raising __attribute__((tls_model("initial-exec")));
 
@@ -363,6 +364,8 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         __asm__ volatile("movq %0, %%fs:0x70" : : "r"((uintptr_t)0) : "memory");
     }
     cap__handler_runs++;
+    if (!(h.flags & SA_RESTART))
+        cap__handler_breaks++;
     cap__worker *w = cap__worker_self();
     cap__thread *current = w != NULL ? w->current : NULL;
     struct open_handler o = { .prev = open_top,

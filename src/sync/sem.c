@@ -52,6 +52,7 @@
 #include <fcntl.h>
 #include <semaphore.h>
 
+#include "io/sigdirect.h"
 #include "io/sigintr.h"
 #include "io/sigsafe.h"
 #include "sched/worker.h"
@@ -140,6 +141,7 @@ struct intr_wait {
     cap__sig_waiter sw;
     const cap__intr *in;
     bool entered;
+    uint32_t runs; /* cap__sig_runs as the wait began */
 };
 
 /* Whether a signal interrupted the wait; before a park, also registers
@@ -147,6 +149,11 @@ struct intr_wait {
  * unregistered if none can yet). */
 static bool interrupted(struct intr_wait *iw, cap__addr_waiter *aw)
 {
+    /* A signal sent to this thread whose handler ran here outside the
+     * registry: as it resumed from a park made before the program's first
+     * handler, whose sweep woke it (io/sigdirect.h, cap__sig_runs). */
+    if (cap__sig_runs(cap__current(), iw->in->restart) != iw->runs)
+        return true;
     if (iw->entered) {
         /* Woken to go on by a signal sent to this thread (io/sigdirect.h):
          * its handler runs here, before the wait parks again. */
@@ -208,6 +215,7 @@ static __attribute__((noinline)) int wait_interruptible(cap_sem_t *s, cap__timeo
     struct intr_wait iw = {
         .in = to != NULL ? &cap__intr_always : &cap__intr_restart,
         .entered = false,
+        .runs = cap__sig_runs(cap__current(), to == NULL),
     };
     cap__addr_waiter aw = { .addr = value_word(s) };
     int rc = wait_slow(s, to, &aw, &iw);

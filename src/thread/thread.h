@@ -102,6 +102,13 @@ typedef struct cap__thread {
      * before a send parks only if the count is still what it was then
      * (io/sigfd.h) */
     _Atomic uint32_t sig_sends;
+    /* [own thread, and a kick's handler while it runs] handlers of
+     * signals sent to it alone that it ran (io/sigdirect.c), all of them
+     * and those without SA_RESTART: a blocking transfer between two of
+     * its parks, not registered for signals, sees by these that a handler
+     * interrupted it (io/wait.c, cap__io_do_wait). Compared for change
+     * only; the second wraps at 65,536 */
+    _Atomic uint32_t sig_runs;
     /* [atomic] signals of sig_pending already reported by an edge-
      * triggered epoll registration of a signalfd (io/sigfd.h); a send
      * that newly sets a bit (or queues a real-time one) clears it */
@@ -116,6 +123,7 @@ typedef struct cap__thread {
     /* [atomic] it is ending: a process signal routed to it goes back to
      * the process (io/sigroute.h) */
     atomic_bool sig_closed;
+    _Atomic uint16_t sig_runs_intr; /* see sig_runs */
     /* [its shard lock] its call registered for signals, if any
      * (io/sigintr.h): where a signal sent to it is delivered */
     struct cap__sig_waiter *sig_call;

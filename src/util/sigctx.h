@@ -42,6 +42,12 @@ extern __thread unsigned cap__handler_depth
  * handler (intercept/sigsuspend.c). */
 extern __thread unsigned long cap__handler_runs
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
+/* Those of them installed without SA_RESTART: a restartable call that a
+ * kernel thread the runtime does not run emulates with poll(2), which no
+ * SA_RESTART restarts, fails with EINTR only when this moved
+ * (intercept/real.c, cap__ic_foreign_wait). */
+extern __thread unsigned long cap__handler_breaks
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 static inline bool cap__in_signal_handler(void)
 {
