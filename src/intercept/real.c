@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "runtime/config.h"
@@ -141,12 +142,14 @@ int cap__ic_foreign_wait(int fd, int dir)
             ts = cap__ns_to_timespec(deadline - now);
             tsp = &ts;
         }
-        long r = syscall(SYS_ppoll, &p, 1, tsp, NULL, 0);
+        /* Raw: errno stays as it was (the call that follows may succeed,
+         * and a successful call leaves errno alone). */
+        long r = cap__sys6(SYS_ppoll, (long)&p, 1, (long)tsp, 0, 0, 0);
         if (r > 0)
             return 0;
         if (r == 0)
             return -EAGAIN;
-        if (errno != EINTR)
+        if (r != -EINTR)
             return 0; /* let the call itself report the problem */
     }
 }

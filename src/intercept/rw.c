@@ -602,14 +602,21 @@ __attribute__((noinline)) static ssize_t writev_rest(int fd, const struct iovec 
 /* Repeats a plain call on an emulated descriptor until it stops saying
  * EAGAIN, unless the call itself asked not to wait (nowait: MSG_DONTWAIT,
  * RWF_NOWAIT), whose EAGAIN is the answer; a transfer on a pipe we made
- * wakes the other end's waiters as ours do (io/pipe.h). */
+ * wakes the other end's waiters as ours do (io/pipe.h). A success leaves
+ * errno as the caller had it, as the kernel's blocking call would (not
+ * the EAGAIN of the tries before it). */
 #define FOREIGN(call, fd, dir, nowait)                                           \
     do {                                                                         \
+        int e_ = errno;                                                          \
         for (;;) {                                                               \
             ssize_t r_ = (call);                                                 \
-            if (r_ > 0)                                                          \
-                cap__pipe_after_foreign_xfer(fd, (dir) == CAP__IO_WRITE);        \
-            if (r_ >= 0 || errno != EAGAIN || (nowait) || !cap__ic_emulated(fd)) \
+            if (r_ >= 0) {                                                       \
+                if (r_ > 0)                                                      \
+                    cap__pipe_after_foreign_xfer(fd, (dir) == CAP__IO_WRITE);    \
+                errno = e_;                                                      \
+                return r_;                                                       \
+            }                                                                    \
+            if (errno != EAGAIN || (nowait) || !cap__ic_emulated(fd))            \
                 return r_;                                                       \
             int w_ = cap__ic_foreign_wait(fd, dir);                              \
             if (w_ != 0) {                                                       \

@@ -18,6 +18,8 @@
  *    runtime made non-blocking underneath: the call waits in poll(2),
  *    which no SA_RESTART restarts, and must still end with EINTR for a
  *    handler without it and go on under one with it.
+ * A call that completes leaves errno as it was (0 here), not at the
+ * EAGAIN or EINTR of the tries and waits inside it.
  * Before the fix every "first" call without SA_RESTART (and the
  * unrestartable ones with it) waited on for good after its handler ran,
  * and so did every "foreign" one. */
@@ -56,6 +58,7 @@ static void *call(void *arg)
     (void)arg;
     char buf[4096] = { 0 };
     atomic_store(&in_call, 1);
+    errno = 0; /* a success leaves it so */
     switch (op) {
     case OP_PIPE_READ:
     case OP_SOCK_READ:
@@ -153,6 +156,7 @@ static void check_ended(bool restart)
     CHECK_EQ(handled, 1);
     if (restart && !unrestartable(op)) {
         CHECK_GE(result, 0);
+        CHECK_EQ(err, 0);
     } else {
         CHECK_EQ(result, -1);
         CHECK_EQ(err, EINTR);
