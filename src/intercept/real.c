@@ -16,10 +16,10 @@
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "runtime/config.h"
-#include "util/sigctx.h"
 #include "util/clock.h"
 #include "util/compiler.h"
 #include "util/die.h"
+#include "util/sigctx.h"
 
 void *cap__real_sym(const char *name)
 {

@@ -118,10 +118,10 @@ static inline void cap__sig_pending_check(cap__thread *self, int mode)
 }
 
 /* How many handlers of signals sent to self alone self has run (thread.h,
- * sig_runs): restart, those that interrupt a call SA_RESTART restarts
- * (without SA_RESTART); else all. A wait that parked outside the signal
- * registry (a parked-only transfer between its parks, io/wait.c; a
- * semaphore wait before the program's first handler, sync/sem.c) ends
+ * sig_runs): for a call that SA_RESTART restarts (restart), only those
+ * without SA_RESTART; for any other, all. A wait that parked outside the
+ * signal registry (a parked-only transfer between its parks, io/wait.c;
+ * a semaphore wait before the program's first handler, sync/sem.c) ends
  * with EINTR when this moved since it began: the handler ran inside it. */
 static inline uint32_t cap__sig_runs(cap__thread *self, bool restart)
 {

@@ -215,8 +215,8 @@ static __attribute__((noinline)) int wait_interruptible(cap_sem_t *s, cap__timeo
     struct intr_wait iw = {
         .in = to != NULL ? &cap__intr_always : &cap__intr_restart,
         .entered = false,
-        .runs = cap__sig_runs(cap__current(), to == NULL),
     };
+    iw.runs = cap__sig_runs(cap__current(), iw.in->restart);
     cap__addr_waiter aw = { .addr = value_word(s) };
     int rc = wait_slow(s, to, &aw, &iw);
     if (iw.entered)
