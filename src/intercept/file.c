@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "io/diskio.h"
 #include "io/io.h"
@@ -97,7 +98,7 @@ static ssize_t sf_attempt(int out, void *arg)
     struct sf *s = arg;
     if (!s->owned && cap__ic_revents_now(out, POLLOUT) == 0)
         return -EAGAIN;
-    return cap__ic_sys(syscall(SYS_sendfile, out, s->in, s->off, s->count));
+    return cap__sys6(SYS_sendfile, out, s->in, (long)s->off, (long)s->count, 0, 0);
 }
 
 ssize_t sendfile(int out, int in, off_t *off, size_t count)

@@ -10,7 +10,9 @@
  *
  * On a user thread each first tries without waiting (IPC_NOWAIT, an
  * already-past deadline, a zero timeout) and only a call that would wait
- * runs on the offload pool (io/offload.c). Interruption follows signal(7):
+ * runs on the offload pool (io/offload.c); the try is a raw system call,
+ * so a call that then waits and succeeds leaves errno as it was, as the
+ * kernel's does. Interruption follows signal(7):
  * the System V calls are never restarted (any handler interrupts them),
  * the message-queue calls only by handlers without SA_RESTART. The POSIX
  * cancellation points among them (all but semop and semtimedop) end on a
@@ -36,6 +38,7 @@
 #define MSG_COPY 040000 /* <linux/msg.h> */
 #endif
 
+#include "arch/syscall.h"
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
@@ -69,9 +72,9 @@ ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
 {
     if (!cap__ic_enter() || (flags & (IPC_NOWAIT | MSG_COPY)))
         return syscall(SYS_msgrcv, id, msg, size, type, flags);
-    long r = syscall(SYS_msgrcv, id, msg, size, type, flags | IPC_NOWAIT);
-    if (r >= 0 || errno != ENOMSG)
-        return r;
+    long r = cap__sys6(SYS_msgrcv, id, (long)msg, (long)size, type, flags | IPC_NOWAIT, 0);
+    if (r != -ENOMSG)
+        return cap__ic_ret(r);
     cap__sys_call c = { SYS_msgrcv, { id, (long)msg, (long)size, type, flags }, 0 };
     return offload(&c, &cap__intr_always, true, CAP__FOREVER);
 }
@@ -80,9 +83,9 @@ int msgsnd(int id, const void *msg, size_t size, int flags)
 {
     if (!cap__ic_enter() || (flags & IPC_NOWAIT))
         return (int)syscall(SYS_msgsnd, id, msg, size, flags);
-    long r = syscall(SYS_msgsnd, id, msg, size, flags | IPC_NOWAIT);
-    if (r >= 0 || errno != EAGAIN)
-        return (int)r;
+    long r = cap__sys6(SYS_msgsnd, id, (long)msg, (long)size, flags | IPC_NOWAIT, 0, 0);
+    if (r != -EAGAIN)
+        return (int)cap__ic_ret(r);
     cap__sys_call c = { SYS_msgsnd, { id, (long)msg, (long)size, flags, 0 }, 0 };
     return (int)offload(&c, &cap__intr_always, true, CAP__FOREVER);
 }
@@ -122,9 +125,9 @@ int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *time
             waits |= !(ops[i].sem_flg & IPC_NOWAIT);
             nowait[i].sem_flg |= IPC_NOWAIT;
         }
-        long r = syscall(SYS_semtimedop, id, nowait, n, NULL);
-        if (!waits || r >= 0 || errno != EAGAIN)
-            return (int)r;
+        long r = cap__sys6(SYS_semtimedop, id, (long)nowait, (long)n, 0, 0, 0);
+        if (!waits || r != -EAGAIN)
+            return (int)cap__ic_ret(r);
     }
     uint64_t deadline = cap__ic_rel_deadline(timeout);
     if (deadline == CAP__FOREVER) {
@@ -176,9 +179,9 @@ static ssize_t receive(mqd_t q, char *msg, size_t len, unsigned *prio,
 {
     if (!cap__ic_enter() || refused_time(deadline))
         return syscall(SYS_mq_timedreceive, q, msg, len, prio, deadline);
-    long r = syscall(SYS_mq_timedreceive, q, msg, len, prio, &past);
-    if (r >= 0 || errno != ETIMEDOUT)
-        return r;
+    long r = cap__sys6(SYS_mq_timedreceive, q, (long)msg, (long)len, (long)prio, (long)&past, 0);
+    if (r != -ETIMEDOUT)
+        return cap__ic_ret(r);
     cap__sys_call c = { SYS_mq_timedreceive, { q, (long)msg, (long)len, (long)prio,
                                                  (long)deadline }, 0 };
     return offload(&c, &cap__intr_restart, true, monotonic_deadline(deadline));
@@ -200,9 +203,9 @@ static int send_msg(mqd_t q, const char *msg, size_t len, unsigned prio,
 {
     if (!cap__ic_enter() || refused_time(deadline))
         return (int)syscall(SYS_mq_timedsend, q, msg, len, prio, deadline);
-    long r = syscall(SYS_mq_timedsend, q, msg, len, prio, &past);
-    if (r >= 0 || errno != ETIMEDOUT)
-        return (int)r;
+    long r = cap__sys6(SYS_mq_timedsend, q, (long)msg, (long)len, prio, (long)&past, 0);
+    if (r != -ETIMEDOUT)
+        return (int)cap__ic_ret(r);
     cap__sys_call c = { SYS_mq_timedsend, { q, (long)msg, (long)len, (long)prio,
                                               (long)deadline }, 0 };
     return (int)offload(&c, &cap__intr_restart, true, monotonic_deadline(deadline));

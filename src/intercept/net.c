@@ -43,6 +43,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "util/clock.h"
@@ -126,7 +127,7 @@ static ssize_t accept_attempt(int fd, void *arg)
      * make it. */
     if (!a->owned && cap__ic_revents_now(fd, POLLIN) == 0 && listening(fd))
         return -EAGAIN;
-    return cap__ic_sys(syscall(SYS_accept4, fd, a->addr, a->alen, a->flags | SOCK_NONBLOCK));
+    return cap__sys6(SYS_accept4, fd, (long)a->addr, (long)a->alen, a->flags | SOCK_NONBLOCK, 0, 0);
 }
 
 static void accepted(int listener, int fd, int flags)

@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
 #include "io/sigchld.h"
@@ -131,9 +132,11 @@ int flock(int fd, int op)
 {
     if (!cap__ic_user() || (op & LOCK_NB) || (op & (LOCK_SH | LOCK_EX)) == 0)
         return (int)syscall(SYS_flock, fd, op);
-    long r = syscall(SYS_flock, fd, op | LOCK_NB);
-    if (r == 0 || errno != EWOULDBLOCK)
-        return (int)r;
+    /* The try is a raw call: a lock taken after a wait leaves errno as
+     * the kernel's blocking flock does, not at the try's EWOULDBLOCK. */
+    long r = cap__sys6(SYS_flock, fd, op | LOCK_NB, 0, 0, 0, 0);
+    if (r != -EWOULDBLOCK)
+        return (int)cap__ic_ret(r);
     cap__sys_call c = { SYS_flock, { fd, op }, 0 };
     return (int)cap__ic_ret(cap__ic_offload_sys(&c, &cap__intr_restart));
 }

@@ -57,6 +57,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
 #include "io/fd.h"
@@ -127,7 +128,7 @@ static long wait_signal(const sigset_t *set, siginfo_t *info, uint64_t deadline)
         if ((r = cap__sig_route_take(in.takes, info)) != 0)
             break;
         struct timespec zero = { 0, 0 };
-        r = cap__ic_sys(syscall(SYS_rt_sigtimedwait, set, info, &zero, _NSIG / 8));
+        r = cap__sys6(SYS_rt_sigtimedwait, (long)set, (long)info, (long)&zero, _NSIG / 8, 0, 0);
         if (r >= 0 || (r != -EAGAIN && r != -EINTR))
             break;
         if (r == -EINTR)

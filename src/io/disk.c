@@ -54,17 +54,19 @@ enum { STACK_IOVS = 8 };
 static ssize_t raw_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,
                       off_t off, int rwf)
 {
+    /* Raw calls: a RWF_NOWAIT try refused (EAGAIN, EOPNOTSUPP) before a
+     * transfer that succeeds must not leave its errno to the caller. */
     if (cnt == 1 && rwf == 0) { /* the single-buffer calls skip the vector import */
         bool rd = op == CAP__DISK_READ;
-        long r = off == -1 ? syscall(rd ? SYS_read : SYS_write, fd, iov->iov_base, iov->iov_len)
-                           : syscall(rd ? SYS_pread64 : SYS_pwrite64, fd, iov->iov_base,
-                                     iov->iov_len, off);
-        return r < 0 ? -errno : r;
+        if (off == -1)
+            return cap__sys6(rd ? SYS_read : SYS_write, fd, (long)iov->iov_base,
+                             (long)iov->iov_len, 0, 0, 0);
+        return cap__sys6(rd ? SYS_pread64 : SYS_pwrite64, fd, (long)iov->iov_base,
+                         (long)iov->iov_len, (long)off, 0, 0);
     }
     /* The raw preadv2 takes the offset split in two longs (low, high). */
-    long r = syscall(op == CAP__DISK_READ ? SYS_preadv2 : SYS_pwritev2, fd, iov, cnt,
-                     (unsigned long)off, (unsigned long)((unsigned long long)off >> 32), rwf);
-    return r < 0 ? -errno : r;
+    return cap__sys6(op == CAP__DISK_READ ? SYS_preadv2 : SYS_pwritev2, fd, (long)iov, cnt,
+                     (long)(unsigned long)off, (long)((unsigned long long)off >> 32), rwf);
 }
 
 ssize_t cap__disk_blocking_rw(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt,

@@ -16,7 +16,8 @@ set(CAPIO_DISK_PROGRAMS regular_file_io read_blocks_only_its_thread
     write_short_at_fsize_limit write_past_fsize_limit_signals_caller
     file_copy_past_fsize_limit_signals_caller hot_pread_negative_offset_einval
     file_short_read_not_continued cancel_pending_acts_in_file_copies
-    read_at_position_not_torn count_beyond_buffer_as_kernel cold_file_transfers_park)
+    read_at_position_not_torn count_beyond_buffer_as_kernel cold_file_transfers_park
+    errno_kept_across_waits)
 set(CAPIO_TIMEOUT_tcp_loopback_10k 300)
 set(CAPIO_TIMEOUT_accept_storm 120)
 # 20,000 wake-ups across kernel threads, each waiting for a CPU when the
