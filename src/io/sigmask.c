@@ -237,6 +237,12 @@ static void reach_all(uint64_t gained, bool wait)
 
 /* ---- the interface ---------------------------------------------------------- */
 
+void cap__sigmask_kthread_init(void)
+{
+    uint64_t m = never_blocked();
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &m, NULL, sizeof m);
+}
+
 void cap__sigmask_init(cap__thread *main_thread)
 {
     uint64_t m = 0;

@@ -71,6 +71,15 @@ uint64_t cap__sigmask_holdable(void);
  * first target. */
 void cap__sigmask_init(struct cap__thread *main_thread);
 
+/* At the start of every other worker's kernel thread: unblocks the
+ * signals no kernel thread of the runtime blocks (above), which it may
+ * have inherited blocked from the mask the program was started with (a
+ * parent's system() blocks the kick, say). The rest of that mask is the
+ * first target, as cap__sigmask_init takes it. Left blocked, the kick
+ * stayed pending there and a change of the mask that blocked more waited
+ * for that worker for good; a fault there killed the process. */
+void cap__sigmask_kthread_init(void);
+
 /* t, being created by the running user thread (NULL: by a thread the
  * runtime does not run, whose new threads get main's first mask), takes
  * its creator's mask and counts as live (thread/thread.h,

@@ -103,6 +103,7 @@
 #include <unistd.h>
 
 #include "io/sigdirect.h"
+#include "io/sigmask.h"
 #include "runtime/config.h"
 #include "sched/held.h"
 #include "sched/policy.h"
@@ -1238,6 +1239,7 @@ static void *worker_kthread(void *arg)
     atomic_store_explicit(&w->tid, (pid_t)syscall(SYS_gettid), memory_order_release);
     w->errno_slot = &errno;
     cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
+    cap__sigmask_kthread_init(); /* the kick and the faults, inherited blocked */
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
         void *lo;
