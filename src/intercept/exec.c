@@ -35,23 +35,38 @@
 #include "intercept/intercept.h"
 #include "io/fd.h"
 #include "io/io.h"
+#include "io/sigdirect.h"
 #include "io/sigmask.h"
 
+/* What exec_before did, for exec_failed. */
+struct exec_state {
+    bool owned; /* the thread's own mask is installed */
+    uint8_t carried[CAP__SIG_WORDS]; /* its own pending signals sent along (sigdirect.h) */
+};
+
 /* Before an exec: the descriptors' modes and the uring polls (above),
- * then the calling thread's own mask on its kernel thread; the result
- * is for exec_failed. */
-static bool exec_before(void)
+ * then the calling thread's own mask on its kernel thread, and there a
+ * copy of each signal pending for the thread alone that the mask holds:
+ * the new program starts with them pending, as Linux keeps a thread's
+ * pending signals across execve (they live in the thread's control
+ * block, which the exec drops). */
+static void exec_before(struct exec_state *st)
 {
     cap__fd_exec();
     cap__io_exec_begin();
-    return cap__sigmask_own();
+    st->owned = cap__sigmask_own();
+    if (st->owned)
+        cap__sig_exec_carry(cap__current(), st->carried);
 }
 
-/* The exec returned: the workers' mask and the polls back. errno kept. */
-static void exec_failed(bool owned)
+/* The exec returned: the copies taken back, the workers' mask and the
+ * polls back. errno kept. */
+static void exec_failed(const struct exec_state *st)
 {
     int e = errno;
-    cap__sigmask_back(owned);
+    if (st->owned)
+        cap__sig_exec_take_back(st->carried);
+    cap__sigmask_back(st->owned);
     cap__io_exec_failed();
     errno = e;
 }
@@ -59,35 +74,39 @@ static void exec_failed(bool owned)
 int execve(const char *path, char *const argv[], char *const envp[])
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
-    bool owned = exec_before();
+    struct exec_state st;
+    exec_before(&st);
     int r = CAP__REAL(execve)(path, argv, envp);
-    exec_failed(owned);
+    exec_failed(&st);
     return r;
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    bool owned = exec_before();
+    struct exec_state st;
+    exec_before(&st);
     int r = CAP__REAL(execvpe)(file, argv, envp);
-    exec_failed(owned);
+    exec_failed(&st);
     return r;
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
-    bool owned = exec_before();
+    struct exec_state st;
+    exec_before(&st);
     int r = CAP__REAL(fexecve)(fd, argv, envp);
-    exec_failed(owned);
+    exec_failed(&st);
     return r;
 }
 
 /* glibc 2.34's; a call we did not see would skip both steps above. */
 int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
-    bool owned = exec_before();
+    struct exec_state st;
+    exec_before(&st);
     int r = CAP__REAL(execveat)(dirfd, path, argv, envp, flags);
-    exec_failed(owned);
+    exec_failed(&st);
     return r;
 }
 

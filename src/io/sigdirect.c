@@ -30,11 +30,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "arch/sigframe.h"
+#include "arch/syscall.h"
 #include "capriccio.h"
 #include "io/sigintr.h"
 #include "io/sigmask.h"
@@ -404,6 +406,32 @@ static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__s
 bool cap__sig_take_one(cap__thread *t, int sig)
 {
     return take(t, sig);
+}
+
+void cap__sig_exec_carry(cap__thread *self, uint8_t carried[CAP__SIG_WORDS])
+{
+    memset(carried, 0, CAP__SIG_WORDS);
+    uint64_t carry = atomic_load(&self->sig_pending) & cap__sigmask_of(self);
+    long pid = getpid(), tid = gettid();
+    while (carry != 0) {
+        int sig = __builtin_ctzll(carry) + 1;
+        carry &= carry - 1;
+        _Atomic uint8_t *q = queued(self, sig);
+        unsigned n = q != NULL ? atomic_load(q) : 1;
+        for (unsigned i = 0; i < n; i++)
+            if (cap__sys6(SYS_tgkill, pid, tid, sig, 0, 0, 0) == 0)
+                carried[sig - 1]++;
+    }
+}
+
+void cap__sig_exec_take_back(const uint8_t carried[CAP__SIG_WORDS])
+{
+    struct timespec zero = { 0, 0 };
+    for (int sig = 1; sig <= CAP__SIG_WORDS; sig++) {
+        uint64_t one = bit(sig);
+        for (unsigned i = 0; i < carried[sig - 1]; i++)
+            cap__sys6(SYS_rt_sigtimedwait, (long)&one, 0, (long)&zero, sizeof one, 0, 0);
+    }
 }
 
 void cap__sig_post_own(cap__thread *self, int sig)

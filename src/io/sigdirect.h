@@ -142,6 +142,20 @@ int cap__sig_take_pending(cap__thread *self, uint64_t set);
  * was pending. */
 bool cap__sig_take_one(cap__thread *t, int sig);
 
+/* Before an exec by self, whose own mask its kernel thread has now
+ * (intercept/exec.c): sends that kernel thread a tgkill of each signal
+ * pending for self alone that the mask holds, once per instance, so that
+ * the kernel keeps them pending into the new program, as it keeps a
+ * thread's own. The siginfo the new program sees is a tgkill's (a
+ * pthread_sigqueue value is not carried). carried[sig - 1]: the copies sent
+ * of sig. Self's own set is left as it is. */
+enum { CAP__SIG_WORDS = 64 };
+void cap__sig_exec_carry(cap__thread *self, uint8_t carried[CAP__SIG_WORDS]);
+
+/* The exec failed: takes the copies back out of this kernel thread's
+ * pending signals (its own come first there, before the process's). */
+void cap__sig_exec_take_back(const uint8_t carried[CAP__SIG_WORDS]);
+
 /* Records sig in the running thread self's pending set, as a send of
  * self's would, and leaves the delivery to self's next safe point (a
  * default action that ends the process is taken at once). */
