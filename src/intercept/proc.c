@@ -162,12 +162,18 @@ struct system_call {
 
 /* glibc's system() gives its child the calling thread's signal mask: the
  * caller's, not the pool thread's (every signal blocked), for the length
- * of the call. The kick stays blocked (offload.c). */
+ * of the call. Exactly the caller's: with the kick (SIGURG) blocked too,
+ * as other pool jobs keep it (offload.c), every command started so began
+ * with SIGURG blocked, unlike NPTL's (a program on this library so
+ * started hung on two workers before its workers unblocked the kick,
+ * sched/worker.c). A late kick meant for an earlier job that this
+ * unblocks runs its handler here and interrupts nothing of glibc's
+ * system(): its waitpid is retried on EINTR, and its posix_spawn blocks
+ * every signal itself. */
 static void run_system(void *arg)
 {
     struct system_call *c = arg;
     sigset_t saved;
-    sigaddset(&c->mask, CAP__SIG_KICK);
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &c->mask, &saved, _NSIG / 8);
     c->result = CAP__REAL(system)(c->command);
     c->err = errno;

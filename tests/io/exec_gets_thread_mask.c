@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Description: a program started by a user thread (posix_spawn, popen,
- * execv, execl, execle, execlp) starts with that thread's signal mask, as POSIX says, not
- * with its worker's kernel thread's (the signals every thread blocks:
- * io/sigmask.h). Here main blocks SIGUSR1 while another thread, parked,
+ * system, execv, execl, execle, execlp) starts with that thread's signal
+ * mask, as POSIX says, not with its worker's kernel thread's (the signals
+ * every thread blocks: io/sigmask.h), nor with the runtime's kick
+ * (SIGURG) blocked, which the thread does not block (system()'s command
+ * started with it blocked, the mask of the pool thread that runs it). Here main blocks SIGUSR1 while another thread, parked,
  * accepts it, so the workers do not block it; each child reports whether
  * it started with SIGUSR1 blocked. Before, every child started with it
  * unblocked. With main's mask back to empty, a child starts unblocked. */
@@ -14,13 +16,15 @@
 
 extern char **environ;
 
-enum { BLOCKED = 10, UNBLOCKED = 11 };
+enum { BLOCKED = 10, UNBLOCKED = 11, KICK_BLOCKED = 12 };
 
 static int report(void)
 {
     sigset_t m;
     sigemptyset(&m);
     CHECK_EQ(sigprocmask(SIG_BLOCK, NULL, &m), 0);
+    if (sigismember(&m, SIGURG) == 1)
+        return KICK_BLOCKED;
     return sigismember(&m, SIGUSR1) == 1 ? BLOCKED : UNBLOCKED;
 }
 
@@ -60,6 +64,15 @@ static int popened(const char *self)
     FILE *f = popen(cmd, "r");
     CHECK(f != NULL);
     int status = pclose(f);
+    CHECK(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static int systemed(const char *self)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "exec '%s' report", self);
+    int status = system(cmd);
     CHECK(WIFEXITED(status));
     return WEXITSTATUS(status);
 }
@@ -110,12 +123,14 @@ int main(int argc, char **argv)
 
     CHECK_EQ(spawned(self), BLOCKED);
     CHECK_EQ(popened(self), BLOCKED);
+    CHECK_EQ(systemed(self), BLOCKED);
     for (int form = 0; form < 4; form++)
         CHECK_EQ(execed(self, form), BLOCKED);
     CHECK_EQ(report(), BLOCKED); /* main's own mask is unchanged */
 
     CHECK_EQ(sigprocmask(SIG_UNBLOCK, &s, NULL), 0);
     CHECK_EQ(spawned(self), UNBLOCKED);
+    CHECK_EQ(systemed(self), UNBLOCKED);
     CHECK_EQ(execed(self, 2), UNBLOCKED);
     CHECK_EQ(write(p[1], "x", 1), 1);
     join(t);
