@@ -19,6 +19,10 @@
  * default action. A SIGSEGV or SIGBUS sent by a process (kill, raise)
  * has no instruction to re-run: under SIG_DFL it is sent again, to end
  * the process as the kernel would have; under SIG_IGN it is dropped.
+ * Until the program installs its own, sigaction reports this handler
+ * for SIGSEGV and SIGBUS (not SIG_DFL, as the kernel's disposition is
+ * ours): a program that chains to the old handler, or puts it back,
+ * keeps the overflow report (docs/pthread-compat.md).
  *
  * The report: thread id (the cap_thread_t handle), name, creation site
  * (the return address in cap_thread_create's caller, symbolised with
