@@ -8,8 +8,24 @@
  * signal the caller accepts and handles, deliver it to the caller before
  * they return (below); otherwise they are libc's, marked on a user
  * thread for the handler Linux may run as they return.
+ *
+ * glibc's pthread_kill and pthread_sigqueue, called by code built without
+ * <capriccio/pthread.h> (whose programs call cap_thread_kill), with the
+ * pthread_t of worker 0's kernel thread: that is the initial thread's,
+ * which glibc's pthread_self() returns to main, and in a program
+ * preloaded or linked without the header main is the only user thread
+ * (its other threads are glibc's). Such a send goes to main, the user
+ * thread, as cap_thread_kill sends it: a blocking call of main's ends
+ * with EINTR, a signal main blocks waits in its pending set (sigwait,
+ * sigpending). glibc's aimed it at the kernel thread, which runs another
+ * user thread or the scheduler: main's read went on waiting, and a
+ * sigwait of main's saw it only when that kernel thread looked. Other
+ * threads' handles are glibc's. (A handle that glibc's pthread_self gave
+ * another user thread on worker 0, in library code of a program built
+ * with the header, reaches main too: it has no user thread of its own.)
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,6 +37,7 @@
 #include "io/sigdirect.h"
 #include "io/sigmask.h"
 #include "io/sigroute.h"
+#include "sched/worker.h"
 
 int raise(int sig)
 {
@@ -122,4 +139,25 @@ int sigpending(sigset_t *set)
     word |= mine;
     memcpy(set, &word, sizeof word);
     return 0;
+}
+
+/* Whether th is worker 0's kernel thread while main is a user thread. */
+static bool main_by_glibc_handle(pthread_t th)
+{
+    return cap__rt.nworkers > 0 && pthread_equal(th, cap__rt.workers[0].kthread) &&
+           cap__main_handle != 0;
+}
+
+int pthread_kill(pthread_t th, int sig)
+{
+    if (main_by_glibc_handle(th))
+        return cap_thread_kill(cap__main_handle, sig);
+    return CAP__REAL(pthread_kill)(th, sig);
+}
+
+int pthread_sigqueue(pthread_t th, int sig, const union sigval value)
+{
+    if (main_by_glibc_handle(th))
+        return cap_thread_sigqueue(cap__main_handle, sig, value);
+    return CAP__REAL(pthread_sigqueue)(th, sig, value);
 }

@@ -49,6 +49,7 @@ static bool start_runtime(void)
     if (main_thread == NULL)
         cap__die("cannot allocate the main thread's control block\n");
     main_thread->is_main = true;
+    cap__main_handle = cap__thread_handle(main_thread);
     strcpy(main_thread->name, "main");
     main_thread->create_site = NULL;
     /* The process stack, for AddressSanitizer and the gdb extension; it is

@@ -297,8 +297,10 @@ uint32_t cap__fork_gen;
 void cap__sched_forked(cap__thread *self)
 {
     cap__fork_gen++;
-    if (self != NULL)
+    if (self != NULL) {
         self->fork_gen = cap__fork_gen;
+        cap__main_handle = cap__thread_handle(self); /* (thread.h) */
+    }
     for (int i = 0; i < cap__rt.nworkers; i++) {
         cap__worker *w = &cap__rt.workers[i];
         w->local = (cap__tqueue){ 0 };

@@ -43,6 +43,7 @@ void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
 
 atomic_long cap__live_threads;
+cap_thread_t cap__main_handle;
 
 void cap__runtime_ensure(void);
 
