@@ -646,13 +646,25 @@ def cache(top):
         check_eq(srv.get("/mid.bin")[2], files["mid.bin"], "a file sent with sendfile")
         os.unlink(os.path.join(root, "mid.bin"))
         check_eq(srv.get("/mid.bin")[0], 404, "deleted sendfile file is gone")
-        held = []
-        for n in os.listdir(f"/proc/{srv.proc.pid}/fd"):
-            try:
-                if "mid.bin" in os.readlink(f"/proc/{srv.proc.pid}/fd/{n}"):
-                    held.append(n)
-            except FileNotFoundError:  # a connection's, closed meanwhile
-                pass
+        # The entry's descriptor closes with its last reference: the 404's
+        # drop, or the earlier response's thread, which may release it a
+        # little after its client has read the whole body (seen under
+        # ASan). So it must be gone soon, not at once.
+        def mid_held():
+            held = []
+            for n in os.listdir(f"/proc/{srv.proc.pid}/fd"):
+                try:
+                    if "mid.bin" in os.readlink(f"/proc/{srv.proc.pid}/fd/{n}"):
+                        held.append(n)
+                except FileNotFoundError:  # a connection's, closed meanwhile
+                    pass
+            return held
+        held = mid_held()
+        for _ in range(200):
+            if not held:
+                break
+            time.sleep(0.05)
+            held = mid_held()
         check_eq(held, [], "no descriptor of the deleted file left")
         with open(os.path.join(root, "mid.bin"), "wb") as f:  # back, for the checks below
             f.write(files["mid.bin"])
