@@ -330,6 +330,15 @@ static int epoll_loop(cap__fd *f, int epfd, struct epoll_event *ev, int max,
             c->sends = atomic_load(&self->sig_sends);
         long r = own ? cap__sigfd_epoll(epfd, ev, max, self)
                      : cap__ic_sys(syscall(SYS_epoll_wait, epfd, ev, max, 0));
+        /* Others parked on the set while it is still ready (level-
+         * triggered events stay ready once reported, and the backend
+         * reports the set's readiness as an edge): the next one is woken,
+         * as the kernel wakes another epoll_wait when events are left
+         * after a report. Without it they waited for the next new event,
+         * for good if none came. (The check inline: nearly always nobody
+         * else waits.) */
+        if (r > 0 && __atomic_load_n(&f->head[CAP__IO_READ], __ATOMIC_RELAXED) != NULL)
+            cap__io_handoff(f, epfd, CAP__IO_READ);
         if (r != 0 || deadline == 0)
             return (int)r;
         if (deadline != CAP__FOREVER && cap__now() >= deadline)
