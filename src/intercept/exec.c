@@ -41,7 +41,7 @@
 /* What exec_before did, for exec_failed. */
 struct exec_state {
     bool owned; /* the thread's own mask is installed */
-    uint8_t carried[CAP__SIG_WORDS]; /* its own pending signals sent along (sigdirect.h) */
+    uint8_t carried[CAP__SIG_MAX]; /* its own pending signals sent along (sigdirect.h) */
 };
 
 /* Before an exec: the descriptors' modes and the uring polls (above),

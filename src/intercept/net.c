@@ -190,12 +190,9 @@ int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen, int flags)
     bool nonblock = cap__ic_nonblock(f);
     uint64_t deadline = cap__io_deadline(f, CAP__IO_READ);
     cap__intr in = cap__ic_intr_cancel(deadline);
-    int e = cap__ic_errno(); /* a success leaves it as it was: not an attempt's EAGAIN */
     ssize_t r = cap__io_do(f, fd, CAP__IO_READ, accept_attempt, &a, deadline, nonblock, &in, 0);
-    if (r >= 0) {
+    if (r >= 0)
         accepted(fd, (int)r, flags);
-        cap__ic_set_errno(e);
-    }
     return (int)cap__ic_ret_cancel(r == -ETIMEDOUT ? -EAGAIN : r);
 }
 

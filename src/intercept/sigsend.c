@@ -141,11 +141,11 @@ int sigpending(sigset_t *set)
     return 0;
 }
 
-/* Whether th is worker 0's kernel thread while main is a user thread. */
+/* Whether th is worker 0's kernel thread (once the runtime runs, so
+ * cap__main_handle is set). */
 static bool main_by_glibc_handle(pthread_t th)
 {
-    return cap__rt.nworkers > 0 && pthread_equal(th, cap__rt.workers[0].kthread) &&
-           cap__main_handle != 0;
+    return cap__rt.nworkers > 0 && pthread_equal(th, cap__rt.workers[0].kthread);
 }
 
 int pthread_kill(pthread_t th, int sig)

@@ -408,9 +408,9 @@ bool cap__sig_take_one(cap__thread *t, int sig)
     return take(t, sig);
 }
 
-void cap__sig_exec_carry(cap__thread *self, uint8_t carried[CAP__SIG_WORDS])
+void cap__sig_exec_carry(cap__thread *self, uint8_t carried[CAP__SIG_MAX])
 {
-    memset(carried, 0, CAP__SIG_WORDS);
+    memset(carried, 0, CAP__SIG_MAX);
     uint64_t carry = atomic_load(&self->sig_pending) & cap__sigmask_of(self);
     long pid = getpid(), tid = gettid();
     while (carry != 0) {
@@ -424,10 +424,10 @@ void cap__sig_exec_carry(cap__thread *self, uint8_t carried[CAP__SIG_WORDS])
     }
 }
 
-void cap__sig_exec_take_back(const uint8_t carried[CAP__SIG_WORDS])
+void cap__sig_exec_take_back(const uint8_t carried[CAP__SIG_MAX])
 {
     struct timespec zero = { 0, 0 };
-    for (int sig = 1; sig <= CAP__SIG_WORDS; sig++) {
+    for (int sig = 1; sig <= CAP__SIG_MAX; sig++) {
         uint64_t one = bit(sig);
         for (unsigned i = 0; i < carried[sig - 1]; i++)
             cap__sys6(SYS_rt_sigtimedwait, (long)&one, 0, (long)&zero, sizeof one, 0, 0);

@@ -149,12 +149,12 @@ bool cap__sig_take_one(cap__thread *t, int sig);
  * thread's own. The siginfo the new program sees is a tgkill's (a
  * pthread_sigqueue value is not carried). carried[sig - 1]: the copies sent
  * of sig. Self's own set is left as it is. */
-enum { CAP__SIG_WORDS = 64 };
-void cap__sig_exec_carry(cap__thread *self, uint8_t carried[CAP__SIG_WORDS]);
+enum { CAP__SIG_MAX = 64 }; /* signals 1 to 64 */
+void cap__sig_exec_carry(cap__thread *self, uint8_t carried[CAP__SIG_MAX]);
 
 /* The exec failed: takes the copies back out of this kernel thread's
  * pending signals (its own come first there, before the process's). */
-void cap__sig_exec_take_back(const uint8_t carried[CAP__SIG_WORDS]);
+void cap__sig_exec_take_back(const uint8_t carried[CAP__SIG_MAX]);
 
 /* Records sig in the running thread self's pending set, as a send of
  * self's would, and leaves the delivery to self's next safe point (a

@@ -48,6 +48,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/syscall.h"
 #include "io/io.h"
 #include "io/netio.h"
 #include "io/pipe.h"
@@ -642,7 +643,7 @@ void cap__io_handoff(cap__fd *f, int fd, int dir)
     /* A private pipe must not be polled (io/pipe.h): the next one just
      * tries. */
     struct pollfd p = { .fd = fd, .events = dir == CAP__IO_READ ? POLLIN : POLLOUT };
-    if (!cap__fd_has(f, CAP__FDF_LOCAL) && syscall(SYS_poll, &p, 1, 0) <= 0)
+    if (!cap__fd_has(f, CAP__FDF_LOCAL) && cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) <= 0)
         return;
     cap__spin_lock(&f->lock);
     cap__io_waiter *w;
@@ -687,7 +688,7 @@ static void block_in_poll(int fd, int dir, uint64_t deadline)
         ts = cap__ns_to_timespec(deadline > now ? deadline - now : 0);
         tsp = &ts;
     }
-    syscall(SYS_ppoll, &p, 1, tsp, NULL, 0);
+    cap__sys6(SYS_ppoll, (long)&p, 1, (long)tsp, 0, 0, 0);
 }
 
 /* Whether fd, a descriptor the runtime did not make non-blocking, is
@@ -700,7 +701,7 @@ static bool file_nonblock_unseen(cap__fd *f, int fd)
 {
     if (fd < 0 || cap__fd_has(f, CAP__FDF_OWNED | CAP__FDF_INTERNAL))
         return false;
-    long fl = syscall(SYS_fcntl, fd, F_GETFL);
+    long fl = cap__sys6(SYS_fcntl, fd, F_GETFL, 0, 0, 0, 0);
     return fl >= 0 && (fl & O_NONBLOCK);
 }
 
@@ -725,10 +726,11 @@ static bool urgent_mark_hides_data(cap__fd *f, int fd, int dir)
         !cap__fd_has(f, CAP__FDF_NODRAIN))
         return false;
     int at_mark = 0;
-    if (syscall(SYS_ioctl, fd, SIOCATMARK, &at_mark) != 0 || !at_mark)
+    if (cap__sys6(SYS_ioctl, fd, SIOCATMARK, (long)&at_mark, 0, 0, 0) != 0 || !at_mark)
         return false;
     struct pollfd p = { .fd = fd, .events = POLLIN };
-    return syscall(SYS_poll, &p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+    return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 &&
+           (p.revents & (POLLIN | POLLHUP | POLLERR));
 }
 
 /* The handlers of signals sent to the calling thread alone that it has run
@@ -882,12 +884,12 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             if (f != NULL && cap__fd_has(f, CAP__FDF_SIGNALFD))
                 sigfds = true;
         }
-        long r = syscall(SYS_poll, fds, n, 0);
+        long r = cap__sys6(SYS_poll, (long)fds, (long)n, 0, 0, 0, 0);
         /* Even with no timeout the kernel's poll fails with EINTR when a
          * handler runs on this kernel thread during it. That delivery is
          * numbered and interrupts the call dispatch chooses (sigintr.h),
          * perhaps another one: here it counts as nothing ready. */
-        if (r < 0 && errno == EINTR)
+        if (r == -EINTR)
             r = 0;
         /* The thread's own pending signals, which the kernel's signalfd
          * does not see (io/sigfd.h). */
@@ -898,7 +900,7 @@ int cap__io_poll(struct pollfd *fds, nfds_t n, uint64_t deadline, const cap__int
             break;
         }
         if (r != 0 || deadline == 0 || (deadline != CAP__FOREVER && cap__now() >= deadline)) {
-            result = r < 0 ? -errno : (int)r;
+            result = (int)r; /* >= 0, or -errno */
             break;
         }
         if (in != NULL && !entered) {

@@ -229,6 +229,11 @@ void cap__thread_finish(cap__thread *t);
  * of them in a program that never changes a mask) cost one atomic add, as
  * the count alone did. */
 extern __attribute__((visibility("hidden"))) atomic_long cap__live_threads;
+#define CAP__LIVE_MASKED ((long)1 << 32)
+static inline long cap__live_count(long word)
+{
+    return word & 0xffffffffL;
+}
 
 /* The user thread that the process's initial kernel thread (worker 0's)
  * started with: main, or in a fork's child the forking thread, whose
@@ -236,11 +241,6 @@ extern __attribute__((visibility("hidden"))) atomic_long cap__live_threads;
  * runtime starts. What glibc's pthread_t of that kernel thread names
  * (intercept/sigsend.c). */
 extern __attribute__((visibility("hidden"))) cap_thread_t cap__main_handle;
-#define CAP__LIVE_MASKED ((long)1 << 32)
-static inline long cap__live_count(long word)
-{
-    return word & 0xffffffffL;
-}
 
 /* cap_once with an argument for init (thread/once.c; intercept/libc_cond.c
  * runs libstdc++'s call_once through it). */
