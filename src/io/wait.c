@@ -112,13 +112,15 @@ bool cap__io_pending(void)
 }
 
 /* The part of cap__io_pending that only a harvest of the instance sees:
- * threads parked on descriptors, signals to dispatch (as racy). */
+ * threads parked on descriptors, signals to dispatch or work a handler
+ * left for the dispatch (as racy). */
 bool cap__io_fd_pending(void)
 {
     long n = 0;
     for (int i = 0; i < cap__rt.nworkers; i++)
         n += atomic_load_explicit(&cap__rt.workers[i].io_waits, memory_order_relaxed);
-    return n > 0 || cap__sig_undispatched();
+    return n > 0 || cap__sig_undispatched() ||
+           atomic_load_explicit(&cap__sig_work_left, memory_order_relaxed);
 }
 
 /* ---- lists (caller holds f->lock) ------------------------------------- */

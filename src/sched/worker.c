@@ -114,6 +114,7 @@
 #include "util/clock.h"
 #include "util/die.h"
 #include "util/futex.h"
+#include "util/sigctx.h"
 #include "util/spin.h"
 
 enum {
@@ -600,12 +601,25 @@ static bool poll_worthwhile(void)
     return p->poll != NULL && (p->pending == NULL || p->pending());
 }
 
-/* Whether this switch may go thread to thread: never under migration, and
- * not on every STEAL_QUEUE_EVERY-th switch, which goes through the
- * scheduler so timers, I/O and the steal queue get their turn. */
+/* Whether a signal handler left work for the signal dispatch (a signal
+ * kept for a thread that accepts it, a deferred wake-up: util/sigctx.h).
+ * The dispatch runs from a poll, which a worker whose switches all go
+ * thread to thread makes only on its periodic turn; a kept signal whose
+ * taker then computes on this worker without parking would never reach
+ * it. So such work sends the next switch through the scheduler, which
+ * polls (find_work). A relaxed load of a flag that handlers alone set. */
+static inline bool sig_work_waiting(void)
+{
+    return atomic_load_explicit(&cap__sig_work_left, memory_order_relaxed);
+}
+
+/* Whether this switch may go thread to thread: never under migration, not
+ * on every STEAL_QUEUE_EVERY-th switch, which goes through the scheduler
+ * so timers, I/O and the steal queue get their turn, and not while the
+ * signal dispatch has work (sig_work_waiting). */
 static bool direct_turn(cap__worker *w)
 {
-    return !cap__cfg.migrate && ++w->ticks % STEAL_QUEUE_EVERY != 0;
+    return !cap__cfg.migrate && ++w->ticks % STEAL_QUEUE_EVERY != 0 && !sig_work_waiting();
 }
 
 /* Whether the scheduler's periodic round has anything to do for w that a
@@ -948,7 +962,7 @@ static cap__thread *find_work(cap__worker *w)
      * worker whose threads only park or yield would then never poll I/O
      * or flush disk submissions while it has threads to run). */
     bool turn = w->ticks++ % STEAL_QUEUE_EVERY == 0;
-    bool poll = turn || w->poll_first;
+    bool poll = turn || w->poll_first || sig_work_waiting();
     w->poll_first = false;
     inbox_drain(w);
     if (cap__timer_next(&w->timers) != CAP__FOREVER)

@@ -26,6 +26,7 @@ set(CAPIO_TIMEOUT_accept_storm 120)
 set(CAPIO_TIMEOUT_pipe_ping_pong_across_workers 120)
 # A loop that never yields hangs: the timeout is the failure.
 set(CAPIO_TIMEOUT_ready_waits_take_turns 30)
+set(CAPIO_TIMEOUT_kept_signal_reaches_computing_thread 30)
 # Where buffered file writes are made is checked under CAP_FILE_WRITES=
 # worker on every combination; auto and backend are added below.
 set(CAPIO_ENV_buffered_file_writes "CAP_FILE_WRITES=worker")
