@@ -18,6 +18,8 @@
 #include "io/io_util.h"
 
 static atomic_int handled;
+static timer_t timer; /* deleted by main once b has the signal: a delete
+                       * drops the timer's signal if still pending */
 
 static void on_usr2(int sig)
 {
@@ -37,14 +39,13 @@ static void *keeper(void *arg)
 {
     (void)arg;
     mask_usr2(SIG_BLOCK);
-    timer_t tm;
     struct sigevent ev;
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_SIGNAL;
     ev.sigev_signo = SIGUSR2;
-    CHECK_EQ(timer_create(CLOCK_MONOTONIC, &ev, &tm), 0);
+    CHECK_EQ(timer_create(CLOCK_MONOTONIC, &ev, &timer), 0);
     struct itimerspec once = { .it_value = { 0, 1000000 } };
-    CHECK_EQ(timer_settime(tm, 0, &once, NULL), 0);
+    CHECK_EQ(timer_settime(timer, 0, &once, NULL), 0);
     /* Computes, no park, until the signal is pending for the process:
      * kept by the runtime if it landed on this thread's worker. */
     for (;;) {
@@ -53,7 +54,6 @@ static void *keeper(void *arg)
         if (sigismember(&pending, SIGUSR2) || atomic_load(&handled))
             break;
     }
-    CHECK_EQ(timer_delete(tm), 0);
     cap_sleep_ns(20 * 1000000L); /* b runs here on one worker */
     return NULL;
 }
@@ -79,6 +79,7 @@ int main(void)
         mask_usr2(SIG_BLOCK);
         join(a);
         join(b);
+        CHECK_EQ(timer_delete(timer), 0);
         CHECK_EQ(atomic_load(&handled), 1);
     }
     return 0;
