@@ -734,9 +734,11 @@ void cap__sig_start(void)
     if (cap__io_watch(fd, dispatch, NULL) != 0)
         return; /* recorded as ours: kept open, unused */
     atomic_store_explicit(&evfd, fd, memory_order_release);
-    if (atomic_load(&cap__sig_deliveries.n) != 0) {
-        /* Handlers ran before: a dispatch catches up, so that
-         * cap__sig_undispatched does not stay true. */
+    if (atomic_load(&cap__sig_deliveries.n) != 0 || atomic_load(&cap__sig_work_left)) {
+        /* Handlers ran before (or left work, the flag a fork's child
+         * inherits): a dispatch catches up, so that neither
+         * cap__sig_undispatched nor the flag stays true (the flag sends
+         * every switch through the scheduler, sched/worker.c). */
         uint64_t one = 1;
         syscall(SYS_write, fd, &one, sizeof one);
     }

@@ -60,6 +60,7 @@
 #include "sync/cancel.h"
 #include "thread/thread.h"
 #include "util/clock.h"
+#include "util/sigctx.h"
 
 atomic_long cap__io_inflight;
 
