@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/config.h"
@@ -168,7 +169,7 @@ __attribute__((noinline, cold)) static void take_held_jump(void)
     if (self == NULL || atomic_load(&self->jump_due) == NULL || cap__in_signal_handler())
         return;
     stack_t ss;
-    if (sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & (SS_DISABLE | SS_ONSTACK)))
+    if (syscall(SYS_sigaltstack, NULL, &ss) == 0 && !(ss.ss_flags & (SS_DISABLE | SS_ONSTACK)))
         cap__linked_call_on((char *)ss.ss_sp + ss.ss_size, cap__sig_take_jump_slow);
     else
         cap__sig_take_jump_slow();

@@ -34,6 +34,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "io/sigmask.h"
 #include "stack/linked.h"
@@ -97,7 +99,7 @@ static void make_last_leg(void)
 static void from_altstack_top(jump_fn fn, struct __jmp_buf_tag *env, int val)
 {
     stack_t ss;
-    if (sigaltstack(NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
+    if (syscall(SYS_sigaltstack, NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
         return; /* the handler ran elsewhere */
     last_leg.fn = fn;
     memcpy(&last_leg.env, env, sizeof last_leg.env);

@@ -35,6 +35,7 @@
  * The canary path (guard.c) uses the same report from the switch.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,19 +193,40 @@ static void install_handler(void)
     sigaction(SIGBUS, &sa, &previous_bus);
 }
 
-void cap__stack_kthread_init(void)
+/* This kernel thread's own alternate stack, once mapped (NULL while it
+ * runs on one the application gave it before the runtime started). The
+ * runtime's calls are raw: the library's sigaltstack is the program's
+ * (altstack.c). */
+static __thread void *runtime_alt __attribute__((tls_model("initial-exec")));
+
+static int map_and_install(void)
 {
-    stack_t cur;
-    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) && cur.ss_size > 0) {
-        /* The application gave this kernel thread one already: keep it. */
-    } else {
+    if (runtime_alt == NULL) {
         void *p = mmap(NULL, ALTSTACK_BYTES, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
         if (p == MAP_FAILED)
-            cap__die("cannot map an alternate signal stack\n");
-        stack_t ss = { .ss_sp = p, .ss_size = ALTSTACK_BYTES, .ss_flags = 0 };
-        if (sigaltstack(&ss, NULL) != 0)
-            cap__die("sigaltstack failed\n");
+            return ENOMEM;
+        runtime_alt = p;
+    }
+    stack_t ss = { .ss_sp = runtime_alt, .ss_size = ALTSTACK_BYTES, .ss_flags = 0 };
+    if (syscall(SYS_sigaltstack, &ss, NULL) != 0)
+        return errno;
+    return 0;
+}
+
+int cap__stack_alt_restore(void)
+{
+    return map_and_install();
+}
+
+void cap__stack_kthread_init(void)
+{
+    stack_t cur;
+    if (syscall(SYS_sigaltstack, NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) &&
+        cur.ss_size > 0) {
+        /* The application gave this kernel thread one already: keep it. */
+    } else if (map_and_install() != 0) {
+        cap__die("cannot map or install an alternate signal stack\n");
     }
     if (atomic_exchange(&handler_installed, 1) == 0)
         install_handler();

@@ -68,6 +68,12 @@ void cap__stack_config_load(void);
  * The first call also installs the SIGSEGV handler (overflow.c). */
 void cap__stack_kthread_init(void);
 
+/* Puts back the runtime's alternate signal stack on this kernel thread
+ * (mapping one if the kernel thread started with the application's):
+ * what a program's sigaltstack(SS_DISABLE) gets instead (altstack.c).
+ * 0 or an error number. */
+int cap__stack_alt_restore(void);
+
 /* ---- the switch path ---------------------------------------------------- */
 
 #define CAP__CANARY_BYTES 64
