@@ -37,31 +37,20 @@ int sigaltstack(const stack_t *ss, stack_t *old)
 {
     if (cap__worker_self() == NULL)
         return raw(ss, old); /* not a worker's kernel thread */
-    stack_t cur;
-    if (raw(NULL, &cur) != 0)
-        return -1;
     bool was_disabled = shown_disabled;
+    if (raw(ss, old) != 0)
+        return -1; /* EPERM on it, EINVAL, ENOMEM: the kernel's verdict */
     if (ss != NULL) {
-        if (raw(ss, NULL) != 0)
-            return -1; /* EPERM on it, EINVAL, ENOMEM: the kernel's verdict */
-        if (ss->ss_flags & SS_DISABLE) {
-            int err = cap__stack_alt_restore();
-            if (err != 0) {
-                errno = err;
-                return -1;
-            }
-            shown_disabled = true;
-        } else {
-            shown_disabled = false;
+        shown_disabled = (ss->ss_flags & SS_DISABLE) != 0;
+        int err = shown_disabled ? cap__stack_alt_restore() : 0;
+        if (err != 0) {
+            errno = err;
+            return -1;
         }
     }
-    if (old != NULL) {
-        if (was_disabled) {
-            memset(old, 0, sizeof *old);
-            old->ss_flags = SS_DISABLE;
-        } else {
-            *old = cur;
-        }
+    if (old != NULL && was_disabled) {
+        memset(old, 0, sizeof *old);
+        old->ss_flags = SS_DISABLE; /* what the program asked for last */
     }
     return 0;
 }

@@ -199,7 +199,7 @@ static void install_handler(void)
  * (altstack.c). */
 static __thread void *runtime_alt __attribute__((tls_model("initial-exec")));
 
-static int map_and_install(void)
+int cap__stack_alt_restore(void)
 {
     if (runtime_alt == NULL) {
         void *p = mmap(NULL, ALTSTACK_BYTES, PROT_READ | PROT_WRITE,
@@ -214,18 +214,13 @@ static int map_and_install(void)
     return 0;
 }
 
-int cap__stack_alt_restore(void)
-{
-    return map_and_install();
-}
-
 void cap__stack_kthread_init(void)
 {
     stack_t cur;
     if (syscall(SYS_sigaltstack, NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) &&
         cur.ss_size > 0) {
         /* The application gave this kernel thread one already: keep it. */
-    } else if (map_and_install() != 0) {
+    } else if (cap__stack_alt_restore() != 0) {
         cap__die("cannot map or install an alternate signal stack\n");
     }
     if (atomic_exchange(&handler_installed, 1) == 0)
