@@ -7,12 +7,14 @@
  *
  * How: this header first includes the system headers that declare the
  * names it takes over (<pthread.h>, <semaphore.h>, <sched.h>, <signal.h>,
- * <time.h>, <unistd.h>, <errno.h>), so that when the program includes
+ * <time.h>, <errno.h>, <threads.h>), so that when the program includes
  * them later their include guards make that a no-op; then it #defines
  * each name to its cap_ counterpart. So the real declarations stay
  * intact, and every later mention of pthread_mutex_t, pthread_create,
  * PTHREAD_MUTEX_INITIALIZER, sem_wait, errno ... in the program means
- * ours. Names with no exact cap_ twin map to the static inline shims
+ * ours. No other header comes in (<unistd.h>, <fcntl.h>): a program's own
+ * function named open or read, which compiles against <pthread.h>, must
+ * compile here too (GLib's tests have one). Names with no exact cap_ twin map to the static inline shims
  * below (spelled __inline__, C89 having no inline; the header is plain
  * C89 and C++98 throughout, docs/pthread-compat.md, "Language modes"). Every pthread name of glibc's <pthread.h> is mapped: one left to
  * glibc would receive our handles and types and misbehave.
@@ -86,17 +88,14 @@
 #endif
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
-#include <unistd.h>
 #if !defined(__cplusplus) && !defined(__STDC_NO_THREADS__) && !defined(CAP_NO_C11_THREADS)
 #include <threads.h>
 #define CAP_COMPAT_C11_THREADS 1
@@ -457,26 +456,9 @@ static __inline__ int cap_compat_sem_getvalue(cap_sem_t *s, int *value)
 }
 
 /* Named semaphores: mode and value follow oflag only with O_CREAT, as in
- * sem_open(3). SEM_FAILED is a null pointer. */
-static __inline__ cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...)
-{
-    unsigned mode = 0, value = 0;
-    cap_sem_t *s;
-    int err;
-    if (oflag & O_CREAT) {
-        va_list ap;
-        va_start(ap, oflag);
-        mode = (unsigned)va_arg(ap, mode_t);
-        value = va_arg(ap, unsigned);
-        va_end(ap);
-    }
-    err = cap_sem_open(name, oflag, mode, value, &s);
-    if (err != 0) {
-        errno = err;
-        return (cap_sem_t *)0;
-    }
-    return s;
-}
+ * sem_open(3); SEM_FAILED is a null pointer. Out of line (src/compat),
+ * so that this header needs neither <fcntl.h> nor <stdarg.h>. */
+cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...);
 
 static __inline__ int cap_compat_sem_close(cap_sem_t *s)
 {

@@ -2,7 +2,9 @@
 /*
  * The few out-of-line pieces of the pthread compatibility header
  * (include/capriccio/pthread.h); everything else there is a rename or a
- * static inline shim.
+ * static inline shim. (sem_open's shim is here because its arguments
+ * need <fcntl.h> and <stdarg.h>, which the header keeps out of the
+ * program's namespace.)
  *
  * cap_errno_location is deliberately *not* declared const (glibc's
  * __errno_location is): a compiler may then not keep the address across a
@@ -13,8 +15,11 @@
  * so the slot of the kernel thread running us now is always ours.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <sys/types.h>
 
 #include "capriccio.h"
 
@@ -23,6 +28,7 @@ int cap_compat_setconcurrency(int level);
 int cap_compat_getconcurrency(void);
 void cap_compat_setdefault_rest(size_t guard_size, int inherit);
 void cap_compat_getdefault_rest(size_t *guard_size, int *inherit);
+cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...);
 
 int *cap_errno_location(void)
 {
@@ -65,4 +71,26 @@ void cap_compat_getdefault_rest(size_t *guard_size, int *inherit)
 {
     *guard_size = atomic_load_explicit(&default_guard_size, memory_order_relaxed);
     *inherit = atomic_load_explicit(&default_inherit, memory_order_relaxed);
+}
+
+/* sem_open: mode and value follow oflag only with O_CREAT, as in
+ * sem_open(3); -1 and errno's convention, SEM_FAILED being a null
+ * pointer in the header. */
+cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...)
+{
+    unsigned mode = 0, value = 0;
+    if (oflag & O_CREAT) {
+        va_list ap;
+        va_start(ap, oflag);
+        mode = (unsigned)va_arg(ap, mode_t);
+        value = va_arg(ap, unsigned);
+        va_end(ap);
+    }
+    cap_sem_t *s;
+    int err = cap_sem_open(name, oflag, mode, value, &s);
+    if (err != 0) {
+        errno = err;
+        return NULL;
+    }
+    return s;
 }

@@ -104,6 +104,20 @@ add_test(NAME compat/header/autoconf_gnu_source
                  ${compat_header_dir}/autoconf_gnu_source.c
                  -o ${CMAKE_CURRENT_BINARY_DIR}/compat_header_autoconf_gnu_source.o)
 set_tests_properties(compat/header/autoconf_gnu_source PROPERTIES TIMEOUT 60)
+#   compat/header/own_names[/posix]   a program with its own functions and
+#                            variables named open, fcntl, creat (<fcntl.h>,
+#                            which <pthread.h> does not bring in), -Werror;
+#                            under _POSIX_C_SOURCE also read, close, pipe ...
+#                            (<unistd.h>, which <signal.h> brings in only
+#                            under _GNU_SOURCE).
+add_test(NAME compat/header/own_names
+         COMMAND ${CMAKE_C_COMPILER} ${compat_header_flags} -Wall -Wextra -Werror -fsyntax-only
+                 ${compat_header_dir}/own_names.c)
+add_test(NAME compat/header/own_names/posix
+         COMMAND ${CMAKE_C_COMPILER} -D_POSIX_C_SOURCE=200809L -DOWN_UNISTD_NAMES
+                 ${compat_header_flags} -Wall -Wextra -Werror -fsyntax-only
+                 ${compat_header_dir}/own_names.c)
+set_tests_properties(compat/header/own_names compat/header/own_names/posix PROPERTIES TIMEOUT 60)
 #   compat/header/pedantic/<mode>   a pthread (and C11 threads) program
 #                            under -pedantic-errors -Wall -Wextra -Werror in
 #                            each language mode the header supports (C89 on;
