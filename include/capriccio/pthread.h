@@ -12,12 +12,16 @@
  * each name to its cap_ counterpart. So the real declarations stay
  * intact, and every later mention of pthread_mutex_t, pthread_create,
  * PTHREAD_MUTEX_INITIALIZER, sem_wait, errno ... in the program means
- * ours. No other header comes in (<unistd.h>, <fcntl.h>): a program's own
- * function named open or read, which compiles against <pthread.h>, must
- * compile here too (GLib's tests have one). Names with no exact cap_ twin map to the static inline shims
- * below (spelled __inline__, C89 having no inline; the header is plain
- * C89 and C++98 throughout, docs/pthread-compat.md, "Language modes"). Every pthread name of glibc's <pthread.h> is mapped: one left to
- * glibc would receive our handles and types and misbehave.
+ * ours. It includes no <fcntl.h> or <unistd.h> itself, so a program's
+ * own function named open (GLib's tests have one) compiles as against
+ * <pthread.h>. (Under _GNU_SOURCE, which it defines when no feature-test
+ * macro is set, glibc's <signal.h> includes <unistd.h>: a function of
+ * the program's named read then conflicts, as it would beside <signal.h>.)
+ * Names with no exact cap_ twin map to the static inline shims below
+ * (spelled __inline__, C89 having no inline; the header is plain C89 and
+ * C++98 throughout, docs/pthread-compat.md, "Language modes"). Every
+ * pthread name of glibc's <pthread.h> is mapped: one left to glibc would
+ * receive our handles and types and misbehave.
  *
  *  - errno becomes (*cap_errno_location()), which is not declared const
  *    the way glibc's __errno_location is, so the compiler cannot keep its

@@ -19,7 +19,6 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <sys/types.h>
 
 #include "capriccio.h"
 
@@ -74,8 +73,8 @@ void cap_compat_getdefault_rest(size_t *guard_size, int *inherit)
 }
 
 /* sem_open: mode and value follow oflag only with O_CREAT, as in
- * sem_open(3); -1 and errno's convention, SEM_FAILED being a null
- * pointer in the header. */
+ * sem_open(3). A failure sets errno and returns a null pointer, which is
+ * SEM_FAILED under the header. */
 cap_sem_t *cap_compat_sem_open(const char *name, int oflag, ...)
 {
     unsigned mode = 0, value = 0;
