@@ -7,8 +7,8 @@
  *
  * How: this header first includes the system headers that declare the
  * names it takes over (<pthread.h>, <semaphore.h>, <sched.h>, <signal.h>,
- * <time.h>, <errno.h>, <threads.h>), so that when the program includes
- * them later their include guards make that a no-op; then it #defines
+ * <time.h>, <errno.h>), so that when the program includes them later
+ * their include guards make that a no-op; then it #defines
  * each name to its cap_ counterpart. So the real declarations stay
  * intact, and every later mention of pthread_mutex_t, pthread_create,
  * PTHREAD_MUTEX_INITIALIZER, sem_wait, errno ... in the program means
@@ -69,8 +69,9 @@
  *    (each thread runs on a stack of the library's).
  * C11 <threads.h>: thrd_create makes user threads too (and thrd_join,
  * thrd_detach, thrd_exit, thrd_current, thrd_equal follow); C only, and
- * not with -DCAP_NO_C11_THREADS. The header then includes <threads.h>,
- * which defines thread_local as _Thread_local before C23.
+ * not with -DCAP_NO_C11_THREADS. The header does not include
+ * <threads.h> (nor so define thread_local); its declarations match the
+ * ones <threads.h> makes when the program includes it.
  */
 #ifndef CAPRICCIO_PTHREAD_H
 #define CAPRICCIO_PTHREAD_H
@@ -101,7 +102,11 @@
 #include <stdint.h>
 #include <time.h>
 #if !defined(__cplusplus) && !defined(__STDC_NO_THREADS__) && !defined(CAP_NO_C11_THREADS)
-#include <threads.h>
+/* Not <threads.h>: it defines thread_local as a macro, which a program
+ * that does not include it may use as a name (git's index-pack has a
+ * struct thread_local). The thrd_* declarations below use the types it
+ * would give (__thrd_t, which <pthread.h> brings in), so when the
+ * program includes it, its declarations match ours. */
 #define CAP_COMPAT_C11_THREADS 1
 #endif
 
@@ -566,9 +571,9 @@ _Static_assert(SEM_VALUE_MAX == CAP_SEM_VALUE_MAX, "semaphore limit");
 #define pthread_atfork cap_atfork
 #ifdef CAP_COMPAT_C11_THREADS
 /* C11 threads (src/compat/threads.c). */
-int cap_compat_thrd_create(thrd_t *thr, thrd_start_t func, void *arg);
-int cap_compat_thrd_join(thrd_t thr, int *res);
-int cap_compat_thrd_detach(thrd_t thr);
+int cap_compat_thrd_create(__thrd_t *thr, int (*func)(void *), void *arg);
+int cap_compat_thrd_join(__thrd_t thr, int *res);
+int cap_compat_thrd_detach(__thrd_t thr);
 CAP_NORETURN void cap_compat_thrd_exit(int res);
 #define thrd_create cap_compat_thrd_create
 #define thrd_join cap_compat_thrd_join

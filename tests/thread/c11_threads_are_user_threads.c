@@ -10,6 +10,7 @@
 #include <capriccio/pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <threads.h>
 
 #include "check.h"
 
