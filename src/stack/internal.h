@@ -4,7 +4,8 @@
  * contracts between the files of this directory.
  *
  *   settings.c  parses CAP_STACK_* / CAP_LINKED_* into cap__stack_cfg
- *   pool.c      regions, size classes, LIFO reuse, trimming
+ *   region.c    address-space regions for pool.c and linked.c
+ *   pool.c      size classes carved from regions, LIFO reuse, trimming
  *   guard.c     what lies below a stack: guard page or canary
  *   overflow.c  SIGSEGV handler, alternate signal stacks, the report
  *   stats.c     the public cap_stack_stats / cap_stack_report
@@ -70,6 +71,11 @@ static inline void cap__ctr_add(atomic_ulong *c, unsigned long n)
 }
 
 size_t cap__page_size(void);
+
+/* region.c: reserves a region of at least need bytes (MAP_NORESERVE, no
+ * huge pages), 1 GiB when the address-space limit allows; its length in
+ * *len. NULL when not even need bytes fit. Thread-safe. */
+void *cap__stack_region_map(size_t need, size_t *len);
 
 /* guard.c: prepares the page [page, page + page size) below a new stack.
  * Returns the kind it used, or -1 if it could not (the range is then not

@@ -18,7 +18,7 @@
  * took it (a thread released by a joiner on another worker): so a list
  * longer than LOCAL_MAX spills half of itself to a global depot, and an
  * empty list refills from the depot before new chunks are carved from
- * MAP_NORESERVE regions (both under a spinlock, off the hot path). Chunks
+ * regions (region.c; both under a spinlock, off the hot path). Chunks
  * are never unmapped (a free chunk keeps its pages: it is the next one
  * handed out).
  *
@@ -62,8 +62,6 @@
 #include "util/die.h"
 #include "util/sigctx.h"
 #include "util/spin.h"
-
-#define REGION_BYTES ((size_t)1 << 30)
 
 enum {
     NCLASSES = 32,
@@ -257,11 +255,9 @@ __attribute__((noinline)) static struct cap__chunk *carve(uint32_t cls)
     char *base = NULL;
     cap__spin_lock(&lock);
     if (region_cur == NULL || (size_t)(region_end - region_cur) < size) {
-        size_t len = size > REGION_BYTES ? size : REGION_BYTES;
-        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-        if (p != MAP_FAILED) {
-            madvise(p, len, MADV_NOHUGEPAGE); /* as pool.c: RSS = what is used */
+        size_t len;
+        char *p = cap__stack_region_map(size, &len);
+        if (p != NULL) {
             region_cur = p;
             region_end = region_cur + len;
         }

@@ -2,11 +2,11 @@
 /*
  * The default stack allocator: a LIFO pool per stack size.
  *
- * Address space comes from large MAP_NORESERVE regions (REGION_BYTES each,
- * or one stack's worth if that is larger), so a million stacks cost a few
- * hundred mmap calls and no swap reservation; the kernel commits a page
- * only when a thread first touches it, a 4 KiB page at a time (the regions
- * are MADV_NOHUGEPAGE). Each stack is
+ * Address space comes from large MAP_NORESERVE regions (region.c: 1 GiB
+ * each where the address-space limit allows, or one stack's worth if that
+ * is larger), so a million stacks cost a few hundred mmap calls and no
+ * swap reservation; the kernel commits a page only when a thread first
+ * touches it, a 4 KiB page at a time (no huge pages). Each stack is
  *
  *     base                base+ps                                 hi
  *     | guard or canary page | usable ...................... top |
@@ -46,8 +46,6 @@
 #include "stack/internal.h"
 #include "stack/linked.h"
 #include "util/spin.h"
-
-#define REGION_BYTES ((size_t)1 << 30) /* 1 GiB of address space per region */
 
 /* 1 in 256: mincore costs ~1 us here, and it is only the backstop for a
  * deep frame that left the probed word zero (measured: at 1 in 16 it was a
@@ -94,16 +92,10 @@ static struct size_class *class_for(size_t size)
 static char *carve(size_t bytes)
 {
     if (region_cur == NULL || (size_t)(region_end - region_cur) < bytes) {
-        size_t len = bytes > REGION_BYTES ? bytes : REGION_BYTES;
-        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-        if (p == MAP_FAILED)
+        size_t len;
+        char *p = cap__stack_region_map(bytes, &len);
+        if (p == NULL)
             return NULL;
-        /* No transparent huge pages: with THP "always", a 2 MiB-aligned
-         * stretch of a large stack would be faulted in (and zeroed) whole
-         * on first touch, and count in RSS whole. Stacks are touched
-         * sparsely; 4 KiB pages keep RSS to what is used. */
-        madvise(p, len, MADV_NOHUGEPAGE);
         region_cur = p;
         region_end = region_cur + len;
     }

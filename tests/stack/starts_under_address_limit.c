@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: a program started under a small address-space limit
+ * (RLIMIT_AS, `ulimit -v`) runs, as it does on NPTL: the stack pool
+ * reserves regions of a sixteenth of the limit rather than 1 GiB, so
+ * under 96 MiB the runtime starts, 100 threads on the default 256 KiB
+ * stacks run and are joined. Before, the first region (1 GiB) did not
+ * fit and the runtime died at start-up ("cannot allocate the scheduler
+ * stack"); coreutils' tests that find the smallest `ulimit -v` a command
+ * runs under skipped for that. The limit is set, then the program runs
+ * itself again under it. Skipped under ASan, whose shadow memory needs
+ * terabytes of address space. */
+#include <capriccio.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+enum { THREADS = 100 };
+#define LIMIT_BYTES ((rlim_t)96 << 20)
+
+static void *run(void *arg)
+{
+    CHECK_EQ(cap_sleep_ns(1000000), 0);
+    return (void *)((intptr_t)arg * 3);
+}
+
+static int child(void)
+{
+    struct rlimit rl;
+    CHECK_EQ(getrlimit(RLIMIT_AS, &rl), 0);
+    CHECK_EQ(rl.rlim_cur, LIMIT_BYTES); /* it runs under the limit */
+    static cap_thread_t t[THREADS];
+    for (intptr_t i = 0; i < THREADS; i++)
+        CHECK_EQ(cap_thread_create(&t[i], NULL, run, (void *)i), 0);
+    for (intptr_t i = 0; i < THREADS; i++) {
+        void *ret;
+        CHECK_EQ(cap_thread_join(t[i], &ret), 0);
+        CHECK_EQ((intptr_t)ret, i * 3);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+#ifdef UNDER_ASAN
+    (void)argc;
+    (void)argv;
+    return 77;
+#else
+    if (argc > 1 && strcmp(argv[1], "child") == 0)
+        return child();
+    struct rlimit rl;
+    CHECK_EQ(getrlimit(RLIMIT_AS, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < LIMIT_BYTES)
+        return 77;
+    rl.rlim_cur = LIMIT_BYTES;
+    pid_t pid = fork();
+    CHECK_GE(pid, 0);
+    if (pid == 0) {
+        if (setrlimit(RLIMIT_AS, &rl) != 0)
+            _exit(90);
+        execl("/proc/self/exe", argv[0], "child", (char *)NULL);
+        _exit(91);
+    }
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fprintf(stderr, "child: status %#x\n", (unsigned)status);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
+    return 0;
+#endif
+}
