@@ -20,14 +20,6 @@
 
 #include "check.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 enum { THREADS = 100 };
 #define LIMIT_BYTES ((rlim_t)96 << 20)
 
@@ -55,7 +47,7 @@ static int child(void)
 
 int main(int argc, char **argv)
 {
-#ifdef UNDER_ASAN
+#ifdef __SANITIZE_ADDRESS__
     (void)argc;
     (void)argv;
     return 77;
