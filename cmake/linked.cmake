@@ -14,8 +14,9 @@ find_program(CAP_LLD NAMES ld.lld)
 set(CAP_LINKED_LD_SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/src/stack/capriccio-linked.ld)
 
 # linked.c runs between a caller's arguments and its callee without saving
-# the vector registers (see its header comment).
+# the vector registers (see its header comment), and calls region.c there.
 set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/stack/linked.c
+                            ${CMAKE_CURRENT_SOURCE_DIR}/src/stack/region.c
                             PROPERTIES COMPILE_OPTIONS -mgeneral-regs-only)
 
 # The library binds its own imports (libc, liburing) at load time too: a

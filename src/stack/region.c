@@ -15,24 +15,31 @@
  * that still does not fit (the limit nearly used up; strict overcommit,
  * which charges MAP_NORESERVE too) is asked again at half the size, down
  * to what the one request needs.
+ *
+ * linked.c calls this on its link path, where no vector register may
+ * change (see its header): so this file is compiled as it is, with
+ * -mgeneral-regs-only (cmake/linked.cmake), and makes raw system calls
+ * only.
  */
 #include <errno.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 
+#include "arch/syscall.h"
 #include "stack/internal.h"
 
 #define REGION_MAX ((size_t)1 << 30)
+#define REGION_ALIGN ((size_t)1 << 16) /* a whole number of pages */
 enum { LIMIT_SHARE = 16 };
 
 static size_t region_bytes(void)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-        rl.rlim_cur / LIMIT_SHARE >= REGION_MAX)
+    if (cap__sys6(SYS_prlimit64, 0, RLIMIT_AS, 0, (long)&rl, 0, 0) != 0 ||
+        rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / LIMIT_SHARE >= REGION_MAX)
         return REGION_MAX;
-    size_t ps = cap__page_size();
-    return (size_t)(rl.rlim_cur / LIMIT_SHARE) & ~(ps - 1);
+    return (size_t)(rl.rlim_cur / LIMIT_SHARE) & ~(REGION_ALIGN - 1);
 }
 
 void *cap__stack_region_map(size_t need, size_t *len)
@@ -40,15 +47,16 @@ void *cap__stack_region_map(size_t need, size_t *len)
     size_t want = region_bytes();
     for (;;) {
         size_t bytes = want > need ? want : need;
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-        if (p != MAP_FAILED) {
-            madvise(p, bytes, MADV_NOHUGEPAGE);
-            *len = bytes;
-            return p;
+        long p = cap__sys6(SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+        if (p < 0 && p >= -4095) { /* -errno */
+            if (p != -ENOMEM || bytes == need)
+                return NULL;
+            want /= 2;
+            continue;
         }
-        if (errno != ENOMEM || bytes == need)
-            return NULL;
-        want /= 2;
+        cap__sys6(SYS_madvise, p, (long)bytes, MADV_NOHUGEPAGE, 0, 0, 0);
+        *len = bytes;
+        return (void *)p;
     }
 }
