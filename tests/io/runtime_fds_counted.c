@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Description: the runtime's descriptors count against RLIMIT_NOFILE, so
  * README (Limits) says how many it takes at start-up: 5 with the epoll or
- * poll backend (the backend's instance or none, its kick eventfd, the
- * signal eventfd, /proc/self/status, /proc/self/pagemap) and 6 with uring.
+ * poll backend (an epoll instance, which the poll and uring backends keep
+ * too, the kick eventfd, the signal eventfd, /proc/self/status,
+ * /proc/self/pagemap) and 6 with uring (its ring besides).
  * Counted in the range where they live (from min(soft limit, 1024) - 64
  * up), in a process that has done no file I/O yet (a disk ring comes with
  * its first use). A new descriptor of the runtime fails this until the
