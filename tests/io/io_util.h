@@ -454,4 +454,21 @@ static inline long raise_nofile(long want)
     return (long)r.rlim_cur;
 }
 
+/* Where the runtime keeps its own descriptors (io/ownfd.c): [*base, *top)
+ * with top = min(soft RLIMIT_NOFILE, 1024) and base = top - 64. False
+ * when the limit is too small to keep any apart (they then stay where
+ * the kernel put them): the caller skips. */
+static inline bool own_fd_range(int *base, int *top)
+{
+    enum { HIGH_CAP = 1024, HIGH_GAP = 64 };
+    struct rlimit rl;
+    CHECK_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    rlim_t t = rl.rlim_cur < HIGH_CAP ? rl.rlim_cur : HIGH_CAP;
+    if (t < 2 * HIGH_GAP)
+        return false;
+    *top = (int)t;
+    *base = (int)(t - HIGH_GAP);
+    return true;
+}
+
 #endif /* CAP_TESTS_IO_UTIL_H */
