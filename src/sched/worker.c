@@ -97,8 +97,10 @@
 #include "sched/worker.h"
 
 #include <errno.h>
+#include <link.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -1270,6 +1272,44 @@ static void *worker_kthread(void *arg)
     worker_loop(w);
 }
 
+/* dl_iterate_phdr callback: adds an object's TLS block to *arg. */
+static int add_tls_block(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    size_t *total = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_TLS)
+            *total += ph->p_memsz + ph->p_align;
+    }
+    return 0;
+}
+
+/* Starts worker w's kernel thread, whose own stack is its scheduler
+ * stack: as large as worker 0's (sched_stack_size), not glibc's default
+ * of 8 MiB, which under an address-space limit (`ulimit -v`) was the most
+ * a program of two workers needed, and with one worker per CPU on a large
+ * machine came to half a GiB. glibc carves the thread's static TLS (the
+ * `__thread` blocks of the program and the libraries loaded with it) out
+ * of that size, so the blocks are added to it; should glibc still refuse
+ * it (EINVAL), the thread gets glibc's default. */
+static int start_kthread(cap__worker *w, size_t stack_size)
+{
+    size_t tls = 0;
+    dl_iterate_phdr(add_tls_block, &tls);
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc != 0)
+        return rc;
+    rc = pthread_attr_setstacksize(&attr, stack_size + tls);
+    if (rc == 0)
+        rc = pthread_create(&w->kthread, &attr, worker_kthread, w);
+    pthread_attr_destroy(&attr);
+    if (rc == EINVAL)
+        rc = pthread_create(&w->kthread, NULL, worker_kthread, w);
+    return rc;
+}
+
 /* Sets up worker 0 around the calling (initial) kernel thread, whose
  * current code becomes user thread `main_thread`, and starts the others.
  * Returns once every worker's kernel thread has set itself up: that
@@ -1311,9 +1351,10 @@ void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
 
     for (int i = 1; i < n; i++) {
         cap__worker *w = &cap__rt.workers[i];
-        int rc = pthread_create(&w->kthread, NULL, worker_kthread, w);
+        int rc = start_kthread(w, sched_stack_size);
         if (rc != 0)
-            cap__die("cannot start worker %d: error %d\n", i, rc);
+            cap__die("cannot start worker %d of %d: %s (CAP_WORKERS sets how many run)\n",
+                     i, n, strerror(rc));
     }
     for (int i = 1; i < n; i++) {
         cap__worker *w = &cap__rt.workers[i];

@@ -6,13 +6,17 @@
  * stacks run and are joined. Before, the first region (1 GiB) did not
  * fit and the runtime died at start-up ("cannot allocate the scheduler
  * stack"); coreutils' tests that find the smallest `ulimit -v` a command
- * runs under skipped for that. The limit is set, then the program runs
+ * runs under skipped for that. The same again on 16 workers: each
+ * worker's kernel thread has a stack of the scheduler's size (256 KiB),
+ * where glibc's default of 8 MiB each made 15 of them more than the limit
+ * ("cannot start worker"). The limit is set, then the program runs
  * itself again under it. Skipped under ASan, whose shadow memory needs
  * terabytes of address space. */
 #include <capriccio.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -45,6 +49,29 @@ static int child(void)
     return 0;
 }
 
+/* Runs this program again as "child" under the limit rl, on `workers`
+ * workers (NULL: as many as this one was given), and checks it succeeds. */
+static void run_child_under(const struct rlimit *rl, const char *self, const char *workers)
+{
+    pid_t pid = fork();
+    CHECK_GE(pid, 0);
+    if (pid == 0) {
+        if (workers != NULL && setenv("CAP_WORKERS", workers, 1) != 0)
+            _exit(89);
+        if (setrlimit(RLIMIT_AS, rl) != 0)
+            _exit(90);
+        execl("/proc/self/exe", self, "child", (char *)NULL);
+        _exit(91);
+    }
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fprintf(stderr, "child on %s workers: status %#x\n", workers != NULL ? workers : "the test's",
+                (unsigned)status);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
+}
+
 int main(int argc, char **argv)
 {
 #ifdef __SANITIZE_ADDRESS__
@@ -59,20 +86,8 @@ int main(int argc, char **argv)
     if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < LIMIT_BYTES)
         return 77;
     rl.rlim_cur = LIMIT_BYTES;
-    pid_t pid = fork();
-    CHECK_GE(pid, 0);
-    if (pid == 0) {
-        if (setrlimit(RLIMIT_AS, &rl) != 0)
-            _exit(90);
-        execl("/proc/self/exe", argv[0], "child", (char *)NULL);
-        _exit(91);
-    }
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        fprintf(stderr, "child: status %#x\n", (unsigned)status);
-    CHECK(WIFEXITED(status));
-    CHECK_EQ(WEXITSTATUS(status), 0);
+    run_child_under(&rl, argv[0], NULL); /* the test's own worker count */
+    run_child_under(&rl, argv[0], "16");
     return 0;
 #endif
 }
