@@ -389,12 +389,6 @@ static __inline__ int cap_compat_enosys(void)
     return ENOSYS;
 }
 
-static __inline__ int cap_compat_mutex_consistent(cap_mutex_t *m)
-{
-    (void)m;
-    return EINVAL; /* never robust */
-}
-
 static __inline__ int cap_compat_mutex_prioceiling(const cap_mutex_t *m, ...)
 {
     (void)m;
@@ -646,8 +640,8 @@ CAP_NORETURN void cap_compat_thrd_exit(int res);
 #define pthread_mutex_timedlock cap_mutex_timedlock
 #define pthread_mutex_clocklock cap_mutex_clocklock
 #define pthread_mutex_unlock cap_mutex_unlock
-#define pthread_mutex_consistent cap_compat_mutex_consistent
-#define pthread_mutex_consistent_np cap_compat_mutex_consistent
+#define pthread_mutex_consistent cap_mutex_consistent
+#define pthread_mutex_consistent_np cap_mutex_consistent
 #define pthread_mutex_getprioceiling cap_compat_mutex_prioceiling
 #define pthread_mutex_setprioceiling cap_compat_mutex_prioceiling
 #define pthread_mutexattr_init cap_mutexattr_init

@@ -48,11 +48,11 @@ extern "C" {
 #define CAP_MUTEX_ERRORCHECK 2 /* relock: EDEADLK; unlock by a non-owner: EPERM */
 #define CAP_MUTEX_DEFAULT CAP_MUTEX_NORMAL
 
-#define CAP_PRIO_NONE 0    /* mutex protocols; only NONE is supported */
+#define CAP_PRIO_NONE 0    /* mutex protocols; PROTECT is not supported */
 #define CAP_PRIO_INHERIT 1
 #define CAP_PRIO_PROTECT 2
 
-#define CAP_MUTEX_STALLED 0 /* robustness; only STALLED is supported */
+#define CAP_MUTEX_STALLED 0 /* robustness */
 #define CAP_MUTEX_ROBUST 1
 
 typedef struct cap_mutex {
@@ -81,13 +81,17 @@ int cap_mutexattr_gettype(const cap_mutexattr_t *attr, int *type);
 /* CAP_PROCESS_PRIVATE (default) or CAP_PROCESS_SHARED; else EINVAL. */
 int cap_mutexattr_setpshared(cap_mutexattr_t *attr, int pshared);
 int cap_mutexattr_getpshared(const cap_mutexattr_t *attr, int *pshared);
-/* CAP_PRIO_INHERIT, CAP_PRIO_PROTECT: ENOTSUP. */
+/* CAP_PRIO_PROTECT: ENOTSUP. CAP_PRIO_INHERIT is accepted and has no
+ * effect: all user threads have one priority, so none is ever raised. */
 int cap_mutexattr_setprotocol(cap_mutexattr_t *attr, int protocol);
 int cap_mutexattr_getprotocol(const cap_mutexattr_t *attr, int *protocol);
 /* Stored and reported back; it has no effect, as PRIO_PROTECT is refused. */
 int cap_mutexattr_setprioceiling(cap_mutexattr_t *attr, int prioceiling);
 int cap_mutexattr_getprioceiling(const cap_mutexattr_t *attr, int *prioceiling);
-/* CAP_MUTEX_ROBUST: ENOTSUP. */
+/* CAP_MUTEX_ROBUST: a holder that ends holding the mutex (a user thread
+ * that exits; for a process-shared one, its process) leaves it to the next
+ * locker, told EOWNERDEAD; see cap_mutex_consistent. Threads the library
+ * did not make are not seen to end. */
 int cap_mutexattr_setrobust(cap_mutexattr_t *attr, int robust);
 int cap_mutexattr_getrobust(const cap_mutexattr_t *attr, int *robust);
 
@@ -95,7 +99,9 @@ int cap_mutexattr_getrobust(const cap_mutexattr_t *attr, int *robust);
 int cap_mutex_init(cap_mutex_t *m, const cap_mutexattr_t *attr);
 /* EBUSY while locked. */
 int cap_mutex_destroy(cap_mutex_t *m);
-/* ERRORCHECK: EDEADLK on relock. RECURSIVE: EAGAIN past 2^32-1 levels. */
+/* ERRORCHECK: EDEADLK on relock. RECURSIVE: EAGAIN past 2^32-1 levels
+ * (robust: 2^31-1). Robust: EOWNERDEAD, ENOTRECOVERABLE, and EAGAIN when
+ * 4,096 robust mutexes are held at once (README Limits). */
 int cap_mutex_lock(cap_mutex_t *m);
 /* EBUSY when held, also by the caller (except RECURSIVE). */
 int cap_mutex_trylock(cap_mutex_t *m);
@@ -107,6 +113,10 @@ int cap_mutex_clocklock(cap_mutex_t *m, clockid_t clock, const struct timespec *
 /* EPERM if RECURSIVE or ERRORCHECK and the caller is not the owner, or if
  * the mutex is not locked. */
 int cap_mutex_unlock(cap_mutex_t *m);
+/* A robust mutex the caller took with EOWNERDEAD is usable again; EINVAL
+ * if m is not robust, not held by the caller or not in that state. Unlocked
+ * without it, m fails every later lock with ENOTRECOVERABLE. */
+int cap_mutex_consistent(cap_mutex_t *m);
 
 /* ---- condition variable ---------------------------------------------- */
 

@@ -91,6 +91,7 @@ pid_t fork(void)
          * pthread_mutex_init, which does (a bucket lock held by a lost
          * thread hung the child). */
         cap__libc_kept_forked();
+        cap__robust_forked();
         cap__io_forked();
         cap__futex_key_forked();
         cap__stream_turns_forked();

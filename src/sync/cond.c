@@ -261,8 +261,7 @@ static int cap_release(void *m, uint32_t *depth)
 
 static int cap_reacquire(void *m, uint32_t depth)
 {
-    cap__mutex_reacquire_after_wait(m, depth);
-    return 0;
+    return cap__mutex_reacquire_after_wait(m, depth);
 }
 
 static const cap__cond_mutex cap_mutex_ops = { cap_check_owner, cap_release, cap_reacquire };

@@ -74,6 +74,25 @@
  * a thread that reuses the slot of one that exited holding the mutex is
  * not taken for it.
  *
+ * Robust mutexes (ROBUST in the type word; sync/robust.c notes who
+ * holds them) track their owner whatever their kind. Their owner word also
+ * says what became of the last holder: CAP__ROBUST_OWNER_DIED (it ended
+ * holding the mutex; the lock word was freed for a waiter) or
+ * CAP__ROBUST_UNRECOVERABLE (one told so unlocked without making it
+ * consistent). A locker that takes the lock word reads it (robust_taken):
+ * owner died, it holds the mutex marked INCONSISTENT (in `count`) and is
+ * told EOWNERDEAD; unrecoverable, it frees the lock word again, which
+ * passes the news on to the next waiter, and is told ENOTRECOVERABLE. A
+ * process-shared one's waiters wait in slices of CAP__ROBUST_CHECK_NS and
+ * after each look whether the holder's process has gone: the first to
+ * swap the owner word from that holder's id to OWNER_DIED takes the lock
+ * word over (it cannot be freed by anyone else) and goes on as above. A
+ * holder's id is written only after its lock word is taken and cleared
+ * before it is freed, so an owner word with a live-looking id names the
+ * thread that holds the lock word; a process that dies between the two
+ * (id not yet, or no longer, written) leaves a mutex held for good, as
+ * glibc's does without its pending-operation slot.
+ *
  * After its last atomic on the state word an unlocker touches the mutex
  * only as a key for cap__wake_on, which never dereferences it, so a mutex
  * may be destroyed and freed as soon as another thread has locked and
@@ -93,7 +112,8 @@ enum {
     STARVING = 4,
     HANDOFF = 8,
 };
-enum { SHARED = 1 << 30 }; /* in the type word, with the kind */
+enum { SHARED = 1 << 30, ROBUST = 1 << 29 }; /* in the type word, with the kind */
+enum { INCONSISTENT = 1u << 31 }; /* in `count`: a robust mutex taken as owner died */
 enum { SPIN_ROUNDS = 8, SPIN_PAUSES = 30 };
 #define STARVE_NS UINT64_C(1000000) /* 1 ms, as Go's starvationThresholdNs */
 
@@ -185,13 +205,52 @@ static int give_up(_Atomic uint32_t *w)
     }
 }
 
+/* A process-shared robust mutex held by a thread whose process has gone:
+ * takes its lock word over, with the owner word OWNER_DIED (see the top).
+ * True if the caller now holds it. */
+static bool take_from_dead_process(cap_mutex_t *m)
+{
+    uint64_t id = atomic_load_explicit(owner_of(m), memory_order_relaxed);
+    if (id == 0 || id >= CAP__ROBUST_OWNER_DIED)
+        return false;
+    if (!cap__robust_process_gone((pid_t)((id >> 32) & 0x7fffffff)))
+        return false;
+    if (!atomic_compare_exchange_strong_explicit(owner_of(m), &id, CAP__ROBUST_OWNER_DIED,
+                                                 memory_order_acquire, memory_order_relaxed))
+        return false; /* another waiter took it over, or it changed hands */
+    atomic_store_explicit(word(m), CONTENDED, memory_order_relaxed); /* others may wait */
+    return true;
+}
+
+/* One wait of a process-shared robust mutex's locker: at most
+ * CAP__ROBUST_CHECK_NS, then a look at the holder's process. 0 to try
+ * again, EOWNERDEAD if the lock word was taken over from a dead process,
+ * ETIMEDOUT once to (NULL: none) has passed. */
+static int robust_shared_wait(cap_mutex_t *m, cap__timeout *to)
+{
+    cap__timeout slice;
+    uint64_t end = cap__now() + CAP__ROBUST_CHECK_NS;
+    struct timespec abs = { (time_t)(end / 1000000000u), (long)(end % 1000000000u) };
+    cap__timeout_init(&slice, CLOCK_MONOTONIC, &abs);
+    bool last = to != NULL && to->deadline <= slice.deadline;
+    int rc = cap__shared_wait(word(m), CONTENDED, last ? to : &slice, CAP__PARK_MUTEX, false);
+    if (rc == ETIMEDOUT && last)
+        return ETIMEDOUT;
+    return take_from_dead_process(m) ? EOWNERDEAD : 0;
+}
+
 /* A process-shared mutex's contended lock (see the top). */
 static int acquire_shared(cap_mutex_t *m, cap__timeout *to)
 {
     _Atomic uint32_t *w = word(m);
-    while (atomic_exchange_explicit(w, CONTENDED, memory_order_acquire) != FREE)
-        if (cap__shared_wait(w, CONTENDED, to, CAP__PARK_MUTEX, false) == ETIMEDOUT)
+    while (atomic_exchange_explicit(w, CONTENDED, memory_order_acquire) != FREE) {
+        int rc = m->type & ROBUST ? robust_shared_wait(m, to)
+                                  : cap__shared_wait(w, CONTENDED, to, CAP__PARK_MUTEX, false);
+        if (rc == ETIMEDOUT)
             return ETIMEDOUT;
+        if (rc == EOWNERDEAD)
+            return 0; /* held, its owner word OWNER_DIED: robust_taken says so */
+    }
     return 0;
 }
 
@@ -287,12 +346,20 @@ static int release(cap_mutex_t *m)
 /* The kind (CAP_MUTEX_*) a type word holds. */
 static int kind_of(int type)
 {
-    return type & ~SHARED;
+    return type & ~(SHARED | ROBUST);
+}
+
+static bool valid_kind(int type)
+{
+    int kind = kind_of(type);
+    return kind == CAP_MUTEX_NORMAL || kind == CAP_MUTEX_RECURSIVE ||
+           kind == CAP_MUTEX_ERRORCHECK;
 }
 
 static bool tracks_owner(int type)
 {
-    return kind_of(type) == CAP_MUTEX_RECURSIVE || kind_of(type) == CAP_MUTEX_ERRORCHECK;
+    return (type & ROBUST) ||
+           kind_of(type) == CAP_MUTEX_RECURSIVE || kind_of(type) == CAP_MUTEX_ERRORCHECK;
 }
 
 static const cap__holder NOBODY = { 0, 0 };
@@ -319,26 +386,96 @@ static void set_owner(cap_mutex_t *m, cap__holder h, uint32_t depth)
     m->count = depth;
 }
 
+/* Recursion depth (a robust one's without the INCONSISTENT flag). */
+static uint32_t depth_of(const cap_mutex_t *m)
+{
+    return m->type & ROBUST ? m->count & ~(uint32_t)INCONSISTENT : m->count;
+}
+
+/* Whether one more level would not fit (2^32-1 levels, a robust mutex
+ * 2^31-1: its top bit is the INCONSISTENT flag). */
+static bool at_max_depth(const cap_mutex_t *m)
+{
+    return depth_of(m) == (m->type & ROBUST ? INCONSISTENT - 1 : UINT32_MAX);
+}
+
+/* The caller has just taken a robust mutex's lock word: what became of
+ * the last holder decides the result (see the top). depth includes the
+ * INCONSISTENT flag a condition wait carries across. */
+static int robust_taken(cap_mutex_t *m, cap__holder self, uint32_t depth)
+{
+    uint64_t last = atomic_load_explicit(owner_of(m), memory_order_relaxed);
+    if (last == CAP__ROBUST_UNRECOVERABLE) {
+        release(m); /* the next waiter learns it the same way */
+        return ENOTRECOVERABLE;
+    }
+    if (last == CAP__ROBUST_OWNER_DIED)
+        depth |= INCONSISTENT;
+    set_owner(m, self, depth);
+    return last == CAP__ROBUST_OWNER_DIED ? EOWNERDEAD : 0;
+}
+
+/* Takes m for the caller (self) at depth, recording it as owner if m
+ * tracks one. */
+static int take(cap_mutex_t *m, cap__holder self, uint32_t depth, clockid_t clock,
+                const struct timespec *abs)
+{
+    if (m->type & ROBUST) {
+        int rc = cap__robust_note(m);
+        if (rc != 0)
+            return rc;
+        rc = acquire(m, clock, abs);
+        if (rc == 0)
+            rc = robust_taken(m, self, depth);
+        if (rc != 0 && rc != EOWNERDEAD)
+            cap__robust_forget(m);
+        return rc;
+    }
+    int rc = acquire(m, clock, abs);
+    if (rc == 0 && tracks_owner(m->type))
+        set_owner(m, self, depth);
+    return rc;
+}
+
+/* The holder lets go: robust records and marks, the owner word, then the
+ * lock word. */
+static int let_go(cap_mutex_t *m)
+{
+    if (m->type & ROBUST) {
+        cap__robust_forget(m);
+        if (m->count & INCONSISTENT) { /* not made consistent: unusable */
+            if (m->type & SHARED)
+                atomic_store_explicit(gen(m), 0, memory_order_relaxed);
+            atomic_store_explicit(owner_of(m), CAP__ROBUST_UNRECOVERABLE, memory_order_relaxed);
+            m->count = 0;
+            return release(m);
+        }
+    }
+    if (tracks_owner(m->type))
+        set_owner(m, NOBODY, 0);
+    return release(m);
+}
+
 static int lock_common(cap_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
     int type = m->type;
-    if (kind_of(type) == CAP_MUTEX_NORMAL)
-        return acquire(m, clock, abs);
-    if (!tracks_owner(type))
+    if (!valid_kind(type))
         return EINVAL;
+    if (!tracks_owner(type))
+        return acquire(m, clock, abs);
     cap__holder self = self_id(type);
     if (held_by_caller(m, self)) {
         if (kind_of(type) == CAP_MUTEX_ERRORCHECK)
             return EDEADLK;
-        if (m->count == UINT32_MAX)
-            return EAGAIN;
-        m->count++;
-        return 0;
+        if (kind_of(type) == CAP_MUTEX_RECURSIVE) {
+            if (at_max_depth(m))
+                return EAGAIN;
+            m->count++;
+            return 0;
+        }
+        /* a robust NORMAL one: waits for itself, as glibc's does */
     }
-    int rc = acquire(m, clock, abs);
-    if (rc == 0)
-        set_owner(m, self, 1);
-    return rc;
+    return take(m, self, 1, clock, abs);
 }
 
 /* ---- public ---------------------------------------------------------- */
@@ -348,12 +485,14 @@ int cap_mutex_init(cap_mutex_t *m, const cap_mutexattr_t *attr)
     if (m == NULL)
         return EINVAL;
     int type = attr != NULL ? attr->type : CAP_MUTEX_NORMAL;
-    if (type != CAP_MUTEX_NORMAL && !tracks_owner(type))
+    if ((type & (SHARED | ROBUST)) || !valid_kind(type))
         return EINVAL;
     *m = (cap_mutex_t)CAP_MUTEX_INITIALIZER;
     m->type = type;
     if (attr != NULL && attr->pshared == CAP_PROCESS_SHARED)
         m->type |= SHARED;
+    if (attr != NULL && attr->robust == CAP_MUTEX_ROBUST)
+        m->type |= ROBUST;
     return 0;
 }
 
@@ -386,36 +525,69 @@ int cap_mutex_clocklock(cap_mutex_t *m, clockid_t clock, const struct timespec *
 int cap_mutex_trylock(cap_mutex_t *m)
 {
     int type = m->type;
-    if (kind_of(type) == CAP_MUTEX_NORMAL)
-        return try_acquire(m) || claim_lost_handoff(m) ? 0 : EBUSY;
-    if (!tracks_owner(type))
+    if (!valid_kind(type))
         return EINVAL;
+    if (!tracks_owner(type))
+        return try_acquire(m) || claim_lost_handoff(m) ? 0 : EBUSY;
     cap__holder self = self_id(type);
     if (kind_of(type) == CAP_MUTEX_RECURSIVE && held_by_caller(m, self)) {
-        if (m->count == UINT32_MAX)
+        if (at_max_depth(m))
             return EAGAIN;
         m->count++;
         return 0;
     }
-    if (!try_acquire(m) && !claim_lost_handoff(m))
-        return EBUSY;
-    set_owner(m, self, 1);
-    return 0;
+    if (!(type & ROBUST)) {
+        if (!try_acquire(m) && !claim_lost_handoff(m))
+            return EBUSY;
+        set_owner(m, self, 1);
+        return 0;
+    }
+    int rc = cap__robust_note(m);
+    if (rc != 0)
+        return rc;
+    if (try_acquire(m) || claim_lost_handoff(m) || ((type & SHARED) && take_from_dead_process(m)))
+        rc = robust_taken(m, self, 1);
+    else
+        rc = EBUSY;
+    if (rc != 0 && rc != EOWNERDEAD)
+        cap__robust_forget(m);
+    return rc;
 }
 
 int cap_mutex_unlock(cap_mutex_t *m)
 {
     int type = m->type;
-    if (kind_of(type) == CAP_MUTEX_NORMAL)
-        return release(m); /* one CAS */
-    if (!tracks_owner(type))
+    if (!valid_kind(type))
         return EINVAL;
+    if (!tracks_owner(type))
+        return release(m); /* one CAS */
     if (!held_by_caller(m, self_id(type)))
         return EPERM;
-    if (kind_of(type) == CAP_MUTEX_RECURSIVE && --m->count != 0)
+    if (kind_of(type) == CAP_MUTEX_RECURSIVE && depth_of(m) > 1) {
+        m->count--;
         return 0;
-    set_owner(m, NOBODY, 0);
-    return release(m);
+    }
+    return let_go(m);
+}
+
+int cap_mutex_consistent(cap_mutex_t *m)
+{
+    if (m == NULL || !valid_kind(m->type) || !(m->type & ROBUST) ||
+        !held_by_caller(m, self_id(m->type)) || !(m->count & INCONSISTENT))
+        return EINVAL;
+    m->count &= ~(uint32_t)INCONSISTENT;
+    return 0;
+}
+
+/* ---- for robust.c ----------------------------------------------------- */
+
+void cap__mutex_owner_died(cap_mutex_t *m)
+{
+    if (m->type & SHARED)
+        atomic_store_explicit(gen(m), 0, memory_order_relaxed);
+    atomic_store_explicit(owner_of(m), CAP__ROBUST_OWNER_DIED, memory_order_relaxed);
+    m->count = 0;
+    release(m);
 }
 
 /* ---- for condition waits --------------------------------------------- */
@@ -433,15 +605,29 @@ int cap__mutex_release_for_wait(cap_mutex_t *m, uint32_t *depth)
     if (tracks_owner(m->type)) {
         if (!held_by_caller(m, self_id(m->type)))
             return EPERM;
-        *depth = m->count;
+        *depth = m->count; /* with INCONSISTENT: it stays so */
+        if (m->type & ROBUST)
+            cap__robust_forget(m);
         set_owner(m, NOBODY, 0);
     }
     return release(m);
 }
 
-void cap__mutex_reacquire_after_wait(cap_mutex_t *m, uint32_t depth)
+int cap__mutex_reacquire_after_wait(cap_mutex_t *m, uint32_t depth)
 {
+    if (!(m->type & ROBUST)) {
+        acquire(m, CLOCK_REALTIME, NULL);
+        if (tracks_owner(m->type))
+            set_owner(m, self_id(m->type), depth);
+        return 0;
+    }
+    /* A note: without it the thread's end would not be seen, and the
+     * condition wait has no error to give for a full table; retried. */
+    while (cap__robust_note(m) != 0)
+        cap_sleep_ns(1000000);
     acquire(m, CLOCK_REALTIME, NULL);
-    if (tracks_owner(m->type))
-        set_owner(m, self_id(m->type), depth);
+    int rc = robust_taken(m, self_id(m->type), depth);
+    if (rc == ENOTRECOVERABLE)
+        cap__robust_forget(m);
+    return rc;
 }

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Mutex attributes. Only what a user-level mutex can honour is accepted:
- * process-shared, priority-inheritance/-protection and robust mutexes are
- * refused with ENOTSUP (POSIX's error for a valid but unsupported value),
- * out-of-range values with EINVAL.
+ * priority protection is refused with ENOTSUP (POSIX's error for a valid
+ * but unsupported value: it needs priorities), out-of-range values with
+ * EINVAL. Priority inheritance is accepted and changes nothing: every
+ * user thread has the one priority SCHED_OTHER allows, so no holder is
+ * ever lower than a waiter to be raised (a program asks for it with its
+ * robust shared mutexes, as APR's process mutex does). Robust and
+ * process-shared mutexes are honoured (mutex.c, robust.c).
  */
 #include <errno.h>
 
@@ -65,9 +69,9 @@ int cap_mutexattr_setprotocol(cap_mutexattr_t *attr, int protocol)
 {
     if (attr == NULL)
         return EINVAL;
-    if (protocol == CAP_PRIO_INHERIT || protocol == CAP_PRIO_PROTECT)
+    if (protocol == CAP_PRIO_PROTECT)
         return ENOTSUP;
-    if (protocol != CAP_PRIO_NONE)
+    if (protocol != CAP_PRIO_NONE && protocol != CAP_PRIO_INHERIT)
         return EINVAL;
     attr->protocol = protocol;
     return 0;
@@ -101,9 +105,7 @@ int cap_mutexattr_setrobust(cap_mutexattr_t *attr, int robust)
 {
     if (attr == NULL)
         return EINVAL;
-    if (robust == CAP_MUTEX_ROBUST)
-        return ENOTSUP;
-    if (robust != CAP_MUTEX_STALLED)
+    if (robust != CAP_MUTEX_STALLED && robust != CAP_MUTEX_ROBUST)
         return EINVAL;
     attr->robust = robust;
     return 0;

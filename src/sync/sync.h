@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "capriccio.h"
@@ -223,9 +224,37 @@ void cap__sem_wake_kernel(_Atomic uint64_t *word);
  * and take it back at that depth. EPERM if m tracks its owner and the
  * caller is not it. */
 int cap__mutex_release_for_wait(cap_mutex_t *m, uint32_t *depth);
-void cap__mutex_reacquire_after_wait(cap_mutex_t *m, uint32_t depth);
+/* 0, or for a robust mutex EOWNERDEAD (held) or ENOTRECOVERABLE (not). */
+int cap__mutex_reacquire_after_wait(cap_mutex_t *m, uint32_t depth);
 /* EPERM if m tracks its owner and the caller is not it, else 0. */
 int cap__mutex_check_owner(const cap_mutex_t *m);
+
+/* Robust mutexes (robust.c; the protocol in mutex.c). Owner words that
+ * are no thread's id: the last holder ended holding it (the next locker
+ * is told EOWNERDEAD), or one so told unlocked it without
+ * pthread_mutex_consistent (every lock fails with ENOTRECOVERABLE). */
+#define CAP__ROBUST_OWNER_DIED (UINT64_MAX - 1)
+#define CAP__ROBUST_UNRECOVERABLE UINT64_MAX
+/* How often a waiter for a process-shared robust mutex looks whether its
+ * holder's process is gone. */
+#define CAP__ROBUST_CHECK_NS UINT64_C(20000000)
+/* Notes that the calling user thread is taking robust mutex m, before
+ * it waits for the lock word (EAGAIN: the table is full, README Limits);
+ * forget takes the note out at its unlock, or when the lock fails.
+ * Threads the library did not make are not noted: their end is not seen
+ * (a process's end is). */
+int cap__robust_note(cap_mutex_t *m);
+void cap__robust_forget(cap_mutex_t *m);
+/* In a fork's child, before anything locks a mutex. */
+void cap__robust_forked(void);
+/* The exiting thread self's robust mutexes become "owner died". */
+struct cap__thread;
+void cap__robust_exit(struct cap__thread *self);
+/* m, held by a thread that has ended, becomes "owner died" and is freed
+ * for one waiter (mutex.c). */
+void cap__mutex_owner_died(cap_mutex_t *m);
+/* Whether process pid has ended (a zombie has); false for our own. */
+bool cap__robust_process_gone(pid_t pid);
 
 /* A mutex kind a condition wait can release and take back: the three
  * calls above for cap_mutex_t; intercept/libc_mutex.c's for glibc's. */

@@ -207,6 +207,7 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     t->keys = NULL;
     t->nkeys = 0;
     t->held_locks = NULL; /* (a thread that exited holding one left it here) */
+    t->robust_noted = 0; /* (a thread lost in a fork left its count here) */
     atomic_store_explicit(&t->jump_due, NULL, memory_order_relaxed);
     atomic_store_explicit(&t->sig_pending, 0, memory_order_relaxed); /* POSIX: none at start */
     cap__sig_queued_clear(t);
@@ -284,6 +285,8 @@ static cap__thread *exit_begin(cap__thread *self, void *retval)
     cap__cleanup_run_all(self);
     if (self->keys != NULL) /* most threads have none: no call */
         cap__keys_run_destructors(self);
+    if (self->robust_noted != 0)
+        cap__robust_exit(self);
     if (self->kernel_bound != 0)
         cap__kernel_bound_exit(self);
     cap__cancel_reset(self);

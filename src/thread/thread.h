@@ -57,6 +57,8 @@ typedef struct cap__thread {
                                       kernel thread (glibc's robust, PI, PP and
                                       process-shared mutexes): under CAP_MIGRATE
                                       it stays on its worker while not 0 */
+    uint32_t robust_noted;         /* [owner] robust mutexes it holds or is
+                                      taking (sync/robust.c's table) */
     uint32_t queued_at;            /* [owner of the queue it is in] the worker's
                                       ticks when queued (policy_fifo.h) */
 
