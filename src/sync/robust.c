@@ -136,8 +136,10 @@ void cap__robust_exit(cap__thread *self)
 
 void cap__robust_forked(void)
 {
-    /* A lost thread may have held the lock. Its entries stay: the mutexes
-     * they name stay held in the child, as glibc leaves them. */
+    /* A lost thread may have held the lock. Its entries stay, never
+     * acted on: the mutexes they name stay held in the child, as glibc
+     * leaves them, and its control block, never freed there
+     * (thread/table.c), is no new thread's. */
     table_lock = (cap__spin)CAP__SPIN_INIT;
 }
 

@@ -10,6 +10,8 @@
  * holder in five ends holding it. Misuse: consistent on a mutex that is
  * not robust, not held by the caller, or already consistent is EINVAL.
  * A mutex that is not robust stays held when its holder ends, as before.
+ * In a fork's child a robust mutex the parent's other thread held stays
+ * held, and the child's own threads' ends are told as usual.
  * Before, setrobust failed with ENOTSUP (APR's process mutex could not be
  * made, so httpd with two Listen lines did not start). */
 #include <pthread.h>
@@ -17,6 +19,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -289,6 +292,63 @@ static void stress(void)
     EXPECT_EQ(pthread_mutex_unlock(&sm), 0);
 }
 
+/* A fork's child: a robust mutex the parent's other thread held stays
+ * held there (that thread is not in the child, and did not end); threads
+ * the child makes (perhaps in the lost thread's place) that end holding
+ * robust mutexes leave those, and only those, to the next locker. */
+static pthread_mutex_t kept, fresh[4];
+static atomic_int kept_held, kept_release;
+
+static void *hold_kept(void *arg)
+{
+    (void)arg;
+    EXPECT_EQ(pthread_mutex_lock(&kept), 0);
+    atomic_store(&kept_held, 1);
+    while (!atomic_load(&kept_release))
+        usleep(1000);
+    EXPECT_EQ(pthread_mutex_unlock(&kept), 0);
+    return NULL;
+}
+
+static void *hold_fresh(void *arg)
+{
+    EXPECT_EQ(pthread_mutex_lock(arg), 0);
+    return NULL; /* holding it */
+}
+
+static void fork_child_keeps_lost_holds(void)
+{
+    make(&kept, PTHREAD_MUTEX_NORMAL, 1);
+    for (int i = 0; i < 4; i++)
+        make(&fresh[i], PTHREAD_MUTEX_NORMAL, 1);
+    pthread_t t;
+    EXPECT_EQ(pthread_create(&t, NULL, hold_kept, NULL), 0);
+    while (!atomic_load(&kept_held))
+        usleep(1000);
+    pid_t pid = fork();
+    EXPECT(pid >= 0);
+    if (pid == 0) {
+        for (int i = 0; i < 4; i++) {
+            pthread_t c;
+            EXPECT_EQ(pthread_create(&c, NULL, hold_fresh, &fresh[i]), 0);
+            EXPECT_EQ(pthread_join(c, NULL), 0);
+            EXPECT_EQ(pthread_mutex_trylock(&fresh[i]), EOWNERDEAD);
+            EXPECT_EQ(pthread_mutex_consistent(&fresh[i]), 0);
+            EXPECT_EQ(pthread_mutex_unlock(&fresh[i]), 0);
+            EXPECT_EQ(pthread_mutex_trylock(&kept), EBUSY);
+        }
+        _exit(0);
+    }
+    int status;
+    EXPECT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    atomic_store(&kept_release, 1);
+    EXPECT_EQ(pthread_join(t, NULL), 0);
+    EXPECT_EQ(pthread_mutex_lock(&kept), 0);
+    EXPECT_EQ(pthread_mutex_unlock(&kept), 0);
+}
+
 int main(void)
 {
     kinds();
@@ -297,5 +357,6 @@ int main(void)
     cancelled_holder();
     cond_wait_told();
     stress();
+    fork_child_keeps_lost_holds();
     return 0;
 }
