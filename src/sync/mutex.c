@@ -222,39 +222,47 @@ static bool take_from_dead_process(cap_mutex_t *m)
     return true;
 }
 
-/* One wait of a process-shared robust mutex's locker: at most
- * CAP__ROBUST_CHECK_NS, then a look at the holder's process. 0 to try
- * again, EOWNERDEAD if the lock word was taken over from a dead process,
- * ETIMEDOUT once to (NULL: none) has passed. */
-static int robust_shared_wait(cap_mutex_t *m, cap__timeout *to)
-{
-    cap__timeout slice;
-    uint64_t end = cap__now() + CAP__ROBUST_CHECK_NS;
-    struct timespec abs = { (time_t)(end / 1000000000u), (long)(end % 1000000000u) };
-    cap__timeout_init(&slice, CLOCK_MONOTONIC, &abs);
-    bool last = to != NULL && to->deadline <= slice.deadline;
-    int rc = cap__shared_wait(word(m), CONTENDED, last ? to : &slice, CAP__PARK_MUTEX, false);
-    if (rc == ETIMEDOUT && last)
-        return ETIMEDOUT;
-    return take_from_dead_process(m) ? EOWNERDEAD : 0;
-}
-
 /* A process-shared mutex's contended lock (see the top). */
 static int acquire_shared(cap_mutex_t *m, cap__timeout *to)
 {
     _Atomic uint32_t *w = word(m);
-    while (atomic_exchange_explicit(w, CONTENDED, memory_order_acquire) != FREE) {
-        int rc = m->type & ROBUST ? robust_shared_wait(m, to)
-                                  : cap__shared_wait(w, CONTENDED, to, CAP__PARK_MUTEX, false);
-        if (rc == ETIMEDOUT)
+    while (atomic_exchange_explicit(w, CONTENDED, memory_order_acquire) != FREE)
+        if (cap__shared_wait(w, CONTENDED, to, CAP__PARK_MUTEX, false) == ETIMEDOUT)
             return ETIMEDOUT;
-        if (rc == EOWNERDEAD)
+    return 0;
+}
+
+/* A process-shared robust mutex's contended lock, with an optional
+ * timeout: its waits last at most CAP__ROBUST_CHECK_NS, and after each it
+ * looks whether the holder's process has gone (see the top). Apart from
+ * acquire_slow, with the caller's timeout made in the caller's frame: its
+ * frames count against a runtime call's bound on linked stacks
+ * (stack/runtime_calls.h), which the timed wait inside comes near. */
+static inline __attribute__((always_inline)) int acquire_robust_shared(cap_mutex_t *m,
+                                                                cap__timeout *to)
+{
+    /* (no spin first: cap__shared_wait yields its worker a few times
+     * before it waits in the kernel, watching the word) */
+    cap__timeout slice; /* a monotonic time is its own deadline */
+    slice.clock = CLOCK_MONOTONIC;
+    while (atomic_exchange_explicit(word(m), CONTENDED, memory_order_acquire) != FREE) {
+        uint64_t end = cap__now() + CAP__ROBUST_CHECK_NS;
+        bool last = to != NULL && to->deadline <= end;
+        slice.abs.tv_sec = (time_t)(end / 1000000000u);
+        slice.abs.tv_nsec = (long)(end % 1000000000u);
+        slice.deadline = end;
+        if (cap__shared_wait(word(m), CONTENDED, last ? to : &slice, CAP__PARK_MUTEX, false) ==
+                ETIMEDOUT && last)
+            return ETIMEDOUT;
+        if (take_from_dead_process(m))
             return 0; /* held, its owner word OWNER_DIED: robust_taken says so */
     }
     return 0;
 }
 
-static int acquire_slow(cap_mutex_t *m, cap__timeout *to)
+/* The contended lock word, with an optional timeout (acquire_slow). */
+static inline __attribute__((always_inline)) int acquire_word_slow(cap_mutex_t *m,
+                                                                  cap__timeout *to)
 {
     if (spin(m))
         return 0;
@@ -296,18 +304,6 @@ static int acquire_slow(cap_mutex_t *m, cap__timeout *to)
             return give_up(w);
         s = atomic_load_explicit(w, memory_order_relaxed);
     }
-}
-
-/* Takes the lock word, with an optional absolute timeout. */
-static int acquire(cap_mutex_t *m, clockid_t clock, const struct timespec *abs)
-{
-    if (try_acquire(m))
-        return 0;
-    if (abs == NULL)
-        return acquire_slow(m, NULL);
-    cap__timeout to; /* POSIX: abs is checked only when we would block */
-    int rc = cap__timeout_init(&to, clock, abs);
-    return rc != 0 ? rc : acquire_slow(m, &to);
 }
 
 /* Unlock with waiters possibly queued (s: the state last seen): free the
@@ -386,6 +382,49 @@ static void set_owner(cap_mutex_t *m, cap__holder h, uint32_t depth)
     m->count = depth;
 }
 
+/* The contended lock, without a timeout; then, unless depth is 0, self
+ * recorded as the owner at depth. The owner is recorded here, so that
+ * callers reach this by a tail call and their frames do not add to this
+ * one's: under linked stacks they count against a runtime call's bound
+ * (stack/runtime_calls.h), which a process-shared mutex's wait in slices
+ * and a condition wait taking its mutex back come near. */
+static int acquire_slow(cap_mutex_t *m, cap__holder self, uint32_t depth)
+{
+    int rc = acquire_word_slow(m, NULL);
+    if (rc == 0 && depth != 0)
+        set_owner(m, self, depth);
+    return rc;
+}
+
+/* acquire_slow with an absolute timeout, made here (for the same reason;
+ * apart, so that the untimed waits' frame does not hold it). */
+static int acquire_slow_timed(cap_mutex_t *m, clockid_t clock, const struct timespec *abs,
+                              cap__holder self, uint32_t depth)
+{
+    cap__timeout to; /* POSIX: abs is checked only when we would block */
+    int rc = cap__timeout_init(&to, clock, abs);
+    if (rc == 0)
+        rc = acquire_word_slow(m, &to);
+    if (rc == 0 && depth != 0)
+        set_owner(m, self, depth);
+    return rc;
+}
+
+/* Takes the lock word, with an optional absolute timeout; then, unless
+ * depth is 0, records self as the owner at depth. */
+static int acquire(cap_mutex_t *m, clockid_t clock, const struct timespec *abs,
+                   cap__holder self, uint32_t depth)
+{
+    if (!try_acquire(m)) {
+        if (abs == NULL)
+            return acquire_slow(m, self, depth);
+        return acquire_slow_timed(m, clock, abs, self, depth);
+    }
+    if (depth != 0)
+        set_owner(m, self, depth);
+    return 0;
+}
+
 /* Recursion depth (a robust one's without the INCONSISTENT flag). */
 static uint32_t depth_of(const cap_mutex_t *m)
 {
@@ -415,8 +454,36 @@ static int robust_taken(cap_mutex_t *m, cap__holder self, uint32_t depth)
     return last == CAP__ROBUST_OWNER_DIED ? EOWNERDEAD : 0;
 }
 
+/* A process-shared robust mutex's lock word, at depth 1. Reached from
+ * lock_common by a tail call, so lock_common's frame is gone while this
+ * one waits: the frames count against a runtime call's bound on linked
+ * stacks (stack/runtime_calls.h), which the wait in slices comes near. */
+static __attribute__((noinline)) int take_robust_shared(cap_mutex_t *m, cap__holder self,
+                                                       clockid_t clock,
+                                                       const struct timespec *abs)
+{
+    int rc = cap__robust_note(m);
+    if (rc != 0)
+        return rc;
+    if (try_acquire(m)) {
+        rc = 0;
+    } else if (abs == NULL) {
+        rc = acquire_robust_shared(m, NULL);
+    } else { /* POSIX: abs is checked only when we would block */
+        cap__timeout to;
+        rc = cap__timeout_init(&to, clock, abs);
+        if (rc == 0)
+            rc = acquire_robust_shared(m, &to);
+    }
+    if (rc == 0)
+        rc = robust_taken(m, self, 1);
+    if (rc != 0 && rc != EOWNERDEAD)
+        cap__robust_forget(m);
+    return rc;
+}
+
 /* Takes m for the caller (self) at depth, recording it as owner if m
- * tracks one. */
+ * tracks one; not a process-shared robust one (take_robust_shared). */
 static int take(cap_mutex_t *m, cap__holder self, uint32_t depth, clockid_t clock,
                 const struct timespec *abs)
 {
@@ -424,17 +491,14 @@ static int take(cap_mutex_t *m, cap__holder self, uint32_t depth, clockid_t cloc
         int rc = cap__robust_note(m);
         if (rc != 0)
             return rc;
-        rc = acquire(m, clock, abs);
+        rc = acquire(m, clock, abs, NOBODY, 0);
         if (rc == 0)
             rc = robust_taken(m, self, depth);
         if (rc != 0 && rc != EOWNERDEAD)
             cap__robust_forget(m);
         return rc;
     }
-    int rc = acquire(m, clock, abs);
-    if (rc == 0 && tracks_owner(m->type))
-        set_owner(m, self, depth);
-    return rc;
+    return acquire(m, clock, abs, self, tracks_owner(m->type) ? depth : 0);
 }
 
 /* The holder lets go: robust records and marks, the owner word, then the
@@ -462,7 +526,7 @@ static int lock_common(cap_mutex_t *m, clockid_t clock, const struct timespec *a
     if (!valid_kind(type))
         return EINVAL;
     if (!tracks_owner(type))
-        return acquire(m, clock, abs);
+        return acquire(m, clock, abs, NOBODY, 0);
     cap__holder self = self_id(type);
     if (held_by_caller(m, self)) {
         if (kind_of(type) == CAP_MUTEX_ERRORCHECK)
@@ -475,6 +539,8 @@ static int lock_common(cap_mutex_t *m, clockid_t clock, const struct timespec *a
         }
         /* a robust NORMAL one: waits for itself, as glibc's does */
     }
+    if ((type & (ROBUST | SHARED)) == (ROBUST | SHARED))
+        return take_robust_shared(m, self, clock, abs); /* a tail call: see there */
     return take(m, self, 1, clock, abs);
 }
 
@@ -616,16 +682,20 @@ int cap__mutex_release_for_wait(cap_mutex_t *m, uint32_t *depth)
 int cap__mutex_reacquire_after_wait(cap_mutex_t *m, uint32_t depth)
 {
     if (!(m->type & ROBUST)) {
-        acquire(m, CLOCK_REALTIME, NULL);
         if (tracks_owner(m->type))
-            set_owner(m, self_id(m->type), depth);
+            acquire(m, CLOCK_REALTIME, NULL, self_id(m->type), depth);
+        else
+            acquire(m, CLOCK_REALTIME, NULL, NOBODY, 0);
         return 0;
     }
     /* A note: without it the thread's end would not be seen, and the
      * condition wait has no error to give for a full table; retried. */
     while (cap__robust_note(m) != 0)
         cap_sleep_ns(1000000);
-    acquire(m, CLOCK_REALTIME, NULL);
+    if ((m->type & SHARED) && !try_acquire(m))
+        acquire_robust_shared(m, NULL);
+    else if (!(m->type & SHARED))
+        acquire(m, CLOCK_REALTIME, NULL, NOBODY, 0);
     int rc = robust_taken(m, self_id(m->type), depth);
     if (rc == ENOTRECOVERABLE)
         cap__robust_forget(m);

@@ -8,10 +8,14 @@
  * sync/shared_wait.c; in private memory they park as private ones),
  * condition waits (woken, timed out), rwlocks, a
  * barrier, sleep, yield, join (of a running and of an ended thread), and a
- * cancelled wait, down to its cleanup handler, key destructor and exit.
+ * cancelled wait, down to its cleanup handler, key destructor and exit
+ * (holding a robust mutex, which its end leaves "owner died"). Robust
+ * mutexes: a lock told EOWNERDEAD, and a process-shared one's contended
+ * lock, which waits in slices to look at the holder's process.
  * Runs on a 64 KiB first chunk (CAP_LINKED_FIRST, tests.cmake), so no call
  * links a chunk and the paint has room. */
 #include <capriccio.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,6 +125,7 @@ static void *sleeper(void *arg)
 /* ---- a cancelled wait -------------------------------------------------- */
 
 static char *cancel_sp;
+static cap_mutex_t robust_m;
 static size_t at_cleanup, at_destructor;
 static cap_key_t key;
 
@@ -148,6 +153,7 @@ static void *cancelled(void *arg)
 {
     (void)arg;
     CHECK_EQ(cap_setspecific(key, &key), 0);
+    CHECK_EQ(cap_mutex_lock(&robust_m), 0); /* held to the end */
     cap_mutex_lock(&m);
     cap_cleanup_push(cleanup, NULL);
     __asm__ volatile("movq %%rsp, %0" : "=r"(cancel_sp));
@@ -229,6 +235,39 @@ int main(void)
     MEASURE("shared mutex lock, in slices", cap_mutex_lock(shared_m));
     MEASURE("shared mutex unlock", cap_mutex_unlock(shared_m));
     CHECK_EQ(cap_thread_join(t, NULL), 0);
+    shared_held = 0;
+    CHECK_EQ(cap_thread_create(&t, NULL, shared_holder, NULL), 0);
+    while (!shared_held)
+        cap_yield();
+    struct timespec later;
+    clock_gettime(CLOCK_REALTIME, &later);
+    later.tv_sec += 5;
+    MEASURE("shared mutex timedlock, in slices", cap_mutex_timedlock(shared_m, &later));
+    cap_mutex_unlock(shared_m);
+    CHECK_EQ(cap_thread_join(t, NULL), 0);
+    /* An error-checking one records its owner after the wait. */
+    cap_mutex_t *checked_m = (cap_mutex_t *)((char *)map + 3072);
+    CHECK_EQ(cap_mutexattr_settype(&ma, CAP_MUTEX_ERRORCHECK), 0);
+    CHECK_EQ(cap_mutex_init(checked_m, &ma), 0);
+    CHECK_EQ(cap_mutexattr_settype(&ma, CAP_MUTEX_NORMAL), 0);
+    shared_m = checked_m;
+    shared_held = 0;
+    CHECK_EQ(cap_thread_create(&t, NULL, shared_holder, NULL), 0);
+    while (!shared_held)
+        cap_yield();
+    MEASURE("checked shared mutex timedlock", cap_mutex_timedlock(shared_m, &later));
+    cap_mutex_unlock(shared_m);
+    CHECK_EQ(cap_thread_join(t, NULL), 0);
+    CHECK_EQ(cap_mutexattr_setrobust(&ma, CAP_MUTEX_ROBUST), 0);
+    shared_m = (cap_mutex_t *)((char *)map + 2048);
+    CHECK_EQ(cap_mutex_init(shared_m, &ma), 0);
+    shared_held = 0;
+    CHECK_EQ(cap_thread_create(&t, NULL, shared_holder, NULL), 0);
+    while (!shared_held)
+        cap_yield();
+    MEASURE("robust shared mutex lock, slices", cap_mutex_lock(shared_m));
+    MEASURE("robust shared mutex unlock", cap_mutex_unlock(shared_m));
+    CHECK_EQ(cap_thread_join(t, NULL), 0);
     CHECK_EQ(cap_sem_init(shared_sem, 1, 0), 0);
     poster_sem = shared_sem;
     CHECK_EQ(cap_thread_create(&t, NULL, poster, NULL), 0);
@@ -241,6 +280,11 @@ int main(void)
     CHECK_EQ(cap_thread_create(&t, NULL, poster, NULL), 0);
     MEASURE("shared sem wait, private memory", cap_sem_wait(&private_shared_sem));
     CHECK_EQ(cap_thread_join(t, NULL), 0);
+
+    cap_mutexattr_t ra;
+    CHECK_EQ(cap_mutexattr_init(&ra), 0);
+    CHECK_EQ(cap_mutexattr_setrobust(&ra, CAP_MUTEX_ROBUST), 0);
+    CHECK_EQ(cap_mutex_init(&robust_m, &ra), 0);
 
     /* Cancelled inside cap_cond_wait: its cleanup handler and the key
      * destructor run at the bottom of the runtime's frames; then the exit
@@ -262,6 +306,11 @@ int main(void)
     CHECK_LE(at_cleanup, (size_t)CAP__LINKED_RUNTIME_BYTES);
     CHECK_LE(at_destructor, (size_t)CAP__LINKED_RUNTIME_BYTES);
     touched(cancel_sp, "cancelled: the whole exit path");
+    int rc = -1;
+    MEASURE("robust mutex lock, owner died", rc = cap_mutex_lock(&robust_m));
+    CHECK_EQ(rc, EOWNERDEAD);
+    MEASURE("robust mutex consistent", cap_mutex_consistent(&robust_m));
+    MEASURE("robust mutex unlock", cap_mutex_unlock(&robust_m));
 
     fprintf(stderr, "deepest: %zu bytes\n", deepest);
     CHECK_GT(deepest, 0); /* the paint works: something was measured */
