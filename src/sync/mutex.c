@@ -83,8 +83,8 @@
  * owner died, it holds the mutex marked INCONSISTENT (in `count`) and is
  * told EOWNERDEAD; unrecoverable, it frees the lock word again, which
  * passes the news on to the next waiter, and is told ENOTRECOVERABLE. A
- * process-shared one's waiters wait in slices of CAP__ROBUST_CHECK_NS and
- * after each look whether the holder's process has gone: the first to
+ * process-shared one's waiters wait in slices (CAP__ROBUST_CHECK_NS at
+ * first, doubling to CAP__ROBUST_CHECK_MAX_NS) and after each look whether the holder's process has gone: the first to
  * swap the owner word from that holder's id to OWNER_DIED takes the lock
  * word over (it cannot be freed by anyone else) and goes on as above. A
  * holder's id is written only after its lock word is taken and cleared
@@ -233,7 +233,8 @@ static int acquire_shared(cap_mutex_t *m, cap__timeout *to)
 }
 
 /* A process-shared robust mutex's contended lock, with an optional
- * timeout: its waits last at most CAP__ROBUST_CHECK_NS, and after each it
+ * timeout: its waits last CAP__ROBUST_CHECK_NS, then twice as long each
+ * time up to CAP__ROBUST_CHECK_MAX_NS, and after each it
  * looks whether the holder's process has gone (see the top). Apart from
  * acquire_slow, with the caller's timeout made in the caller's frame: its
  * frames count against a runtime call's bound on linked stacks
@@ -245,8 +246,11 @@ static inline __attribute__((always_inline)) int acquire_robust_shared(cap_mutex
      * before it waits in the kernel, watching the word) */
     cap__timeout slice; /* a monotonic time is its own deadline */
     slice.clock = CLOCK_MONOTONIC;
+    uint64_t interval = CAP__ROBUST_CHECK_NS;
     while (atomic_exchange_explicit(word(m), CONTENDED, memory_order_acquire) != FREE) {
-        uint64_t end = cap__now() + CAP__ROBUST_CHECK_NS;
+        uint64_t end = cap__now() + interval;
+        if (interval < CAP__ROBUST_CHECK_MAX_NS)
+            interval *= 2; /* a long wait looks less often */
         bool last = to != NULL && to->deadline <= end;
         slice.abs.tv_sec = (time_t)(end / 1000000000u);
         slice.abs.tv_nsec = (long)(end % 1000000000u);

@@ -17,9 +17,9 @@
  *    that cap_mutex_t lacks, and the kernel knows nothing of user threads;
  *  - the process of a process-shared mutex's holder dies (a crash, a
  *    kill, exit with the mutex held): the holder's id carries its process
- *    id (sync/wait.c, cap__sync_shared_self_id), and a waiter looks every
- *    CAP__ROBUST_CHECK_NS whether that process has ended
- *    (cap__robust_process_gone).
+ *    id (sync/wait.c, cap__sync_shared_self_id), and a waiter looks
+ *    whether that process has ended (cap__robust_process_gone) after
+ *    CAP__ROBUST_CHECK_NS of waiting, then less often (sync.h).
  *
  * The table is static (ROBUST_MAX entries, open addressing by the mutex's
  * address, under one spin lock): the lock path allocates nothing, which

@@ -236,8 +236,11 @@ int cap__mutex_check_owner(const cap_mutex_t *m);
 #define CAP__ROBUST_OWNER_DIED (UINT64_MAX - 1)
 #define CAP__ROBUST_UNRECOVERABLE UINT64_MAX
 /* How often a waiter for a process-shared robust mutex looks whether its
- * holder's process is gone. */
+ * holder's process is gone: after 20 ms of waiting, then after twice as
+ * long each time up to 320 ms, so that an idle waiter (httpd's children
+ * at their accept mutex) costs a few wake-ups a second, not fifty. */
 #define CAP__ROBUST_CHECK_NS UINT64_C(20000000)
+#define CAP__ROBUST_CHECK_MAX_NS UINT64_C(320000000)
 /* Notes that the calling user thread is taking robust mutex m, before
  * it waits for the lock word (EAGAIN: the table is full, README Limits);
  * forget takes the note out at its unlock, or when the lock fails.
