@@ -297,6 +297,17 @@ static bool sync_reason(enum cap__park_reason r)
 
 uint32_t cap__fork_gen;
 
+/* A fork's child has one worker, the forking thread's (below); the
+ * others, whose kernel threads it does not have, start again at its first
+ * thread creation (cap__workers_forked_restart), so that a child that
+ * only execs or exits pays nothing. Their structs stay where they were in
+ * the parent's array: worker ids index it (the steal loops) and tables
+ * kept per worker id (io/idle.c, io/diskstats.h). */
+static cap__worker *forked_base;  /* the array, in a child with workers to start */
+static int forked_count, forked_here; /* its length; the forking worker's index */
+static atomic_int forked_pending; /* 1: workers to start; 2: being started */
+static size_t kthread_stack_size; /* cap__workers_start's sched_stack_size */
+
 void cap__sched_forked(cap__thread *self)
 {
     cap__fork_gen++;
@@ -320,6 +331,16 @@ void cap__sched_forked(cap__thread *self)
     /* The forking kernel thread's worker is the child's only one: its new
      * threads are placed there, not on workers no kernel thread runs. */
     cap__worker *here = cap__self_worker;
+    if (here != NULL && cap__rt.nworkers > 1) {
+        forked_base = cap__rt.workers;
+        forked_count = cap__rt.nworkers;
+        forked_here = (int)(here - cap__rt.workers);
+        atomic_store(&forked_pending, 1);
+    } else if (here == NULL) {
+        atomic_store(&forked_pending, 0);
+    }
+    /* (a child of a child that has not started its workers yet keeps the
+     * first child's record: the same array, the same forking worker) */
     if (here != NULL) {
         here->id = 0;
         atomic_store(&here->tid, (pid_t)syscall(SYS_gettid)); /* the child's */
@@ -335,6 +356,75 @@ void cap__sched_forked(cap__thread *self)
     cap__thread_table_forked();
     cap__wait_forked();
     cap__deadlock_forked();
+}
+
+static int start_kthread(cap__worker *w, size_t stack_size);
+
+/* A worker of a fork's child that the child did not get: emptied as
+ * cap__workers_start leaves a new one (its queues were emptied at the
+ * fork; its timer heap keeps its reserved room). */
+static void reset_forked_worker(cap__worker *w, int id)
+{
+    w->id = id;
+    w->current = NULL;
+    w->sched_sp = NULL;
+    w->sched_fake = NULL;
+    w->after = CAP__AFTER_NONE;
+    w->after_unlock = NULL;
+    w->after_arg = NULL;
+    w->prev = NULL;
+    cap__timer_forked(&w->timers);
+    w->steal_first = false;
+    w->poll_first = false;
+    atomic_store(&w->sleeping, 0);
+    w->spin_rounds = IDLE_SPIN_ROUNDS;
+    w->own_spin_ns = OWN_SPIN_NS;
+    atomic_store(&w->homed, 0);
+    atomic_store(&w->io_waits, 0);
+    w->watch = NULL;
+    w->watch_ticks = 0;
+    w->watch_since = 0;
+    atomic_store(&w->tid, 0);
+    atomic_store(&w->sig_applied, 0);
+    atomic_store(&w->set_up, 0);
+}
+
+void cap__workers_forked_restart(void)
+{
+    int pending = 1;
+    if (atomic_load_explicit(&forked_pending, memory_order_relaxed) != 1 ||
+        !atomic_compare_exchange_strong(&forked_pending, &pending, 2))
+        return;
+    cap__worker *here = &forked_base[forked_here];
+    if (cap__self_worker != here) { /* (a thread the library did not make) */
+        atomic_store(&forked_pending, 1);
+        return;
+    }
+    for (int i = 0; i < forked_count; i++) {
+        cap__worker *w = &forked_base[i];
+        if (w != here) {
+            reset_forked_worker(w, i);
+            if (cap__policy_active->init != NULL && cap__policy_active->init(w) != 0)
+                cap__die("scheduling policy %s failed to start\n", cap__policy_active->name);
+        }
+    }
+    /* The whole array, before any kernel thread runs it. */
+    here->id = forked_here;
+    cap__rt.workers = forked_base;
+    cap__rt.nworkers = forked_count;
+    for (int i = 0; i < forked_count; i++) {
+        cap__worker *w = &forked_base[i];
+        int rc = w == here ? 0 : start_kthread(w, kthread_stack_size);
+        if (rc != 0) /* as at start-up: a counted worker must run */
+            cap__die("cannot start worker %d of %d in a fork's child: %s (CAP_WORKERS sets "
+                     "how many run)\n", i, forked_count, strerror(rc));
+    }
+    for (int i = 0; i < forked_count; i++) {
+        cap__worker *w = &forked_base[i];
+        while (w != here && atomic_load_explicit(&w->set_up, memory_order_acquire) == 0)
+            cap__futex_wait((uint32_t *)&w->set_up, 0, CAP__FOREVER);
+    }
+    atomic_store(&forked_pending, 0);
 }
 
 void cap__make_runnable(cap__thread *t)
@@ -1318,6 +1408,7 @@ static int start_kthread(cap__worker *w, size_t stack_size)
  * would leave a fork made early in main() a child that hangs on it. */
 void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
 {
+    kthread_stack_size = sched_stack_size;
     int n = cap__cfg.workers;
     cap__rt.nworkers = n;
     cap__rt.workers = calloc((size_t)n, sizeof *cap__rt.workers);

@@ -176,6 +176,10 @@ extern __attribute__((visibility("hidden"))) uint32_t cap__fork_gen;
  * and makes self (NULL: the fork was made outside the library's threads)
  * the only one left. */
 void cap__sched_forked(struct cap__thread *self);
+/* In a fork's child: starts again the workers the fork left behind (all
+ * but the forking thread's), once; called at the child's first thread
+ * creation. A no-op elsewhere. */
+void cap__workers_forked_restart(void);
 
 /* The worker whose kernel thread runs the caller, or NULL. initial-exec
  * TLS: one %fs-relative load instead of a __tls_get_addr call on every

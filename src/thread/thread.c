@@ -168,6 +168,8 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
             size = attr->stack_size;
         detached = attr->detach_state == CAP_CREATE_DETACHED;
     }
+    if (__builtin_expect(cap__fork_gen != 0, 0))
+        cap__workers_forked_restart(); /* a fork's child's first thread */
     /* A cached TCB comes from a running worker: the runtime is up. */
     cap__thread *t = cap__thread_take_cached(size);
     if (t == NULL) {
