@@ -306,7 +306,7 @@ uint32_t cap__fork_gen;
 static cap__worker *forked_base;  /* the array, in a child with workers to start */
 static int forked_count, forked_here; /* its length; the forking worker's index */
 static atomic_int forked_pending; /* 1: workers to start; 2: being started */
-static size_t kthread_stack_size; /* cap__workers_start's sched_stack_size */
+static size_t kthread_stack_size; /* workers 1..n-1's: start_kthread */
 
 void cap__sched_forked(cap__thread *self)
 {
@@ -358,14 +358,15 @@ void cap__sched_forked(cap__thread *self)
     cap__deadlock_forked();
 }
 
-static int start_kthread(cap__worker *w, size_t stack_size);
+static void init_worker(cap__worker *w, int id);
+static void start_others(const cap__worker *running);
 
 /* A worker of a fork's child that the child did not get: emptied as
  * cap__workers_start leaves a new one (its queues were emptied at the
  * fork; its timer heap keeps its reserved room). */
 static void reset_forked_worker(cap__worker *w, int id)
 {
-    w->id = id;
+    init_worker(w, id);
     w->current = NULL;
     w->sched_sp = NULL;
     w->sched_fake = NULL;
@@ -377,8 +378,6 @@ static void reset_forked_worker(cap__worker *w, int id)
     w->steal_first = false;
     w->poll_first = false;
     atomic_store(&w->sleeping, 0);
-    w->spin_rounds = IDLE_SPIN_ROUNDS;
-    w->own_spin_ns = OWN_SPIN_NS;
     atomic_store(&w->homed, 0);
     atomic_store(&w->io_waits, 0);
     w->watch = NULL;
@@ -400,30 +399,14 @@ void cap__workers_forked_restart(void)
         atomic_store(&forked_pending, 1);
         return;
     }
-    for (int i = 0; i < forked_count; i++) {
-        cap__worker *w = &forked_base[i];
-        if (w != here) {
-            reset_forked_worker(w, i);
-            if (cap__policy_active->init != NULL && cap__policy_active->init(w) != 0)
-                cap__die("scheduling policy %s failed to start\n", cap__policy_active->name);
-        }
-    }
+    for (int i = 0; i < forked_count; i++)
+        if (&forked_base[i] != here)
+            reset_forked_worker(&forked_base[i], i);
     /* The whole array, before any kernel thread runs it. */
     here->id = forked_here;
     cap__rt.workers = forked_base;
     cap__rt.nworkers = forked_count;
-    for (int i = 0; i < forked_count; i++) {
-        cap__worker *w = &forked_base[i];
-        int rc = w == here ? 0 : start_kthread(w, kthread_stack_size);
-        if (rc != 0) /* as at start-up: a counted worker must run */
-            cap__die("cannot start worker %d of %d in a fork's child: %s (CAP_WORKERS sets "
-                     "how many run)\n", i, forked_count, strerror(rc));
-    }
-    for (int i = 0; i < forked_count; i++) {
-        cap__worker *w = &forked_base[i];
-        while (w != here && atomic_load_explicit(&w->set_up, memory_order_acquire) == 0)
-            cap__futex_wait((uint32_t *)&w->set_up, 0, CAP__FOREVER);
-    }
+    start_others(here);
     atomic_store(&forked_pending, 0);
 }
 
@@ -1362,7 +1345,7 @@ static void *worker_kthread(void *arg)
     worker_loop(w);
 }
 
-/* dl_iterate_phdr callback: adds an object's TLS block to *arg. */
+/* dl_iterate_phdr callback: adds an object's static TLS block to *arg. */
 static int add_tls_block(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -1376,28 +1359,57 @@ static int add_tls_block(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Starts worker w's kernel thread, whose own stack is its scheduler
- * stack: as large as worker 0's (sched_stack_size), not glibc's default
+ * stack: kthread_stack_size, as large as worker 0's plus the static TLS
+ * that glibc carves out of it (cap__workers_start), not glibc's default
  * of 8 MiB, which under an address-space limit (`ulimit -v`) was the most
  * a program of two workers needed, and with one worker per CPU on a large
- * machine came to half a GiB. glibc carves the thread's static TLS (the
- * `__thread` blocks of the program and the libraries loaded with it) out
- * of that size, so the blocks are added to it; should glibc still refuse
- * it (EINVAL), the thread gets glibc's default. */
-static int start_kthread(cap__worker *w, size_t stack_size)
+ * machine came to half a GiB. Should glibc still refuse the size (EINVAL),
+ * the thread gets glibc's default. */
+static int start_kthread(cap__worker *w)
 {
-    size_t tls = 0;
-    dl_iterate_phdr(add_tls_block, &tls);
     pthread_attr_t attr;
     int rc = pthread_attr_init(&attr);
     if (rc != 0)
         return rc;
-    rc = pthread_attr_setstacksize(&attr, stack_size + tls);
+    rc = pthread_attr_setstacksize(&attr, kthread_stack_size);
     if (rc == 0)
         rc = pthread_create(&w->kthread, &attr, worker_kthread, w);
     pthread_attr_destroy(&attr);
     if (rc == EINVAL)
         rc = pthread_create(&w->kthread, NULL, worker_kthread, w);
     return rc;
+}
+
+/* The set-up every worker starts with (at start-up, and in a fork's child
+ * for the workers the fork left behind). */
+static void init_worker(cap__worker *w, int id)
+{
+    w->id = id;
+    w->spin_rounds = IDLE_SPIN_ROUNDS;
+    w->own_spin_ns = OWN_SPIN_NS;
+    if (cap__policy_active->init != NULL && cap__policy_active->init(w) != 0)
+        cap__die("scheduling policy %s failed to start\n", cap__policy_active->name);
+}
+
+/* Starts the kernel threads of the workers of cap__rt.workers other than
+ * running (the caller's), and returns once each has set itself up (see
+ * cap__workers_start). A worker counted must run: one the kernel refuses
+ * ends the program. */
+static void start_others(const cap__worker *running)
+{
+    int n = cap__rt.nworkers;
+    for (int i = 0; i < n; i++) {
+        cap__worker *w = &cap__rt.workers[i];
+        int rc = w == running ? 0 : start_kthread(w);
+        if (rc != 0)
+            cap__die("cannot start worker %d of %d: %s (CAP_WORKERS sets how many run)\n", i,
+                     n, strerror(rc));
+    }
+    for (int i = 0; i < n; i++) {
+        cap__worker *w = &cap__rt.workers[i];
+        while (w != running && atomic_load_explicit(&w->set_up, memory_order_acquire) == 0)
+            cap__futex_wait((uint32_t *)&w->set_up, 0, CAP__FOREVER);
+    }
 }
 
 /* Sets up worker 0 around the calling (initial) kernel thread, whose
@@ -1408,20 +1420,16 @@ static int start_kthread(cap__worker *w, size_t stack_size)
  * would leave a fork made early in main() a child that hangs on it. */
 void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
 {
-    kthread_stack_size = sched_stack_size;
+    size_t tls = 0; /* the static TLS blocks, once */
+    dl_iterate_phdr(add_tls_block, &tls);
+    kthread_stack_size = sched_stack_size + tls;
     int n = cap__cfg.workers;
     cap__rt.nworkers = n;
     cap__rt.workers = calloc((size_t)n, sizeof *cap__rt.workers);
     if (cap__rt.workers == NULL)
         cap__die("cannot allocate %d workers\n", n);
-    for (int i = 0; i < n; i++) {
-        cap__worker *w = &cap__rt.workers[i];
-        w->id = i;
-        w->spin_rounds = IDLE_SPIN_ROUNDS;
-        w->own_spin_ns = OWN_SPIN_NS;
-        if (cap__policy_active->init != NULL && cap__policy_active->init(w) != 0)
-            cap__die("scheduling policy %s failed to start\n", cap__policy_active->name);
-    }
+    for (int i = 0; i < n; i++)
+        init_worker(&cap__rt.workers[i], i);
 
     cap__worker *w0 = &cap__rt.workers[0];
     if (cap__stack_alloc(sched_stack_size, &w0->sched_stack) != 0)
@@ -1440,16 +1448,5 @@ void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
     atomic_store(&main_thread->state, CAP__T_RUNNING);
     w0->current = main_thread;
 
-    for (int i = 1; i < n; i++) {
-        cap__worker *w = &cap__rt.workers[i];
-        int rc = start_kthread(w, sched_stack_size);
-        if (rc != 0)
-            cap__die("cannot start worker %d of %d: %s (CAP_WORKERS sets how many run)\n",
-                     i, n, strerror(rc));
-    }
-    for (int i = 1; i < n; i++) {
-        cap__worker *w = &cap__rt.workers[i];
-        while (atomic_load_explicit(&w->set_up, memory_order_acquire) == 0)
-            cap__futex_wait((uint32_t *)&w->set_up, 0, CAP__FOREVER);
-    }
+    start_others(w0);
 }

@@ -213,7 +213,7 @@ static bool take_from_dead_process(cap_mutex_t *m)
     uint64_t id = atomic_load_explicit(owner_of(m), memory_order_relaxed);
     if (id == 0 || id >= CAP__ROBUST_OWNER_DIED)
         return false;
-    if (!cap__robust_process_gone((pid_t)((id >> 32) & 0x7fffffff)))
+    if (!cap__robust_process_gone(cap__sync_shared_id_pid(id)))
         return false;
     if (!atomic_compare_exchange_strong_explicit(owner_of(m), &id, CAP__ROBUST_OWNER_DIED,
                                                  memory_order_acquire, memory_order_relaxed))
@@ -442,20 +442,28 @@ static bool at_max_depth(const cap_mutex_t *m)
     return depth_of(m) == (m->type & ROBUST ? INCONSISTENT - 1 : UINT32_MAX);
 }
 
-/* The caller has just taken a robust mutex's lock word: what became of
- * the last holder decides the result (see the top). depth includes the
- * INCONSISTENT flag a condition wait carries across. */
-static int robust_taken(cap_mutex_t *m, cap__holder self, uint32_t depth)
+/* The end of a robust mutex's lock, which the caller noted
+ * (cap__robust_note) before trying for the lock word with the result rc:
+ * if it took the word (0), what became of the last holder decides the
+ * result (see the top); the note goes unless the caller holds m. depth
+ * includes the INCONSISTENT flag a condition wait carries across. */
+static int robust_taken(cap_mutex_t *m, cap__holder self, uint32_t depth, int rc)
 {
-    uint64_t last = atomic_load_explicit(owner_of(m), memory_order_relaxed);
-    if (last == CAP__ROBUST_UNRECOVERABLE) {
-        release(m); /* the next waiter learns it the same way */
-        return ENOTRECOVERABLE;
+    if (rc == 0) {
+        uint64_t last = atomic_load_explicit(owner_of(m), memory_order_relaxed);
+        if (last == CAP__ROBUST_UNRECOVERABLE) {
+            release(m); /* the next waiter learns it the same way */
+            rc = ENOTRECOVERABLE;
+        } else if (last == CAP__ROBUST_OWNER_DIED) {
+            set_owner(m, self, depth | INCONSISTENT);
+            return EOWNERDEAD;
+        } else {
+            set_owner(m, self, depth);
+            return 0;
+        }
     }
-    if (last == CAP__ROBUST_OWNER_DIED)
-        depth |= INCONSISTENT;
-    set_owner(m, self, depth);
-    return last == CAP__ROBUST_OWNER_DIED ? EOWNERDEAD : 0;
+    cap__robust_forget(m);
+    return rc;
 }
 
 /* A process-shared robust mutex's lock word, at depth 1. Reached from
@@ -479,11 +487,7 @@ static __attribute__((noinline)) int take_robust_shared(cap_mutex_t *m, cap__hol
         if (rc == 0)
             rc = acquire_robust_shared(m, &to);
     }
-    if (rc == 0)
-        rc = robust_taken(m, self, 1);
-    if (rc != 0 && rc != EOWNERDEAD)
-        cap__robust_forget(m);
-    return rc;
+    return robust_taken(m, self, 1, rc);
 }
 
 /* Takes m for the caller (self) at depth, recording it as owner if m
@@ -495,12 +499,7 @@ static int take(cap_mutex_t *m, cap__holder self, uint32_t depth, clockid_t cloc
         int rc = cap__robust_note(m);
         if (rc != 0)
             return rc;
-        rc = acquire(m, clock, abs, NOBODY, 0);
-        if (rc == 0)
-            rc = robust_taken(m, self, depth);
-        if (rc != 0 && rc != EOWNERDEAD)
-            cap__robust_forget(m);
-        return rc;
+        return robust_taken(m, self, depth, acquire(m, clock, abs, NOBODY, 0));
     }
     return acquire(m, clock, abs, self, tracks_owner(m->type) ? depth : 0);
 }
@@ -615,13 +614,9 @@ int cap_mutex_trylock(cap_mutex_t *m)
     int rc = cap__robust_note(m);
     if (rc != 0)
         return rc;
-    if (try_acquire(m) || claim_lost_handoff(m) || ((type & SHARED) && take_from_dead_process(m)))
-        rc = robust_taken(m, self, 1);
-    else
-        rc = EBUSY;
-    if (rc != 0 && rc != EOWNERDEAD)
-        cap__robust_forget(m);
-    return rc;
+    bool taken =
+        try_acquire(m) || claim_lost_handoff(m) || ((type & SHARED) && take_from_dead_process(m));
+    return robust_taken(m, self, 1, taken ? 0 : EBUSY);
 }
 
 int cap_mutex_unlock(cap_mutex_t *m)
@@ -700,8 +695,5 @@ int cap__mutex_reacquire_after_wait(cap_mutex_t *m, uint32_t depth)
         acquire_robust_shared(m, NULL);
     else if (!(m->type & SHARED))
         acquire(m, CLOCK_REALTIME, NULL, NOBODY, 0);
-    int rc = robust_taken(m, self_id(m->type), depth);
-    if (rc == ENOTRECOVERABLE)
-        cap__robust_forget(m);
-    return rc;
+    return robust_taken(m, self_id(m->type), depth, 0);
 }

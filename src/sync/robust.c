@@ -31,7 +31,6 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -115,22 +114,23 @@ void cap__robust_forget(cap_mutex_t *m)
 
 void cap__robust_exit(cap__thread *self)
 {
-    while (self->robust_noted > 0) {
-        cap_mutex_t *m = NULL;
-        cap__spin_lock(&table_lock);
-        for (unsigned i = 0; i < ROBUST_MAX; i++) {
-            if (table[i].m != NULL && table[i].holder == self) {
-                m = table[i].m;
-                take_out(i);
-                break;
-            }
+    /* One pass: take_out moves later entries back into the hole, so the
+     * slot just emptied is looked at again, and no entry of ours moves
+     * to a slot already passed. */
+    cap__spin_lock(&table_lock);
+    for (unsigned i = 0; i < ROBUST_MAX && self->robust_noted > 0;) {
+        cap_mutex_t *m = table[i].m;
+        if (m == NULL || table[i].holder != self) {
+            i++;
+            continue;
         }
-        cap__spin_unlock(&table_lock);
-        if (m == NULL)
-            break; /* (cannot happen: the count matches the entries) */
+        take_out(i);
         self->robust_noted--;
+        cap__spin_unlock(&table_lock);
         cap__mutex_owner_died(m); /* wakes a waiter: outside the lock */
+        cap__spin_lock(&table_lock);
     }
+    cap__spin_unlock(&table_lock);
     self->robust_noted = 0;
 }
 
@@ -147,13 +147,14 @@ bool cap__robust_process_gone(pid_t pid)
 {
     if (pid <= 0 || pid == getpid())
         return false;
-    if (syscall(SYS_kill, pid, 0) != 0 && errno == ESRCH)
-        return true;
-    /* Alive, or ended and not yet reaped (kill finds a zombie too): a
-     * pidfd of a process that has ended polls readable. */
+    /* A pidfd of a process that has ended polls readable, also while it
+     * is not yet reaped (kill(pid, 0) finds such a zombie alive). */
     int fd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (fd < 0)
+    if (fd < 0) { /* gone and reaped; or a kernel before 5.3: kill says */
+        if (errno == ENOSYS)
+            return syscall(SYS_kill, pid, 0) != 0 && errno == ESRCH;
         return errno == ESRCH;
+    }
     struct pollfd p = { .fd = fd, .events = POLLIN };
     struct timespec zero = { 0, 0 };
     long ready = syscall(SYS_ppoll, &p, 1, &zero, NULL, 0);

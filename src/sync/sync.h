@@ -47,6 +47,11 @@ uint64_t cap__sync_self_id(void);
  * the objects record it beside the id, since a thread that reuses the
  * slot of one that exited holding the object has the same id. */
 uint64_t cap__sync_shared_self_id(uint32_t *gen);
+/* The process id a process-shared holder id carries. */
+static inline pid_t cap__sync_shared_id_pid(uint64_t id)
+{
+    return (pid_t)((id >> 32) & 0x7fffffff);
+}
 
 /* 0 for CAP_PROCESS_PRIVATE or CAP_PROCESS_SHARED, else EINVAL. */
 int cap__pshared_check(int pshared);
