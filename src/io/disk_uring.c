@@ -49,6 +49,9 @@
  * If a worker's ring cannot be created (memory), its requests go to the
  * offload pool instead (CAP_DISKIO=threads behaviour).
  *
+ * A fork's child unmaps and closes the parent's rings (uring_forget)
+ * without a call on them, and its workers make their own, as above.
+ *
  * The file position: requests at offset -1 (read, write, readv, writev)
  * go to the pool, whose plain call takes the position under the file's
  * lock as read(2) and write(2) do. In the ring, io_uring reads and
@@ -213,6 +216,27 @@ fail_free:
 fail:
     atomic_store(&ring_failed[w->id], 1);
     return NULL;
+}
+
+/* In a fork's child (diskio.h): the parent's rings are unmapped and
+ * closed here, untouched; each worker of the child makes its own on first
+ * use. Read first, written only where set: every page the child writes
+ * is copied. */
+static void uring_forget(void)
+{
+    for (int i = 0; i < MAX_WORKERS; i++) {
+        if (atomic_load_explicit(&ring_failed[i], memory_order_relaxed))
+            atomic_store(&ring_failed[i], 0);
+        struct dring *r = atomic_load_explicit(&rings[i], memory_order_relaxed);
+        if (r == NULL)
+            continue;
+        atomic_store(&rings[i], NULL);
+        cap__ownfd_remove(r->ring.ring_fd);
+        io_uring_queue_exit(&r->ring);
+        cap__ownfd_close(r->efd);
+        cap__ownfd_close(r->wake_efd);
+        free(r);
+    }
 }
 
 static void submit(struct dring *r)
@@ -514,6 +538,7 @@ static int uring_start(void)
 const cap__diskio cap__diskio_uring = {
     .name = "uring",
     .start = uring_start,
+    .forget = uring_forget,
     .rw = uring_rw,
     .fsync = uring_fsync,
     .flush = uring_flush,

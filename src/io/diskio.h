@@ -12,6 +12,10 @@
  * would.
  *
  *  - start(): 0 or -errno.
+ *  - forget(): in a fork's child (io/start.c): the parent's instances,
+ *    which the child inherited and shares with it (rings), let go of in
+ *    the child only, as netio.h's forget(); the child makes its own on
+ *    first use. May be NULL.
  *  - rw(op, fd, iov, cnt, off, rwf): one transfer (it may be short);
  *    off -1 means the file position. Only the calling user thread waits.
  *    >= 0 or -errno.
@@ -50,6 +54,7 @@ struct cap__worker;
 typedef struct cap__diskio {
     const char *name;
     int (*start)(void);
+    void (*forget)(void);
     ssize_t (*rw)(enum cap__disk_op op, int fd, const struct iovec *iov, int cnt, off_t off,
                   int rwf);
     int (*fsync)(int fd, bool datasync);

@@ -22,6 +22,13 @@
  *    registration holds a reference of its own (a uring poll) or lives
  *    in the backend's own table (poll).
  *  - start(): create the instance. 0 or -errno (the caller reports it).
+ *  - forget(): in a fork's child (io/start.c), before start() makes the
+ *    child's own instance: the parent's, which the child inherited and
+ *    shares with it, is let go of in the child only: its descriptors
+ *    closed and its ring unmapped, with no call that changes the shared
+ *    instance (no epoll_ctl, no submission). Otherwise the child keeps
+ *    it alive (a uring poll's file with it) and each generation of
+ *    children holds one more. May be NULL.
  *  - arm(f, fd, gen): make readiness of fd in both directions reach
  *    cap__io_ready, edge-style, from now on, stamped with gen, starting
  *    with the readiness it has already (an edge backend: io.h's drained
@@ -93,6 +100,7 @@ typedef struct cap__netio {
     bool edge;
     bool close_releases;
     int (*start)(void);
+    void (*forget)(void);
     int (*arm)(cap__fd *f, int fd, uint32_t gen);
     void (*disarm)(cap__fd *f, int fd, uint32_t gen);
     void (*release)(cap__fd *f, int fd);
@@ -120,6 +128,10 @@ extern __attribute__((visibility("hidden"))) const cap__netio *cap__netio_active
  * makes the scratch instance once (0 or -errno); pollable is false only
  * for a file that has no readiness to wait for (arm then says -EPERM). */
 int cap__netio_probe_start(void);
+/* A fork's child's forget(): the scratch instance is the parent's too (one
+ * number probed in both at once would collide): closed in the child, and
+ * made again by the next probe_start. */
+void cap__netio_probe_forget(void);
 bool cap__netio_pollable(const cap__fd *f, int fd);
 
 /* Readiness of fd (life gen) in the directions of dirs (CAP__IO_RBIT,

@@ -46,6 +46,13 @@ static int epoll_start(void)
     return 0;
 }
 
+static void epoll_forget(void)
+{
+    cap__ownfd_close(epfd);
+    cap__ownfd_close(kickfd);
+    epfd = kickfd = -1;
+}
+
 static int epoll_arm(cap__fd *f, int fd, uint32_t gen)
 {
     (void)f;
@@ -133,6 +140,7 @@ const cap__netio cap__netio_epoll = {
     .edge = true,
     .close_releases = true,
     .start = epoll_start,
+    .forget = epoll_forget,
     .arm = epoll_arm,
     .disarm = epoll_disarm,
     .interest = NULL,

@@ -76,6 +76,19 @@ static int poll_start(void)
     return kickfd < 0 ? -errno : cap__netio_probe_start();
 }
 
+/* The set's entries are the parent's registrations, which the child
+ * forgot (io/start.c); the array is kept for the child's. */
+static void poll_forget(void)
+{
+    cap__ownfd_close(kickfd);
+    kickfd = -1;
+    set_lock = (cap__spin)CAP__SPIN_INIT;
+    set_len = 0;
+    atomic_store(&kicked, 0);
+    atomic_store(&polling, 0);
+    cap__netio_probe_forget();
+}
+
 static void kick(void);
 
 /* f->lock held, gen current (netio.h). */
@@ -271,6 +284,7 @@ const cap__netio cap__netio_poll = {
     .name = "poll",
     .edge = false,
     .start = poll_start,
+    .forget = poll_forget,
     .arm = poll_arm,
     .disarm = poll_disarm,
     .release = poll_release,

@@ -300,6 +300,20 @@ static int uring_start(void)
     return submit_poll(KICK, kickfd, false);
 }
 
+/* The parent's ring, in a fork's child (netio.h): unmapped and closed
+ * here, untouched (its polls, the parent's files, are the parent's). */
+static void uring_forget(void)
+{
+    cap__ownfd_remove(ring.ring_fd);
+    io_uring_queue_exit(&ring);
+    cap__ownfd_close(kickfd);
+    kickfd = -1;
+    sq_lock = (cap__spin)CAP__SPIN_INIT;
+    atomic_store(&kicked, 0);
+    exiting = false;
+    cap__netio_probe_forget();
+}
+
 /* f->lock held, gen current (netio.h). */
 static int uring_arm(cap__fd *f, int fd, uint32_t gen)
 {
@@ -664,6 +678,7 @@ const cap__netio cap__netio_uring = {
     .name = "uring",
     .edge = true,
     .start = uring_start,
+    .forget = uring_forget,
     .arm = uring_arm,
     .disarm = uring_disarm,
     .release = uring_release,

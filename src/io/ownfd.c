@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The runtime's own descriptors (ownfd.h): a fixed array filled in order;
- * the one kind the runtime closes again (a terminal's private description,
- * io/ttyfile.h) is removed first, leaving -1 in its slot for the next.
+ * the kinds the runtime closes again (a terminal's private description,
+ * io/ttyfile.h; the parent's instances in a fork's child) are removed
+ * first, leaving -1 in their slots for the next.
  * Writers (rare: start-up, a worker's first disk ring, a terminal's first
  * write) serialise on a spinlock; readers
  * scan without it (a handful of entries with a few workers, so a close()
@@ -26,6 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "io/fd.h"
 #include "util/spin.h"
 
 enum { MAX_OWN = 2048 + 8, HIGH_CAP = 1024, HIGH_GAP = 64 };
@@ -59,6 +61,21 @@ void cap__ownfd_remove(int fd)
         if (atomic_load_explicit(&slots[i], memory_order_relaxed) == fd)
             atomic_store_explicit(&slots[i], -1, memory_order_release);
     cap__spin_unlock(&lock);
+}
+
+void cap__ownfd_forked(void)
+{
+    lock = (cap__spin)CAP__SPIN_INIT;
+}
+
+void cap__ownfd_close(int fd)
+{
+    if (fd < 0)
+        return;
+    cap__ownfd_remove(fd);
+    cap__fd_closing(fd);
+    syscall(SYS_close, fd);
+    cap__fd_closed(fd);
 }
 
 /* The lowest number our descriptors move to; 0: leave them where they are

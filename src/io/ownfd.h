@@ -36,6 +36,13 @@ void cap__ownfd_add(int fd);
 /* fd, recorded by cap__ownfd_add, is about to be closed: no longer ours.
  * Its slot is reused by the next add. */
 void cap__ownfd_remove(int fd);
+/* In a fork's child, first: the table's lock, which a lost thread may have
+ * held, is free again. */
+void cap__ownfd_forked(void);
+/* In a fork's child: closes fd, one of the parent's instances that the
+ * child inherited (io/start.c, cap__io_forked), in the child only: no
+ * longer ours, and its record's life (io/fd.h) ended. Raw system call. */
+void cap__ownfd_close(int fd);
 /* Both: moves fd high and records it. */
 int cap__ownfd_adopt(int fd);
 /* Whether fd is one of the runtime's own. */

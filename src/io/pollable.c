@@ -13,7 +13,8 @@
  * out again at once, answers for the others.
  *
  * State: one epoll instance, made by cap__netio_probe_start (a backend's
- * start), one of the runtime's own descriptors (io/ownfd.h), never closed.
+ * start), one of the runtime's own descriptors (io/ownfd.h), closed only
+ * in a fork's child (cap__netio_probe_forget).
  * Callers hold the descriptor's record lock, so one number is never
  * probed twice at once; two numbers of one file are two entries.
  */
@@ -33,6 +34,12 @@ int cap__netio_probe_start(void)
         return 0;
     probe_fd = cap__ownfd_adopt((int)syscall(SYS_epoll_create1, EPOLL_CLOEXEC));
     return probe_fd < 0 ? -errno : 0;
+}
+
+void cap__netio_probe_forget(void)
+{
+    cap__ownfd_close(probe_fd);
+    probe_fd = -1;
 }
 
 bool cap__netio_pollable(const cap__fd *f, int fd)

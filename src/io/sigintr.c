@@ -721,7 +721,7 @@ void cap__sig_forked_begin(void)
 
 void cap__sig_forked_end(void)
 {
-    atomic_store(&evfd, -1);
+    cap__ownfd_close(atomic_exchange(&evfd, -1)); /* the parent's */
     cap__sig_start();
 }
 

@@ -433,7 +433,8 @@ void cap__sig_last_step_arm(void (*step)(void));
 void cap__sig_fork_prepare(sigset_t *saved);
 /* In a fork's child (io/start.c): _begin forgets every parked call (the
  * parent's threads'), before the descriptor table is walked; _end, once
- * the child's own descriptor backend runs, gives it its own eventfd. */
+ * the child's own descriptor backend runs, closes the parent's eventfd
+ * and gives it its own. */
 void cap__sig_forked_begin(void);
 void cap__sig_forked_end(void);
 void cap__sig_fork_done(const sigset_t *saved);

@@ -27,6 +27,7 @@
 #include "io/diskio.h"
 #include "io/io.h"
 #include "io/netio.h"
+#include "io/ownfd.h"
 #include "io/sigintr.h"
 #include "sched/poller.h"
 #include "util/die.h"
@@ -121,10 +122,13 @@ static void start_diskio(void)
  * registration the child removed (closing an inherited socket), or an
  * event or completion it harvested, would be the parent's lost. So the
  * child forgets every registration and waiter (the waiters are the
- * parent's threads, which never run here: sched/worker.h) and starts its
- * own epoll instance (whatever backend the parent has: the child's I/O
- * is usually brief) and signal eventfd; its disk calls are plain
- * blocking system calls. */
+ * parent's threads, which never run here: sched/worker.h), lets go of
+ * its references to the parent's instances without touching them (the
+ * backends' forget(): a ring the child kept mapped and open would live,
+ * with the files its polls hold, as long as the child; and each
+ * generation of children would hold one set more), and starts its own:
+ * the parent's backends, the disk rings one per worker on first use, as
+ * at start-up. */
 static void forget_waiters(int fd, cap__fd *f, void *arg)
 {
     (void)fd;
@@ -135,6 +139,8 @@ static void forget_waiters(int fd, cap__fd *f, void *arg)
         f->lock = (cap__spin)CAP__SPIN_INIT; /* held by a lost thread */
     if (cap__fd_has(f, CAP__FDF_REGISTERED))
         cap__fd_clear(f, CAP__FDF_REGISTERED);
+    if (__atomic_load_n(&f->backend_slot, __ATOMIC_RELAXED) != 0)
+        __atomic_store_n(&f->backend_slot, 0, __ATOMIC_RELAXED); /* the parent's arming */
     if (!cap__io_has_waiters(f))
         return;
     cap__spin_lock(&f->lock);
@@ -142,24 +148,43 @@ static void forget_waiters(int fd, cap__fd *f, void *arg)
     cap__spin_unlock(&f->lock);
 }
 
+/* The child's own descriptor backend: the parent's, else (memory, the
+ * descriptor limit) epoll, then poll; none at all stops the child, as at
+ * start-up. */
+static void start_forked_netio(void)
+{
+    const cap__netio *const order[] = { cap__netio_active, &cap__netio_epoll, &cap__netio_poll };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        rc = order[i]->start();
+        if (rc == 0) {
+            cap__netio_active = order[i];
+            return;
+        }
+    }
+    cap__die("cannot start an I/O backend in a fork's child: %s\n", strerror(-rc));
+}
+
 void cap__io_forked(void)
 {
     atomic_store(&backend_pid, (pid_t)cap__sys6(SYS_getpid, 0, 0, 0, 0, 0, 0));
+    cap__ownfd_forked();
     cap__idle_forked();
     cap__offload_forked();
     atomic_store(&cap__io_inflight, 0); /* the lost threads' disk and pool calls */
     cap__sig_forked_begin();
     cap__fd_foreach(forget_waiters, NULL);
-    if (cap__netio_epoll.start() == 0)
-        cap__netio_active = &cap__netio_epoll;
-    cap__diskio_active = &cap__diskio_blocking;
+    if (cap__netio_active->forget != NULL)
+        cap__netio_active->forget();
+    if (cap__diskio_active->forget != NULL)
+        cap__diskio_active->forget();
+    start_forked_netio();
     cap__sig_forked_end();
 }
 
 void cap__io_at_exit(void)
 {
-    /* A fork's child runs the epoll backend (above): nothing of the
-     * parent's ring is the child's to end. */
+    /* A fork's child ends its own instance's waits (cap__io_forked). */
     if (cap__netio_active->at_exit != NULL && cap__netio_active->at_exit())
         cap__io_unwatch_all();
 }
@@ -180,7 +205,7 @@ void cap__io_exec_failed(void)
  * backend's polls must let go of their files first, as at an exit, or
  * the sockets outlive the process by milliseconds (netio_uring.c). The
  * process ends right after, so nothing is made unpollable. A fork's
- * child inherits the handler but runs epoll: nothing to do there. */
+ * child has its own instance (cap__io_forked). */
 static void last_step(void)
 {
     if (cap__netio_active->at_exit != NULL)
