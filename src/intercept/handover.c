@@ -95,7 +95,7 @@ pid_t fork(void)
         cap__io_forked();
         cap__futex_key_forked();
         cap__stream_turns_forked();
-        cap__sigmask_forked(cap__current());
+        cap__sigmask_forked(cap__current(), &saved);
     }
     cap__sig_fork_done(&saved);
     if (pid == 0)

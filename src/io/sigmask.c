@@ -33,6 +33,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -525,7 +526,7 @@ int cap__sigmask_queue_here(int sig, const siginfo_t *info)
     return deliver_here(sig, info);
 }
 
-void cap__sigmask_forked(cap__thread *self)
+void cap__sigmask_forked(cap__thread *self, sigset_t *kernel)
 {
     class_lock = (cap__spin)CAP__SPIN_INIT; /* perhaps held by a lost thread */
     for (struct cap__sigclass *c = classes; c != NULL; c = c->next)
@@ -543,5 +544,13 @@ void cap__sigmask_forked(cap__thread *self)
     } else {
         atomic_store(&target, cap__sigclass_first.mask);
     }
+    /* What the saved mask has beyond the parent's target (the mask of a
+     * handler that forked) stays. */
+    uint64_t saved = 0;
+    memcpy(&saved, kernel, sizeof saved); /* the kernel's word: _NSIG / 8 bytes */
+    uint64_t extra = saved & ~applied;
     install_now();
+    uint64_t m = applied | extra;
+    sigemptyset(kernel);
+    memcpy(kernel, &m, sizeof m);
 }

@@ -170,7 +170,13 @@ void cap__sigmask_raise_here(int sig);
 int cap__sigmask_queue_here(int sig, const siginfo_t *info);
 
 /* In a fork's child, on its one kernel thread: the forking thread (NULL:
- * none of ours) is the only one, and its mask the target. */
-void cap__sigmask_forked(struct cap__thread *self);
+ * none of ours) is the only one, and its mask the target. *kernel, the
+ * kernel thread's mask the fork wrapper saved (intercept/handover.c),
+ * becomes the one it must have once the wrapper lets signals in again:
+ * the target's (plus what a handler that forked adds), not the
+ * parent's kernel mask it saved, which lacked what threads of the
+ * parent did not block (a child forked by a thread that blocks SIGUSR2,
+ * its only thread then, was killed by a SIGUSR2 sent to it). */
+void cap__sigmask_forked(struct cap__thread *self, sigset_t *kernel);
 
 #endif /* CAP_IO_SIGMASK_H */
