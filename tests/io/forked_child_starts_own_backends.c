@@ -74,26 +74,13 @@ static void fill(unsigned char *buf, int k)
 static int open_file(void)
 {
     const char *disk = getenv("CAP_DISKIO");
-    char path[] = "/tmp/capriccio-io-XXXXXX";
-    int w = mkstemp(path);
-    CHECK_GE(w, 0);
-    unsigned char *b = aligned_alloc(BLOCK, BLOCK);
-    CHECK(b != NULL);
-    for (int k = 0; k < BLOCKS; k++) {
-        fill(b, k);
-        CHECK_EQ(write(w, b, BLOCK), (ssize_t)BLOCK);
-    }
-    free(b);
-    CHECK_EQ(fsync(w), 0);
-    CHECK_EQ(close(w), 0);
     int fd = -1;
     if (disk == NULL || strcmp(disk, "blocking") != 0)
-        fd = open(path, O_RDONLY | O_DIRECT);
+        fd = flushed_file(BLOCKS, BLOCK, fill, O_DIRECT);
     direct = fd >= 0;
     if (fd < 0)
-        fd = open(path, O_RDONLY);
+        fd = flushed_file(BLOCKS, BLOCK, fill, 0);
     CHECK_GE(fd, 0);
-    unlink(path);
     return fd;
 }
 

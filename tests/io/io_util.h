@@ -130,18 +130,13 @@ static inline int cached_file(int blocks, size_t block)
     return fd;
 }
 
-/* The O_DIRECT tests' file: `blocks` blocks of `block` bytes, block k
- * written by fill(buf, k), flushed to disk and opened again read-only with
- * O_DIRECT, then unlinked. Exits 77 (skipped) under CAP_DISKIO=blocking,
- * which blocks the worker by design, and where the filesystem has no
- * O_DIRECT. Returns the descriptor. */
-static inline int odirect_file(int blocks, size_t block, void (*fill)(unsigned char *buf, int k))
+/* A file of `blocks` blocks of `block` bytes, block k written by
+ * fill(buf, k), flushed to disk and opened again read-only with `flags`
+ * added (O_DIRECT), then unlinked. Returns the descriptor, or -1 if that
+ * open failed (a filesystem without O_DIRECT). */
+static inline int flushed_file(int blocks, size_t block, void (*fill)(unsigned char *buf, int k),
+                               int flags)
 {
-    const char *disk = getenv("CAP_DISKIO");
-    if (disk != NULL && strcmp(disk, "blocking") == 0) {
-        fprintf(stderr, "CAP_DISKIO=blocking blocks the worker: skipped\n");
-        exit(77);
-    }
     char path[] = "/tmp/capriccio-io-XXXXXX";
     int w = mkstemp(path);
     CHECK_GE(w, 0);
@@ -154,8 +149,22 @@ static inline int odirect_file(int blocks, size_t block, void (*fill)(unsigned c
     free(b);
     CHECK_EQ(fsync(w), 0);
     CHECK_EQ(close(w), 0);
-    int fd = open(path, O_RDONLY | O_DIRECT);
+    int fd = open(path, O_RDONLY | flags);
     unlink(path);
+    return fd;
+}
+
+/* The O_DIRECT tests' file (flushed_file with O_DIRECT). Exits 77
+ * (skipped) under CAP_DISKIO=blocking, which blocks the worker by design,
+ * and where the filesystem has no O_DIRECT. */
+static inline int odirect_file(int blocks, size_t block, void (*fill)(unsigned char *buf, int k))
+{
+    const char *disk = getenv("CAP_DISKIO");
+    if (disk != NULL && strcmp(disk, "blocking") == 0) {
+        fprintf(stderr, "CAP_DISKIO=blocking blocks the worker: skipped\n");
+        exit(77);
+    }
+    int fd = flushed_file(blocks, block, fill, O_DIRECT);
     if (fd < 0) {
         fprintf(stderr, "O_DIRECT unsupported here: skipped\n");
         exit(77);
