@@ -171,6 +171,9 @@ typedef uint32_t cap_key_t;
 int cap_key_create(cap_key_t *key, void (*destructor)(void *));
 /* EINVAL on a key that is not live. Destructors of a deleted key never run. */
 int cap_key_delete(cap_key_t key);
+/* Values are per thread: per user thread, and per kernel thread on one
+ * the library does not run (a thread made by glibc's pthread_create),
+ * whose destructors run as it ends. */
 void *cap_getspecific(cap_key_t key);
 /* EINVAL on a dead key, ENOMEM if the value table cannot grow. */
 int cap_setspecific(cap_key_t key, const void *value);

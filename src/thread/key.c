@@ -8,6 +8,14 @@
  * only while its seq matches the key's, so a deleted key's values vanish
  * at once from every thread without visiting them, and a reused slot never
  * shows an old value. Odd seq = key live.
+ *
+ * A kernel thread the library does not run (the offload pool's, one made
+ * through glibc's own pthread_create found by dlsym, as jemalloc makes its
+ * background thread, or a worker's scheduler running a handler with no
+ * thread) keeps such an array in its own TLS; glibc runs the destructors
+ * when it ends (__cxa_thread_atexit_impl, registered at its first value).
+ * Before, such a thread's set failed with EPERM (jemalloc: "Error setting
+ * tsd" at each start of a Redis built with the header).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,35 +79,88 @@ int cap_key_delete(cap_key_t key)
     return 0;
 }
 
+/* Where the calling kernel thread's values are when it runs no thread of
+ * ours (above). */
+static __thread void **foreign_keys __attribute__((tls_model("initial-exec")));
+static __thread uint32_t foreign_nkeys __attribute__((tls_model("initial-exec")));
+static __thread bool foreign_exit_set __attribute__((tls_model("initial-exec")));
+
+/* glibc's registration of a destructor run as the calling kernel thread
+ * ends (what C++ thread_local objects use). */
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
+extern void *__dso_handle;
+
 void *cap_getspecific(cap_key_t key)
 {
     cap__thread *self = cap__current();
+    void **values = self != NULL ? self->keys : foreign_keys;
+    uint32_t n = self != NULL ? self->nkeys : foreign_nkeys;
     uint32_t seq;
-    if (self == NULL || !key_live(key, &seq) || key >= self->nkeys)
+    if (!key_live(key, &seq) || key >= n)
         return NULL;
-    struct key_value *kv = (struct key_value *)self->keys + key;
+    struct key_value *kv = (struct key_value *)values + key;
     return kv->seq == seq ? kv->value : NULL;
+}
+
+static void run_destructors(void ***values, const uint32_t *n)
+{
+    if (*values == NULL)
+        return; /* never set a key: most threads */
+    for (int round = 0; round < CAP_DESTRUCTOR_ITERATIONS; round++) {
+        bool ran = false;
+        for (uint32_t k = 0; k < *n; k++) {
+            struct key_value *kv = (struct key_value *)*values + k;
+            uint32_t seq;
+            if (kv->value == NULL || !key_live(k, &seq) || kv->seq != seq)
+                continue;
+            void (*destructor)(void *) = keys[k].destructor;
+            void *value = kv->value;
+            kv->value = NULL;
+            if (destructor != NULL) {
+                destructor(value); /* it may grow the array: looked up again */
+                ran = true;
+            }
+        }
+        if (!ran)
+            break;
+    }
+}
+
+/* A kernel thread of foreign_keys is ending. */
+static void foreign_exit(void *arg)
+{
+    (void)arg;
+    run_destructors(&foreign_keys, &foreign_nkeys);
+    free(foreign_keys);
+    foreign_keys = NULL;
+    foreign_nkeys = 0;
+    foreign_exit_set = false;
 }
 
 int cap_setspecific(cap_key_t key, const void *value)
 {
     cap__thread *self = cap__current();
+    void ***values = self != NULL ? &self->keys : &foreign_keys;
+    uint32_t *n = self != NULL ? &self->nkeys : &foreign_nkeys;
     uint32_t seq;
-    if (self == NULL)
-        return EPERM;
     if (!key_live(key, &seq))
         return EINVAL;
-    if (key >= self->nkeys) {
-        uint32_t n = (key + 32) & ~31u;
-        struct key_value *grown = realloc(self->keys, n * sizeof *grown);
+    if (self == NULL && !foreign_exit_set && value != NULL) {
+        if (__cxa_thread_atexit_impl(foreign_exit, NULL, &__dso_handle) != 0)
+            return ENOMEM;
+        foreign_exit_set = true;
+    }
+    if (key >= *n) {
+        uint32_t grow = (key + 32) & ~31u;
+        struct key_value *grown = realloc(*values, grow * sizeof *grown);
         if (grown == NULL)
             return ENOMEM;
-        for (uint32_t i = self->nkeys; i < n; i++)
+        for (uint32_t i = *n; i < grow; i++)
             grown[i] = (struct key_value){ NULL, 0 };
-        self->keys = (void **)grown;
-        self->nkeys = n;
+        *values = (void **)grown;
+        *n = grow;
     }
-    struct key_value *kv = (struct key_value *)self->keys + key;
+    struct key_value *kv = (struct key_value *)*values + key;
     kv->value = (void *)value;
     kv->seq = seq;
     return 0;
@@ -107,27 +168,7 @@ int cap_setspecific(cap_key_t key, const void *value)
 
 void cap__keys_run_destructors(cap__thread *self)
 {
-    if (self->keys == NULL)
-        return; /* never set a key: most threads */
-    struct key_value *kvs = (struct key_value *)self->keys;
-    for (int round = 0; round < CAP_DESTRUCTOR_ITERATIONS; round++) {
-        bool ran = false;
-        for (uint32_t k = 0; k < self->nkeys; k++) {
-            uint32_t seq;
-            if (kvs[k].value == NULL || !key_live(k, &seq) || kvs[k].seq != seq)
-                continue;
-            void (*destructor)(void *) = keys[k].destructor;
-            void *value = kvs[k].value;
-            kvs[k].value = NULL;
-            if (destructor != NULL) {
-                destructor(value);
-                ran = true;
-                kvs = (struct key_value *)self->keys; /* a destructor may grow it */
-            }
-        }
-        if (!ran)
-            break;
-    }
+    run_destructors(&self->keys, &self->nkeys);
 }
 
 void cap__keys_free(cap__thread *t)
