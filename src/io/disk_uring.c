@@ -231,8 +231,7 @@ static void uring_forget(void)
         if (r == NULL)
             continue;
         atomic_store(&rings[i], NULL);
-        cap__ownfd_remove(r->ring.ring_fd);
-        io_uring_queue_exit(&r->ring);
+        cap__ownfd_close_ring(&r->ring);
         cap__ownfd_close(r->efd);
         cap__ownfd_close(r->wake_efd);
         free(r);

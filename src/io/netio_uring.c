@@ -304,8 +304,7 @@ static int uring_start(void)
  * here, untouched (its polls, the parent's files, are the parent's). */
 static void uring_forget(void)
 {
-    cap__ownfd_remove(ring.ring_fd);
-    io_uring_queue_exit(&ring);
+    cap__ownfd_close_ring(&ring);
     cap__ownfd_close(kickfd);
     kickfd = -1;
     sq_lock = (cap__spin)CAP__SPIN_INIT;

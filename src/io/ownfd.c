@@ -78,6 +78,12 @@ void cap__ownfd_close(int fd)
     cap__fd_closed(fd);
 }
 
+void cap__ownfd_close_ring(struct io_uring *ring)
+{
+    cap__ownfd_remove(ring->ring_fd);
+    io_uring_queue_exit(ring); /* liburing's raw munmap and close */
+}
+
 /* The lowest number our descriptors move to; 0: leave them where they are
  * (a limit too small to spare HIGH_GAP numbers). */
 static int high_base(void)

@@ -43,6 +43,8 @@ void cap__ownfd_forked(void);
  * child inherited (io/start.c, cap__io_forked), in the child only: no
  * longer ours, and its record's life (io/fd.h) ended. Raw system call. */
 void cap__ownfd_close(int fd);
+/* cap__ownfd_close for a ring: unmapped and closed in the child only. */
+void cap__ownfd_close_ring(struct io_uring *ring);
 /* Both: moves fd high and records it. */
 int cap__ownfd_adopt(int fd);
 /* Whether fd is one of the runtime's own. */

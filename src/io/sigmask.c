@@ -544,6 +544,10 @@ void cap__sigmask_forked(cap__thread *self, sigset_t *kernel)
     } else {
         atomic_store(&target, cap__sigclass_first.mask);
     }
+    if (self == NULL) { /* a kernel thread of another's: its own mask stays */
+        install_now();
+        return;
+    }
     /* What the saved mask has beyond the parent's target (the mask of a
      * handler that forked) stays. */
     uint64_t saved = 0;

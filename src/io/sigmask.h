@@ -173,7 +173,8 @@ int cap__sigmask_queue_here(int sig, const siginfo_t *info);
  * none of ours) is the only one, and its mask the target. *kernel, the
  * kernel thread's mask the fork wrapper saved (intercept/handover.c),
  * becomes the one it must have once the wrapper lets signals in again:
- * the target's (plus what a handler that forked adds), not the
+ * the target's (plus what a handler that forked adds; unchanged when
+ * self is NULL: that kernel thread's own mask), not the
  * parent's kernel mask it saved, which lacked what threads of the
  * parent did not block (a child forked by a thread that blocks SIGUSR2,
  * its only thread then, was killed by a SIGUSR2 sent to it). */
