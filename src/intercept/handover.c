@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Descriptors handed to code that does not go through our wrappers: a
- * child process (fork, vfork, daemon, posix_spawn, posix_spawnp, popen), a
- * stdio stream (fdopen: glibc's stdio reads and writes through its
- * internal calls) and POSIX AIO (aio.c: glibc's own threads transfer
+ * child process (fork, _Fork, vfork, daemon, posix_spawn, posix_spawnp,
+ * popen), a stdio stream (fdopen: glibc's stdio reads and writes through
+ * its internal calls) and POSIX AIO (aio.c: glibc's own threads transfer
  * through its internal calls too).
  *
  * The runtime creates pipes non-blocking and serves them with plain
@@ -18,7 +18,7 @@
  * (cap__fd_spawning); one its file actions dup2 is given back when the
  * action is added (posix_spawn_file_actions_adddup2, below). A forked
  * child holds every descriptor until it execs, if ever, and may use
- * any: fork, vfork and daemon give back all. Sockets keep their existing
+ * any: fork, _Fork, vfork and daemon give back all. Sockets keep their existing
  * rule (disowned when dup'ed onto 0, 1 or 2), and none stays sole: the
  * child holds a reference to each (cap__fd_forking, io/fd.h). A socket,
  * a FIFO or an eventfd given to fdopen is disowned with its dups
@@ -33,7 +33,7 @@
  *
  * vfork is fork (below); daemon forks with our fork; popen gives pipes
  * back like posix_spawn. Fork handlers (atfork.c) run for fork, vfork
- * and daemon, not for posix_spawn, popen or system, as in glibc.
+ * and daemon, not for _Fork, posix_spawn, popen or system, as in glibc.
  * Not covered: raw clone, whose children inherit non-blocking pipes; and
  * a fork on one worker while a thread of another worker is already past
  * the ownership test in a plain read of an owned pipe: that read blocks
@@ -60,24 +60,31 @@
 #include "sched/worker.h"
 #include "sync/sync.h"
 
-/* The sigaction table's lock is held across the fork (src/stack/signal.c),
+/* The runtime's steps around a fork, shared by fork and _Fork. The
+ * sigaction table's lock is held across the fork (src/stack/signal.c),
  * and the default thread attributes' (thread/default_attr.c).
- * The handlers of cap_atfork (atfork.c) run outside the runtime's own
- * steps: the prepare handlers before them (they may park), the parent and
- * child handlers after them (the child's see the child's runtime and may
- * create threads and call sigaction). glibc's list runs inside the real
- * fork. */
-pid_t fork(void)
+ * With handlers (fork), the handlers of cap_atfork (atfork.c) run outside
+ * the runtime's own steps: the prepare handlers before them (they may
+ * park), the parent and child handlers after them (the child's see the
+ * child's runtime and may create threads and call sigaction); glibc's list
+ * runs inside the real fork. Without (_Fork), neither list runs, as for
+ * glibc's _Fork, which also leaves malloc's and stdio's locks as they are:
+ * its child may call async-signal-safe functions only, which here are
+ * runtime code (a read parks), so the child gets the runtime's own steps
+ * all the same: without them it shared the parent's I/O instances, and a
+ * read of a pipe parked for good (the parent's poller took the event). */
+static pid_t fork_steps(bool handlers)
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
     cap__atfork_snap snap;
-    cap__atfork_prepare(&snap);
+    if (handlers)
+        cap__atfork_prepare(&snap);
     cap__fd_forking();
     sigset_t saved;
     cap__sig_fork_prepare(&saved);
     cap__thread_default_attr_fork_hold();
     cap__ttyfile_fork_hold();
-    pid_t pid = CAP__REAL(fork)();
+    pid_t pid = handlers ? CAP__REAL(fork)() : CAP__REAL(_Fork)();
     int e = errno; /* a failed fork's, for the caller */
     cap__ttyfile_fork_release(pid == 0);
     cap__thread_default_attr_fork_release();
@@ -98,12 +105,27 @@ pid_t fork(void)
         cap__sigmask_forked(cap__current(), &saved);
     }
     cap__sig_fork_done(&saved);
-    if (pid == 0)
-        cap__atfork_child(&snap);
-    else
-        cap__atfork_parent(&snap);
+    if (handlers) {
+        if (pid == 0)
+            cap__atfork_child(&snap);
+        else
+            cap__atfork_parent(&snap);
+    }
     cap__ic_set_errno(e); /* the fork handlers may have parked */
     return pid;
+}
+
+pid_t fork(void)
+{
+    return fork_steps(true);
+}
+
+/* glibc 2.34's fork without fork handlers (POSIX.1-2024), which programs
+ * call from signal handlers too: see fork_steps. A program can only
+ * reach this name where libc defines it. */
+pid_t _Fork(void)
+{
+    return fork_steps(false);
 }
 
 /* vfork: a wrapper cannot return into a vfork child (it would unwind the

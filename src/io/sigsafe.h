@@ -52,7 +52,7 @@
  * clock_nanosleep, pause, sigsuspend, sigprocmask, pthread_sigmask,
  * raise, sigpending, pthread_kill (cap_thread_kill), sem_post
  * (cap_sem_post and glibc's), aio_suspend, fsync, fdatasync, tcdrain,
- * fork, execve, fexecve, execl, execle. Functions that are not async-
+ * fork, _Fork, execve, fexecve, execl, execle. Functions that are not async-
  * signal-safe (stdio, malloc, the mutexes) do not open it: POSIX leaves a
  * jump out of them undefined, and it is made at once.
  */
