@@ -18,7 +18,7 @@
  * (cap__fd_spawning); one its file actions dup2 is given back when the
  * action is added (posix_spawn_file_actions_adddup2, below). A forked
  * child holds every descriptor until it execs, if ever, and may use
- * any: fork, _Fork, vfork and daemon give back all. Sockets keep their existing
+ * any: fork, _Fork, vfork, daemon and forkpty give back all. Sockets keep their existing
  * rule (disowned when dup'ed onto 0, 1 or 2), and none stays sole: the
  * child holds a reference to each (cap__fd_forking, io/fd.h). A socket,
  * a FIFO or an eventfd given to fdopen is disowned with its dups
@@ -31,9 +31,10 @@
  * through our write(), so on a user thread they park instead of failing
  * with EAGAIN on a full owned pipe (or blocking the worker on any other).
  *
- * vfork is fork (below); daemon forks with our fork; popen gives pipes
- * back like posix_spawn. Fork handlers (atfork.c) run for fork, vfork
- * and daemon, not for _Fork, posix_spawn, popen or system, as in glibc.
+ * vfork is fork (below); daemon and forkpty fork with our fork (and
+ * login_tty's dup2s are ours); popen gives pipes back like posix_spawn.
+ * Fork handlers (atfork.c) run for fork, vfork, daemon and forkpty, not
+ * for _Fork, posix_spawn, popen or system, as in glibc.
  * Not covered: raw clone, whose children inherit non-blocking pipes; and
  * a fork on one worker while a thread of another worker is already past
  * the ownership test in a plain read of an owned pipe: that read blocks
@@ -42,13 +43,16 @@
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pty.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <utmp.h>
 
 #include "intercept/atfork.h"
 #include "intercept/intercept.h"
@@ -168,6 +172,51 @@ int daemon(int nochdir, int noclose)
             close(fd);
     }
     return 0;
+}
+
+/* glibc's login_tty makes fd the caller's terminal and standard streams
+ * with its internal dup2 and close, which the descriptor table does not
+ * see (a stale record of 0, 1 or 2 would go on describing what was there:
+ * an owned pipe's record made reads of the terminal plain calls that
+ * expect EAGAIN). The same steps through the wrappers. */
+int login_tty(int fd)
+{
+    setsid();
+    if (ioctl(fd, TIOCSCTTY, 0) == -1)
+        return -1;
+    for (int i = 0; i < 3; i++)
+        while (dup2(fd, i) == -1 && errno == EBUSY) {
+        }
+    if (fd > 2)
+        close(fd);
+    return 0;
+}
+
+/* glibc's forkpty forks through its internal fork, as daemon does: its
+ * child shared the parent's I/O instances, and a read there that had to
+ * wait never returned. openpty, then our fork and login_tty. */
+int forkpty(int *amaster, char *name, const struct termios *termp, const struct winsize *winp)
+{
+    int master, terminal;
+    if (openpty(&master, &terminal, name, termp, winp) == -1)
+        return -1;
+    pid_t pid = fork();
+    if (pid == -1) {
+        int e = errno;
+        close(master);
+        close(terminal);
+        errno = e;
+        return -1;
+    }
+    if (pid == 0) {
+        close(master);
+        if (login_tty(terminal) != 0)
+            _exit(1);
+        return 0;
+    }
+    *amaster = master;
+    close(terminal);
+    return pid;
 }
 
 /* glibc's popen spawns its child internally (no posix_spawn call we see):
