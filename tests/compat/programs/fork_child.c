@@ -15,11 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bystanders.h"
 #include "check.h"
 
-static int listener, wake[2];
-static volatile long ticks;
-static volatile int stop;
+static int listener;
 
 static void *acceptor(void *arg)
 {
@@ -27,24 +26,6 @@ static void *acceptor(void *arg)
     int c = accept(listener, NULL, NULL);
     EXPECT(c >= 0);
     close(c);
-    return NULL;
-}
-
-static void *reader(void *arg)
-{
-    (void)arg;
-    char ch;
-    EXPECT_EQ(read(wake[0], &ch, 1), 1);
-    return NULL;
-}
-
-static void *ticker(void *arg)
-{
-    (void)arg;
-    while (!stop) {
-        ticks++;
-        usleep(1000);
-    }
     return NULL;
 }
 
@@ -59,9 +40,9 @@ static void *child_writer(void *arg)
 /* The child's checks; its exit status says which failed (0: none). */
 static int child(void)
 {
-    long t0 = ticks;
+    long t0 = bystanders_ticks();
     usleep(100000);
-    if (ticks != t0)
+    if (bystanders_ticks() != t0)
         return 10; /* the parent's ticker ran here */
     if (close(listener) != 0)
         return 11;
@@ -85,7 +66,7 @@ static int child(void)
         return 18;
     if (pthread_join(t, NULL) != 0)
         return 19;
-    if (ticks != t0)
+    if (bystanders_ticks() != t0)
         return 20;
     return 7;
 }
@@ -100,13 +81,11 @@ int main(void)
     EXPECT_EQ(listen(listener, 8), 0);
     socklen_t len = sizeof a;
     EXPECT_EQ(getsockname(listener, (struct sockaddr *)&a, &len), 0);
-    EXPECT_EQ(pipe(wake), 0);
 
-    pthread_t ta, tr, tt;
+    pthread_t ta;
     EXPECT_EQ(pthread_create(&ta, NULL, acceptor, NULL), 0);
-    EXPECT_EQ(pthread_create(&tr, NULL, reader, NULL), 0);
-    EXPECT_EQ(pthread_create(&tt, NULL, ticker, NULL), 0);
-    usleep(50000); /* all three blocked or sleeping */
+    bystanders_start();
+    usleep(30000); /* all three blocked or sleeping */
 
     fflush(stdout);
     pid_t pid = fork();
@@ -119,16 +98,10 @@ int main(void)
     EXPECT(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 7);
 
-    long t0 = ticks;
-    usleep(20000);
-    EXPECT(ticks != t0); /* the parent's ticker goes on */
     int s = socket(AF_INET, SOCK_STREAM, 0);
     EXPECT_EQ(connect(s, (struct sockaddr *)&a, sizeof a), 0);
     EXPECT_EQ(pthread_join(ta, NULL), 0);
-    EXPECT_EQ(write(wake[1], "x", 1), 1);
-    EXPECT_EQ(pthread_join(tr, NULL), 0);
-    stop = 1;
-    EXPECT_EQ(pthread_join(tt, NULL), 0);
+    bystanders_finish(); /* the parent's reader and ticker go on */
     close(s);
     return 0;
 }

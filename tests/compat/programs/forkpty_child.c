@@ -21,37 +21,18 @@
 #include <unistd.h>
 #include <utmp.h>
 
+#include "bystanders.h"
 #include "check.h"
 
-static int wake[2];
-static atomic_long ticks;
-static atomic_int stop;
-
-static void *reader(void *arg)
+/* Whether want shows on the master (the terminal adds \r) with no more
+ * than ms milliseconds between two pieces of output, before its end (EIO
+ * once the child's side is closed). */
+static int master_shows_within(int master, const char *want, int ms)
 {
-    (void)arg;
-    char ch;
-    EXPECT_EQ(read(wake[0], &ch, 1), 1);
-    return NULL;
-}
-
-static void *ticker(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop)) {
-        atomic_fetch_add(&ticks, 1);
-        sleep_ms(1);
-    }
-    return NULL;
-}
-
-/* Reads the master until want appears in what came (the terminal adds
- * \r), or end of output (EIO once the child's side is closed). */
-static int master_shows(int master, const char *want)
-{
+    struct pollfd pfd = { .fd = master, .events = POLLIN };
     char got[256];
     size_t len = 0;
-    while (len < sizeof got - 1) {
+    while (len < sizeof got - 1 && poll(&pfd, 1, ms) == 1) {
         ssize_t n = read(master, got + len, sizeof got - 1 - len);
         if (n <= 0)
             break;
@@ -91,7 +72,7 @@ static void *pty_forker(void *arg)
     EXPECT(master >= 0);
     sleep_ms(50); /* the child is waiting in read by now, mostly */
     EXPECT_EQ(write(p[1], "hello", 5), 5);
-    EXPECT(master_shows(master, "got:hello"));
+    EXPECT(master_shows_within(master, "got:hello", 10000));
     int status;
     EXPECT_EQ(waitpid(pid, &status, 0), pid);
     EXPECT(WIFEXITED(status));
@@ -115,24 +96,6 @@ static void *tty_ticker(void *arg)
     if (write(1, "tick\n", 5) != 5)
         _exit(30);
     return NULL;
-}
-
-/* Whether want shows on the master within ms milliseconds. */
-static int master_shows_within(int master, const char *want, int ms)
-{
-    struct pollfd pfd = { .fd = master, .events = POLLIN };
-    char got[256];
-    size_t len = 0;
-    while (len < sizeof got - 1 && poll(&pfd, 1, ms) == 1) {
-        ssize_t n = read(master, got + len, sizeof got - 1 - len);
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-        got[len] = '\0';
-        if (strstr(got, want) != NULL)
-            return 1;
-    }
-    return 0;
 }
 
 /* login_tty in a fork's child whose 0 was a pipe the library made: read(0)
@@ -182,11 +145,8 @@ static void login_tty_over_pipe(void)
 int main(void)
 {
     alarm(30);
-    EXPECT_EQ(pipe(wake), 0);
-    pthread_t tr, tt, tf;
-    EXPECT_EQ(pthread_create(&tr, NULL, reader, NULL), 0);
-    EXPECT_EQ(pthread_create(&tt, NULL, ticker, NULL), 0);
-    sleep_ms(20); /* the reader blocked, the ticker sleeping */
+    bystanders_start();
+    pthread_t tf;
 
     for (int round = 0; round < 3; round++) {
         EXPECT_EQ(pthread_create(&tf, NULL, pty_forker, NULL), 0);
@@ -194,12 +154,6 @@ int main(void)
     }
     login_tty_over_pipe();
 
-    long t0 = atomic_load(&ticks);
-    sleep_ms(20);
-    EXPECT(atomic_load(&ticks) != t0); /* the parent's ticker goes on */
-    EXPECT_EQ(write(wake[1], "x", 1), 1);
-    EXPECT_EQ(pthread_join(tr, NULL), 0);
-    atomic_store(&stop, 1);
-    EXPECT_EQ(pthread_join(tt, NULL), 0);
+    bystanders_finish();
     return 0;
 }

@@ -21,36 +21,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bystanders.h"
 #include "check.h"
 
 enum { HANDLER_FORKS = 20 };
 
 static atomic_int prepared, parented, childed;
-static int wake[2];
-static atomic_long ticks;
-static atomic_int stop;
 
 static void on_prepare(void) { atomic_fetch_add(&prepared, 1); }
 static void on_parent(void) { atomic_fetch_add(&parented, 1); }
 static void on_child(void) { atomic_fetch_add(&childed, 1); }
-
-static void *reader(void *arg)
-{
-    (void)arg;
-    char ch;
-    EXPECT_EQ(read(wake[0], &ch, 1), 1);
-    return NULL;
-}
-
-static void *ticker(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop)) {
-        atomic_fetch_add(&ticks, 1);
-        sleep_ms(1);
-    }
-    return NULL;
-}
 
 /* The child of a thread's _Fork: only async-signal-safe calls. Its exit
  * status says which check failed (7: none). */
@@ -147,11 +127,8 @@ int main(void)
 {
     alarm(30);
     EXPECT_EQ(pthread_atfork(on_prepare, on_parent, on_child), 0);
-    EXPECT_EQ(pipe(wake), 0);
-    pthread_t tr, tt, tf;
-    EXPECT_EQ(pthread_create(&tr, NULL, reader, NULL), 0);
-    EXPECT_EQ(pthread_create(&tt, NULL, ticker, NULL), 0);
-    sleep_ms(20); /* the reader blocked, the ticker sleeping */
+    bystanders_start();
+    pthread_t tf;
 
     for (int round = 0; round < 3; round++) {
         EXPECT_EQ(pthread_create(&tf, NULL, forker, NULL), 0);
@@ -184,12 +161,6 @@ int main(void)
     EXPECT_EQ(atomic_load(&prepared), 1);
     EXPECT_EQ(atomic_load(&parented), 1);
 
-    long t0 = atomic_load(&ticks);
-    sleep_ms(20);
-    EXPECT(atomic_load(&ticks) != t0); /* the parent's ticker goes on */
-    EXPECT_EQ(write(wake[1], "x", 1), 1);
-    EXPECT_EQ(pthread_join(tr, NULL), 0);
-    atomic_store(&stop, 1);
-    EXPECT_EQ(pthread_join(tt, NULL), 0);
+    bystanders_finish();
     return 0;
 }
