@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: getpass() waits for the line on the offload pool: in a
+ * child whose controlling terminal is a pseudo-terminal, another thread
+ * runs while getpass waits (on CAP_WORKERS=1 too: it writes "tick" to the
+ * terminal, and only then does the parent type the password); getpass
+ * returns the line typed. Before, glibc's internal stdio read held the
+ * worker until the line came. */
+#include <pty.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <utmp.h>
+
+#include "io/io_util.h"
+
+static atomic_int ticked;
+
+static void *ticker(void *arg)
+{
+    (void)arg;
+    cap_sleep_ns(20000000);
+    atomic_store(&ticked, 1);
+    if (write(1, "tick\n", 5) != 5)
+        _exit(30);
+    return NULL;
+}
+
+/* The child: its exit status says which check failed (7: none). */
+static int child(int terminal)
+{
+    if (login_tty(terminal) != 0)
+        return 20;
+    cap_thread_t t = spawn(ticker, NULL);
+    char *pw = getpass("pw: ");
+    if (pw == NULL || strcmp(pw, "secret") != 0)
+        return 21;
+    if (!atomic_load(&ticked))
+        return 22; /* the line came first: the thread did not run */
+    join(t);
+    return 7;
+}
+
+/* Whether want shows on the master within ms milliseconds of quiet. */
+static bool master_shows(int master, const char *want, int ms)
+{
+    struct pollfd pfd = { .fd = master, .events = POLLIN };
+    char got[256];
+    size_t len = 0;
+    while (len < sizeof got - 1 && poll(&pfd, 1, ms) == 1) {
+        ssize_t n = read(master, got + len, sizeof got - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        got[len] = '\0';
+        if (strstr(got, want) != NULL)
+            return true;
+    }
+    return false;
+}
+
+int main(void)
+{
+    int master, terminal;
+    CHECK_EQ(openpty(&master, &terminal, NULL, NULL, NULL), 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(master);
+        _exit(child(terminal));
+    }
+    close(terminal);
+    /* Waits for the child's thread (5 s at most), then types the line. */
+    bool saw_tick = master_shows(master, "tick", 5000);
+    CHECK_EQ(write(master, "secret\n", 7), 7);
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 7);
+    CHECK(saw_tick);
+    close(master);
+    return 0;
+}
