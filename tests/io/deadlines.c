@@ -13,19 +13,6 @@
 
 #include "io/io_util.h"
 
-static atomic_int stop;
-static atomic_long ticks;
-
-static void *ticker(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop)) {
-        atomic_fetch_add(&ticks, 1);
-        cap_sleep_ns(1000000);
-    }
-    return NULL;
-}
-
 static uint64_t ms_since(uint64_t t0)
 {
     return (cap_now_ns() - t0) / 1000000;
@@ -40,20 +27,20 @@ static uint64_t ms_since(uint64_t t0)
 
 int main(void)
 {
-    cap_thread_t tk = spawn(ticker, NULL);
+    ticker_start(1000000);
     int sv[2];
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 
     struct pollfd p = { .fd = sv[0], .events = POLLIN };
     uint64_t t0 = cap_now_ns();
-    long before = atomic_load(&ticks);
+    long before = ticker_ticks();
     CHECK_EQ(poll(&p, 1, 50), 0);
     WAITED_ABOUT(t0, 50);
     /* the ticker ran meanwhile: on one worker, where it runs only while
      * this thread is parked; on two it may sit on the other worker, whose
      * kernel thread a loaded machine need not run within the 50 ms */
     if (cap_worker_count() == 1)
-        CHECK_GT(atomic_load(&ticks), before);
+        CHECK_GT(ticker_ticks(), before);
 
     struct timespec ts = { 0, 30000000 };
     t0 = cap_now_ns();
@@ -110,7 +97,6 @@ int main(void)
     CHECK_EQ(errno, EAGAIN);
     WAITED_ABOUT(t0, 60);
 
-    atomic_store(&stop, 1);
-    join(tk);
+    ticker_stop();
     return 0;
 }

@@ -13,19 +13,6 @@
 
 enum { THREADS = 100 };
 
-static atomic_int stop;
-static atomic_long ticks;
-
-static void *ticker(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop)) {
-        atomic_fetch_add(&ticks, 1);
-        cap_sleep_ns(100000);
-    }
-    return NULL;
-}
-
 static void *resolve(void *arg)
 {
     (void)arg;
@@ -45,7 +32,7 @@ static void *resolve(void *arg)
 int main(void)
 {
     skip_unless_localhost_in_hosts_file();
-    cap_thread_t tk = spawn(ticker, NULL);
+    ticker_start(100000);
     cap_thread_t t[THREADS];
     for (int i = 0; i < THREADS; i++)
         t[i] = spawn(resolve, NULL);
@@ -53,8 +40,7 @@ int main(void)
         join(t[i]);
     struct hostent *h = gethostbyname("localhost");
     CHECK(h != NULL);
-    atomic_store(&stop, 1);
-    join(tk);
-    CHECK_GT(atomic_load(&ticks), 0);
+    ticker_stop();
+    CHECK_GT(ticker_ticks(), 0);
     return 0;
 }

@@ -14,50 +14,21 @@
 #include <sys/wait.h>
 #include <utmp.h>
 
+#include "compat/programs/terminal_util.h"
 #include "io/io_util.h"
-
-static atomic_int ticked;
-
-static void *ticker(void *arg)
-{
-    (void)arg;
-    cap_sleep_ns(20000000);
-    atomic_store(&ticked, 1);
-    if (write(1, "tick\n", 5) != 5)
-        _exit(30);
-    return NULL;
-}
 
 /* The child, on the terminal: its exit status says which check failed
  * (7: none). */
 static int child(void)
 {
-    cap_thread_t t = spawn(ticker, NULL);
+    cap_thread_t t = spawn(terminal_ticker, NULL);
     char *pw = getpass("pw: ");
     if (pw == NULL || strcmp(pw, "secret") != 0)
         return 21;
-    if (!atomic_load(&ticked))
+    if (!atomic_load(&terminal_ticked))
         return 22; /* the line came first: the thread did not run */
     join(t);
     return 7;
-}
-
-/* Whether want shows on the master within ms milliseconds of quiet. */
-static bool master_shows(int master, const char *want, int ms)
-{
-    struct pollfd pfd = { .fd = master, .events = POLLIN };
-    char got[256];
-    size_t len = 0;
-    while (len < sizeof got - 1 && poll(&pfd, 1, ms) == 1) {
-        ssize_t n = read(master, got + len, sizeof got - 1 - len);
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-        got[len] = '\0';
-        if (strstr(got, want) != NULL)
-            return true;
-    }
-    return false;
 }
 
 int main(int argc, char **argv)
@@ -77,7 +48,7 @@ int main(int argc, char **argv)
     }
     close(terminal);
     /* Waits for the child's thread (5 s at most), then types the line. */
-    bool saw_tick = master_shows(master, "tick", 5000);
+    bool saw_tick = master_shows_within(master, "tick", 5000);
     CHECK_EQ(write(master, "secret\n", 7), 7);
     int status;
     CHECK_EQ(waitpid(pid, &status, 0), pid);

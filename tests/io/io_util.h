@@ -56,6 +56,40 @@ static inline void *join(cap_thread_t t)
     return r;
 }
 
+/* A thread that counts while other threads wait: a test reads the count
+ * before and after a call to see whether the call let it run (a call that
+ * held its worker did not). ticker_start spawns it, counting once per
+ * period_ns of sleep; ticker_stop ends it. One per test. */
+static atomic_long ticker_count;
+static atomic_int ticker_stopping;
+static cap_thread_t ticker_thread;
+
+static void *ticker_main(void *arg)
+{
+    uint64_t period_ns = (uint64_t)(uintptr_t)arg;
+    while (!atomic_load(&ticker_stopping)) {
+        atomic_fetch_add(&ticker_count, 1);
+        cap_sleep_ns(period_ns);
+    }
+    return NULL;
+}
+
+static inline void ticker_start(uint64_t period_ns)
+{
+    ticker_thread = spawn(ticker_main, (void *)(uintptr_t)period_ns);
+}
+
+static inline long ticker_ticks(void)
+{
+    return atomic_load(&ticker_count);
+}
+
+static inline void ticker_stop(void)
+{
+    atomic_store(&ticker_stopping, 1);
+    join(ticker_thread);
+}
+
 /* A thread that counts its turns, yielding between them, until `stop`:
  * a test reads `ticks` around a call to see whether other threads ran
  * while it waited. Run it with spawn(ticker_run, &some_ticker). */

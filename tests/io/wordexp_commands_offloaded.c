@@ -14,19 +14,6 @@
 
 enum { THREADS = 8, ROUNDS = 4 };
 
-static atomic_int stop;
-static atomic_long ticks;
-
-static void *ticker(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop)) {
-        atomic_fetch_add(&ticks, 1);
-        cap_sleep_ns(1000000);
-    }
-    return NULL;
-}
-
 static void *expander(void *arg)
 {
     long id = (long)arg;
@@ -47,14 +34,14 @@ static void *expander(void *arg)
 
 int main(void)
 {
-    cap_thread_t tk = spawn(ticker, NULL);
+    ticker_start(1000000);
     cap_sleep_ns(5000000);
 
     /* One call whose command sleeps: the ticker runs meanwhile. */
     wordexp_t we;
-    long t0 = atomic_load(&ticks);
+    long t0 = ticker_ticks();
     CHECK_EQ(wordexp("$(sleep 0.05; echo slept)", &we, 0), 0);
-    long t1 = atomic_load(&ticks);
+    long t1 = ticker_ticks();
     CHECK_EQ(we.we_wordc, 1);
     CHECK(strcmp(we.we_wordv[0], "slept") == 0);
     wordfree(&we);
@@ -73,7 +60,6 @@ int main(void)
     CHECK_EQ(wordexp("$(echo no)", &we, WRDE_NOCMD), WRDE_CMDSUB);
     CHECK_EQ(wordexp("$(echo unclosed", &we, 0), WRDE_SYNTAX);
 
-    atomic_store(&stop, 1);
-    join(tk);
+    ticker_stop();
     return 0;
 }

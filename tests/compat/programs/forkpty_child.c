@@ -23,26 +23,7 @@
 
 #include "bystanders.h"
 #include "check.h"
-
-/* Whether want shows on the master (the terminal adds \r) with no more
- * than ms milliseconds between two pieces of output, before its end (EIO
- * once the child's side is closed). */
-static int master_shows_within(int master, const char *want, int ms)
-{
-    struct pollfd pfd = { .fd = master, .events = POLLIN };
-    char got[256];
-    size_t len = 0;
-    while (len < sizeof got - 1 && poll(&pfd, 1, ms) == 1) {
-        ssize_t n = read(master, got + len, sizeof got - 1 - len);
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-        got[len] = '\0';
-        if (strstr(got, want) != NULL)
-            return 1;
-    }
-    return 0;
-}
+#include "terminal_util.h"
 
 /* The child of forkpty; its exit status says which check failed (7: none). */
 static int pty_child(int in)
@@ -83,21 +64,6 @@ static void *pty_forker(void *arg)
     return NULL;
 }
 
-/* The login_tty child's thread: it writes "tick" to the terminal once it
- * has run a while, which it can only do if the child's read(0) waits
- * without holding the child's only kernel thread (one worker). */
-static atomic_int ticked;
-
-static void *tty_ticker(void *arg)
-{
-    (void)arg;
-    sleep_ms(20);
-    atomic_store(&ticked, 1);
-    if (write(1, "tick\n", 5) != 5)
-        _exit(30);
-    return NULL;
-}
-
 /* login_tty in a fork's child whose 0 was a pipe the library made: read(0)
  * then reads the terminal, a line typed at the master only after the
  * child's other thread has run (glibc's login_tty, whose dup2 the
@@ -119,13 +85,13 @@ static void login_tty_over_pipe(void)
         if (login_tty(terminal) != 0)
             _exit(21);
         pthread_t t;
-        if (pthread_create(&t, NULL, tty_ticker, NULL) != 0)
+        if (pthread_create(&t, NULL, terminal_ticker, NULL) != 0)
             _exit(22);
         char line[16];
         ssize_t n = read(0, line, sizeof line);
         if (n != 6 || memcmp(line, "typed\n", 6) != 0)
             _exit(23);
-        if (!atomic_load(&ticked))
+        if (!atomic_load(&terminal_ticked))
             _exit(24); /* the line came first: the thread did not run */
         pthread_join(t, NULL);
         _exit(7);
