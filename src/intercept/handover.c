@@ -18,13 +18,13 @@
  * (cap__fd_spawning); one its file actions dup2 is given back when the
  * action is added (posix_spawn_file_actions_adddup2, below). A forked
  * child holds every descriptor until it execs, if ever, and may use
- * any: fork, _Fork, vfork, daemon and forkpty give back all. Sockets keep their existing
- * rule (disowned when dup'ed onto 0, 1 or 2), and none stays sole: the
- * child holds a reference to each (cap__fd_forking, io/fd.h). A socket,
- * a FIFO or an eventfd given to fdopen is disowned with its dups
- * (cap__fd_disown_file): stdio read EAGAIN from it; the other owned
- * descriptors keep their fast paths (a FIFO fopen'ed through the open
- * wrapper used to take them all).
+ * any: fork, _Fork, vfork, daemon and forkpty give back all. Sockets
+ * keep their existing rule (disowned when dup'ed onto 0, 1 or 2), and
+ * none stays sole: the child holds a reference to each (cap__fd_forking,
+ * io/fd.h). A socket, a FIFO or an eventfd given to fdopen is disowned
+ * with its dups (cap__fd_disown_file): stdio read EAGAIN from it; the
+ * other owned descriptors keep their fast paths (a FIFO fopen'ed through
+ * the open wrapper used to take them all).
  *
  * dprintf/vdprintf (and their _FORTIFY_SOURCE names) write through
  * glibc's internal write too: they format into memory here and write
