@@ -319,6 +319,9 @@ void cap__stream_end_end(bool took);
 /* glibc's kept mutexes (libc_mutex.c) in a fork's child: the holders
  * table's locks, perhaps held by a lost thread, start free. */
 void cap__libc_kept_forked(void);
+/* syslog (syslog.c) in a fork's child: its lock starts free (a holder
+ * parked in send is not in the child). */
+void cap__syslog_forked(void);
 /* Whether path names a FIFO (a stat, as the open wrapper makes): opening
  * one waits for its other end (fopen.c). */
 bool cap__ic_is_fifo(const char *path);
