@@ -8,12 +8,12 @@
  * them holds (the child starts with it free); then every message arrives,
  * each thread's in order. A thread cancelled while parked in syslog lets
  * the lock go: the next syslog is sent. In a mount namespace of its own
- * (dev_ns.h), whose /dev/log is a socket nobody reads until the end. */
+ * (mount_ns.h), whose /dev/log is a socket nobody reads until the end. */
 #include <stdarg.h>
 #include <sys/un.h>
 #include <syslog.h>
 
-#include "dev_ns.h"
+#include "mount_ns.h"
 #include "io/io_util.h"
 
 /* glibc's _FORTIFY_SOURCE names, which the library defines too. */
@@ -137,7 +137,7 @@ static void fork_child_takes_lock(void)
 int main(int argc, char **argv)
 {
     (void)argc;
-    dev_ns_enter(argv);
+    mount_ns_enter(argv, (const char *const[]){ "/dev", NULL });
     int log = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     CHECK(log >= 0);
     struct sockaddr_un a = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };

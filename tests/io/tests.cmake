@@ -79,6 +79,13 @@ set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens
     # the call on the other worker (1 to 2 runs in 30 returned data, on
     # session 33's starting library too)
     signal_interrupt_precedes_handler_effects)
+# A name-service module whose lookups wait for an answer on a pipe, as
+# sssd's or systemd's wait for their daemon. The program links it, so
+# glibc's dlopen of libnss_captest.so.2 finds it loaded, by its soname.
+add_library(test_nss_captest SHARED ${CMAKE_CURRENT_SOURCE_DIR}/io/nss/captest_module.c)
+set_target_properties(test_nss_captest PROPERTIES OUTPUT_NAME nss_captest SOVERSION 2
+                      LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io/nss)
+set(CAPTEST_user_lookups_offloaded_LIBS test_nss_captest)
 file(GLOB capio_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/io/*.c)
 foreach(src ${capio_srcs})
   get_filename_component(name ${src} NAME_WE)

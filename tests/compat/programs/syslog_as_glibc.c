@@ -10,8 +10,8 @@
  * socket at /dev/log (a record ends with a NUL, but for glibc's
  * exception), LOG_CONS's line on /dev/console when /dev/log is gone, and
  * the way back to a datagram socket. In a mount namespace of its own
- * (dev_ns.h). The library makes these calls itself since glibc's send held
- * the worker while the log daemon's queue was full. */
+ * (mount_ns.h). The library makes these calls itself since glibc's send
+ * held the worker while the log daemon's queue was full. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* program_invocation_short_name */
 #endif
@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../dev_ns.h"
+#include "../../mount_ns.h"
 #include "check.h"
 
 static int bind_log(int type)
@@ -116,7 +116,7 @@ static const char *drain(int fd)
 int main(int argc, char **argv)
 {
     (void)argc;
-    dev_ns_enter(argv);
+    mount_ns_enter(argv, (const char *const[]){ "/dev", NULL });
     const char *name = program_invocation_short_name;
     char want[4096];
     int pid = (int)getpid();

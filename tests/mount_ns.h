@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A test of its own /dev: the syslog tests bind /dev/log (syslog's fixed
- * address) and make /dev/console, which must not touch the machine's.
- * dev_ns_enter(argv), first in main, execs the program again under
- * unshare(1) in a new mount namespace (with a user namespace too when not
- * root), where it mounts an empty tmpfs on /dev and returns: nothing
- * outside sees it. Exits 77 (skipped) where namespaces or the mount are
- * refused. Plain C: the compat programs use it.
+ * A test's own view of system directories: the syslog tests bind
+ * /dev/log (syslog's fixed address) and make /dev/console, a lookup test
+ * makes nscd's socket in /var/run, none of which may touch the machine's.
+ * mount_ns_enter(argv, dirs), first in main, execs the program again
+ * under unshare(1) in a new mount namespace (with a user namespace too
+ * when not root), where it mounts an empty tmpfs on each of dirs (a
+ * NULL-ended list) and returns: nothing outside sees them. Exits 77
+ * (skipped) where namespaces or the mounts are refused. Plain C: the
+ * compat programs use it.
  */
-#ifndef CAP_TESTS_DEV_NS_H
-#define CAP_TESTS_DEV_NS_H
+#ifndef CAP_TESTS_MOUNT_NS_H
+#define CAP_TESTS_MOUNT_NS_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,11 +23,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define DEV_NS_INSIDE "CAP_TEST_DEV_NS_INSIDE"
+#define MOUNT_NS_INSIDE "CAP_TEST_MOUNT_NS_INSIDE"
 
 /* unshare's options, then the command from `command` on; returns argv's
  * length. */
-static inline int dev_ns_argv(const char **out, int room, char *const *command)
+static inline int mount_ns_argv(const char **out, int room, char *const *command)
 {
     int n = 0;
     out[n++] = "unshare";
@@ -40,19 +42,22 @@ static inline int dev_ns_argv(const char **out, int room, char *const *command)
     return n;
 }
 
-static inline void dev_ns_enter(char **argv)
+static inline void mount_ns_enter(char **argv, const char *const *dirs)
 {
-    if (getenv(DEV_NS_INSIDE) != NULL) {
-        if (mount("none", "/dev", "tmpfs", 0, "mode=0755") != 0) {
-            fprintf(stderr, "skipped: no tmpfs on /dev in the namespace: %s\n", strerror(errno));
-            exit(77);
+    if (getenv(MOUNT_NS_INSIDE) != NULL) {
+        for (int i = 0; dirs[i] != NULL; i++) {
+            if (mount("none", dirs[i], "tmpfs", 0, "mode=0755") != 0) {
+                fprintf(stderr, "skipped: no tmpfs on %s in the namespace: %s\n", dirs[i],
+                        strerror(errno));
+                exit(77);
+            }
         }
         return;
     }
     /* Whether unshare works here at all, so that its refusal skips. */
     char *probe[] = { "true", NULL };
     const char *args[64];
-    dev_ns_argv(args, 64, probe);
+    mount_ns_argv(args, 64, probe);
     pid_t pid = fork();
     if (pid == 0) {
         int null = open("/dev/null", O_WRONLY);
@@ -78,11 +83,11 @@ static inline void dev_ns_enter(char **argv)
     }
     self[len] = '\0';
     argv[0] = self;
-    dev_ns_argv(args, 64, argv);
-    setenv(DEV_NS_INSIDE, "1", 1);
+    mount_ns_argv(args, 64, argv);
+    setenv(MOUNT_NS_INSIDE, "1", 1);
     execvp("unshare", (char *const *)args);
     perror("exec unshare");
     exit(1);
 }
 
-#endif /* CAP_TESTS_DEV_NS_H */
+#endif /* CAP_TESTS_MOUNT_NS_H */
