@@ -1,35 +1,40 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * User, group and shadow lookups (getpwnam, getpwuid, getgrnam, getgrgid,
- * getspnam, their _r forms, the set/get/end*ent enumerations,
+ * User, group, shadow, service and netgroup lookups (getpwnam, getpwuid,
+ * getgrnam, getgrgid, getspnam, getservbyname, getservbyport, their _r
+ * forms, the set/get/end*ent enumerations, the netgroup calls,
  * getgrouplist and initgroups), for the waits glibc makes in them where
  * no wrapper sees.
  *
  * glibc asks the name-service modules nsswitch.conf names (files,
- * systemd, sss, ldap, winbind), and a module that talks to a daemon
+ * systemd, sss, ldap, nis, winbind), and a module that talks to a daemon
  * waits for its answer through calls this library wraps (poll, read): on
- * a user thread they park it. But getpwnam, getpwuid, getgrnam, getgrgid,
- * getspnam and every enumeration call hold a lock of glibc's own across
- * the module's call, a kernel thread's lock: a second user thread of the
- * worker calling the same function slept the worker in the kernel on it,
- * and the parked holder could never run again
+ * a user thread they park it. But the by-key forms without _r and every
+ * enumeration call (setnetgrent and getnetgrent too) hold a lock of
+ * glibc's own across the module's call, a kernel thread's lock: a second
+ * user thread of the worker calling the same function slept the worker
+ * in the kernel on it, and the parked holder could never run again
  * (tests/io/user_lookups_offloaded hung so on one worker). These always
  * run whole on a kernel thread of the offload pool while only the caller
  * waits, as the resolver's calls do (resolve.c); errno comes back with
  * the result. Their results are glibc's static entries, shared by the
  * process as under glibc.
  *
- * The other forms (getpwnam_r, getpwuid_r, getgrnam_r, getgrgid_r,
- * getspnam_r, getgrouplist, initgroups) hold no such lock and run in
- * place, at glibc's speed, with the module's waits parking the caller;
- * but glibc first asks nscd, when its socket exists, through its internal
- * calls, which held the worker for nscd's answer. So while nscd's socket
- * is there (looked at once a second at most) they run on the pool too.
- * Through the pool a lookup in a small /etc/passwd took 14-19 us here,
- * against glibc's 2-4 us.
+ * The other forms (the _r by-key ones, innetgr, getgrouplist, initgroups)
+ * hold no such lock and run in place, at glibc's speed, with the module's
+ * waits parking the caller; but glibc first asks nscd, when its socket
+ * exists, through its internal calls, which held the worker for nscd's
+ * answer. So while nscd's socket is there (looked at once a second at
+ * most) they run on the pool too. Through the pool a lookup in a small
+ * /etc/passwd took 14-19 us here, against glibc's 2-4 us.
+ *
+ * Not covered, the same hazard in databases whose modules seldom ask a
+ * daemon: protocols, networks, rpc, aliases, ethers, gshadow and the hosts
+ * enumeration (gethostent); their calls are glibc's.
  */
 #include <errno.h>
 #include <grp.h>
+#include <netdb.h>
 #include <pwd.h>
 #include <shadow.h>
 #include <stdatomic.h>
@@ -45,12 +50,19 @@ enum op {
     GRNAM, GRGID, GRNAM_R, GRGID_R, SETGRENT, GRENT, GRENT_R, ENDGRENT,
     SPNAM, SPNAM_R, SETSPENT, SPENT, SPENT_R, ENDSPENT,
     GROUPLIST, INITGROUPS,
+    SERVBYNAME, SERVBYPORT, SERVBYNAME_R, SERVBYPORT_R, SETSERVENT, SERVENT, SERVENT_R,
+    ENDSERVENT,
+    SETNETGRENT, NETGRENT, NETGRENT_R, ENDNETGRENT, INNETGR,
 };
 
 struct call {
     enum op op;
-    const char *name;
-    unsigned id;    /* a uid or gid */
+    const char *name; /* a user, group, service or netgroup */
+    const char *proto; /* a service's */
+    unsigned id;    /* a uid, gid or port */
+    int stayopen;   /* setservent's */
+    char **member[3]; /* getnetgrent's host, user and domain */
+    const char *host, *user, *domain; /* innetgr's */
     void *entry;    /* the _r forms' struct passwd, group or spwd */
     char *buf;
     size_t buflen;
@@ -139,6 +151,48 @@ static void run(void *arg)
     case INITGROUPS:
         c->rc = CAP__REAL(initgroups)(c->name, c->id);
         break;
+    case SERVBYNAME:
+        c->ret = CAP__REAL(getservbyname)(c->name, c->proto);
+        break;
+    case SERVBYPORT:
+        c->ret = CAP__REAL(getservbyport)((int)c->id, c->proto);
+        break;
+    case SERVBYNAME_R:
+        c->rc = CAP__REAL(getservbyname_r)(c->name, c->proto, c->entry, c->buf, c->buflen,
+                                           c->result);
+        break;
+    case SERVBYPORT_R:
+        c->rc = CAP__REAL(getservbyport_r)((int)c->id, c->proto, c->entry, c->buf, c->buflen,
+                                           c->result);
+        break;
+    case SETSERVENT:
+        CAP__REAL(setservent)(c->stayopen);
+        break;
+    case SERVENT:
+        c->ret = CAP__REAL(getservent)();
+        break;
+    case SERVENT_R:
+        c->rc = CAP__REAL(getservent_r)(c->entry, c->buf, c->buflen, c->result);
+        break;
+    case ENDSERVENT:
+        CAP__REAL(endservent)();
+        break;
+    case SETNETGRENT:
+        c->rc = CAP__REAL(setnetgrent)(c->name);
+        break;
+    case NETGRENT:
+        c->rc = CAP__REAL(getnetgrent)(c->member[0], c->member[1], c->member[2]);
+        break;
+    case NETGRENT_R:
+        c->rc = CAP__REAL(getnetgrent_r)(c->member[0], c->member[1], c->member[2], c->buf,
+                                         c->buflen);
+        break;
+    case ENDNETGRENT:
+        CAP__REAL(endnetgrent)();
+        break;
+    case INNETGR:
+        c->rc = CAP__REAL(innetgr)(c->name, c->host, c->user, c->domain);
+        break;
     }
     c->err = errno;
 }
@@ -174,7 +228,8 @@ static bool nscd_may_answer(void)
 static bool lockless(enum op op)
 {
     return op == PWNAM_R || op == PWUID_R || op == GRNAM_R || op == GRGID_R || op == SPNAM_R ||
-           op == GROUPLIST || op == INITGROUPS;
+           op == GROUPLIST || op == INITGROUPS || op == SERVBYNAME_R || op == SERVBYPORT_R ||
+           op == INNETGR;
 }
 
 /* Runs c: on the pool from a user thread (inline if the pool cannot take
@@ -371,4 +426,103 @@ void endspent(void)
 {
     struct call c = { .op = ENDSPENT };
     go(&c);
+}
+
+/* ---- services -------------------------------------------------------------- */
+
+struct servent *getservbyname(const char *name, const char *proto)
+{
+    struct call c = { .op = SERVBYNAME, .name = name, .proto = proto };
+    go(&c);
+    return c.ret;
+}
+
+struct servent *getservbyport(int port, const char *proto)
+{
+    struct call c = { .op = SERVBYPORT, .id = (unsigned)port, .proto = proto };
+    go(&c);
+    return c.ret;
+}
+
+int getservbyname_r(const char *name, const char *proto, struct servent *se, char *buf,
+                    size_t buflen, struct servent **result)
+{
+    struct call c = { .op = SERVBYNAME_R, .name = name, .proto = proto, .entry = se, .buf = buf,
+                      .buflen = buflen, .result = result };
+    go(&c);
+    return c.rc;
+}
+
+int getservbyport_r(int port, const char *proto, struct servent *se, char *buf, size_t buflen,
+                    struct servent **result)
+{
+    struct call c = { .op = SERVBYPORT_R, .id = (unsigned)port, .proto = proto, .entry = se,
+                      .buf = buf, .buflen = buflen, .result = result };
+    go(&c);
+    return c.rc;
+}
+
+void setservent(int stayopen)
+{
+    struct call c = { .op = SETSERVENT, .stayopen = stayopen };
+    go(&c);
+}
+
+struct servent *getservent(void)
+{
+    struct call c = { .op = SERVENT };
+    go(&c);
+    return c.ret;
+}
+
+int getservent_r(struct servent *se, char *buf, size_t buflen, struct servent **result)
+{
+    struct call c = { .op = SERVENT_R, .entry = se, .buf = buf, .buflen = buflen,
+                      .result = result };
+    go(&c);
+    return c.rc;
+}
+
+void endservent(void)
+{
+    struct call c = { .op = ENDSERVENT };
+    go(&c);
+}
+
+/* ---- netgroups ------------------------------------------------------------- */
+
+int setnetgrent(const char *netgroup)
+{
+    struct call c = { .op = SETNETGRENT, .name = netgroup };
+    go(&c);
+    return c.rc;
+}
+
+int getnetgrent(char **host, char **user, char **domain)
+{
+    struct call c = { .op = NETGRENT, .member = { host, user, domain } };
+    go(&c);
+    return c.rc;
+}
+
+int getnetgrent_r(char **host, char **user, char **domain, char *buf, size_t buflen)
+{
+    struct call c = { .op = NETGRENT_R, .member = { host, user, domain }, .buf = buf,
+                      .buflen = buflen };
+    go(&c);
+    return c.rc;
+}
+
+void endnetgrent(void)
+{
+    struct call c = { .op = ENDNETGRENT };
+    go(&c);
+}
+
+int innetgr(const char *netgroup, const char *host, const char *user, const char *domain)
+{
+    struct call c = { .op = INNETGR, .name = netgroup, .host = host, .user = user,
+                      .domain = domain };
+    go(&c);
+    return c.rc;
 }

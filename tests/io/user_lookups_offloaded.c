@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* Description: user and group lookups through a name-service module that
- * waits for its answer (nss/captest_module.c, as sssd's, systemd's or
- * LDAP's wait for a daemon). glibc's getpwnam, getpwuid, getgrnam,
- * getgrgid and getspnam hold a lock of glibc's own across the module's
- * call; a module's read parked the user thread with that lock held, and a
- * second thread of the worker calling the same function then slept the
- * worker in the kernel on it: the parked holder could never run again
- * (this test hung on one worker). They run on the offload pool now, as do
- * the enumerations (set/get/endpwent, getgrent_r, getspent), which hold
- * glibc's lock too: ten threads at once each get their own entry, the
- * worker's other threads run while the module waits, ERANGE and "not
- * found" come back as glibc gives them. The _r forms and getgrouplist hold
- * no lock of glibc's and run in place, but on the pool while nscd's socket
- * exists (glibc asks nscd through its internal calls): a stand-in's
- * socket, in a mount namespace of the test's own (mount_ns.h), sends them
- * there. */
+/* Description: user, group and service lookups through a name-service
+ * module that waits for its answer (nss/captest_module.c, as sssd's,
+ * systemd's or LDAP's wait for a daemon). glibc's getpwnam, getpwuid,
+ * getgrnam, getgrgid, getspnam, getservbyname and getservbyport hold a
+ * lock of glibc's own across the module's call; a module's read parked the
+ * user thread with that lock held, and a second thread of the worker
+ * calling the same function then slept the worker in the kernel on it: the
+ * parked holder could never run again (this test hung on one worker). They
+ * run on the offload pool now, as do the enumerations (set/get/endpwent,
+ * getgrent_r, getspent, getservent), which hold glibc's lock too: fourteen
+ * threads at once each get their own entry, the worker's other threads run
+ * while the module waits, ERANGE and "not found" come back as glibc gives
+ * them. The _r forms and getgrouplist hold no lock of glibc's and run in
+ * place, but on the pool while nscd's socket exists (glibc asks nscd
+ * through its internal calls): a stand-in's socket, in a mount namespace
+ * of the test's own (mount_ns.h), sends them there. */
+#include <arpa/inet.h>
 #include <grp.h>
+#include <netdb.h>
 #include <nss.h>
 #include <pwd.h>
 #include <shadow.h>
@@ -28,7 +30,7 @@
 void captest_nss_answer_from(int fd);
 pid_t captest_nss_last_tid(void);
 
-enum { THREADS = 10, KINDS = 5 };
+enum { THREADS = 14, KINDS = 7 };
 
 static atomic_int calling, done;
 static char got[THREADS][64]; /* each thread's entry name, "-" if none */
@@ -69,10 +71,22 @@ static void *looker(void *arg)
             name = g->gr_name, id = g->gr_gid;
         break;
     }
-    default: {
+    case 4: {
         struct spwd *s = getspnam(key);
         if (s != NULL)
             name = s->sp_namp, id = 1;
+        break;
+    }
+    case 5: {
+        struct servent *s = getservbyname(key, "tcp");
+        if (s != NULL)
+            name = s->s_name, id = ntohs(s->s_port);
+        break;
+    }
+    default: {
+        struct servent *s = getservbyport(htons(100 + i), "udp");
+        if (s != NULL && strcmp(s->s_proto, "udp") == 0)
+            name = s->s_name, id = ntohs(s->s_port);
         break;
     }
     }
@@ -114,6 +128,10 @@ static void check_by_key(void)
             break;
         case 3:
             snprintf(want, sizeof want, "g%d", 100 + i);
+            want_id = 100 + i;
+            break;
+        case 6:
+            snprintf(want, sizeof want, "p%d", 100 + i);
             want_id = 100 + i;
             break;
         default:
@@ -158,6 +176,20 @@ static void *enumerate_groups(void *arg)
         atomic_fetch_add(&enumerated, 1);
     }
     endgrent();
+    atomic_fetch_add(&enumerated, 100);
+    return NULL;
+}
+
+static void *enumerate_services(void *arg)
+{
+    (void)arg;
+    setservent(1);
+    struct servent *s;
+    while ((s = getservent()) != NULL) {
+        CHECK_EQ(ntohs(s->s_port), 7000 + atomic_load(&enumerated));
+        atomic_fetch_add(&enumerated, 1);
+    }
+    endservent();
     atomic_fetch_add(&enumerated, 100);
     return NULL;
 }
@@ -258,13 +290,14 @@ int main(int argc, char **argv)
     CHECK_EQ(__nss_configure_lookup("passwd", "captest"), 0);
     CHECK_EQ(__nss_configure_lookup("group", "captest"), 0);
     CHECK_EQ(__nss_configure_lookup("shadow", "captest"), 0);
+    CHECK_EQ(__nss_configure_lookup("services", "captest"), 0);
     int p[2];
     CHECK_EQ(pipe(p), 0);
     captest_nss_answer_from(p[0]);
     answer_w = p[1];
     ticker_start(1000000);
 
-    /* By key, ten at once, two of each function. */
+    /* By key, fourteen at once, two of each function. */
     cap_thread_t t[THREADS];
     for (int i = 0; i < THREADS; i++)
         t[i] = spawn(looker, (void *)(intptr_t)i);
@@ -294,6 +327,7 @@ int main(int argc, char **argv)
     enumeration(enumerate_users, 3);
     enumeration(enumerate_groups, 2);
     enumeration(enumerate_shadow, 1);
+    enumeration(enumerate_services, 2);
 
     /* The _r forms, four at once; getgrouplist. */
     cap_thread_t r[4];

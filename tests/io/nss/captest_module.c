@@ -8,7 +8,8 @@
  * that asks a daemon (sssd, systemd-userdbd, an LDAP server) waits for
  * the answer: 'y' finds the entry, anything else does not. Entries:
  * by name, uid/gid 5000 + the name's first byte; by id, "u<uid>" or
- * "g<gid>"; the n-th entry of an enumeration, "e<n>" with id 7000 + n;
+ * "g<gid>"; a service by name, port 5000 + the first byte, by port
+ * "p<port>", protocol as asked ("tcp" when not); the n-th entry of an enumeration, "e<n>" with id 7000 + n;
  * every user is also in group 6100 (initgroups_dyn). It records the
  * kernel thread each lookup ran on.
  */
@@ -16,7 +17,9 @@
 #define _GNU_SOURCE /* gettid */
 #endif
 #include <errno.h>
+#include <arpa/inet.h>
 #include <grp.h>
+#include <netdb.h>
 #include <nss.h>
 #include <pwd.h>
 #include <shadow.h>
@@ -110,6 +113,24 @@ static enum nss_status fill_shadow(const char *name, struct spwd *sp, char *buf,
     return NSS_STATUS_SUCCESS;
 }
 
+static enum nss_status fill_service(const char *name, int port, const char *proto,
+                                    struct servent *se, char *buf, size_t buflen, int *errnop)
+{
+    /* The alias list (NULL), aligned, then the name and the protocol. */
+    size_t lead = (sizeof(char *) - (uintptr_t)buf % sizeof(char *)) % sizeof(char *);
+    size_t nl = strlen(name) + 1, pl = strlen(proto) + 1;
+    if (buflen < lead + sizeof(char *) + nl + pl) {
+        *errnop = ERANGE;
+        return NSS_STATUS_TRYAGAIN;
+    }
+    char **aliases = (char **)(buf + lead);
+    aliases[0] = NULL;
+    char *kept = memcpy((char *)(aliases + 1), name, nl);
+    *se = (struct servent){ .s_name = kept, .s_aliases = aliases, .s_port = port,
+                            .s_proto = memcpy(kept + nl, proto, pl) };
+    return NSS_STATUS_SUCCESS;
+}
+
 enum nss_status _nss_captest_getpwnam_r(const char *name, struct passwd *pw, char *buf,
                                         size_t buflen, int *errnop)
 {
@@ -159,7 +180,29 @@ enum nss_status _nss_captest_getspnam_r(const char *name, struct spwd *sp, char 
     return fill_shadow(name, sp, buf, buflen, errnop);
 }
 
-/* Enumerations: one counter for all three, reset by each set*ent. A
+enum nss_status _nss_captest_getservbyname_r(const char *name, const char *proto,
+                                            struct servent *se, char *buf, size_t buflen,
+                                            int *errnop)
+{
+    enum nss_status s = wait_answer(errnop);
+    if (s != NSS_STATUS_SUCCESS)
+        return s;
+    return fill_service(name, htons(5000 + (unsigned char)name[0]), proto ? proto : "tcp", se, buf,
+                        buflen, errnop);
+}
+
+enum nss_status _nss_captest_getservbyport_r(int port, const char *proto, struct servent *se,
+                                            char *buf, size_t buflen, int *errnop)
+{
+    enum nss_status s = wait_answer(errnop);
+    if (s != NSS_STATUS_SUCCESS)
+        return s;
+    char name[32];
+    snprintf(name, sizeof name, "p%d", ntohs(port));
+    return fill_service(name, port, proto ? proto : "tcp", se, buf, buflen, errnop);
+}
+
+/* Enumerations: one counter for all four, reset by each set*ent. A
  * call that does not fit its buffer keeps its entry for the retry. */
 static enum nss_status start_enumeration(void)
 {
@@ -247,6 +290,27 @@ enum nss_status _nss_captest_getspent_r(struct spwd *sp, char *buf, size_t bufle
     if (s != NSS_STATUS_SUCCESS)
         return s;
     return advanced(fill_shadow(name, sp, buf, buflen, errnop));
+}
+
+enum nss_status _nss_captest_setservent(int stayopen)
+{
+    (void)stayopen;
+    return start_enumeration();
+}
+
+enum nss_status _nss_captest_endservent(void)
+{
+    return end_enumeration();
+}
+
+enum nss_status _nss_captest_getservent_r(struct servent *se, char *buf, size_t buflen,
+                                         int *errnop)
+{
+    char name[32];
+    enum nss_status s = enumerated(name, sizeof name, errnop);
+    if (s != NSS_STATUS_SUCCESS)
+        return s;
+    return advanced(fill_service(name, htons(7000 + next_entry), "tcp", se, buf, buflen, errnop));
 }
 
 /* The groups of user beside `group`: 6100. */
