@@ -14,19 +14,21 @@
  * glibc's own across the module's call, a kernel thread's lock: a second
  * user thread of the worker calling the same function slept the worker
  * in the kernel on it, and the parked holder could never run again
- * (tests/io/user_lookups_offloaded hung so on one worker). These always
- * run whole on a kernel thread of the offload pool while only the caller
- * waits, as the resolver's calls do (resolve.c); errno comes back with
- * the result. Their results are glibc's static entries, shared by the
- * process as under glibc.
+ * (tests/io/user_lookups_take_turns hung so on one worker). So user
+ * threads take a turn (a user-level mutex, one per lock of glibc's)
+ * before such a call: glibc's lock is then wanted by one user thread at
+ * a time, and the others park on the turn. The call runs in place, at
+ * glibc's speed, with cancellation disabled: a cancel acting in the
+ * module would leave glibc's lock held for good. A thread the library
+ * does not run calls glibc's directly; one that finds glibc's lock held
+ * by a parked user thread waits for it in the kernel, as for any holder.
  *
- * The other forms (the _r by-key ones, innetgr, getgrouplist, initgroups)
- * hold no such lock and run in place, at glibc's speed, with the module's
- * waits parking the caller; but glibc first asks nscd, when its socket
- * exists, through its internal calls, which held the worker for nscd's
- * answer. So while nscd's socket is there (looked at once a second at
- * most) they run on the pool too. Through the pool a lookup in a small
- * /etc/passwd took 14-19 us here, against glibc's 2-4 us.
+ * glibc also asks nscd first, when its socket exists, through its
+ * internal calls, which held the worker for nscd's answer. So while
+ * nscd's socket is there (looked at once a second at most) every form
+ * runs whole on a kernel thread of the offload pool instead, as the
+ * resolver's calls do (resolve.c), errno coming back with the result:
+ * 14-19 us a lookup in a small /etc/passwd here, against glibc's 2-4 us.
  *
  * Not covered, the same hazard in databases whose modules seldom ask a
  * daemon: protocols, networks, rpc, aliases, ethers, gshadow and the hosts
@@ -40,6 +42,8 @@
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <capriccio.h>
 
 #include "intercept/intercept.h"
 #include "io/io.h"
@@ -224,28 +228,83 @@ static bool nscd_may_answer(void)
     return atomic_load_explicit(&there, memory_order_relaxed);
 }
 
-/* The forms that hold no lock of glibc's. */
-static bool lockless(enum op op)
+/* The locks of glibc's that forms hold across the module's call: one for
+ * each by-key form without _r, one for each enumeration; NO_LOCK for the
+ * forms that hold none. */
+enum glibc_lock {
+    NO_LOCK, PWNAM_LOCK, PWUID_LOCK, GRNAM_LOCK, GRGID_LOCK, SPNAM_LOCK, SERVBYNAME_LOCK,
+    SERVBYPORT_LOCK, PWENT_LOCK, GRENT_LOCK, SPENT_LOCK, SERVENT_LOCK, NETGRENT_LOCK, NLOCKS
+};
+
+static enum glibc_lock glibc_lock_of(enum op op)
 {
-    return op == PWNAM_R || op == PWUID_R || op == GRNAM_R || op == GRGID_R || op == SPNAM_R ||
-           op == GROUPLIST || op == INITGROUPS || op == SERVBYNAME_R || op == SERVBYPORT_R ||
-           op == INNETGR;
+    switch (op) {
+    case PWNAM:
+        return PWNAM_LOCK;
+    case PWUID:
+        return PWUID_LOCK;
+    case GRNAM:
+        return GRNAM_LOCK;
+    case GRGID:
+        return GRGID_LOCK;
+    case SPNAM:
+        return SPNAM_LOCK;
+    case SERVBYNAME:
+        return SERVBYNAME_LOCK;
+    case SERVBYPORT:
+        return SERVBYPORT_LOCK;
+    case SETPWENT: case PWENT: case PWENT_R: case ENDPWENT:
+        return PWENT_LOCK;
+    case SETGRENT: case GRENT: case GRENT_R: case ENDGRENT:
+        return GRENT_LOCK;
+    case SETSPENT: case SPENT: case SPENT_R: case ENDSPENT:
+        return SPENT_LOCK;
+    case SETSERVENT: case SERVENT: case SERVENT_R: case ENDSERVENT:
+        return SERVENT_LOCK;
+    case SETNETGRENT: case NETGRENT: case NETGRENT_R: case ENDNETGRENT:
+        return NETGRENT_LOCK;
+    default:
+        return NO_LOCK;
+    }
 }
 
-/* Runs c: on the pool from a user thread (inline if the pool cannot take
- * it), but for a lockless form while nscd is away; inline from any other
- * thread or a signal handler. */
+/* One turn per lock of glibc's, taken by user threads before it: only
+ * the turn's holder, the one user thread inside, may park holding
+ * glibc's lock. [NO_LOCK] is unused. */
+static cap_mutex_t turns[NLOCKS] = { [0 ... NLOCKS - 1] = CAP_MUTEX_INITIALIZER };
+
+/* Runs c. From a thread the library does not run, or a signal handler: in
+ * place. From a user thread: on the pool while nscd may answer (inline if
+ * the pool cannot take it); else in place, a form that holds a lock of
+ * glibc's inside that lock's turn and with cancellation disabled, so no
+ * cancel acting in the module leaves glibc's lock held for good (a
+ * pending one acts at the next cancellation point). */
 static void go(struct call *c)
 {
     save_errno(c);
-    if (!cap__ic_user() || (lockless(c->op) && !nscd_may_answer())) {
+    if (!cap__ic_user()) {
         run(c);
         return;
     }
-    if (cap__offload(run, c) != 0)
+    if (nscd_may_answer()) {
+        if (cap__offload(run, c) != 0)
+            run(c);
+        cap__sig_take_jump(); /* a handler's jump into this thread, if any */
+        errno = c->err;
+        return;
+    }
+    enum glibc_lock lock = glibc_lock_of(c->op);
+    if (lock == NO_LOCK) {
         run(c);
-    cap__sig_take_jump(); /* a handler's jump into this thread, if any */
-    errno = c->err;
+        return;
+    }
+    int cancel_state;
+    cap_thread_setcancelstate(CAP_CANCEL_DISABLE, &cancel_state);
+    cap_mutex_lock(&turns[lock]);
+    run(c);
+    cap_mutex_unlock(&turns[lock]);
+    cap_thread_setcancelstate(cancel_state, NULL);
+    cap__ic_set_errno(c->err); /* after a park: asks for errno's address again */
 }
 
 /* ---- passwd ---------------------------------------------------------------- */

@@ -85,7 +85,7 @@ set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens
 add_library(test_nss_captest SHARED ${CMAKE_CURRENT_SOURCE_DIR}/io/nss/captest_module.c)
 set_target_properties(test_nss_captest PROPERTIES OUTPUT_NAME nss_captest SOVERSION 2
                       LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io/nss)
-set(CAPTEST_user_lookups_offloaded_LIBS test_nss_captest)
+set(CAPTEST_user_lookups_take_turns_LIBS test_nss_captest)
 file(GLOB capio_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/io/*.c)
 foreach(src ${capio_srcs})
   get_filename_component(name ${src} NAME_WE)

@@ -5,8 +5,9 @@
  * forms, getservent listing every line, a netgroup's members in glibc's
  * order (a nested group's own first; "-" kept, an empty field NULL)
  * through getnetgrent and getnetgrent_r, innetgr's wildcards, an unknown
- * netgroup, and four threads asking innetgr at once. The library runs
- * the forms that hold a lock of glibc's on its offload pool. */
+ * netgroup, and four threads asking innetgr at once. The library makes
+ * user threads take turns before the forms that hold a lock of glibc's
+ * (intercept/nss.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* getservent_r, the netgroup calls */
 #endif

@@ -5,9 +5,9 @@
  * entry from the _r forms), ERANGE for a buffer too small, the
  * enumerations (getpwent and getpwent_r list the same names, root among
  * them; getgrent finds group 0), getgrouplist with its count, and eight
- * threads looking up at once, 200 times each. The library runs these on
- * its offload pool (glibc holds a lock of its own across a module that
- * may wait). */
+ * threads looking up at once, 200 times each. The library makes user
+ * threads take turns before the forms that hold a lock of glibc's across
+ * a module that may wait (intercept/nss.c). */
 #include <errno.h>
 #include <grp.h>
 #include <pthread.h>

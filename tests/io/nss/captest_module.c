@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A name-service module for tests/io/user_lookups_offloaded.c, loaded by
+ * A name-service module for tests/io/user_lookups_take_turns.c, loaded by
  * glibc as "captest" (the test links it, so glibc's dlopen of
  * libnss_captest.so.2 finds it by its soname, and names it in
  * __nss_configure_lookup). Its passwd, group and shadow lookups each

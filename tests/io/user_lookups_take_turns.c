@@ -2,17 +2,18 @@
 /* Description: user, group and service lookups through a name-service
  * module that waits for its answer (nss/captest_module.c, as sssd's,
  * systemd's or LDAP's wait for a daemon). glibc's getpwnam, getpwuid,
- * getgrnam, getgrgid, getspnam, getservbyname and getservbyport hold a
- * lock of glibc's own across the module's call; a module's read parked the
- * user thread with that lock held, and a second thread of the worker
- * calling the same function then slept the worker in the kernel on it: the
- * parked holder could never run again (this test hung on one worker). They
- * run on the offload pool now, as do the enumerations (set/get/endpwent,
- * getgrent_r, getspent, getservent), which hold glibc's lock too: fourteen
- * threads at once each get their own entry, the worker's other threads run
- * while the module waits, ERANGE and "not found" come back as glibc gives
- * them. The _r forms and getgrouplist hold no lock of glibc's and run in
- * place, but on the pool while nscd's socket exists (glibc asks nscd
+ * getgrnam, getgrgid, getspnam, getservbyname, getservbyport and the
+ * enumerations (set/get/endpwent, getgrent_r, getspent, getservent) hold
+ * a lock of glibc's own across the module's call; a module's read parked
+ * the user thread with that lock held, and a second thread of the worker
+ * calling the same function then slept the worker in the kernel on it:
+ * the parked holder could never run again (this test hung on one
+ * worker). Now user threads take turns before glibc's lock: fourteen
+ * threads at once each get their own entry, the worker's other threads
+ * run while the module waits, ERANGE and "not found" come back as glibc
+ * gives them, and a cancel while the module waits acts once the lookup
+ * returned (glibc's lock is not left held). Every form runs in place,
+ * but on the offload pool while nscd's socket exists (glibc asks nscd
  * through its internal calls): a stand-in's socket, in a mount namespace
  * of the test's own (mount_ns.h), sends them there. */
 #include <arpa/inet.h>
@@ -220,6 +221,35 @@ static void enumeration(void *(*fn)(void *), int entries)
     join(t);
 }
 
+static atomic_int lookup_returned;
+
+static void *cancelled_looker(void *arg)
+{
+    (void)arg;
+    struct passwd *p = getpwnam("cancelled");
+    CHECK(p != NULL && strcmp(p->pw_name, "cancelled") == 0);
+    atomic_store(&lookup_returned, 1);
+    cap_testcancel();
+    return NULL;
+}
+
+/* A cancel while the module waits acts after the lookup (which holds
+ * glibc's lock) returns; the next lookup goes on. */
+static void cancel_waits_for_lookup(void)
+{
+    cap_thread_t t = spawn(cancelled_looker, NULL);
+    others_run_meanwhile();
+    CHECK_EQ(cap_thread_cancel(t), 0);
+    others_run_meanwhile();
+    CHECK_EQ(atomic_load(&lookup_returned), 0);
+    CHECK_EQ(write(answer_w, "y", 1), 1);
+    CHECK(join(t) == CAP_CANCELED);
+    CHECK_EQ(atomic_load(&lookup_returned), 1);
+    CHECK_EQ(write(answer_w, "y", 1), 1);
+    struct passwd *p = getpwnam("after");
+    CHECK(p != NULL && strcmp(p->pw_name, "after") == 0);
+}
+
 static atomic_int reentrant_done;
 
 static void *reentrant_looker(void *arg)
@@ -235,16 +265,22 @@ static void *reentrant_looker(void *arg)
     return NULL;
 }
 
-/* Whether a getpwnam_r ran in place, on the caller's kernel thread (its
- * answer is there before it asks: the module does not wait). */
-static bool ran_in_place(void)
+/* Whether a lookup ran in place, on the caller's kernel thread (its
+ * answer is there before it asks: the module does not wait): getpwnam_r,
+ * or with_lock getpwnam, which holds glibc's lock. */
+static bool ran_in_place(bool with_lock)
 {
     char buf[256];
     struct passwd pw, *res;
     CHECK_EQ(write(answer_w, "y", 1), 1);
     pid_t mine = gettid();
-    CHECK_EQ(getpwnam_r("where", &pw, buf, sizeof buf, &res), 0);
-    CHECK(res == &pw);
+    if (with_lock) {
+        res = getpwnam("where");
+    } else {
+        CHECK_EQ(getpwnam_r("where", &pw, buf, sizeof buf, &res), 0);
+        CHECK(res == &pw);
+    }
+    CHECK(res != NULL);
     return captest_nss_last_tid() == mine;
 }
 
@@ -261,10 +297,11 @@ static void *nscd_stand_in(void *arg)
     return NULL;
 }
 
-/* The lockless forms go to the pool once nscd's socket is there. */
+/* Lookups go to the pool once nscd's socket is there. */
 static void nscd_sends_lookups_to_pool(void)
 {
-    CHECK(ran_in_place());
+    CHECK(ran_in_place(false));
+    CHECK(ran_in_place(true));
     CHECK_EQ(mkdir("/var/run/nscd", 0755), 0);
     int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     CHECK(listener >= 0);
@@ -273,11 +310,12 @@ static void nscd_sends_lookups_to_pool(void)
     CHECK_EQ(listen(listener, 16), 0);
     cap_thread_t nscd = spawn(nscd_stand_in, (void *)(intptr_t)listener);
     int tries = 0;
-    while (ran_in_place()) { /* the socket is looked for once a second */
+    while (ran_in_place(false)) { /* the socket is looked for once a second */
         CHECK_LT(++tries, 500);
         cap_sleep_ns(10000000);
     }
-    CHECK(!ran_in_place());
+    CHECK(!ran_in_place(false));
+    CHECK(!ran_in_place(true));
     CHECK_EQ(cap_thread_cancel(nscd), 0);
     CHECK(join(nscd) == CAP_CANCELED);
     close(listener);
@@ -346,6 +384,7 @@ int main(int argc, char **argv)
     CHECK_EQ(groups[0], 100);
     CHECK_EQ(groups[1], 6100);
 
+    cancel_waits_for_lookup();
     nscd_sends_lookups_to_pool();
     ticker_stop();
     return 0;
