@@ -78,7 +78,9 @@ struct call {
     int err;
 };
 
-static void run(void *arg)
+/* Out of line: called after the turn's park, it must ask for errno's
+ * address itself. */
+CAP__OPAQUE_CALL static void run(void *arg)
 {
     struct call *c = arg;
     errno = c->err; /* a call that succeeds leaves the caller's */

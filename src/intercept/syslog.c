@@ -207,7 +207,7 @@ static void connect_log(bool open_now)
             connected = true;
             return;
         }
-        int e = errno;
+        int e = cap__ic_errno(); /* connect may have parked */
         close(log_fd);
         log_fd = -1;
         if (e != EPROTOTYPE)
