@@ -7,7 +7,7 @@
  * a file-to-file copy runs on the offload pool unless CAP_DISKIO is
  * blocking); and the other calls that wait for the device, on the offload
  * pool unless CAP_DISKIO is blocking: msync with MS_SYNC, copy_file_range,
- * sync_file_range, fallocate, syncfs and sync.
+ * sync_file_range, fallocate, posix_fallocate, syncfs and sync.
  *
  * fsync, fdatasync, msync, copy_file_range, sync_file_range and
  * fallocate are cancellation points on entry (intercept.h; the last three
@@ -74,16 +74,22 @@ static void run_device_call(void *arg)
  * (inline under CAP_DISKIO=blocking, from other threads, or with no pool
  * thread); nothing interrupts it, as nothing interrupts the kernel's wait
  * for the device. A SIGXFSZ the kernel raised on the pool thread is
- * raised in the caller, as the kernel's call would. The result as libc
- * gives it. */
-static long device_call(struct device_call *c)
+ * raised in the caller, as the kernel's call would. The result as the
+ * system call gives it: >= 0 or -errno. */
+static long device_result(struct device_call *c)
 {
     if (!cap__ic_user() || cap__diskio_active == &cap__diskio_blocking ||
         cap__offload(run_device_call, c) != 0)
         run_device_call(c); /* here: a SIGXFSZ is this thread's already */
     if (c->xfsz)
         raise(SIGXFSZ); /* intercept/sigsend.c: to this user thread */
-    return cap__ic_ret(c->result);
+    return c->result;
+}
+
+/* device_result as libc gives it: -1 and errno on failure. */
+static long device_call(struct device_call *c)
+{
+    return cap__ic_ret(device_result(c));
 }
 
 struct sf {
@@ -182,6 +188,40 @@ int fallocate(int fd, int mode, off_t off, off_t len)
 }
 
 int fallocate64(int fd, int mode, off_t off, off_t len) __attribute__((alias("fallocate")));
+
+struct emulated_fallocate {
+    int fd;
+    off_t off, len;
+    int ret;
+};
+
+static void run_emulated_fallocate(void *arg)
+{
+    struct emulated_fallocate *c = arg;
+    c->ret = CAP__REAL(posix_fallocate)(c->fd, c->off, c->len);
+}
+
+/* glibc's makes the fallocate system call with its internal call, and
+ * where the file system refuses it (EOPNOTSUPP) writes to every block
+ * itself; both held the worker. The system call goes where fallocate's
+ * goes, and glibc's emulation to the pool likewise. The error is
+ * returned, errno untouched; not a cancellation point, as glibc's is
+ * not. */
+int posix_fallocate(int fd, off_t off, off_t len)
+{
+    if (!cap__ic_user())
+        return CAP__REAL(posix_fallocate)(fd, off, len);
+    struct device_call c = { .nr = SYS_fallocate, .a = { fd, 0, (long)off, (long)len } };
+    long r = device_result(&c);
+    if (r != -EOPNOTSUPP)
+        return r < 0 ? (int)-r : 0;
+    struct emulated_fallocate e = { .fd = fd, .off = off, .len = len };
+    if (cap__diskio_active == &cap__diskio_blocking || cap__offload(run_emulated_fallocate, &e) != 0)
+        run_emulated_fallocate(&e);
+    return e.ret;
+}
+
+int posix_fallocate64(int fd, off_t off, off_t len) __attribute__((alias("posix_fallocate")));
 
 int syncfs(int fd)
 {
