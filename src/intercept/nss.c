@@ -30,9 +30,8 @@
  * resolver's calls do (resolve.c), errno coming back with the result:
  * 14-19 us a lookup in a small /etc/passwd here, against glibc's 2-4 us.
  *
- * Not covered, the same hazard in databases whose modules seldom ask a
- * daemon: protocols, networks, rpc, aliases, ethers, gshadow and the hosts
- * enumeration (gethostent); their calls are glibc's.
+ * The databases nscd does not serve (protocols, networks, rpc, aliases,
+ * gshadow, the hosts enumeration) take the same turns in nss_uncached.c.
  */
 #include <errno.h>
 #include <grp.h>
@@ -46,6 +45,7 @@
 #include <capriccio.h>
 
 #include "intercept/intercept.h"
+#include "intercept/nss.h"
 #include "io/io.h"
 #include "util/compiler.h"
 
@@ -230,50 +230,59 @@ static bool nscd_may_answer(void)
     return atomic_load_explicit(&there, memory_order_relaxed);
 }
 
-/* The locks of glibc's that forms hold across the module's call: one for
- * each by-key form without _r, one for each enumeration; NO_LOCK for the
- * forms that hold none. */
-enum glibc_lock {
-    NO_LOCK, PWNAM_LOCK, PWUID_LOCK, GRNAM_LOCK, GRGID_LOCK, SPNAM_LOCK, SERVBYNAME_LOCK,
-    SERVBYPORT_LOCK, PWENT_LOCK, GRENT_LOCK, SPENT_LOCK, SERVENT_LOCK, NETGRENT_LOCK, NLOCKS
-};
-
-static enum glibc_lock glibc_lock_of(enum op op)
+/* The lock of glibc's that op holds across the module's call. */
+static enum cap__nss_lock glibc_lock_of(enum op op)
 {
     switch (op) {
     case PWNAM:
-        return PWNAM_LOCK;
+        return CAP__NSS_PWNAM;
     case PWUID:
-        return PWUID_LOCK;
+        return CAP__NSS_PWUID;
     case GRNAM:
-        return GRNAM_LOCK;
+        return CAP__NSS_GRNAM;
     case GRGID:
-        return GRGID_LOCK;
+        return CAP__NSS_GRGID;
     case SPNAM:
-        return SPNAM_LOCK;
+        return CAP__NSS_SPNAM;
     case SERVBYNAME:
-        return SERVBYNAME_LOCK;
+        return CAP__NSS_SERVBYNAME;
     case SERVBYPORT:
-        return SERVBYPORT_LOCK;
+        return CAP__NSS_SERVBYPORT;
     case SETPWENT: case PWENT: case PWENT_R: case ENDPWENT:
-        return PWENT_LOCK;
+        return CAP__NSS_PWENT;
     case SETGRENT: case GRENT: case GRENT_R: case ENDGRENT:
-        return GRENT_LOCK;
+        return CAP__NSS_GRENT;
     case SETSPENT: case SPENT: case SPENT_R: case ENDSPENT:
-        return SPENT_LOCK;
+        return CAP__NSS_SPENT;
     case SETSERVENT: case SERVENT: case SERVENT_R: case ENDSERVENT:
-        return SERVENT_LOCK;
+        return CAP__NSS_SERVENT;
     case SETNETGRENT: case NETGRENT: case NETGRENT_R: case ENDNETGRENT:
-        return NETGRENT_LOCK;
+        return CAP__NSS_NETGRENT;
     default:
-        return NO_LOCK;
+        return CAP__NSS_NO_LOCK;
     }
 }
 
 /* One turn per lock of glibc's, taken by user threads before it: only
  * the turn's holder, the one user thread inside, may park holding
- * glibc's lock. [NO_LOCK] is unused. */
-static cap_mutex_t turns[NLOCKS] = { [0 ... NLOCKS - 1] = CAP_MUTEX_INITIALIZER };
+ * glibc's lock. [CAP__NSS_NO_LOCK] is unused. */
+static cap_mutex_t turns[CAP__NSS_NLOCKS] = { [0 ... CAP__NSS_NLOCKS - 1] = CAP_MUTEX_INITIALIZER };
+
+/* nss.h */
+int cap__nss_turn_take(enum cap__nss_lock lock)
+{
+    int cancel_state;
+    cap_thread_setcancelstate(CAP_CANCEL_DISABLE, &cancel_state);
+    cap_mutex_lock(&turns[lock]);
+    return cancel_state;
+}
+
+/* nss.h */
+void cap__nss_turn_give(enum cap__nss_lock lock, int cancel_state)
+{
+    cap_mutex_unlock(&turns[lock]);
+    cap_thread_setcancelstate(cancel_state, NULL);
+}
 
 /* Runs c. From a thread the library does not run, or a signal handler: in
  * place. From a user thread: on the pool while nscd may answer (inline if
@@ -295,17 +304,14 @@ static void go(struct call *c)
         errno = c->err;
         return;
     }
-    enum glibc_lock lock = glibc_lock_of(c->op);
-    if (lock == NO_LOCK) {
+    enum cap__nss_lock lock = glibc_lock_of(c->op);
+    if (lock == CAP__NSS_NO_LOCK) {
         run(c);
         return;
     }
-    int cancel_state;
-    cap_thread_setcancelstate(CAP_CANCEL_DISABLE, &cancel_state);
-    cap_mutex_lock(&turns[lock]);
+    int cancel_state = cap__nss_turn_take(lock);
     run(c);
-    cap_mutex_unlock(&turns[lock]);
-    cap_thread_setcancelstate(cancel_state, NULL);
+    cap__nss_turn_give(lock, cancel_state);
     cap__ic_set_errno(c->err); /* after a park: asks for errno's address again */
 }
 

@@ -1,21 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* Description: user, group and service lookups through a name-service
- * module that waits for its answer (nss/captest_module.c, as sssd's,
- * systemd's or LDAP's wait for a daemon). glibc's getpwnam, getpwuid,
- * getgrnam, getgrgid, getspnam, getservbyname, getservbyport and the
- * enumerations (set/get/endpwent, getgrent_r, getspent, getservent) hold
- * a lock of glibc's own across the module's call; a module's read parked
- * the user thread with that lock held, and a second thread of the worker
- * calling the same function then slept the worker in the kernel on it:
- * the parked holder could never run again (this test hung on one
- * worker). Now user threads take turns before glibc's lock: fourteen
- * threads at once each get their own entry, the worker's other threads
- * run while the module waits, ERANGE and "not found" come back as glibc
- * gives them, and a cancel while the module waits acts once the lookup
- * returned (glibc's lock is not left held). Every form runs in place,
- * but on the offload pool while nscd's socket exists (glibc asks nscd
- * through its internal calls): a stand-in's socket, in a mount namespace
- * of the test's own (mount_ns.h), sends them there. */
+/* Description: user, group, service and protocol lookups through a
+ * name-service module that waits for its answer (nss/captest_module.c, as
+ * sssd's, systemd's or LDAP's wait for a daemon). glibc's getpwnam,
+ * getpwuid, getgrnam, getgrgid, getspnam, getservbyname, getservbyport,
+ * getprotobyname and the enumerations (set/get/endpwent, getgrent_r,
+ * getspent, getservent) hold a lock of glibc's own across the module's
+ * call; a module's read parked the user thread with that lock held, and a
+ * second thread of the worker calling the same function then slept the
+ * worker in the kernel on it: the parked holder could never run again
+ * (this test hung on one worker). Now user threads take turns before
+ * glibc's lock: sixteen threads at once each get their own entry, the
+ * worker's other threads run while the module waits, ERANGE and "not
+ * found" come back as glibc gives them, and a cancel while the module
+ * waits acts once the lookup returned (glibc's lock is not left held).
+ * Every form runs in place, but on the offload pool while nscd's socket
+ * exists (glibc asks nscd through its internal calls): a stand-in's
+ * socket, in a mount namespace of the test's own (mount_ns.h), sends them
+ * there. */
 #include <arpa/inet.h>
 #include <grp.h>
 #include <netdb.h>
@@ -31,7 +32,7 @@
 void captest_nss_answer_from(int fd);
 pid_t captest_nss_last_tid(void);
 
-enum { THREADS = 14, KINDS = 7 };
+enum { THREADS = 16, KINDS = 8 };
 
 static atomic_int calling, done;
 static char got[THREADS][64]; /* each thread's entry name, "-" if none */
@@ -84,10 +85,16 @@ static void *looker(void *arg)
             name = s->s_name, id = ntohs(s->s_port);
         break;
     }
-    default: {
+    case 6: {
         struct servent *s = getservbyport(htons(100 + i), "udp");
         if (s != NULL && strcmp(s->s_proto, "udp") == 0)
             name = s->s_name, id = ntohs(s->s_port);
+        break;
+    }
+    default: {
+        struct protoent *p = getprotobyname(key);
+        if (p != NULL)
+            name = p->p_name, id = (unsigned)p->p_proto;
         break;
     }
     }
@@ -134,6 +141,10 @@ static void check_by_key(void)
         case 6:
             snprintf(want, sizeof want, "p%d", 100 + i);
             want_id = 100 + i;
+            break;
+        case 7:
+            snprintf(want, sizeof want, "k%d", i);
+            want_id = 50 + 'k';
             break;
         default:
             snprintf(want, sizeof want, "k%d", i);
@@ -329,13 +340,14 @@ int main(int argc, char **argv)
     CHECK_EQ(__nss_configure_lookup("group", "captest"), 0);
     CHECK_EQ(__nss_configure_lookup("shadow", "captest"), 0);
     CHECK_EQ(__nss_configure_lookup("services", "captest"), 0);
+    CHECK_EQ(__nss_configure_lookup("protocols", "captest"), 0);
     int p[2];
     CHECK_EQ(pipe(p), 0);
     captest_nss_answer_from(p[0]);
     answer_w = p[1];
     ticker_start(1000000);
 
-    /* By key, fourteen at once, two of each function. */
+    /* By key, sixteen at once, two of each function. */
     cap_thread_t t[THREADS];
     for (int i = 0; i < THREADS; i++)
         t[i] = spawn(looker, (void *)(intptr_t)i);

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* Description: service and netgroup lookups in files the program writes
- * (an empty /etc of its own, in a mount namespace: mount_ns.h) answer as
- * glibc's: getservbyname by alias, getservbyport per protocol, the _r
- * forms, getservent listing every line, a netgroup's members in glibc's
- * order (a nested group's own first; "-" kept, an empty field NULL)
- * through getnetgrent and getnetgrent_r, innetgr's wildcards, an unknown
- * netgroup, and four threads asking innetgr at once. The library makes
- * user threads take turns before the forms that hold a lock of glibc's
- * (intercept/nss.c). */
+/* Description: service, netgroup, protocol, network, rpc, alias, host and
+ * gshadow lookups in files the program writes (an empty /etc of its own,
+ * in a mount namespace: mount_ns.h) answer as glibc's: getservbyname by
+ * alias, getservbyport per protocol, the _r forms, getservent listing
+ * every line, a netgroup's members in glibc's order (a nested group's own
+ * first; "-" kept, an empty field NULL) through getnetgrent and
+ * getnetgrent_r, innetgr's wildcards, an unknown netgroup, each other
+ * database by key and enumerated, and four threads asking innetgr at once.
+ * The library makes user threads take turns before the forms that hold a
+ * lock of glibc's (intercept/nss.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* getservent_r, the netgroup calls */
 #endif
+#include <aliases.h>
 #include <arpa/inet.h>
+#include <gshadow.h>
 #include <netdb.h>
 #include <nss.h>
 #include <pthread.h>
+#include <rpc/netdb.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,8 +55,16 @@ int main(int argc, char **argv)
     write_file("/etc/services", "echo 7/tcp\necho 7/udp\nhttp 80/tcp www # web\n");
     write_file("/etc/netgroup", "trusted (alpha,ann,example) (beta,-,example) (,bob,)\n"
                                 "nested trusted (gamma,carl,other)\n");
-    EXPECT_EQ(__nss_configure_lookup("services", "files"), 0);
-    EXPECT_EQ(__nss_configure_lookup("netgroup", "files"), 0);
+    write_file("/etc/protocols", "ip 0 IP\ntcp 6 TCP\nudp 17 UDP\n");
+    write_file("/etc/networks", "loopback 127.0.0.0\nlink-local 169.254.0.0\n");
+    write_file("/etc/rpc", "portmapper 100000 portmap sunrpc\nnfs 100003 nfsprog\n");
+    write_file("/etc/aliases", "postmaster: root\nabuse: root, admin\n");
+    write_file("/etc/hosts", "127.0.0.1 localhost\n10.0.0.1 alpha a\n");
+    write_file("/etc/gshadow", "root:*::\nstaff:!::alice,bob\n");
+    static const char *const dbs[] = { "services", "netgroup", "protocols", "networks",
+                                       "rpc",      "aliases",  "hosts",     "gshadow" };
+    for (size_t i = 0; i < sizeof dbs / sizeof dbs[0]; i++)
+        EXPECT_EQ(__nss_configure_lookup(dbs[i], "files"), 0);
 
     struct servent *s = getservbyname("www", "tcp");
     EXPECT(s != NULL);
@@ -102,6 +114,62 @@ int main(int argc, char **argv)
     EXPECT_EQ(innetgr("nested", "gamma", "carl", "other"), 1);
     EXPECT_EQ(setnetgrent("unknown"), 0);
     endnetgrent();
+
+    /* The databases nscd does not serve. */
+    struct protoent *pe = getprotobyname("tcp");
+    EXPECT(pe != NULL && pe->p_proto == 6);
+    pe = getprotobynumber(17);
+    EXPECT(pe != NULL && strcmp(pe->p_name, "udp") == 0);
+    lines = 0;
+    setprotoent(0);
+    while (getprotoent() != NULL)
+        lines++;
+    endprotoent();
+    EXPECT_EQ(lines, 3);
+    struct netent *ne = getnetbyname("loopback");
+    EXPECT(ne != NULL && ne->n_net == 0x7f000000);
+    ne = getnetbyaddr(0xa9fe0000, AF_INET);
+    EXPECT(ne != NULL && strcmp(ne->n_name, "link-local") == 0);
+    lines = 0;
+    setnetent(0);
+    while (getnetent() != NULL)
+        lines++;
+    endnetent();
+    EXPECT_EQ(lines, 2);
+    struct rpcent *re = getrpcbyname("nfs");
+    EXPECT(re != NULL && re->r_number == 100003);
+    re = getrpcbynumber(100000);
+    EXPECT(re != NULL && strcmp(re->r_name, "portmapper") == 0);
+    lines = 0;
+    setrpcent(0);
+    while (getrpcent() != NULL)
+        lines++;
+    endrpcent();
+    EXPECT_EQ(lines, 2);
+    struct aliasent *ae = getaliasbyname("abuse");
+    EXPECT(ae != NULL && ae->alias_members_len == 2);
+    EXPECT(strcmp(ae->alias_members[1], "admin") == 0);
+    lines = 0;
+    setaliasent();
+    while (getaliasent() != NULL)
+        lines++;
+    endaliasent();
+    EXPECT_EQ(lines, 2);
+    lines = 0;
+    sethostent(0);
+    struct hostent *he;
+    while ((he = gethostent()) != NULL)
+        lines++;
+    endhostent();
+    EXPECT_EQ(lines, 2);
+    struct sgrp *sg = getsgnam("staff");
+    EXPECT(sg != NULL && sg->sg_mem[0] != NULL && strcmp(sg->sg_mem[1], "bob") == 0);
+    lines = 0;
+    setsgent();
+    while (getsgent() != NULL)
+        lines++;
+    endsgent();
+    EXPECT_EQ(lines, 2);
 
     pthread_t t[4];
     for (int i = 0; i < 4; i++)

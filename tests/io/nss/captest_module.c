@@ -202,6 +202,30 @@ enum nss_status _nss_captest_getservbyport_r(int port, const char *proto, struct
     return fill_service(name, port, proto ? proto : "tcp", se, buf, buflen, errnop);
 }
 
+/* A protocol by name: number 50 + the name's first byte, no aliases. */
+enum nss_status _nss_captest_getprotobyname_r(const char *name, struct protoent *pe, char *buf,
+                                             size_t buflen, int *errnop)
+{
+    enum nss_status s = wait_answer(errnop);
+    if (s != NSS_STATUS_SUCCESS)
+        return s;
+    size_t lead = (sizeof(char *) - (uintptr_t)buf % sizeof(char *)) % sizeof(char *);
+    if (buflen < lead + sizeof(char *)) {
+        *errnop = ERANGE;
+        return NSS_STATUS_TRYAGAIN;
+    }
+    char **aliases = (char **)(buf + lead);
+    aliases[0] = NULL;
+    char *kept = keep(name, (char *)(aliases + 1), buflen - lead - sizeof(char *));
+    if (kept == NULL) {
+        *errnop = ERANGE;
+        return NSS_STATUS_TRYAGAIN;
+    }
+    *pe = (struct protoent){ .p_name = kept, .p_aliases = aliases,
+                             .p_proto = 50 + (unsigned char)name[0] };
+    return NSS_STATUS_SUCCESS;
+}
+
 /* Enumerations: one counter for all four, reset by each set*ent. A
  * call that does not fit its buffer keeps its entry for the retry. */
 static enum nss_status start_enumeration(void)
