@@ -327,6 +327,8 @@ int close(int fd)
     bool user = cap__ic_enter();
     if (cap__ownfd_is(fd))
         return (int)cap__ic_ret(-EBADF); /* the runtime's: not the application's to close */
+    if (user)
+        cap__ic_linger_before_close(fd); /* SO_LINGER's wait, parked (linger.c) */
     cap__fd_closing(fd);
     int r = user ? (int)syscall(SYS_close, fd) : CAP__REAL(close)(fd);
     cap__fd_closed(fd);

@@ -387,6 +387,12 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
             /* The socket's: every number of its file reads under it. */
             cap__fd_set_view(fd, CAP__FDF_LOWAT, mark > 1 ? CAP__FDF_LOWAT : 0);
     }
+    if (rc == 0 && level == SOL_SOCKET && name == SO_LINGER && len >= sizeof(struct linger)) {
+        /* A close waits up to the timeout: intercept/linger.c. */
+        const struct linger *lg = val;
+        cap__fd_set_view(fd, CAP__FDF_LINGER,
+                         lg->l_onoff && lg->l_linger > 0 ? CAP__FDF_LINGER : 0);
+    }
     /* The _NEW names (64-bit seconds and microseconds, which on x86_64 is
      * struct timeval's layout too) set the same timeouts in the kernel. */
     bool rcv = name == SO_RCVTIMEO || name == SO_RCVTIMEO_NEW;

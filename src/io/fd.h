@@ -159,6 +159,8 @@ enum {
                                           pieces (intercept/rw.c) */
     CAP__FDF_TTY_POOL = 1u << 30,      /* a terminal that gets no private description
                                           (io/ttyfile.h): blocking writes on the pool */
+    CAP__FDF_LINGER = 1u << 31,        /* SO_LINGER set with a timeout through the
+                                          wrapper: a close may wait (intercept/linger.c) */
 };
 
 enum { CAP__IO_READ = 0, CAP__IO_WRITE = 1 };
