@@ -47,8 +47,12 @@ int main(int argc, char **argv)
         _exit(19);
     }
     close(terminal);
-    /* Waits for the child's thread (5 s at most), then types the line. */
-    bool saw_tick = master_shows_within(master, "tick", 5000);
+    /* Waits for the child's thread and getpass's prompt (5 s at most),
+     * then types the line. Not before the prompt: getpass flushes the
+     * terminal's input first (TCSAFLUSH), and a line typed earlier was
+     * lost, the child waiting for good (seen once in CI, sanitized). */
+    const char *const wants[] = { "tick", "pw: ", NULL };
+    bool saw_tick = master_shows_all_within(master, wants, 5000);
     CHECK_EQ(write(master, "secret\n", 7), 7);
     int status;
     CHECK_EQ(waitpid(pid, &status, 0), pid);

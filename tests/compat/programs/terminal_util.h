@@ -29,10 +29,11 @@ static void *terminal_ticker(void *arg)
     return NULL;
 }
 
-/* Whether want shows on the master (the terminal adds \r) with no more
- * than ms milliseconds between two pieces of output, before its end (EIO
- * once the child's side is closed). */
-static inline int master_shows_within(int master, const char *want, int ms)
+/* Whether every string of wants (NULL-ended) shows on the master (the
+ * terminal adds \r), in any order, with no more than ms milliseconds
+ * between two pieces of output, before its end (EIO once the child's
+ * side is closed). */
+static inline int master_shows_all_within(int master, const char *const *wants, int ms)
 {
     struct pollfd pfd = { .fd = master, .events = POLLIN };
     char got[256];
@@ -43,10 +44,20 @@ static inline int master_shows_within(int master, const char *want, int ms)
             break;
         len += (size_t)n;
         got[len] = '\0';
-        if (strstr(got, want) != NULL)
+        int all = 1;
+        for (int i = 0; wants[i] != NULL; i++)
+            all &= strstr(got, wants[i]) != NULL;
+        if (all)
             return 1;
     }
     return 0;
+}
+
+/* master_shows_all_within for one string. */
+static inline int master_shows_within(int master, const char *want, int ms)
+{
+    const char *const wants[] = { want, NULL };
+    return master_shows_all_within(master, wants, ms);
 }
 
 #endif
