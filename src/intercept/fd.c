@@ -327,8 +327,9 @@ int close(int fd)
     bool user = cap__ic_enter();
     if (cap__ownfd_is(fd))
         return (int)cap__ic_ret(-EBADF); /* the runtime's: not the application's to close */
-    if (user)
-        cap__ic_linger_before_close(fd); /* SO_LINGER's wait, parked (linger.c) */
+    cap__fd *f = cap__fd_peek(fd);
+    if (user && f != NULL && cap__fd_has(f, CAP__FDF_LINGER))
+        cap__ic_linger_before_close(fd, f); /* SO_LINGER's wait, parked (linger.c) */
     cap__fd_closing(fd);
     int r = user ? (int)syscall(SYS_close, fd) : CAP__REAL(close)(fd);
     cap__fd_closed(fd);

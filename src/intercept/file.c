@@ -70,6 +70,15 @@ static void run_device_call(void *arg)
         c->xfsz = cap__offload_took(SIGXFSZ);
 }
 
+/* fn(arg) where a device wait goes: on the pool from a user thread, here
+ * otherwise (CAP_DISKIO=blocking, another thread, no pool thread). */
+static void on_device_path(void (*fn)(void *), void *arg)
+{
+    if (!cap__ic_user() || cap__diskio_active == &cap__diskio_blocking ||
+        cap__offload(fn, arg) != 0)
+        fn(arg);
+}
+
 /* c made on the offload pool while only the calling user thread waits
  * (inline under CAP_DISKIO=blocking, from other threads, or with no pool
  * thread); nothing interrupts it, as nothing interrupts the kernel's wait
@@ -78,9 +87,7 @@ static void run_device_call(void *arg)
  * system call gives it: >= 0 or -errno. */
 static long device_result(struct device_call *c)
 {
-    if (!cap__ic_user() || cap__diskio_active == &cap__diskio_blocking ||
-        cap__offload(run_device_call, c) != 0)
-        run_device_call(c); /* here: a SIGXFSZ is this thread's already */
+    on_device_path(run_device_call, c); /* inline: a SIGXFSZ is this thread's already */
     if (c->xfsz)
         raise(SIGXFSZ); /* intercept/sigsend.c: to this user thread */
     return c->result;
@@ -216,8 +223,7 @@ int posix_fallocate(int fd, off_t off, off_t len)
     if (r != -EOPNOTSUPP)
         return r < 0 ? (int)-r : 0;
     struct emulated_fallocate e = { .fd = fd, .off = off, .len = len };
-    if (cap__diskio_active == &cap__diskio_blocking || cap__offload(run_emulated_fallocate, &e) != 0)
-        run_emulated_fallocate(&e);
+    on_device_path(run_emulated_fallocate, &e);
     return e.ret;
 }
 

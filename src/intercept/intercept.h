@@ -322,9 +322,11 @@ void cap__libc_kept_forked(void);
 /* syslog (syslog.c) in a fork's child: its lock starts free (a holder
  * parked in send is not in the child). */
 void cap__syslog_forked(void);
-/* Before a user thread's close of fd: the wait a TCP socket's SO_LINGER
- * timeout asks for, parked instead of in the kernel (linger.c). */
-void cap__ic_linger_before_close(int fd);
+/* Before a user thread's close of fd, whose record f has
+ * CAP__FDF_LINGER: the wait a TCP socket's SO_LINGER timeout asks for,
+ * parked instead of in the kernel (linger.c). The close path tests the
+ * flag itself, so other closes make no call. */
+void cap__ic_linger_before_close(int fd, cap__fd *f);
 /* Whether path names a FIFO (a stat, as the open wrapper makes): opening
  * one waits for its other end (fopen.c). */
 bool cap__ic_is_fifo(const char *path);

@@ -21,7 +21,6 @@
  * duplicated one, whose close may not be the last; one inherited or
  * received with it set) still wait in the kernel, on the worker.
  */
-#include <errno.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -36,10 +35,9 @@
 enum { FIRST_SLICE_NS = 1000000, LAST_SLICE_NS = 64000000 };
 
 /* intercept.h */
-void cap__ic_linger_before_close(int fd)
+void cap__ic_linger_before_close(int fd, cap__fd *f)
 {
-    cap__fd *f = cap__fd_peek(fd);
-    if (f == NULL || !cap__fd_has(f, CAP__FDF_LINGER) || !cap__fd_has(f, CAP__FDF_SOLE))
+    if (!cap__fd_has(f, CAP__FDF_SOLE))
         return;
     struct linger lg;
     socklen_t len = sizeof lg;
