@@ -40,7 +40,7 @@
 
 /* What exec_before did, for exec_failed. */
 struct exec_state {
-    bool owned; /* the thread's own mask is installed */
+    enum cap__sigmask_owned owned; /* what cap__sigmask_own did */
     uint8_t carried[CAP__SIG_MAX]; /* its own pending signals sent along (sigdirect.h) */
 };
 
@@ -55,7 +55,7 @@ static void exec_before(struct exec_state *st)
     cap__fd_exec();
     cap__io_exec_begin();
     st->owned = cap__sigmask_own();
-    if (st->owned)
+    if (st->owned == CAP__MASK_OWNED)
         cap__sig_exec_carry(cap__current(), st->carried);
 }
 
@@ -64,7 +64,7 @@ static void exec_before(struct exec_state *st)
 static void exec_failed(const struct exec_state *st)
 {
     int e = errno;
-    if (st->owned)
+    if (st->owned == CAP__MASK_OWNED)
         cap__sig_exec_take_back(st->carried);
     cap__sigmask_back(st->owned);
     cap__io_exec_failed();

@@ -226,7 +226,7 @@ int forkpty(int *amaster, char *name, const struct termios *termp, const struct 
 FILE *popen(const char *command, const char *mode)
 {
     cap__fd_spawning();
-    bool owned = cap__sigmask_own(); /* the child's mask (exec.c) */
+    enum cap__sigmask_owned owned = cap__sigmask_own(); /* the child's mask (exec.c) */
     FILE *f = CAP__REAL(popen)(command, mode);
     int e = errno;
     cap__sigmask_back(owned);
@@ -239,7 +239,7 @@ int posix_spawn(pid_t *restrict pid, const char *restrict path,
                 char *const argv[restrict], char *const envp[restrict])
 {
     cap__fd_spawning();
-    bool owned = cap__sigmask_own(); /* the child's mask (exec.c) */
+    enum cap__sigmask_owned owned = cap__sigmask_own(); /* the child's mask (exec.c) */
     int rc = CAP__REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
     cap__sigmask_back(owned);
     return rc;
@@ -250,7 +250,7 @@ int posix_spawnp(pid_t *restrict pid, const char *restrict file,
                  char *const argv[restrict], char *const envp[restrict])
 {
     cap__fd_spawning();
-    bool owned = cap__sigmask_own(); /* the child's mask (exec.c) */
+    enum cap__sigmask_owned owned = cap__sigmask_own(); /* the child's mask (exec.c) */
     int rc = CAP__REAL(posix_spawnp)(pid, file, fa, attr, argv, envp);
     cap__sigmask_back(owned);
     return rc;

@@ -209,10 +209,23 @@ void cap__sig_pending_kicked(void *uctx)
     if (!cap__worker_runs_frames_of(w, t, cap__arch_interrupted_sp(uctx)))
         return;
     uint64_t *mask = (uint64_t *)&((ucontext_t *)uctx)->uc_sigmask;
+    /* A handler's mask (io/sigmask.h, the handler mark), where the
+     * trampoline's record is not linked yet or no longer: such a signal
+     * is sent here but not let through, so that it arrives as that
+     * handler returns to the thread's code, or nested in it if its mask
+     * lets it through (another signal's handler: POSIX allows that).
+     * Letting it through there ran the handler's own signal nested in
+     * it, again and again while senders kept sending, until the stack
+     * ran out. Not one the kernel thread's installed mask holds (a target
+     * that blocked it and was not installed again since): the code the
+     * handler returns to would hold it too, and it might arrive once
+     * another thread runs; t's next safe point delivers it. */
+    bool handler = cap__sigmask_marked(*mask);
+    uint64_t held = handler ? cap__sigmask_installed() : 0;
     uint64_t ready;
     /* Not those a handed jump's mask blocks (cap__sig_deliver_pending). */
     while ((ready = atomic_load(&t->sig_pending) & ~cap__sigmask_of(t) &
-                    ~cap__sig_jump_holds(t)) != 0) {
+                    ~cap__sig_jump_holds(t) & ~held) != 0) {
         int sig = __builtin_ctzll(ready) + 1;
         if (!take(t, sig))
             continue;
@@ -226,7 +239,8 @@ void cap__sig_pending_kicked(void *uctx)
          * Unblocking it there keeps the workers' mask at least the target:
          * t lives and accepts sig, so the target does not hold it. */
         syscall(SYS_tgkill, getpid(), gettid(), sig);
-        *mask &= ~bit(sig);
+        if (!handler)
+            *mask &= ~bit(sig);
     }
 }
 

@@ -162,7 +162,8 @@ void cap__sig_exec_take_back(const uint8_t carried[CAP__SIG_MAX]);
 void cap__sig_post_own(cap__thread *self, int sig);
 
 /* The kick handler, on a worker's kernel thread, when the kick interrupted
- * a user thread (not a handler), and the end of the outermost program
+ * a user thread (not a handler: uctx's mask has no handler mark,
+ * io/sigmask.h), and the end of the outermost program
  * handler that interrupted one (src/stack/signal.c): if that thread has
  * pending signals its mask lets through and is not inside a call
  * registered for signals (which delivers as it leaves), sends them to

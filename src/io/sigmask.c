@@ -240,8 +240,9 @@ static void reach_all(uint64_t gained, bool wait)
 
 void cap__sigmask_kthread_init(void)
 {
-    uint64_t m = never_blocked();
-    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &m, NULL, sizeof m);
+    uint64_t m = never_blocked(), inherited = 0;
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &m, &inherited, sizeof m);
+    applied = inherited & ~m; /* installed, as far as a kick can tell */
 }
 
 void cap__sigmask_init(cap__thread *main_thread)
@@ -423,7 +424,7 @@ void cap__sigmask_unlift(cap__thread *t, uint64_t mask, uint64_t handler)
         install_here_plus(handler);
 }
 
-void cap__sigmask_kicked(void *uctx, bool nested)
+void cap__sigmask_kicked(void *uctx)
 {
     if (cap__worker_self() == NULL)
         return; /* an offload thread's kick: its mask is its own */
@@ -431,17 +432,24 @@ void cap__sigmask_kicked(void *uctx, bool nested)
     uint64_t *m = (uint64_t *)&((ucontext_t *)uctx)->uc_sigmask;
     /* Interrupted user code or the scheduler has the target as its whole
      * mask (a worker started with the initial thread's, which `applied`
-     * does not know), so it becomes want; a handler's is edited where the
-     * target changed, keeping its sa_mask. */
-    uint64_t have = nested ? applied : *m;
+     * does not know), so it becomes want. A handler's only gains: a bit
+     * the target lost may be its own signal's or its sa_mask's too
+     * (sigmask.h, the handler mark). */
+    bool handler = cap__sigmask_marked(*m);
+    uint64_t have = handler ? applied : *m;
     uint64_t gained = want & ~have;
-    *m = (*m & ~(have & ~want)) | gained;
+    *m = handler ? *m | gained : (*m & ~(have & ~want)) | gained;
     if (gained != 0) /* at once: no signal in it may land before sigreturn */
         syscall(SYS_rt_sigprocmask, SIG_BLOCK, &gained, NULL, sizeof gained);
     publish(want);
 }
 
 uint64_t cap__sigmask_handler_entry(void)
+{
+    return applied;
+}
+
+uint64_t cap__sigmask_installed(void)
 {
     return applied;
 }
@@ -480,19 +488,31 @@ void cap__sigmask_jump(uint64_t *saved_word)
     reach_all(atomic_load(&target) & ~before, false);
 }
 
-bool cap__sigmask_own(void)
+static uint64_t mark_bit(void)
 {
-    cap__thread *t = cap__current();
-    if (t == NULL || cap__in_signal_handler() || t->sigclass == NULL)
-        return false;
-    set_kernel_mask(t->sigclass->mask);
-    return true;
+    return bit(CAP__SIG_HANDLER_MARK);
 }
 
-void cap__sigmask_back(bool owned)
+enum cap__sigmask_owned cap__sigmask_own(void)
 {
-    if (owned)
+    cap__thread *t = cap__current();
+    if (t != NULL && !cap__in_signal_handler() && t->sigclass != NULL) {
+        set_kernel_mask(t->sigclass->mask);
+        return CAP__MASK_OWNED;
+    }
+    uint64_t mark = mark_bit(), had = 0;
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &mark, &had, sizeof mark);
+    return cap__sigmask_marked(had) ? CAP__MASK_UNMARKED : CAP__MASK_AS_IS;
+}
+
+void cap__sigmask_back(enum cap__sigmask_owned owned)
+{
+    if (owned == CAP__MASK_OWNED) {
         install_now();
+    } else if (owned == CAP__MASK_UNMARKED) {
+        uint64_t mark = mark_bit();
+        syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mark, NULL, sizeof mark);
+    }
 }
 
 /* Sends sig to this kernel thread (a tgkill, or with *info), then lets

@@ -42,6 +42,20 @@
  * A handler's frame keeps the mask of the code it interrupted, which it
  * restores as it returns: the trampoline corrects it for any target
  * installed on that kernel thread meanwhile (cap__sigmask_handler_*).
+ *
+ * The handler mark. Every handler the trampoline runs is installed with
+ * glibc's SIGCANCEL (CAP__SIG_HANDLER_MARK) in its sa_mask, which no
+ * other mask of a worker holds: a kick can tell from the mask it
+ * interrupted whether that code is a handler, from the kernel's delivery
+ * to its sigreturn (the trampoline's own record is linked later and
+ * unlinked earlier). A kick that took a handler there for user code gave
+ * it the target as its whole mask, which let the handler's own signal
+ * through, nested, again and again while senders kept sending, until the
+ * stack ran out. The mark holds back little: nothing sends SIGCANCEL to
+ * a worker, and a kernel thread of glibc's own that a handler runs on
+ * (a preloaded program's) is cancelled as that handler returns. An exec
+ * or spawn from a handler drops it for the new program
+ * (cap__sigmask_own).
  */
 #ifndef CAP_IO_SIGMASK_H
 #define CAP_IO_SIGMASK_H
@@ -75,9 +89,11 @@ void cap__sigmask_init(struct cap__thread *main_thread);
  * signals no kernel thread of the runtime blocks (above), which it may
  * have inherited blocked from the mask the program was started with (a
  * parent's system() blocks the kick, say). The rest of that mask is the
- * first target, as cap__sigmask_init takes it. Left blocked, the kick
- * stayed pending there and a change of the mask that blocked more waited
- * for that worker for good; a fault there killed the process. */
+ * first target, as cap__sigmask_init takes it, and counts as this
+ * kernel thread's installed mask until it installs one. Left blocked,
+ * the kick stayed pending there and a change of the mask that blocked
+ * more waited for that worker for good; a fault there killed the
+ * process. */
 void cap__sigmask_kthread_init(void);
 
 /* t, being created by the running user thread (NULL: by a thread the
@@ -118,15 +134,27 @@ uint64_t cap__sigmask_of(const struct cap__thread *t);
  * ENOMEM when no class could be made (the mask is then unchanged). */
 int cap__sigmask_set(struct cap__thread *t, uint64_t mask);
 
+enum { CAP__SIG_HANDLER_MARK = 32 };
+
+/* Whether a kernel mask's first word is a handler's (the mark, above). */
+static inline bool cap__sigmask_marked(uint64_t kernel_mask)
+{
+    return (kernel_mask >> (CAP__SIG_HANDLER_MARK - 1)) & 1;
+}
+
 /* Kick handler (src/stack/signal.c), on a worker's kernel thread: installs
  * the latest target by editing the mask in uctx, which the kernel
- * restores as the handler returns, and reports it. nested: the kick
- * interrupted a program's handler, whose mask is edited only where the
- * target changed; otherwise the mask's first word becomes the target. */
-void cap__sigmask_kicked(void *uctx, bool nested);
+ * restores as the handler returns, and reports it. The mask of user code
+ * or the scheduler becomes the target; a handler's (marked) only gains
+ * what the target gained: what it holds besides may be its own signal or
+ * its sa_mask, and the mask it returns to is corrected as it returns. */
+void cap__sigmask_kicked(void *uctx);
 /* Around a program's handler: _entry returns what to pass to _exit, which
  * corrects uctx's mask for a target installed in between. */
 uint64_t cap__sigmask_handler_entry(void);
+/* The target this kernel thread installed last (its mask outside
+ * handlers, bar the signals never blocked). */
+uint64_t cap__sigmask_installed(void);
 void cap__sigmask_handler_exit(uint64_t entry, void *uctx);
 /* A handler that waits as its thread (util/sigctx.h, cap__sig_lift), on
  * its kernel thread: _lift gives t the mask `mask` plus what the kernel
@@ -152,11 +180,16 @@ void cap__sigmask_jump(uint64_t *saved_word);
 /* Around a call that gives a new program its mask from this kernel
  * thread's (exec, posix_spawn, popen): _own installs the running user
  * thread's mask (all of it, the fault signals too) on its kernel thread
- * and returns what to pass to _back, which installs the target again
- * (when the call returns: an exec that failed) if _own installed one.
- * _own does nothing, and returns false, on other threads and in handlers. */
-bool cap__sigmask_own(void);
-void cap__sigmask_back(bool owned);
+ * and returns what to pass to _back, which puts back what _own changed
+ * (when the call returns: an exec that failed). In a handler, and on
+ * other threads, the mask stays as it is, without the handler mark. */
+enum cap__sigmask_owned {
+    CAP__MASK_AS_IS,    /* nothing changed */
+    CAP__MASK_OWNED,    /* the thread's own mask installed */
+    CAP__MASK_UNMARKED, /* the handler mark dropped */
+};
+enum cap__sigmask_owned cap__sigmask_own(void);
+void cap__sigmask_back(enum cap__sigmask_owned owned);
 
 /* Sends sig to the calling kernel thread and delivers it there: the
  * handler of the program's runs (or the default action) before this

@@ -61,6 +61,12 @@
  * (io/sigmask.h), and deliver the signals sent to the user thread it
  * interrupted (io/sigdirect.h); interrupting the system call is the rest.
  *
+ * Every trampoline is installed with the handler mark in its sa_mask
+ * (io/sigmask.h): from the kernel's delivery to its sigreturn, the mask
+ * a kick interrupts tells it that a handler runs there, also before the
+ * trampoline links its record and after it unlinks it. sigaction reports
+ * the program's sa_mask without it.
+ *
  * Last steps (io/sigintr.h, cap__sig_last_step_arm; CAP_NETIO=uring):
  * SIG_DFL of a signal whose default action ends the process is served by
  * last_step_handler, not the trampoline; the table holds SIG_DFL, which
@@ -336,7 +342,7 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
              * workers' signal mask (io/sigmask.h), or a signal sent to
              * the user thread it interrupted (io/sigdirect.h; not inside
              * a handler, whose sa_mask the signal must wait for). */
-            cap__sigmask_kicked(uctx, open_top != NULL);
+            cap__sigmask_kicked(uctx);
             if (open_top == NULL)
                 cap__sig_pending_kicked(uctx);
             /* A pool thread's call must end (io/offload.c); a worker's
@@ -946,6 +952,24 @@ static int last_step_flags(int flags)
     return (flags & ~(SA_RESETHAND | SA_NODEFER)) | SA_SIGINFO | SA_ONSTACK;
 }
 
+/* The handler mark in a trampoline's sa_mask (io/sigmask.h); glibc's
+ * sigaddset refuses its internal signals, so the word is edited. */
+static void mark(struct sigaction *act)
+{
+    uint64_t word;
+    memcpy(&word, &act->sa_mask, sizeof word);
+    word |= UINT64_C(1) << (CAP__SIG_HANDLER_MARK - 1);
+    memcpy(&act->sa_mask, &word, sizeof word);
+}
+
+static void unmark(struct sigaction *act)
+{
+    uint64_t word;
+    memcpy(&word, &act->sa_mask, sizeof word);
+    word &= ~(UINT64_C(1) << (CAP__SIG_HANDLER_MARK - 1));
+    memcpy(&act->sa_mask, &word, sizeof word);
+}
+
 static bool is_function(const struct sigaction *act)
 {
     if (act->sa_flags & SA_SIGINFO)
@@ -987,6 +1011,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         mine = *act;
         mine.sa_flags = kernel_flags(sig, act->sa_flags);
         mine.sa_sigaction = trampoline;
+        mark(&mine);
         table[sig].handler = act->sa_handler;
         table[sig].action = act->sa_sigaction;
         table[sig].flags = act->sa_flags;
@@ -1025,6 +1050,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         *old = prev;
         if (installed_by_us(&prev)) {
             /* Report what the program had installed, not ours. */
+            unmark(old);
             old->sa_flags = before.flags;
             if (before.flags & SA_SIGINFO)
                 old->sa_sigaction = before.action;
@@ -1061,6 +1087,7 @@ void cap__sig_kick_reserve(void)
         struct sigaction mine = cur;
         mine.sa_flags = kernel_flags(sig, table[sig].flags);
         mine.sa_sigaction = trampoline;
+        mark(&mine);
         if (fn(sig, &mine, NULL) != 0)
             atomic_store(&kick_reserved, false);
     }
