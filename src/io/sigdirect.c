@@ -23,6 +23,16 @@
  * moment (a take then settles the bit itself and fails), but never stays
  * clear while instances are counted. Each instance is delivered by its own
  * raise (the kernel queues real-time signals too).
+ *
+ * A sender counts in two steps, in one word per signal: it reserves room
+ * first (the high byte, counted against QUEUE_MAX), hands its value's
+ * slot to the thread, and only then makes the instance one a taker can
+ * take (the low byte). A delivery claims the oldest slot handed for its
+ * signal (io/sigroute.h), so every instance taken has its slot handed by
+ * then. When the count went up before the slot was handed, a thread that
+ * took two instances at once could run its handler for the second before
+ * that sender handed the slot: no value there, and the slot was left for
+ * the next delivery.
  */
 #include "io/sigdirect.h"
 
@@ -52,36 +62,53 @@ static uint64_t bit(int sig)
     return UINT64_C(1) << (sig - 1);
 }
 
-enum { RT_FIRST = 34, QUEUE_MAX = 255 };
+enum { RT_FIRST = 34, QUEUE_MAX = 255, SENDING = 0x100 };
 
 /* sig's instance count, for a real-time signal; NULL for the others. */
-static _Atomic uint8_t *queued(cap__thread *t, int sig)
+static _Atomic uint16_t *queued(cap__thread *t, int sig)
 {
     return sig >= RT_FIRST && sig < RT_FIRST + CAP__SIG_QUEUED ? &t->sig_queued[sig - RT_FIRST]
                                                                 : NULL;
 }
 
-/* Counts one more instance of sig for t (then the caller sets its bit);
- * false if QUEUE_MAX are pending. */
-static bool count_in(cap__thread *t, int sig)
+/* The instances of a count word a taker may take. */
+static unsigned pending_in(uint16_t n)
 {
-    _Atomic uint8_t *q = queued(t, sig);
+    return n & 0xff;
+}
+
+/* Reserves room for one more instance of sig for t (then the caller
+ * hands its slot and counts it in); false if QUEUE_MAX are pending or
+ * being sent. */
+static bool reserve(cap__thread *t, int sig)
+{
+    _Atomic uint16_t *q = queued(t, sig);
     if (q == NULL)
         return true;
-    uint8_t n = atomic_load(q);
+    uint16_t n = atomic_load(q);
     do {
-        if (n == QUEUE_MAX)
+        if (pending_in(n) + n / SENDING >= QUEUE_MAX)
             return false;
-    } while (!atomic_compare_exchange_weak(q, &n, (uint8_t)(n + 1)));
+    } while (!atomic_compare_exchange_weak(q, &n, (uint16_t)(n + SENDING)));
     return true;
+}
+
+/* The reserved instance becomes pending (then the caller sets its bit):
+ * one word, so the total stays within QUEUE_MAX and the low byte never
+ * carries into the high one. */
+static void count_in(cap__thread *t, int sig)
+{
+    _Atomic uint16_t *q = queued(t, sig);
+    if (q != NULL)
+        atomic_fetch_sub(q, SENDING - 1);
 }
 
 /* A real-time signal's bit after its count reached 0: cleared, then set
  * back if a sender counted since. */
-static void settle(cap__thread *t, int sig, _Atomic uint8_t *q)
+static void settle(cap__thread *t, int sig, _Atomic uint16_t *q)
 {
     atomic_fetch_and(&t->sig_pending, ~bit(sig));
-    if (atomic_load(q) != 0)
+    if (pending_in(atomic_load(q)) != 0)
         atomic_fetch_or(&t->sig_pending, bit(sig));
 }
 
@@ -92,17 +119,17 @@ static void settle(cap__thread *t, int sig, _Atomic uint8_t *q)
  * settle it before the handler returns, so waiting for it would hang. */
 static bool take(cap__thread *t, int sig)
 {
-    _Atomic uint8_t *q = queued(t, sig);
+    _Atomic uint16_t *q = queued(t, sig);
     if (q == NULL)
         return (atomic_fetch_and(&t->sig_pending, ~bit(sig)) & bit(sig)) != 0;
-    uint8_t n = atomic_load(q);
+    uint16_t n = atomic_load(q);
     do {
-        if (n == 0) {
+        if (pending_in(n) == 0) {
             settle(t, sig, q);
             return false;
         }
-    } while (!atomic_compare_exchange_weak(q, &n, (uint8_t)(n - 1)));
-    if (n == 1)
+    } while (!atomic_compare_exchange_weak(q, &n, (uint16_t)(n - 1)));
+    if (pending_in(n) == 1)
         settle(t, sig, q); /* the last */
     return true;
 }
@@ -110,9 +137,9 @@ static bool take(cap__thread *t, int sig)
 void cap__sig_queued_clear(cap__thread *t)
 {
     /* Plain stores: no sender can reach t yet (a new thread), or none is
-     * left (a fork's child). One per byte, even relaxed atomic ones, was
+     * left (a fork's child). One per entry, even relaxed atomic ones, was
      * 31 stores and a loop, ~12% of a thread's create and join; the
-     * memset is four. */
+     * memset is a handful of wide ones. */
     memset((void *)t->sig_queued, 0, sizeof t->sig_queued);
 }
 
@@ -371,8 +398,8 @@ enum recorded { GONE, DONE, RAISE_HERE, PENDING, FULL };
  * mask holds it; *merged: a standard signal that was pending already, of
  * which t keeps one instance); FULL: QUEUE_MAX instances of the real-time
  * signal sig are pending for t already. A value's slot (reserved, or
- * NULL) is handed to t once sig is counted, before its bit shows
- * (*handed then true). */
+ * NULL) is handed to t once room for sig is reserved, before the
+ * instance counts and its bit shows (*handed then true). */
 static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__sig_disp disp,
                             struct cap__sig_slot *slot, bool *handed, bool *blocked,
                             bool *merged)
@@ -390,13 +417,14 @@ static enum recorded record(cap__thread *t, cap_thread_t h, int sig, enum cap__s
         /* Against the thread's unblocking: the record, then its mask (it
          * changes the mask, then looks at the record: both sequentially
          * consistent). */
-        if (!count_in(t, sig)) {
+        if (!reserve(t, sig)) {
             r = FULL;
         } else {
             if (slot != NULL) {
                 cap__sig_route_hand(slot, t, h);
                 *handed = true;
             }
+            count_in(t, sig);
             uint64_t had = atomic_fetch_or(&t->sig_pending, bit(sig));
             *merged = (had & bit(sig)) && queued(t, sig) == NULL;
             /* For epoll waits on a set holding a signalfd (io/sigfd.h):
@@ -430,8 +458,8 @@ void cap__sig_exec_carry(cap__thread *self, uint8_t carried[CAP__SIG_MAX])
     while (carry != 0) {
         int sig = __builtin_ctzll(carry) + 1;
         carry &= carry - 1;
-        _Atomic uint8_t *q = queued(self, sig);
-        unsigned n = q != NULL ? atomic_load(q) : 1;
+        _Atomic uint16_t *q = queued(self, sig);
+        unsigned n = q != NULL ? pending_in(atomic_load(q)) : 1;
         for (unsigned i = 0; i < n; i++)
             if (cap__sys6(SYS_tgkill, pid, tid, sig, 0, 0, 0) == 0)
                 carried[sig - 1]++;

@@ -43,6 +43,8 @@ typedef struct cap__thread {
     struct cap__worker *worker;    /* [owner] worker it runs on (or last ran on) */
     struct cap__thread *run_next;  /* [owner of the queue it is in] */
     int saved_errno;               /* [owner] errno while switched out */
+    uint32_t robust_noted;         /* [owner] robust mutexes it holds or is
+                                      taking (sync/robust.c's table) */
     /* [owner] kernel-thread-owned locks it holds, let go at its switches
      * (sched/held.h); NULL for nearly every thread */
     struct cap__held_lock *held_locks;
@@ -57,8 +59,6 @@ typedef struct cap__thread {
                                       kernel thread (glibc's robust, PI, PP and
                                       process-shared mutexes): under CAP_MIGRATE
                                       it stays on its worker while not 0 */
-    uint32_t robust_noted;         /* [owner] robust mutexes it holds or is
-                                      taking (sync/robust.c's table) */
     uint32_t queued_at;            /* [owner of the queue it is in] the worker's
                                       ticks when queued (policy_fifo.h) */
 
@@ -82,10 +82,10 @@ typedef struct cap__thread {
     cap__spin lock;                /* guards the [lock] fields below */
     bool detached;                 /* [lock] */
     bool joined;                   /* [lock] a joiner has claimed it */
-    struct cap__thread *joiner;    /* [lock] parked in cap_thread_join */
-    void *retval;                  /* [lock] valid once EXITED */
     bool handed_off;               /* [owner] exiting straight to its claimed
                                       joiner, which finishes the exit */
+    struct cap__thread *joiner;    /* [lock] parked in cap_thread_join */
+    void *retval;                  /* [lock] valid once EXITED */
 
     void *(*start)(void *);
     void *start_arg;
@@ -96,9 +96,11 @@ typedef struct cap__thread {
      * delivered or taken, bit sig - 1 (io/sigdirect.h) */
     _Atomic uint64_t sig_pending;
     /* [atomic] instances of each real-time signal in sig_pending (the
-     * kernel's first real-time number on: io/sigdirect.c); a real-time
-     * signal's bit is set while its count is not 0 */
-    _Atomic uint8_t sig_queued[CAP__SIG_QUEUED];
+     * kernel's first real-time number on: io/sigdirect.c): the low byte
+     * counts those pending, the high byte those being sent; a real-time
+     * signal's bit is set while its low byte is not 0 */
+    _Atomic uint16_t sig_queued[CAP__SIG_QUEUED];
+    _Atomic uint16_t sig_runs_intr; /* see sig_runs */
     /* [atomic] sends recorded in sig_pending, counted after the bit is
      * set: an epoll wait, poll or signalfd read that looked at a signalfd
      * before a send parks only if the count is still what it was then
@@ -125,7 +127,9 @@ typedef struct cap__thread {
     /* [atomic] it is ending: a process signal routed to it goes back to
      * the process (io/sigroute.h) */
     atomic_bool sig_closed;
-    _Atomic uint16_t sig_runs_intr; /* see sig_runs */
+    /* Read only in a fork's child; here it fills the line's gap. */
+    uint32_t fork_gen;             /* cap__fork_gen when created (the child of a
+                                      fork runs only its own threads, worker.h) */
     /* [its shard lock] its call registered for signals, if any
      * (io/sigintr.h): where a signal sent to it is delivered */
     struct cap__sig_waiter *sig_call;
@@ -137,8 +141,6 @@ typedef struct cap__thread {
     void **keys;                   /* [owner] lazily allocated key values */
     uint32_t nkeys;                /* [owner] length of keys */
     char name[CAP_THREAD_NAME_MAX];/* [lock] for writers; readers tolerate tearing */
-
-    void *asan_fake_stack;         /* [owner] AddressSanitizer fiber bookkeeping */
 
     /* Cancellation (issue 3; src/sync/cancel.c, protocol in park.h).
      * A request is pending while cancel_gen equals gen, so a request made
@@ -154,9 +156,7 @@ typedef struct cap__thread {
                                       park (sched/park.h) */
     struct cap_cleanup_frame *cleanup; /* [owner] innermost cleanup handler */
 
-    /* Last, out of the hot lines: read only in a fork's child. */
-    uint32_t fork_gen;             /* cap__fork_gen when created (the child of a
-                                      fork runs only its own threads, worker.h) */
+    void *asan_fake_stack;         /* [owner] AddressSanitizer fiber bookkeeping */
 } cap__thread;
 
 /* At the exit of t (the calling thread), holding state the kernel keeps
