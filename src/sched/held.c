@@ -34,14 +34,19 @@ void cap__held_forget_all(void)
         self->held_locks = NULL;
 }
 
+/* The next one read first: a callback may remove its own lock. */
 void cap__held_release_all(cap__thread *t)
 {
-    for (cap__held_lock *l = t->held_locks; l != NULL; l = l->next)
+    for (cap__held_lock *l = t->held_locks, *next; l != NULL; l = next) {
+        next = l->next;
         l->release(l);
+    }
 }
 
 void cap__held_retake_all(cap__thread *t)
 {
-    for (cap__held_lock *l = t->held_locks; l != NULL; l = l->next)
+    for (cap__held_lock *l = t->held_locks, *next; l != NULL; l = next) {
+        next = l->next;
         l->retake(l);
+    }
 }

@@ -41,7 +41,8 @@ void cap__held_remove(cap__held_lock *l);
 void cap__held_forget_all(void);
 
 /* Called by the worker around every switch of a thread whose list is not
- * empty (worker.c; the test of the list is inline there). */
+ * empty (worker.c; the test of the list is inline there). A callback may
+ * remove its own lock from the list (cap__held_remove). */
 void cap__held_release_all(struct cap__thread *t);
 void cap__held_retake_all(struct cap__thread *t);
 
