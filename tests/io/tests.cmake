@@ -90,6 +90,12 @@ add_library(test_nss_captest SHARED ${CMAKE_CURRENT_SOURCE_DIR}/io/nss/captest_m
 set_target_properties(test_nss_captest PROPERTIES OUTPUT_NAME nss_captest SOVERSION 2
                       LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io/nss)
 set(CAPTEST_user_lookups_take_turns_LIBS test_nss_captest)
+# A library whose constructor waits on a pipe, which the program dlopens
+# by name through its RUNPATH.
+add_library(test_dl_plugin SHARED ${CMAKE_CURRENT_SOURCE_DIR}/io/dl/plugin.c)
+set_target_properties(test_dl_plugin PROPERTIES OUTPUT_NAME captest_dlplugin
+                      LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/io/dl)
+set(CAPTEST_dlopen_constructor_waits_PLUGINS test_dl_plugin)
 file(GLOB capio_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/io/*.c)
 foreach(src ${capio_srcs})
   get_filename_component(name ${src} NAME_WE)
