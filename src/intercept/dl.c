@@ -168,7 +168,7 @@ void *cap__dl_enter(void **slot, int which)
         t->kernel_bound++;
         cap__held_push(&r->held);
     }
-    errno = saved_errno;
+    cap__ic_set_errno(saved_errno); /* the wait may have parked */
     return fn;
 }
 

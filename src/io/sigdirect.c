@@ -263,8 +263,9 @@ void cap__sig_pending_kicked(void *uctx)
             count_run(t, flags);
         /* Pending on this kernel thread; delivered here if the handler's
          * mask lets it through, else as the kick handler returns to t.
-         * Unblocking it there keeps the workers' mask at least the target:
-         * t lives and accepts sig, so the target does not hold it. */
+         * Unblocking it in user code's mask keeps the workers' mask at
+         * least the target: t lives and accepts sig, so the target does
+         * not hold it. */
         syscall(SYS_tgkill, getpid(), gettid(), sig);
         if (!handler)
             *mask &= ~bit(sig);

@@ -431,8 +431,8 @@ void cap__sigmask_kicked(void *uctx)
     uint64_t want = kernel_mask(atomic_load(&target));
     uint64_t *m = (uint64_t *)&((ucontext_t *)uctx)->uc_sigmask;
     /* Interrupted user code or the scheduler has the target as its whole
-     * mask (a worker started with the initial thread's, which `applied`
-     * does not know), so it becomes want. A handler's only gains: a bit
+     * mask, so it becomes want (whatever else it held: a thread's own mask
+     * around an exec, cap__sigmask_own). A handler's only gains: a bit
      * the target lost may be its own signal's or its sa_mask's too
      * (sigmask.h, the handler mark). */
     bool handler = cap__sigmask_marked(*m);
@@ -442,11 +442,6 @@ void cap__sigmask_kicked(void *uctx)
     if (gained != 0) /* at once: no signal in it may land before sigreturn */
         syscall(SYS_rt_sigprocmask, SIG_BLOCK, &gained, NULL, sizeof gained);
     publish(want);
-}
-
-uint64_t cap__sigmask_handler_entry(void)
-{
-    return applied;
 }
 
 uint64_t cap__sigmask_installed(void)
@@ -488,11 +483,6 @@ void cap__sigmask_jump(uint64_t *saved_word)
     reach_all(atomic_load(&target) & ~before, false);
 }
 
-static uint64_t mark_bit(void)
-{
-    return bit(CAP__SIG_HANDLER_MARK);
-}
-
 enum cap__sigmask_owned cap__sigmask_own(void)
 {
     cap__thread *t = cap__current();
@@ -500,7 +490,7 @@ enum cap__sigmask_owned cap__sigmask_own(void)
         set_kernel_mask(t->sigclass->mask);
         return CAP__MASK_OWNED;
     }
-    uint64_t mark = mark_bit(), had = 0;
+    uint64_t mark = cap__sigmask_mark_bit(), had = 0;
     syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &mark, &had, sizeof mark);
     return cap__sigmask_marked(had) ? CAP__MASK_UNMARKED : CAP__MASK_AS_IS;
 }
@@ -510,7 +500,7 @@ void cap__sigmask_back(enum cap__sigmask_owned owned)
     if (owned == CAP__MASK_OWNED) {
         install_now();
     } else if (owned == CAP__MASK_UNMARKED) {
-        uint64_t mark = mark_bit();
+        uint64_t mark = cap__sigmask_mark_bit();
         syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mark, NULL, sizeof mark);
     }
 }

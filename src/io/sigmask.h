@@ -136,10 +136,16 @@ int cap__sigmask_set(struct cap__thread *t, uint64_t mask);
 
 enum { CAP__SIG_HANDLER_MARK = 32 };
 
-/* Whether a kernel mask's first word is a handler's (the mark, above). */
+/* The mark's bit in a kernel mask's first word (above). */
+static inline uint64_t cap__sigmask_mark_bit(void)
+{
+    return UINT64_C(1) << (CAP__SIG_HANDLER_MARK - 1);
+}
+
+/* Whether a kernel mask's first word is a handler's. */
 static inline bool cap__sigmask_marked(uint64_t kernel_mask)
 {
-    return (kernel_mask >> (CAP__SIG_HANDLER_MARK - 1)) & 1;
+    return (kernel_mask & cap__sigmask_mark_bit()) != 0;
 }
 
 /* Kick handler (src/stack/signal.c), on a worker's kernel thread: installs
@@ -149,11 +155,10 @@ static inline bool cap__sigmask_marked(uint64_t kernel_mask)
  * what the target gained: what it holds besides may be its own signal or
  * its sa_mask, and the mask it returns to is corrected as it returns. */
 void cap__sigmask_kicked(void *uctx);
-/* Around a program's handler: _entry returns what to pass to _exit, which
- * corrects uctx's mask for a target installed in between. */
-uint64_t cap__sigmask_handler_entry(void);
 /* The target this kernel thread installed last (its mask outside
- * handlers, bar the signals never blocked). */
+ * handlers, bar the signals never blocked). Around a program's handler:
+ * taken as the handler starts and passed to _exit, which corrects uctx's
+ * mask for a target installed in between. */
 uint64_t cap__sigmask_installed(void);
 void cap__sigmask_handler_exit(uint64_t entry, void *uctx);
 /* A handler that waits as its thread (util/sigctx.h, cap__sig_lift), on

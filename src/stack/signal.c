@@ -358,7 +358,7 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
         return; /* set back to SIG_DFL/SIG_IGN as this delivery began */
     if ((h.flags & SA_RESETHAND) && has_last_step(sig))
         last_step_after_reset(sig, h.flags);
-    uint64_t mask_entry = cap__sigmask_handler_entry();
+    uint64_t mask_entry = cap__sigmask_installed();
     if (routed_away(sig, info, h.flags)) {
         cap__sigmask_handler_exit(mask_entry, uctx); /* a kick nested meanwhile */
         return;
@@ -958,7 +958,7 @@ static void mark(struct sigaction *act)
 {
     uint64_t word;
     memcpy(&word, &act->sa_mask, sizeof word);
-    word |= UINT64_C(1) << (CAP__SIG_HANDLER_MARK - 1);
+    word |= cap__sigmask_mark_bit();
     memcpy(&act->sa_mask, &word, sizeof word);
 }
 
@@ -966,7 +966,7 @@ static void unmark(struct sigaction *act)
 {
     uint64_t word;
     memcpy(&word, &act->sa_mask, sizeof word);
-    word &= ~(UINT64_C(1) << (CAP__SIG_HANDLER_MARK - 1));
+    word &= ~cap__sigmask_mark_bit();
     memcpy(&act->sa_mask, &word, sizeof word);
 }
 
