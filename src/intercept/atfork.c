@@ -14,20 +14,24 @@
  *
  * The list: registration entries, never freed (there is no way to remove
  * a handler), each linked to the one registered before (older) and after
- * (newer). The lock covers only the linking, a few stores, never a call:
- * any kernel thread may register, a user thread or not, and a handler may
- * register more. A fork takes a snapshot under the lock (the newest entry)
- * and runs exactly the entries up to it, in all three phases, without the
- * lock: an entry added meanwhile (by a handler, or by another thread) is
- * not run by this fork, neither its prepare nor its parent or child
- * handler. Links of entries up to the snapshot were written before it was
- * taken, under the lock, so the walk sees them.
+ * (newer). The lock orders registrations and covers only the linking, a
+ * few stores, never a call: any kernel thread may register, a user thread
+ * or not, and a handler may register more. A fork takes a snapshot
+ * without it (the newest entry, which a registration publishes last, with
+ * release: a fork made by a signal handler that interrupted a
+ * registration on its own kernel thread would wait for ever on the lock)
+ * and runs exactly the entries up to it, in all three phases: an entry
+ * added meanwhile (by a handler, or by another thread) is not run by this
+ * fork, neither its prepare nor its parent or child handler. Links of
+ * entries up to the snapshot were written before it was published, so
+ * the walk sees them.
  *
  * In the child, another kernel thread of the parent may have held the
  * lock at the fork: the child resets it (the holder is gone, and a half
  * linked entry is at worst lost to later forks of the child).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "intercept/atfork.h"
@@ -42,7 +46,8 @@ struct cap__atfork_entry {
 };
 
 static cap__spin lock = CAP__SPIN_INIT;
-static struct cap__atfork_entry *oldest, *newest;
+static struct cap__atfork_entry *oldest;
+static struct cap__atfork_entry *_Atomic newest;
 
 int cap_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
 {
@@ -51,22 +56,21 @@ int cap_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
         return ENOMEM;
     *e = (struct cap__atfork_entry){ .prepare = prepare, .parent = parent, .child = child };
     cap__spin_lock(&lock);
-    e->older = newest;
-    if (newest != NULL)
-        newest->newer = e;
+    struct cap__atfork_entry *last = atomic_load_explicit(&newest, memory_order_relaxed);
+    e->older = last;
+    if (last != NULL)
+        last->newer = e;
     else
         oldest = e;
-    newest = e;
+    atomic_store_explicit(&newest, e, memory_order_release); /* the snapshot's */
     cap__spin_unlock(&lock);
     return 0;
 }
 
 void cap__atfork_prepare(cap__atfork_snap *snap)
 {
-    cap__spin_lock(&lock);
-    snap->first = oldest;
-    snap->last = newest;
-    cap__spin_unlock(&lock);
+    snap->last = atomic_load_explicit(&newest, memory_order_acquire);
+    snap->first = snap->last != NULL ? oldest : NULL;
     for (struct cap__atfork_entry *e = snap->last; e != NULL; e = e->older)
         if (e->prepare != NULL)
             e->prepare();

@@ -66,7 +66,18 @@
 
 /* The runtime's steps around a fork, shared by fork and _Fork. The
  * sigaction table's lock is held across the fork (src/stack/signal.c),
- * and the default thread attributes' (thread/default_attr.c).
+ * and the default thread attributes' (thread/default_attr.c) and the
+ * terminal table's (io/ttyfile.c).
+ * Inside a signal handler (POSIX.1-2024 lists _Fork as async-signal-
+ * safe) the handler may have interrupted a holder of a runtime lock on
+ * this kernel thread, which cannot let go before the handler returns. So
+ * none of these steps waits for a lock such a holder may have: the
+ * pipes' give-back changes flags and modes and leaves its wake-ups to the
+ * dispatch after the handler (io/pipe.h); the two locks above know their
+ * holder's kernel thread and are skipped when it is this one
+ * (util/ownspin.h); the sigaction table's holders block signals; the
+ * fork handlers' list is read without its lock (atfork.c); and the
+ * child's steps reset the locks they touch instead of taking them.
  * With handlers (fork), the handlers of cap_atfork (atfork.c) run outside
  * the runtime's own steps: the prepare handlers before them (they may
  * park), the parent and child handlers after them (the child's see the
@@ -86,12 +97,12 @@ static pid_t fork_steps(bool handlers)
     cap__fd_forking();
     sigset_t saved;
     cap__sig_fork_prepare(&saved);
-    cap__thread_default_attr_fork_hold();
-    cap__ttyfile_fork_hold();
+    bool attr_held = cap__thread_default_attr_fork_hold();
+    bool tty_held = cap__ttyfile_fork_hold();
     pid_t pid = handlers ? CAP__REAL(fork)() : CAP__REAL(_Fork)();
     int e = errno; /* a failed fork's, for the caller */
-    cap__ttyfile_fork_release(pid == 0);
-    cap__thread_default_attr_fork_release();
+    cap__ttyfile_fork_release(pid == 0, tty_held);
+    cap__thread_default_attr_fork_release(attr_held);
     if (pid > 0)
         cap__sigchld_forget(pid); /* a new child: an old one's end no longer counts */
     if (pid == 0) { /* before any signal is let in */

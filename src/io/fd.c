@@ -375,8 +375,7 @@ static void exec_disown(int fd, cap__fd *f, void *arg)
 
 void cap__fd_exec(void)
 {
-    if (!cap__in_signal_handler())
-        cap__fd_foreach(exec_disown, NULL);
+    cap__fd_foreach(exec_disown, NULL);
 }
 
 /* The numbers of fd's open file that a dup marked (CAP__FDF_DUPED, fd.h),

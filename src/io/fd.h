@@ -296,7 +296,10 @@ void cap__fd_set_timeo_file(int fd, int dir, uint64_t ns);
  * application believes it has (O_NONBLOCK cleared unless the application
  * set it), and transfers on it go back to RWF_NOWAIT / MSG_DONTWAIT. For
  * a descriptor about to be shared with code that does not go through the
- * wrappers (a child process, a stdio stream). No-op if not owned. */
+ * wrappers (a child process, a stdio stream). No-op if not owned.
+ * Async-signal-safe: flags, system calls, and a private pipe's wake-ups
+ * left to the dispatch after a handler (io/pipe.h); so are the walks
+ * below built on it, for a fork or an exec made by a handler. */
 void cap__fd_disown(int fd);
 /* cap__fd_disown for fd and every other number of its open file (its
  * dups, found as cap__fd_set_view finds them: O_NONBLOCK belongs to the
@@ -331,7 +334,9 @@ void cap__fd_spawning(void);
  * process holds too (CAP__FDF_FORKED): that child's runtime, or ours in
  * the parent of a forked child that execs, would then block its worker
  * in an accept or connect on it. If the exec fails, the descriptors stay
- * given back (served as inherited ones are). Not in a signal handler. */
+ * given back (served as inherited ones are). Also in a signal handler:
+ * the give-back takes no lock (the pipes' wake-ups wait for the dispatch
+ * after the handler, io/pipe.h). */
 void cap__fd_exec(void);
 /* fd's file gains a reference the runtime does not track (sent by
  * SCM_RIGHTS): a private pipe falls back (io/pipe.h), a sole socket stops

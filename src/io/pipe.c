@@ -84,12 +84,20 @@ void cap__pipe_poke_slow(cap__fd *f, bool write)
 }
 
 /* Wake-ups of the other end queued by signal handlers: fd * 2 + write,
- * plus one (0: a free slot). A full ring sets `deferred_overflow`, and
- * the dispatch then has every pipe end's waiters try again. */
+ * plus one (0: a free slot). A full ring sets `deferred_retry_all`, and
+ * the dispatch then has every pipe end's waiters try again; so does an
+ * escape made in a handler (cap__pipe_escape). */
 enum { DEFERRED = 256 };
 static _Atomic uint32_t deferred[DEFERRED];
 static _Atomic uint32_t deferred_next;
-static atomic_bool deferred_any, deferred_overflow;
+static atomic_bool deferred_any, deferred_retry_all;
+
+static void defer_retry_all(void)
+{
+    atomic_store(&deferred_retry_all, true);
+    atomic_store_explicit(&deferred_any, true, memory_order_release);
+    cap__sig_note_work_left();
+}
 
 static void defer_poke(int fd, bool write)
 {
@@ -100,8 +108,10 @@ static void defer_poke(int fd, bool write)
         uint32_t free_slot = 0;
         queued = atomic_compare_exchange_strong(&deferred[(start + i) % DEFERRED], &free_slot, v);
     }
-    if (!queued)
-        atomic_store(&deferred_overflow, true);
+    if (!queued) {
+        defer_retry_all();
+        return;
+    }
     atomic_store_explicit(&deferred_any, true, memory_order_release);
     cap__sig_note_work_left();
 }
@@ -142,7 +152,7 @@ void cap__pipe_run_deferred(void)
         if (f != NULL && cap__fd_has(f, CAP__FDF_OWNED))
             cap__pipe_after_xfer(f, ((v - 1) & 1) != 0);
     }
-    if (atomic_exchange(&deferred_overflow, false))
+    if (atomic_exchange(&deferred_retry_all, false))
         cap__fd_foreach(retry_pipe_end, NULL);
 }
 
@@ -185,6 +195,14 @@ void cap__pipe_escape(cap__fd *f, bool closing)
         atomic_fetch_and(&f->flags, ~(uint32_t)CAP__FDF_LOCAL);
     if (o != NULL)
         atomic_fetch_and(&o->flags, ~(uint32_t)CAP__FDF_LOCAL);
+    if (cap__in_signal_handler()) {
+        /* The retries take the ends' locks and wake threads: the code the
+         * handler interrupted may hold those locks. The flags are what a
+         * fork or exec made here needs at once; the waiters try again
+         * at the dispatch after the handler. */
+        defer_retry_all();
+        return;
+    }
     if (!closing)
         retry_all(f, fgen);
     if (o != NULL)

@@ -95,7 +95,9 @@ void cap__pipe_resized(int fd);
 
 /* Ends privacy of the pipe f belongs to (see the top); no-op if it is
  * not private. closing: f is about to be closed, so only the other end's
- * waiters are woken (end_life wakes f's own with EBADF). */
+ * waiters are woken (end_life wakes f's own with EBADF). Inside a signal
+ * handler the flags change at once (a fork or exec made there needs
+ * them) and the waiters try again at the dispatch after it. */
 void cap__pipe_escape(cap__fd *f, bool closing);
 
 /* cap__pipe_escape by number; inside a signal handler, queued for the

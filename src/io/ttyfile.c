@@ -26,7 +26,7 @@
 #include "io/fd.h"
 #include "io/netio.h"
 #include "io/ownfd.h"
-#include "util/spin.h"
+#include "util/ownspin.h"
 
 enum { TTYFILE_MAX = 8 };
 
@@ -44,7 +44,7 @@ struct cap__ttyfile {
 static cap__ttyfile table[TTYFILE_MAX] = {
     [0 ... TTYFILE_MAX - 1] = { .app_fd = -1, .fd = -1 },
 };
-static cap__spin lock = CAP__SPIN_INIT;
+static cap__ownspin lock = CAP__OWNSPIN_INIT;
 
 /* A description no write holds and whose life ended: closed, its slot
  * freed. Outside the lock. */
@@ -139,11 +139,11 @@ cap__ttyfile *cap__ttyfile_hold(int fd, uint32_t gen)
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL || cap__fd_has(f, CAP__FDF_TTY_POOL))
         return NULL;
-    cap__spin_lock(&lock);
+    cap__ownspin_lock(&lock);
     cap__ttyfile *e = find_locked(fd, gen);
     if (e != NULL)
         e->refs++;
-    cap__spin_unlock(&lock);
+    cap__ownspin_unlock(&lock);
     if (e != NULL)
         return e;
 
@@ -151,7 +151,7 @@ cap__ttyfile *cap__ttyfile_hold(int fd, uint32_t gen)
     int priv = open_private(fd, &rdev);
     int closing[TTYFILE_MAX + 1];
     int n = 0;
-    cap__spin_lock(&lock);
+    cap__ownspin_lock(&lock);
     e = find_locked(fd, gen); /* another writer's open came first */
     if (e == NULL && priv >= 0 && atomic_load(&f->gen) == gen) {
         e = free_slot_locked(closing, &n);
@@ -164,7 +164,7 @@ cap__ttyfile *cap__ttyfile_hold(int fd, uint32_t gen)
         e->refs++;
     else if (atomic_load(&f->gen) == gen)
         cap__fd_set(f, CAP__FDF_TTY_POOL); /* refused, or the table is full */
-    cap__spin_unlock(&lock);
+    cap__ownspin_unlock(&lock);
     if (priv >= 0) /* opened, not kept */
         closing[n++] = priv;
     for (int i = 0; i < n; i++)
@@ -182,13 +182,13 @@ int cap__ttyfile_fd(const cap__ttyfile *t)
 void cap__ttyfile_release(cap__ttyfile *t)
 {
     int fd = -1;
-    cap__spin_lock(&lock);
+    cap__ownspin_lock(&lock);
     if (--t->refs == 0 && t->dead) {
         fd = t->fd;
         t->fd = -1;
         t->dead = false;
     }
-    cap__spin_unlock(&lock);
+    cap__ownspin_unlock(&lock);
     if (fd >= 0)
         close_private(fd);
 }
@@ -197,7 +197,7 @@ void cap__ttyfile_release(cap__ttyfile *t)
 bool cap__ttyfile_trylock(cap__ttyfile *t)
 {
     bool taken = true;
-    cap__spin_lock(&lock);
+    cap__ownspin_lock(&lock);
     for (int i = 0; i < TTYFILE_MAX && taken; i++) {
         if (table[i].fd >= 0 && table[i].rdev == t->rdev && table[i].writing) {
             table[i].contended = true;
@@ -206,7 +206,7 @@ bool cap__ttyfile_trylock(cap__ttyfile *t)
     }
     if (taken)
         t->writing = true;
-    cap__spin_unlock(&lock);
+    cap__ownspin_unlock(&lock);
     return taken;
 }
 
@@ -217,7 +217,7 @@ void cap__ttyfile_unlock(cap__ttyfile *t)
     int fds[TTYFILE_MAX];
     uint32_t gens[TTYFILE_MAX];
     int n = 0;
-    cap__spin_lock(&lock);
+    cap__ownspin_lock(&lock);
     t->writing = false;
     bool contended = t->contended;
     t->contended = false;
@@ -227,7 +227,7 @@ void cap__ttyfile_unlock(cap__ttyfile *t)
             gens[n++] = table[i].gen;
         }
     }
-    cap__spin_unlock(&lock);
+    cap__ownspin_unlock(&lock);
     for (int i = 0; i < n; i++)
         cap__io_ready(fds[i], gens[i], CAP__IO_WBIT);
 }
@@ -237,7 +237,7 @@ void cap__ttyfile_forget(int fd)
 {
     int closing[TTYFILE_MAX];
     int n = 0;
-    cap__spin_lock(&lock);
+    cap__ownspin_lock(&lock);
     for (int i = 0; i < TTYFILE_MAX; i++) {
         if (table[i].app_fd != fd)
             continue;
@@ -245,21 +245,25 @@ void cap__ttyfile_forget(int fd)
         if (c >= 0)
             closing[n++] = c;
     }
-    cap__spin_unlock(&lock);
+    cap__ownspin_unlock(&lock);
     for (int i = 0; i < n; i++)
         close_private(closing[i]);
 }
 
 /* ttyfile.h. */
-void cap__ttyfile_fork_hold(void)
+bool cap__ttyfile_fork_hold(void)
 {
-    cap__spin_lock(&lock);
+    return cap__ownspin_lock_unless_mine(&lock);
 }
 
 /* ttyfile.h. A write held by a thread the child does not have ends here:
- * the child's only thread is the forking one, which is not in one. */
-void cap__ttyfile_fork_release(bool child)
+ * the child's only thread is the forking one. Not when the code a
+ * handler that forked interrupted holds the lock: it is in the middle of
+ * the table, and goes on in the child if the handler returns. */
+void cap__ttyfile_fork_release(bool child, bool held)
 {
+    if (!held)
+        return;
     int closing[TTYFILE_MAX];
     int n = 0;
     if (child) {
@@ -274,7 +278,7 @@ void cap__ttyfile_fork_release(bool child)
             }
         }
     }
-    cap__spin_unlock(&lock);
+    cap__ownspin_unlock(&lock);
     for (int i = 0; i < n; i++)
         close_private(closing[i]);
 }

@@ -33,7 +33,8 @@
  * the offload pool (CAP__FDF_TTY_POOL on its record).
  *
  * Locking: one spin lock over the small table, never held across a
- * system call; a fork holds it (cap__ttyfile_fork_hold).
+ * system call; a fork holds it (cap__ttyfile_fork_hold), and knows its
+ * holder's kernel thread (util/ownspin.h).
  */
 #ifndef CAP_IO_TTYFILE_H
 #define CAP_IO_TTYFILE_H
@@ -61,8 +62,10 @@ void cap__ttyfile_unlock(cap__ttyfile *t);
 /* The life of fd that may have one ended (fd.c): close it once unused. */
 void cap__ttyfile_forget(int fd);
 /* Around a fork: the table's lock held across it; in the child no write
- * holds a description any more. */
-void cap__ttyfile_fork_hold(void);
-void cap__ttyfile_fork_release(bool child);
+ * holds a description any more. hold is false, and release does nothing,
+ * when the code a signal handler that forks interrupted holds the lock
+ * (util/ownspin.h). */
+bool cap__ttyfile_fork_hold(void);
+void cap__ttyfile_fork_release(bool child, bool held);
 
 #endif /* CAP_IO_TTYFILE_H */

@@ -10,7 +10,10 @@
  * create with no attribute in a program that never set the default pays
  * one load, no lock. A stored stack size of 0 means CAP_STACK_SIZE's.
  * fork holds `lock` across the fork (intercept/handover.c), so a child
- * never inherits it taken by a kernel thread it does not have.
+ * never inherits it taken by a kernel thread it does not have; but for a
+ * fork made by a signal handler that interrupted its holder on the same
+ * kernel thread (util/ownspin.h), whose child holds it as the parent
+ * does, until the interrupted code goes on.
  */
 #include "thread/thread.h"
 
@@ -18,9 +21,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "util/spin.h"
+#include "util/ownspin.h"
 
-static cap__spin lock = CAP__SPIN_INIT;
+static cap__ownspin lock = CAP__OWNSPIN_INIT;
 static cap_thread_attr_t stored = CAP_THREAD_ATTR_INITIALIZER;
 static atomic_bool changed;
 
@@ -28,12 +31,12 @@ int cap_thread_attr_setdefault(const cap_thread_attr_t *attr)
 {
     if (attr == NULL || !cap__thread_attr_valid(attr))
         return EINVAL;
-    cap__spin_lock(&lock);
+    cap__ownspin_lock(&lock);
     size_t keep = stored.stack_size;
     stored = *attr;
     if (stored.stack_size == 0)
         stored.stack_size = keep; /* 0 leaves the stack size as it was (glibc) */
-    cap__spin_unlock(&lock);
+    cap__ownspin_unlock(&lock);
     atomic_store_explicit(&changed, true, memory_order_release);
     return 0;
 }
@@ -42,9 +45,9 @@ int cap_thread_attr_getdefault(cap_thread_attr_t *attr)
 {
     if (attr == NULL)
         return EINVAL;
-    cap__spin_lock(&lock);
+    cap__ownspin_lock(&lock);
     *attr = stored;
-    cap__spin_unlock(&lock);
+    cap__ownspin_unlock(&lock);
     return 0;
 }
 
@@ -56,12 +59,13 @@ bool cap__thread_default_attr(cap_thread_attr_t *attr)
     return true;
 }
 
-void cap__thread_default_attr_fork_hold(void)
+bool cap__thread_default_attr_fork_hold(void)
 {
-    cap__spin_lock(&lock);
+    return cap__ownspin_lock_unless_mine(&lock);
 }
 
-void cap__thread_default_attr_fork_release(void)
+void cap__thread_default_attr_fork_release(bool held)
 {
-    cap__spin_unlock(&lock);
+    if (held)
+        cap__ownspin_unlock(&lock);
 }

@@ -201,9 +201,11 @@ bool cap__thread_attr_valid(const cap_thread_attr_t *attr);
 /* The process's default attributes (thread/default_attr.c), for a create
  * given none: false (*attr untouched) while the program never set them. */
 bool cap__thread_default_attr(cap_thread_attr_t *attr);
-/* fork holds the defaults' lock across the real fork (intercept/handover.c). */
-void cap__thread_default_attr_fork_hold(void);
-void cap__thread_default_attr_fork_release(void);
+/* fork holds the defaults' lock across the real fork (intercept/handover.c):
+ * false if the code a signal handler that forks interrupted holds it
+ * (util/ownspin.h); release is given that result. */
+bool cap__thread_default_attr_fork_hold(void);
+void cap__thread_default_attr_fork_release(bool held);
 /* Calls fn for every TCB not in state FREE (racy snapshot; for reports). */
 void cap__thread_foreach(void (*fn)(cap__thread *t, void *arg), void *arg);
 /* In a fork's child, on its one kernel thread: the table's lock and the

@@ -21,8 +21,10 @@
  *    call at once and queue the descriptor table's bookkeeping for that
  *    same dispatch (io/fd.h, io/fdsig.c); descriptors created there are
  *    made as asked, not non-blocking underneath.
- * Not covered: fork inside a handler (the pre-fork give-back of pipes,
- * intercept/handover.c, takes locks).
+ *  - fork, _Fork and exec give the descriptors back their blocking mode
+ *    at once, the pipes' wake-ups left to the dispatch (io/pipe.h), and
+ *    the locks a fork holds across the real fork know their holder's
+ *    kernel thread (util/ownspin.h, intercept/handover.c).
  */
 #ifndef CAP_UTIL_SIGCTX_H
 #define CAP_UTIL_SIGCTX_H
