@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fork_util.h"
 
 enum { CHILD_STATUS = 42, ALARM_S = 30 };
 
@@ -69,23 +70,22 @@ static void fork_inside_copy(int underscore, size_t stack_size)
     CHECK_EQ(munmap(page, page_size), 0);
 }
 
+enum { LATER_STACK = 512 * 1024 };
+
+static int child_reads_defaults(void)
+{
+    cap_thread_attr_t got;
+    return cap_thread_attr_getdefault(&got) == 0 && got.stack_size == LATER_STACK ? 0 : 1;
+}
+
 /* The lock was let go: the defaults change again, and a fork outside any
  * handler (which takes the lock) completes and its child can read them. */
 static void lock_free_after(void)
 {
     cap_thread_attr_t attr = CAP_THREAD_ATTR_INITIALIZER;
-    attr.stack_size = 512 * 1024;
+    attr.stack_size = LATER_STACK;
     CHECK_EQ(cap_thread_attr_setdefault(&attr), 0);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        cap_thread_attr_t got;
-        _exit(cap_thread_attr_getdefault(&got) == 0 && got.stack_size == attr.stack_size ? 0 : 1);
-    }
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    CHECK(WIFEXITED(status));
-    CHECK_EQ(WEXITSTATUS(status), 0);
+    run_in_fork_child(child_reads_defaults);
 }
 
 int main(void)

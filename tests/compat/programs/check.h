@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define EXPECT_EQ(a, b)                                                          \
     do {                                                                         \
@@ -37,6 +38,22 @@ static inline void sleep_ms(long ms)
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
+}
+
+/* Reads fd to its end into buf, NUL-terminated (at most size - 1 bytes:
+ * the rest is left unread); the length read. */
+static inline size_t read_to_end(int fd, char *buf, size_t size)
+{
+    size_t got = 0;
+    ssize_t n;
+    while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        EXPECT(n > 0);
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    return got;
 }
 
 /* Installs fn as sig's handler with sa_flags flags and an empty mask. */

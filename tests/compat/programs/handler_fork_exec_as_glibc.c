@@ -140,25 +140,13 @@ static void exec_in_handler_inherits_blocking_modes(void)
                  "exec grep -h '^flags:' /proc/self/fdinfo/%d /proc/self/fdinfo/%d "
                  "/proc/self/fdinfo/%d /proc/self/fdinfo/%d",
                  p[0], p[1], s[0], s[1]);
-        struct sigaction act;
-        memset(&act, 0, sizeof act);
-        act.sa_handler = on_usr2;
-        sigemptyset(&act.sa_mask);
-        if (sigaction(SIGUSR2, &act, NULL) != 0)
-            _exit(122);
+        install_handler(SIGUSR2, on_usr2, 0);
         raise(SIGUSR2);
         _exit(123); /* the handler execs */
     }
     close(out[1]);
-    char text[512] = { 0 };
-    size_t got = 0;
-    ssize_t n;
-    while (got < sizeof text - 1 && (n = read(out[0], text + got, sizeof text - 1 - got)) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        EXPECT(n > 0);
-        got += (size_t)n;
-    }
+    char text[512];
+    read_to_end(out[0], text, sizeof text);
     close(out[0]);
     int status = 0;
     EXPECT_EQ(waitpid(pid, &status, 0), pid);

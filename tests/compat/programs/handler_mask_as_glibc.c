@@ -69,15 +69,8 @@ static void exec_from_handler_keeps_handler_mask(void)
         _exit(124); /* the handler execs */
     }
     close(p[1]);
-    char out[128] = { 0 };
-    size_t got = 0;
-    ssize_t n;
-    while (got < sizeof out - 1 && (n = read(p[0], out + got, sizeof out - 1 - got)) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        EXPECT(n > 0);
-        got += (size_t)n;
-    }
+    char out[128];
+    read_to_end(p[0], out, sizeof out);
     close(p[0]);
     int status = 0;
     EXPECT_EQ(waitpid(pid, &status, 0), pid);
