@@ -12,6 +12,8 @@
 #ifndef CAP_INTERCEPT_NSS_H
 #define CAP_INTERCEPT_NSS_H
 
+#include "intercept/intercept.h"
+
 /* glibc's locks: one per by-key function without _r, one per
  * enumeration (set, get, get_r and end share it). */
 enum cap__nss_lock {
@@ -35,5 +37,27 @@ enum cap__nss_lock {
 int cap__nss_turn_take(enum cap__nss_lock lock);
 /* Gives the turn back and restores the cancel state. */
 void cap__nss_turn_give(enum cap__nss_lock lock, int cancel_state);
+
+/* A call made in lock's turn by whatever thread calls: the turn taken on
+ * a user thread (cap__nss_turn_take), nothing taken on a thread the
+ * library does not run or in a signal handler, where the call is glibc's
+ * as it is. */
+typedef struct cap__nss_turn {
+    enum cap__nss_lock lock; /* CAP__NSS_NO_LOCK: no turn taken */
+    int cancel_state;
+} cap__nss_turn;
+
+static inline cap__nss_turn cap__nss_turn_begin(enum cap__nss_lock lock)
+{
+    if (!cap__ic_user())
+        return (cap__nss_turn){ CAP__NSS_NO_LOCK, 0 };
+    return (cap__nss_turn){ lock, cap__nss_turn_take(lock) };
+}
+
+static inline void cap__nss_turn_end(cap__nss_turn t)
+{
+    if (t.lock != CAP__NSS_NO_LOCK)
+        cap__nss_turn_give(t.lock, t.cancel_state);
+}
 
 #endif /* CAP_INTERCEPT_NSS_H */
