@@ -91,6 +91,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/ownedxfer.h"
 #include "arch/sigframe.h"
 #include "arch/sigrestart.h"
 #include "arch/syscall.h"
@@ -332,6 +333,9 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
      * the program's handler's, and no signal that interrupts a call. */
     if ((sig == SIGSEGV || sig == SIGBUS) && cap__usercheck_fixup(uctx))
         return;
+    /* An owned pipe's test and call, interrupted: made again as this
+     * returns, after whatever the handler gives back (arch/ownedxfer.h). */
+    cap__arch_owned_xfer_rewind(uctx);
     __typeof__(table[0]) h = table[sig];
     if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed)) {
         if (is_kick(sig, info)) {
