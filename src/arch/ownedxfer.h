@@ -6,16 +6,20 @@
  *
  * An owned pipe is non-blocking underneath, so its plain call never
  * waits. A fork or an exec gives it back its blocking mode
- * (io/fd.h, cap__fd_disown); if that happens between the test and the
+ * (io/fd.c, cap__fd_disown); if that happens between the test and the
  * call, the call blocks its worker's kernel thread until the pipe is
  * ready. A fork made by a signal handler lands exactly there when the
- * handler interrupted that code. So the test and the call are one piece
- * of assembly whose range is known, rseq-style: every signal the runtime
- * catches (stack/signal.c, the trampoline) moves a context interrupted
- * between the test and the system call instruction (also one the kernel
- * rewound there to restart the call) back to the test, which is made
- * again as the handler returns. The inputs stay in registers the system
- * call does not touch until then.
+ * handler interrupted that code, and a fork on another worker can. So
+ * the test and the call are one piece of assembly whose range is known,
+ * rseq-style: every signal the runtime catches (stack/signal.c, the
+ * trampoline) moves a context interrupted between the test and the
+ * system call instruction (also one the kernel rewound there to restart
+ * the call it interrupted) back to the test, which is made again as the
+ * handler returns. The inputs stay in registers the system call does not
+ * touch until then. A give-back kicks the other workers once it is done
+ * (cap__fd_disown's walks), so a call of theirs caught in the window, or
+ * already blocked in it, starts over too; the handler that forked
+ * rewinds the call it interrupted itself.
  *
  * One implementation per architecture: src/arch/<cpu>/owned_xfer.S and
  * owned_xfer.c.

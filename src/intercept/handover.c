@@ -35,10 +35,11 @@
  * login_tty's dup2s are ours); popen gives pipes back like posix_spawn.
  * Fork handlers (atfork.c) run for fork, vfork, daemon and forkpty, not
  * for _Fork, posix_spawn, popen or system, as in glibc.
- * Not covered: raw clone, whose children inherit non-blocking pipes; and
- * a fork on one worker while a thread of another worker is already past
- * the ownership test in a plain read of an owned pipe: that read blocks
- * its worker until data comes (io/fd.h, cap__fd_disown).
+ * A thread between the ownership test and the plain read or write of an
+ * owned pipe as it is given back, on another worker or interrupted by a
+ * handler that forks, starts over at the test (io/fd.c, cap__fd_disown;
+ * arch/ownedxfer.h). Not covered: raw clone, whose children inherit
+ * non-blocking pipes.
  */
 #undef _FORTIFY_SOURCE
 #include <errno.h>

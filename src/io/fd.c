@@ -28,6 +28,7 @@
 #include "io/io.h"
 #include "io/netio.h"
 #include "io/pipe.h"
+#include "io/sigintr.h"
 #include "io/ttyfile.h"
 #include "io/wait.h"
 #include "sched/worker.h"
@@ -295,21 +296,51 @@ void cap__fd_forget_closed(void)
     cap__fd_foreach(forget_if_closed, NULL);
 }
 
+/* Plain-call descriptors (pipes, FIFOs, eventfds: kind STREAM) this
+ * kernel thread gave back their blocking mode so far; a give-back walk
+ * that moved it kicks the other workers (given_back_kick). */
+static __thread unsigned given_back __attribute__((tls_model("initial-exec")));
+
+/* After a give-back that started at count `before`: a thread of another
+ * worker may be between its owned test and its plain call on one of
+ * those descriptors, or already blocked in that call now that it blocks.
+ * A kick makes it start over at the test (arch/ownedxfer.h), which now
+ * fails, and take the RWF_NOWAIT way. */
+static void given_back_kick(unsigned before)
+{
+    if (given_back == before)
+        return;
+    const cap__worker *self = cap__worker_self();
+    for (int i = 0; i < cap__rt.nworkers; i++) {
+        const cap__worker *w = &cap__rt.workers[i];
+        pid_t tid = atomic_load_explicit(&w->tid, memory_order_acquire);
+        if (w != self && tid != 0)
+            cap__sig_kick(tid);
+    }
+}
+
 void cap__fd_disown(int fd)
 {
     cap__fd *f = cap__fd_peek(fd);
     if (f == NULL || !cap__fd_has(f, CAP__FDF_OWNED))
         return;
-    /* Readers of an owned pipe make the plain call (intercept/rw.c): clear
-     * the flag first, so that a call starting now takes the RWF_NOWAIT
-     * path; a plain read already past the test on another worker may then
-     * block that worker until data comes (the documented race). */
-    cap__fd_clear(f, CAP__FDF_OWNED);
+    /* The mode first, then the flag: a call that finds the flag clear
+     * must find the kernel's O_NONBLOCK as the application set it, or it
+     * takes the kernel's for the application's and answers EAGAIN (wait.c,
+     * file_nonblock_unseen: a blocking read of a pipe that a fork on
+     * another worker was giving back said EAGAIN so). A plain call of an
+     * owned pipe or FIFO that passed its test meanwhile, or is still
+     * before it, may block once the mode is blocking: the walk that gave
+     * it back kicks the other workers afterwards, and the kick makes the
+     * call start over at its test (given_back_kick, arch/ownedxfer.h). */
     if (!cap__fd_has(f, CAP__FDF_APP_NONBLOCK)) {
         long fl = syscall(SYS_fcntl, fd, F_GETFL);
         if (fl >= 0)
             syscall(SYS_fcntl, fd, F_SETFL, fl & ~O_NONBLOCK);
+        if (atomic_load(&f->kind) == CAP__FD_STREAM)
+            given_back++;
     }
+    cap__fd_clear(f, CAP__FDF_OWNED);
     /* After the mode: the waiters it wakes try again the RWF_NOWAIT way. */
     if (cap__fd_has(f, CAP__FDF_LOCAL))
         cap__pipe_escape(f, false);
@@ -334,13 +365,17 @@ void cap__fd_disown_pipes(void)
         return;
     }
     bool forking = false;
+    unsigned before = given_back;
     cap__fd_foreach(disown_pipe, &forking);
+    given_back_kick(before);
 }
 
 void cap__fd_forking(void)
 {
     bool forking = true;
+    unsigned before = given_back;
     cap__fd_foreach(disown_pipe, &forking);
+    given_back_kick(before);
 }
 
 /* The record visitor of cap__fd_spawning: as disown_pipe's, but an owned
@@ -359,7 +394,9 @@ static void spawn_disown(int fd, cap__fd *f, void *arg)
 
 void cap__fd_spawning(void)
 {
+    unsigned before = given_back;
     cap__fd_foreach(spawn_disown, NULL);
+    given_back_kick(before);
 }
 
 /* The record visitor of cap__fd_exec. */
@@ -375,7 +412,9 @@ static void exec_disown(int fd, cap__fd *f, void *arg)
 
 void cap__fd_exec(void)
 {
+    unsigned before = given_back;
     cap__fd_foreach(exec_disown, NULL);
+    given_back_kick(before); /* for a call that fails and returns */
 }
 
 /* The numbers of fd's open file that a dup marked (CAP__FDF_DUPED, fd.h),
@@ -439,9 +478,11 @@ void cap__fd_disown_file(int fd)
         return;
     struct same_open s;
     bool walk = cap__fd_has(f, CAP__FDF_DUPED) && same_open_init(&s, fd);
+    unsigned before = given_back;
     cap__fd_disown(fd);
     if (walk)
         cap__fd_foreach(disown_same, &s);
+    given_back_kick(before);
 }
 
 static void set_view_bits(cap__fd *f, uint32_t mask, uint32_t bits)

@@ -22,7 +22,8 @@ find_package(Threads REQUIRED)
 set(COMPAT_NETIO_PROGRAMS tcp_recv_of_nothing io_results_as_glibc stdio_as_glibc epoll_as_glibc
     cancel_points_as_glibc aio_as_glibc terminal_as_glibc splice_as_glibc event_fds_as_glibc
     fifo_writes_as_glibc unix_sockets_as_glibc poll_kinds_as_glibc pidfd_waits_as_glibc
-    underscore_fork_child forkpty_child syslog_as_glibc handler_fork_exec_as_glibc)
+    underscore_fork_child forkpty_child syslog_as_glibc handler_fork_exec_as_glibc
+    fork_beside_pipe_transfers)
 set(COMPAT_DISKIO_PROGRAMS file_io_as_glibc)
 file(GLOB compat_programs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/compat/programs/*.c)
 foreach(src ${compat_programs})
