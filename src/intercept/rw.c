@@ -218,22 +218,21 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
             return 0;
         return r;
     }
-    if (cap__fd_has(o->f, CAP__FDF_OWNED)) { /* non-blocking underneath: the plain call */
-        /* The test again, in one piece with the call that a handler
-         * interrupting it makes start over (arch/ownedxfer.h): a fork in
-         * that handler may give the pipe back, blocking, in between. */
-        long r = m->msg_iovlen == 1
-                     ? cap__arch_owned_xfer(fd, (long)m->msg_iov[0].iov_base,
-                                            (long)m->msg_iov[0].iov_len, &o->f->flags,
-                                            CAP__FDF_OWNED, o->write ? SYS_write : SYS_read)
-                     : cap__arch_owned_xfer(fd, (long)m->msg_iov, (long)m->msg_iovlen,
-                                            &o->f->flags, CAP__FDF_OWNED,
-                                            o->write ? SYS_writev : SYS_readv);
-        if (r != CAP__ARCH_NOT_OWNED) {
-            if (r > 0) /* wake a thread parked on the other end (io/pipe.h) */
-                cap__pipe_after_xfer(o->f, o->write);
-            return r;
-        }
+    /* Owned (non-blocking underneath): the plain call. The ownership test
+     * and the call are one piece that a signal interrupting it makes start
+     * over at the test (arch/ownedxfer.h): a fork may give the pipe back,
+     * blocking, in between. */
+    long owned_r = m->msg_iovlen == 1
+                       ? cap__arch_owned_xfer(fd, (long)m->msg_iov[0].iov_base,
+                                              (long)m->msg_iov[0].iov_len, &o->f->flags,
+                                              CAP__FDF_OWNED, o->write ? SYS_write : SYS_read)
+                       : cap__arch_owned_xfer(fd, (long)m->msg_iov, (long)m->msg_iovlen,
+                                              &o->f->flags, CAP__FDF_OWNED,
+                                              o->write ? SYS_writev : SYS_readv);
+    if (owned_r != CAP__ARCH_NOT_OWNED) {
+        if (owned_r > 0) /* wake a thread parked on the other end (io/pipe.h) */
+            cap__pipe_after_xfer(o->f, o->write);
+        return owned_r;
     }
     /* read() or write() of nothing (the vector calls of nothing never get
      * here: their wrappers answer them as the kernel does): the plain

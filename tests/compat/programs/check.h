@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +55,32 @@ static inline size_t read_to_end(int fd, char *buf, size_t size)
     }
     buf[got] = '\0';
     return got;
+}
+
+/* Forks a child whose standard output is a pipe and which runs child()
+ * (it must exec or exit: 124 if it returns); reads what the child
+ * printed into out (as read_to_end) and checks the child exited 0. */
+static inline void child_output(void (*child)(void), char *out, size_t size)
+{
+    int p[2];
+    EXPECT_EQ(pipe(p), 0);
+    pid_t pid = fork();
+    EXPECT(pid >= 0);
+    if (pid == 0) {
+        if (dup2(p[1], 1) != 1)
+            _exit(125);
+        close(p[0]);
+        close(p[1]);
+        child();
+        _exit(124);
+    }
+    close(p[1]);
+    read_to_end(p[0], out, size);
+    close(p[0]);
+    int status = 0;
+    EXPECT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 /* Installs fn as sig's handler with sa_flags flags and an empty mask. */

@@ -122,36 +122,26 @@ static int count_nonblocking(const char *out, int *lines)
     return nonblocking;
 }
 
+/* Runs with the pipe as standard output: makes a pipe and a socket pair
+ * (non-blocking underneath on the library), then the handler execs a
+ * program that prints their flags. */
+static void raise_with_descriptors(void)
+{
+    int p[2], s[2];
+    if (pipe(p) != 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, s) != 0)
+        _exit(120);
+    snprintf(command, sizeof command,
+             "exec grep -h '^flags:' /proc/self/fdinfo/%d /proc/self/fdinfo/%d "
+             "/proc/self/fdinfo/%d /proc/self/fdinfo/%d",
+             p[0], p[1], s[0], s[1]);
+    install_handler(SIGUSR2, on_usr2, 0);
+    raise(SIGUSR2);
+}
+
 static void exec_in_handler_inherits_blocking_modes(void)
 {
-    int out[2];
-    EXPECT_EQ(pipe(out), 0);
-    pid_t pid = fork();
-    EXPECT(pid >= 0);
-    if (pid == 0) {
-        int p[2], s[2];
-        if (pipe(p) != 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, s) != 0)
-            _exit(120);
-        if (dup2(out[1], 1) != 1)
-            _exit(121);
-        close(out[0]);
-        close(out[1]);
-        snprintf(command, sizeof command,
-                 "exec grep -h '^flags:' /proc/self/fdinfo/%d /proc/self/fdinfo/%d "
-                 "/proc/self/fdinfo/%d /proc/self/fdinfo/%d",
-                 p[0], p[1], s[0], s[1]);
-        install_handler(SIGUSR2, on_usr2, 0);
-        raise(SIGUSR2);
-        _exit(123); /* the handler execs */
-    }
-    close(out[1]);
     char text[512];
-    read_to_end(out[0], text, sizeof text);
-    close(out[0]);
-    int status = 0;
-    EXPECT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0);
+    child_output(raise_with_descriptors, text, sizeof text);
     int lines = 0;
     int nonblocking = count_nonblocking(text, &lines);
     if (lines != 4 || nonblocking != 0)
