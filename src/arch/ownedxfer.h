@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The plain read or write of a pipe the runtime owns (intercept/rw.c),
- * made so that a signal handler cannot slip a give-back between the
- * ownership test and the system call.
+ * The plain call on a descriptor the runtime owns: a pipe's read or
+ * write (intercept/rw.c), a sendfile into a pipe or socket
+ * (intercept/file.c). Made so that a signal handler cannot slip a
+ * give-back between the ownership test and the system call.
  *
  * An owned pipe is non-blocking underneath, so its plain call never
  * waits. A fork or an exec gives it back its blocking mode
@@ -34,10 +35,10 @@
  * any system call returns (errors are -4095..-1). */
 #define CAP__ARCH_NOT_OWNED (-4096L)
 
-/* System call nr(a, b, c) if (*flags & bit) != 0 as it is made, else
+/* System call nr(a, b, c, d) if (*flags & bit) != 0 as it is made, else
  * CAP__ARCH_NOT_OWNED; a raw result (-errno on failure). */
-long cap__arch_owned_xfer(long a, long b, long c, const _Atomic uint32_t *flags, uint32_t bit,
-                          long nr);
+long cap__arch_owned_xfer(long a, long b, long c, long d, const _Atomic uint32_t *flags,
+                          uint32_t bit, long nr);
 
 /* From a signal handler with its ucontext: a context interrupted inside
  * cap__arch_owned_xfer before or at its system call goes back to the

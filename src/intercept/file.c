@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/ownedxfer.h"
 #include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "io/diskio.h"
@@ -100,16 +101,24 @@ static long device_call(struct device_call *c)
 }
 
 struct sf {
+    cap__fd *out; /* the output's record */
     int in;
     off_t *off;
     size_t count;
-    bool owned; /* out is non-blocking underneath: no readiness check needed */
 };
 
 static ssize_t sf_attempt(int out, void *arg)
 {
     struct sf *s = arg;
-    if (!s->owned && cap__ic_revents_now(out, POLLOUT) == 0)
+    /* Owned (non-blocking underneath): the call, with no readiness check.
+     * The ownership test and the call are one piece that a signal
+     * interrupting it makes start over at the test (arch/ownedxfer.h): a
+     * fork may give a pipe back, blocking, in between. */
+    long r = cap__arch_owned_xfer(out, s->in, (long)s->off, (long)s->count, &s->out->flags,
+                                  CAP__FDF_OWNED, SYS_sendfile);
+    if (r != CAP__ARCH_NOT_OWNED)
+        return r;
+    if (cap__ic_revents_now(out, POLLOUT) == 0)
         return -EAGAIN;
     return cap__sys6(SYS_sendfile, out, s->in, (long)s->off, (long)s->count, 0, 0);
 }
@@ -122,7 +131,7 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
     cap__fd *f = cap__fd_get(out);
     int kind = f != NULL ? cap__fd_classify(f, out) : CAP__FD_UNKNOWN;
     if (kind == CAP__FD_SOCKET || kind == CAP__FD_STREAM) {
-        struct sf s = { .in = in, .off = off, .owned = cap__fd_has(f, CAP__FDF_OWNED) };
+        struct sf s = { .out = f, .in = in, .off = off };
         bool nonblock = cap__ic_nonblock(f);
         uint64_t deadline = kind == CAP__FD_SOCKET ? cap__io_deadline(f, CAP__IO_WRITE)
                                                    : CAP__FOREVER;

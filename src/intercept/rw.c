@@ -224,9 +224,9 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
      * blocking, in between. */
     long owned_r = m->msg_iovlen == 1
                        ? cap__arch_owned_xfer(fd, (long)m->msg_iov[0].iov_base,
-                                              (long)m->msg_iov[0].iov_len, &o->f->flags,
+                                              (long)m->msg_iov[0].iov_len, 0, &o->f->flags,
                                               CAP__FDF_OWNED, o->write ? SYS_write : SYS_read)
-                       : cap__arch_owned_xfer(fd, (long)m->msg_iov, (long)m->msg_iovlen,
+                       : cap__arch_owned_xfer(fd, (long)m->msg_iov, (long)m->msg_iovlen, 0,
                                               &o->f->flags, CAP__FDF_OWNED,
                                               o->write ? SYS_writev : SYS_readv);
     if (owned_r != CAP__ARCH_NOT_OWNED) {
