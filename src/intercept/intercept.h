@@ -181,6 +181,13 @@ static inline short cap__ic_revents_now(int fd, short events)
     return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 ? p.revents : 0;
 }
 
+/* One transfer that does not wait on a pipe, FIFO, eventfd or other
+ * stream the runtime does not own (not non-blocking underneath: never
+ * made here, or given back at a fork): RWF_NOWAIT where the file takes
+ * it, else readiness first, then the plain call (rw.c). >= 0 or -errno;
+ * -EAGAIN where it would wait. */
+ssize_t cap__ic_stream_unowned(cap__fd *f, int fd, bool write, const struct msghdr *m);
+
 /* A read (read, readv) of a signalfd our signalfd() made
  * (CAP__FDF_SIGNALFD), f its record: also takes the calling thread's own
  * pending signals of its mask (sigwait.c). >= 0 or -errno. */

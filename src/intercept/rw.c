@@ -234,26 +234,32 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
             cap__pipe_after_xfer(o->f, o->write);
         return owned_r;
     }
+    return cap__ic_stream_unowned(o->f, fd, o->write, o->msg);
+}
+
+/* intercept.h. */
+ssize_t cap__ic_stream_unowned(cap__fd *f, int fd, bool write, const struct msghdr *m)
+{
     /* read() or write() of nothing (the vector calls of nothing never get
      * here: their wrappers answer them as the kernel does): the plain
      * call, which the driver sees (/dev/full: ENOSPC), where a vector of
      * nothing is answered before it. It waits no more than one that
      * moves data would (a tty's write lock, behind a stopped writer). */
-    /* Raw calls (arch/syscall.h) here, as for sockets and pipes above: a
-     * transfer that succeeds leaves errno as the caller had it, not with
+    /* Raw calls (arch/syscall.h) here, as attempt's for sockets and owned
+     * pipes: a transfer that succeeds leaves errno as the caller had it, not with
      * the EOPNOTSUPP of a refused RWF_NOWAIT (an eventfd's write) or the
      * EAGAIN of the attempt before a park (a timerfd's read). */
-    if (o->msg->msg_iovlen == 1 && o->msg->msg_iov[0].iov_len == 0)
-        return cap__sys6(o->write ? SYS_write : SYS_read, fd,
-                         (long)o->msg->msg_iov[0].iov_base, 0L, 0, 0, 0);
-    long nr = o->write ? SYS_pwritev2 : SYS_preadv2;
-    uint32_t nowait_bad = o->write ? CAP__FDF_NOWAIT_BAD_WR : CAP__FDF_NOWAIT_BAD_RD;
-    if (!cap__fd_has(o->f, nowait_bad)) {
-        long r = cap__sys6(nr, fd, (long)o->msg->msg_iov, (long)o->msg->msg_iovlen, -1L, -1L,
+    if (m->msg_iovlen == 1 && m->msg_iov[0].iov_len == 0)
+        return cap__sys6(write ? SYS_write : SYS_read, fd,
+                         (long)m->msg_iov[0].iov_base, 0L, 0, 0, 0);
+    long nr = write ? SYS_pwritev2 : SYS_preadv2;
+    uint32_t nowait_bad = write ? CAP__FDF_NOWAIT_BAD_WR : CAP__FDF_NOWAIT_BAD_RD;
+    if (!cap__fd_has(f, nowait_bad)) {
+        long r = cap__sys6(nr, fd, (long)m->msg_iov, (long)m->msg_iovlen, -1L, -1L,
                            RWF_NOWAIT);
         if (r != -EOPNOTSUPP)
             return r;
-        cap__fd_set(o->f, nowait_bad | (cap__fifo_is(fd) ? CAP__FDF_FIFO : 0));
+        cap__fd_set(f, nowait_bad | (cap__fifo_is(fd) ? CAP__FDF_FIFO : 0));
     }
     /* Readiness, then the plain call. A descriptor the application made
      * non-blocking is so in the kernel too (it is not ours): there the
@@ -261,15 +267,15 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
      * nothing (a FIFO that never had a writer: EOF; a short eventfd
      * read: EINVAL). A blocking read of a FIFO that never had a writer
      * answers 0 at once too, which poll does not show (io/fifo.h). */
-    if (!cap__fd_has(o->f, CAP__FDF_APP_NONBLOCK)) {
-        if (cap__ic_revents_now(fd, o->write ? POLLOUT : POLLIN) == 0 &&
-            (o->write || !cap__fifo_answers_now(o->f, fd)))
+    if (!cap__fd_has(f, CAP__FDF_APP_NONBLOCK)) {
+        if (cap__ic_revents_now(fd, write ? POLLOUT : POLLIN) == 0 &&
+            (write || !cap__fifo_answers_now(f, fd)))
             return -EAGAIN;
-        if (o->write && cap__fd_has(o->f, CAP__FDF_FIFO))
-            return fifo_write_piece(fd, o->msg);
+        if (write && cap__fd_has(f, CAP__FDF_FIFO))
+            return fifo_write_piece(fd, m);
     }
-    return cap__sys6(o->write ? SYS_writev : SYS_readv, fd, (long)o->msg->msg_iov,
-                     (long)o->msg->msg_iovlen, 0, 0, 0);
+    return cap__sys6(write ? SYS_writev : SYS_readv, fd, (long)m->msg_iov,
+                     (long)m->msg_iovlen, 0, 0, 0);
 }
 
 /* intercept.h. */

@@ -57,6 +57,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "arch/ownedxfer.h"
 #include "arch/syscall.h"
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
@@ -240,6 +241,7 @@ int signalfd(int fd, const sigset_t *mask, int flags)
 enum { READ_RECORDS = 16 };
 
 struct sfd_read {
+    cap__fd *f;
     struct msghdr *msg;
     cap__thread *self;
     uint64_t mask; /* the signalfd's, once known */
@@ -277,13 +279,23 @@ static void iov_scatter(const struct msghdr *m, const void *src, size_t n)
     }
 }
 
-/* The kernel's read of the signalfd (non-blocking underneath). */
-static ssize_t kernel_read(int fd, const struct msghdr *m)
+/* The kernel's read of the signalfd, which does not wait: the plain read
+ * while the runtime owns it (non-blocking underneath), the ownership test
+ * and the call one piece that a fork giving it back in between makes
+ * start over (arch/ownedxfer.h); after that, a read that asks not to
+ * wait (rw.c). Before, the plain read of a signalfd a fork had given
+ * back blocked the worker until a signal came. */
+static ssize_t kernel_read(cap__fd *f, int fd, const struct msghdr *m)
 {
-    if (m->msg_iovlen == 1)
-        return cap__sys6(SYS_read, fd, (long)m->msg_iov[0].iov_base, (long)m->msg_iov[0].iov_len,
-                         0, 0, 0);
-    return cap__sys6(SYS_readv, fd, (long)m->msg_iov, (long)m->msg_iovlen, 0, 0, 0);
+    long r = m->msg_iovlen == 1
+                 ? cap__arch_owned_xfer(fd, (long)m->msg_iov[0].iov_base,
+                                        (long)m->msg_iov[0].iov_len, 0, &f->flags,
+                                        CAP__FDF_OWNED, SYS_read)
+                 : cap__arch_owned_xfer(fd, (long)m->msg_iov, (long)m->msg_iovlen, 0, &f->flags,
+                                        CAP__FDF_OWNED, SYS_readv);
+    if (r != CAP__ARCH_NOT_OWNED)
+        return r;
+    return cap__ic_stream_unowned(f, fd, false, m);
 }
 
 /* A signalfd record of info, as the kernel writes one (the fields its
@@ -316,13 +328,13 @@ static ssize_t sfd_attempt(int fd, void *arg)
 {
     struct sfd_read *o = arg;
     if (atomic_load(&o->self->sig_pending) == 0)
-        return kernel_read(fd, o->msg);
+        return kernel_read(o->f, fd, o->msg);
     if (!o->known) {
         o->mask = cap__sigfd_mask(fd);
         o->known = true;
     }
     if ((atomic_load(&o->self->sig_pending) & o->mask) == 0)
-        return kernel_read(fd, o->msg);
+        return kernel_read(o->f, fd, o->msg);
     /* Too small a buffer, or a bad one: the kernel's answer, before
      * anything is taken (the kernel's own read would say EAGAIN to a bad
      * one when it has nothing, and a blocking read would never end). */
@@ -345,10 +357,11 @@ static ssize_t sfd_attempt(int fd, void *arg)
         record_of(&rec[n++], &info);
     }
     if (n == 0) /* another taker was first (a handler's delivery) */
-        return kernel_read(fd, o->msg);
+        return kernel_read(o->f, fd, o->msg);
     if (n < room) {
-        long more = cap__sys6(SYS_read, fd, (long)&rec[n], (long)((room - n) * sizeof rec[0]), 0,
-                              0, 0);
+        struct iovec rest = { &rec[n], (room - n) * sizeof rec[0] };
+        struct msghdr rest_msg = { .msg_iov = &rest, .msg_iovlen = 1 };
+        ssize_t more = kernel_read(o->f, fd, &rest_msg);
         if (more > 0)
             n += (size_t)more / sizeof rec[0];
     }
@@ -358,7 +371,7 @@ static ssize_t sfd_attempt(int fd, void *arg)
 
 ssize_t cap__ic_signalfd_read(cap__fd *f, int fd, struct msghdr *msg, bool nonblock)
 {
-    struct sfd_read o = { .msg = msg, .self = cap__current() };
+    struct sfd_read o = { .f = f, .msg = msg, .self = cap__current() };
     ssize_t r = cap__io_do(f, fd, CAP__IO_READ, sfd_attempt, &o, CAP__FOREVER, true, NULL, 0);
     if (r != -EAGAIN || nonblock)
         return r;
