@@ -43,6 +43,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "arch/ownedxfer.h"
 #include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
@@ -104,10 +105,10 @@ int socketpair(int domain, int type, int proto, int sv[2])
 /* ---- accept ----------------------------------------------------------------- */
 
 struct accept_op {
+    cap__fd *f; /* the listener's record */
     struct sockaddr *addr;
     socklen_t *alen;
     int flags;
-    bool owned;
 };
 
 /* Whether fd is a listening socket (or cannot tell). */
@@ -121,13 +122,23 @@ static bool listening(int fd)
 static ssize_t accept_attempt(int fd, void *arg)
 {
     struct accept_op *a = arg;
+    long flags = a->flags | SOCK_NONBLOCK;
+    /* Ours (non-blocking underneath): the call. Ownership is looked at
+     * for each attempt, in one piece with the call (arch/ownedxfer.h): a
+     * listener sent with SCM_RIGHTS, or given to fdopen, meanwhile is
+     * blocking now, and a thread woken for a connection another took
+     * would wait in the kernel's accept, holding its worker. */
+    long r = cap__arch_owned_xfer(fd, (long)a->addr, (long)a->alen, flags, &a->f->flags,
+                                  CAP__FDF_OWNED, SYS_accept4);
+    if (r != CAP__ARCH_NOT_OWNED)
+        return r;
     /* A blocking listener we may not touch: readiness, then the call. A
      * socket that does not listen reports no readiness for accept, and
      * the kernel's call fails at once there (EINVAL) without blocking:
      * make it. */
-    if (!a->owned && cap__ic_revents_now(fd, POLLIN) == 0 && listening(fd))
+    if (cap__ic_revents_now(fd, POLLIN) == 0 && listening(fd))
         return -EAGAIN;
-    return cap__sys6(SYS_accept4, fd, (long)a->addr, (long)a->alen, a->flags | SOCK_NONBLOCK, 0, 0);
+    return cap__sys6(SYS_accept4, fd, (long)a->addr, (long)a->alen, flags, 0, 0);
 }
 
 static void accepted(int listener, int fd, int flags)
@@ -185,8 +196,7 @@ int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict alen, int flags)
     int kind = f != NULL ? cap__fd_classify(f, fd) : CAP__FD_UNKNOWN;
     if (kind != CAP__FD_SOCKET) /* EBADF, ENOTSOCK, or beyond the table */
         return (int)syscall(SYS_accept4, fd, addr.__sockaddr__, alen, flags);
-    struct accept_op a = { .addr = addr.__sockaddr__, .alen = alen, .flags = flags,
-                           .owned = cap__fd_has(f, CAP__FDF_OWNED) };
+    struct accept_op a = { .f = f, .addr = addr.__sockaddr__, .alen = alen, .flags = flags };
     bool nonblock = cap__ic_nonblock(f);
     uint64_t deadline = cap__io_deadline(f, CAP__IO_READ);
     cap__intr in = cap__ic_intr_cancel(deadline);
