@@ -29,9 +29,11 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 
+#include "arch/ownedxfer.h"
 #include "arch/syscall.h"
 #include "io/fd.h"
 #include "io/sigintr.h"
@@ -179,6 +181,19 @@ static inline short cap__ic_revents_now(int fd, short events)
 {
     struct pollfd p = { .fd = fd, .events = events };
     return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 ? p.revents : 0;
+}
+
+/* The plain read or write (readv, writev with more than one buffer) of
+ * m's vector on fd while the runtime owns it (non-blocking underneath),
+ * the ownership test and the call one piece (arch/ownedxfer.h); else
+ * CAP__ARCH_NOT_OWNED. A raw result: >= 0 or -errno. */
+static inline long cap__ic_owned_rw(cap__fd *f, int fd, bool write, const struct msghdr *m)
+{
+    if (m->msg_iovlen == 1)
+        return cap__arch_owned_xfer(fd, (long)m->msg_iov[0].iov_base, (long)m->msg_iov[0].iov_len,
+                                    0, &f->flags, CAP__FDF_OWNED, write ? SYS_write : SYS_read);
+    return cap__arch_owned_xfer(fd, (long)m->msg_iov, (long)m->msg_iovlen, 0, &f->flags,
+                                CAP__FDF_OWNED, write ? SYS_writev : SYS_readv);
 }
 
 /* One transfer that does not wait on a pipe, FIFO, eventfd or other

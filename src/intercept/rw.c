@@ -222,13 +222,7 @@ __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
      * and the call are one piece that a signal interrupting it makes start
      * over at the test (arch/ownedxfer.h): a fork may give the pipe back,
      * blocking, in between. */
-    long owned_r = m->msg_iovlen == 1
-                       ? cap__arch_owned_xfer(fd, (long)m->msg_iov[0].iov_base,
-                                              (long)m->msg_iov[0].iov_len, 0, &o->f->flags,
-                                              CAP__FDF_OWNED, o->write ? SYS_write : SYS_read)
-                       : cap__arch_owned_xfer(fd, (long)m->msg_iov, (long)m->msg_iovlen, 0,
-                                              &o->f->flags, CAP__FDF_OWNED,
-                                              o->write ? SYS_writev : SYS_readv);
+    long owned_r = cap__ic_owned_rw(o->f, fd, o->write, m);
     if (owned_r != CAP__ARCH_NOT_OWNED) {
         if (owned_r > 0) /* wake a thread parked on the other end (io/pipe.h) */
             cap__pipe_after_xfer(o->f, o->write);

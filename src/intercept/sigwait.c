@@ -57,7 +57,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "arch/ownedxfer.h"
 #include "arch/syscall.h"
 #include "arch/usercheck.h"
 #include "intercept/intercept.h"
@@ -287,12 +286,7 @@ static void iov_scatter(const struct msghdr *m, const void *src, size_t n)
  * back blocked the worker until a signal came. */
 static ssize_t kernel_read(cap__fd *f, int fd, const struct msghdr *m)
 {
-    long r = m->msg_iovlen == 1
-                 ? cap__arch_owned_xfer(fd, (long)m->msg_iov[0].iov_base,
-                                        (long)m->msg_iov[0].iov_len, 0, &f->flags,
-                                        CAP__FDF_OWNED, SYS_read)
-                 : cap__arch_owned_xfer(fd, (long)m->msg_iov, (long)m->msg_iovlen, 0, &f->flags,
-                                        CAP__FDF_OWNED, SYS_readv);
+    long r = cap__ic_owned_rw(f, fd, false, m);
     if (r != CAP__ARCH_NOT_OWNED)
         return r;
     return cap__ic_stream_unowned(f, fd, false, m);
