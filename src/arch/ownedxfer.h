@@ -3,9 +3,10 @@
  * The plain call on a descriptor the runtime owns: a pipe's or
  * eventfd's read or write (intercept/rw.c), a signalfd's read
  * (intercept/sigwait.c), a sendfile into a pipe or socket
- * (intercept/file.c), an accept (intercept/net.c). Made so that a
- * signal handler cannot slip a give-back between the ownership test and
- * the system call, and so that each try looks at ownership again.
+ * (intercept/file.c), an accept or connect (intercept/net.c). Made so
+ * that a signal handler cannot slip a give-back between the ownership
+ * test and the system call, and so that each try looks at ownership
+ * again.
  *
  * An owned pipe is non-blocking underneath, so its plain call never
  * waits. A fork or an exec gives it back its blocking mode

@@ -295,21 +295,35 @@ static long finish_connect(cap__fd *f, int fd, const struct sockaddr *addr, sock
     return r == -EINPROGRESS ? timed_out : r;
 }
 
+/* A blocking socket we may not touch: the kernel's blocking connect,
+ * on the offload pool. */
+static long offloaded_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+    struct connect_call c = { fd, addr, len, 0 };
+    cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
+    return cap__offload_call(run_connect, &c, &c.result, &in);
+}
+
 static long user_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
     cap__fd *f = cap__fd_get(fd);
     int kind = f != NULL ? cap__fd_classify(f, fd) : CAP__FD_UNKNOWN;
     if (kind != CAP__FD_SOCKET)
         return cap__ic_sys(syscall(SYS_connect, fd, addr, len));
-    if (!cap__fd_has(f, CAP__FDF_OWNED) && !cap__ic_nonblock(f)) {
-        struct connect_call c = { fd, addr, len, 0 };
-        cap__intr in = cap__ic_intr_cancel(CAP__FOREVER);
-        return cap__offload_call(run_connect, &c, &c.result, &in);
-    }
     bool nonblock = cap__ic_nonblock(f);
+    if (!cap__fd_has(f, CAP__FDF_OWNED) && !nonblock)
+        return offloaded_connect(fd, addr, len);
     uint64_t deadline = cap__io_deadline(f, CAP__IO_WRITE);
     for (;;) {
-        long r = cap__ic_sys(syscall(SYS_connect, fd, addr, len));
+        /* Ours (non-blocking underneath), looked at for each try in one
+         * piece with the call (arch/ownedxfer.h): a socket given back
+         * meanwhile (sent with SCM_RIGHTS, given to fdopen) is blocking
+         * now, and its connect would wait in the kernel. */
+        long r = nonblock ? cap__ic_sys(syscall(SYS_connect, fd, addr, len))
+                          : cap__arch_owned_xfer(fd, (long)addr, len, 0, &f->flags,
+                                                 CAP__FDF_OWNED, SYS_connect);
+        if (r == CAP__ARCH_NOT_OWNED)
+            return offloaded_connect(fd, addr, len);
         if (r == 0 || nonblock || (r != -EINPROGRESS && r != -EALREADY && r != -EAGAIN))
             return r;
         /* Ours, or one in progress since an earlier call: the kernel's
