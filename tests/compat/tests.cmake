@@ -25,6 +25,12 @@ set(COMPAT_NETIO_PROGRAMS tcp_recv_of_nothing io_results_as_glibc stdio_as_glibc
     underscore_fork_child forkpty_child syslog_as_glibc handler_fork_exec_as_glibc
     fork_beside_pipe_transfers)
 set(COMPAT_DISKIO_PROGRAMS file_io_as_glibc)
+# The library's runs go through hang_dump.sh (tests/CMakeLists.txt), so a
+# hang leaves a trace of the program and its children in the log. At
+# 25 s, before the alarm(30) of several programs ends the parent and
+# leaves a hung child, which holds the output pipe, to the ctest timeout
+# with no trace (the longest program takes ~4 s sanitized).
+set(compat_dump_after 25)
 file(GLOB compat_programs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/compat/programs/*.c)
 foreach(src ${compat_programs})
   get_filename_component(name ${src} NAME_WE)
@@ -42,14 +48,16 @@ foreach(src ${compat_programs})
   set_target_properties(compat_cap_${name} PROPERTIES OUTPUT_NAME ${name}
                         RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/compat/cap)
   foreach(n ${CAP_TEST_WORKERS})
-    add_test(NAME compat/${name}/cap/w${n} COMMAND compat_cap_${name})
+    add_test(NAME compat/${name}/cap/w${n}
+             COMMAND ${CAP_HANG_DUMP} ${compat_dump_after} $<TARGET_FILE:compat_cap_${name}>)
     set_tests_properties(compat/${name}/cap/w${n} PROPERTIES
       ENVIRONMENT "CAP_WORKERS=${n}" TIMEOUT 60 SKIP_RETURN_CODE 77)
   endforeach()
   if(name IN_LIST COMPAT_NETIO_PROGRAMS)
     foreach(net poll uring)
       foreach(n ${CAP_TEST_WORKERS})
-        add_test(NAME compat/${name}/cap/${net}/w${n} COMMAND compat_cap_${name})
+        add_test(NAME compat/${name}/cap/${net}/w${n}
+                 COMMAND ${CAP_HANG_DUMP} ${compat_dump_after} $<TARGET_FILE:compat_cap_${name}>)
         set_tests_properties(compat/${name}/cap/${net}/w${n} PROPERTIES
           ENVIRONMENT "CAP_WORKERS=${n};CAP_NETIO=${net}" TIMEOUT 60 SKIP_RETURN_CODE 77
           SKIP_REGULAR_EXPRESSION "is not available here")
@@ -59,13 +67,15 @@ foreach(src ${compat_programs})
   if(name IN_LIST COMPAT_DISKIO_PROGRAMS)
     foreach(disk threads blocking)
       foreach(n ${CAP_TEST_WORKERS})
-        add_test(NAME compat/${name}/cap/disk-${disk}/w${n} COMMAND compat_cap_${name})
+        add_test(NAME compat/${name}/cap/disk-${disk}/w${n}
+                 COMMAND ${CAP_HANG_DUMP} ${compat_dump_after} $<TARGET_FILE:compat_cap_${name}>)
         set_tests_properties(compat/${name}/cap/disk-${disk}/w${n} PROPERTIES
           ENVIRONMENT "CAP_WORKERS=${n};CAP_DISKIO=${disk}" TIMEOUT 60 SKIP_RETURN_CODE 77)
       endforeach()
     endforeach()
   endif()
-  add_test(NAME compat/${name}/cap/w2-migrate COMMAND compat_cap_${name})
+  add_test(NAME compat/${name}/cap/w2-migrate
+           COMMAND ${CAP_HANG_DUMP} ${compat_dump_after} $<TARGET_FILE:compat_cap_${name}>)
   set_tests_properties(compat/${name}/cap/w2-migrate PROPERTIES
     ENVIRONMENT "CAP_WORKERS=2;CAP_MIGRATE=1" TIMEOUT 60 SKIP_RETURN_CODE 77)
 endforeach()
@@ -77,7 +87,8 @@ endforeach()
 set(COMPAT_PEER_PROGRAMS semaphores_across_processes)
 foreach(name ${COMPAT_PEER_PROGRAMS})
   foreach(n ${CAP_TEST_WORKERS})
-    add_test(NAME compat/${name}/cap-glibc-peer/w${n} COMMAND compat_cap_${name})
+    add_test(NAME compat/${name}/cap-glibc-peer/w${n}
+             COMMAND ${CAP_HANG_DUMP} ${compat_dump_after} $<TARGET_FILE:compat_cap_${name}>)
     set_tests_properties(compat/${name}/cap-glibc-peer/w${n} PROPERTIES
       ENVIRONMENT "CAP_WORKERS=${n};COMPAT_PEER=$<TARGET_FILE:compat_glibc_${name}>"
       TIMEOUT 60 SKIP_RETURN_CODE 77)
