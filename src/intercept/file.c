@@ -105,7 +105,12 @@ struct sf {
     int in;
     off_t *off;
     size_t count;
+    bool wait_all; /* a blocking socket: the kernel's call waits to send all */
 };
+
+/* What sf_attempt says when a blocking socket's output is no longer the
+ * runtime's: not a value sendfile returns. */
+#define SF_GIVEN_BACK (-EOWNERDEAD)
 
 static ssize_t sf_attempt(int out, void *arg)
 {
@@ -118,9 +123,36 @@ static ssize_t sf_attempt(int out, void *arg)
                                   CAP__FDF_OWNED, SYS_sendfile);
     if (r != CAP__ARCH_NOT_OWNED)
         return r;
+    if (s->wait_all)
+        return SF_GIVEN_BACK; /* sent with SCM_RIGHTS, say, since the call began */
     if (cap__ic_revents_now(out, POLLOUT) == 0)
         return -EAGAIN;
     return cap__sys6(SYS_sendfile, out, s->in, (long)s->off, (long)s->count, 0, 0);
+}
+
+/* The kernel's sendfile into a blocking socket (one the runtime does not
+ * own: inherited, received, made by a raw call, given back) returns only
+ * when it has sent everything, or at the socket's send timeout or a
+ * signal: readiness promises room for some of it, not all. So it is made
+ * on the offload pool, while only the caller waits; its result is the
+ * call's, as the kernel gives it. */
+struct sf_call {
+    int out, in;
+    off_t *off;
+    size_t count;
+    long result;
+};
+
+static void run_sendfile(void *arg)
+{
+    struct sf_call *c = arg;
+    c->result = cap__sys6(SYS_sendfile, c->out, c->in, (long)c->off, (long)c->count, 0, 0);
+}
+
+static long offloaded_sendfile(int out, int in, off_t *off, size_t count, const cap__intr *intr)
+{
+    struct sf_call c = { out, in, off, count, 0 };
+    return cap__offload_call(run_sendfile, &c, &c.result, intr);
 }
 
 ssize_t sendfile(int out, int in, off_t *off, size_t count)
@@ -131,14 +163,22 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
     cap__fd *f = cap__fd_get(out);
     int kind = f != NULL ? cap__fd_classify(f, out) : CAP__FD_UNKNOWN;
     if (kind == CAP__FD_SOCKET || kind == CAP__FD_STREAM) {
-        struct sf s = { .out = f, .in = in, .off = off };
         bool nonblock = cap__ic_nonblock(f);
+        struct sf s = { .out = f, .in = in, .off = off,
+                        .wait_all = kind == CAP__FD_SOCKET && !nonblock };
         uint64_t deadline = kind == CAP__FD_SOCKET ? cap__io_deadline(f, CAP__IO_WRITE)
                                                    : CAP__FOREVER;
         cap__fd *fin = cap__fd_get(in);
         bool from_file = fin != NULL && cap__fd_classify(fin, in) == CAP__FD_FILE;
         size_t total = 0;
         for (;;) {
+            if (s.wait_all && !cap__fd_has(f, CAP__FDF_OWNED)) {
+                /* The rest in one call of the kernel's, as NPTL makes it. */
+                long r = offloaded_sendfile(out, in, off, count - total, cap__ic_intr(deadline));
+                if (r > 0)
+                    total += (size_t)r;
+                return total > 0 ? (ssize_t)total : cap__ic_ret(r);
+            }
             /* A cold input is read through the disk backend first, not
              * by the kernel's transfer on the worker (io/disk_warm.c);
              * each transfer then moves no more than was looked at. */
@@ -147,6 +187,8 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
                 cap__disk_warm(in, off != NULL ? *off : -1, &s.count);
             ssize_t r = cap__io_do(f, out, CAP__IO_WRITE, sf_attempt, &s, deadline, nonblock,
                                    cap__ic_intr(deadline), 0);
+            if (r == SF_GIVEN_BACK)
+                continue;
             if (r > 0)
                 total += (size_t)r;
             if (r > 0 && !nonblock && total < count)
