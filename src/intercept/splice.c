@@ -16,9 +16,12 @@
  * sockets the runtime made are non-blocking underneath, so it returns at
  * once; a side that is neither ours nor a pipe (an inherited socket, a
  * terminal) is asked for readiness first, so its part does not wait
- * either. EAGAIN then means "would wait": unless the application asked
- * for that answer (the flag, or its own O_NONBLOCK view of a pipe or
- * socket it names, as the kernel's rules above say), the calling thread
+ * either; but a blocking socket output that is not ours takes everything
+ * the call gives it before it returns, so that call is made on the
+ * offload pool (move_through_pool). EAGAIN then means "would wait":
+ * unless the application asked for that answer (the flag, or its own
+ * O_NONBLOCK view of a pipe or socket it names, as the kernel's rules
+ * above say), the calling thread
  * parks on the side that is not ready (the input for data, the output
  * for room) and tries again; a user thread parks, any other thread
  * waits in poll(2). Before, the pipes were given back to blocking mode
@@ -82,7 +85,7 @@ static long call_now(const struct move *m)
 }
 
 /* What a side of the call is, from one fstat. */
-enum side { SIDE_CLOSED, SIDE_PIPE, SIDE_FILE, SIDE_OTHER };
+enum side { SIDE_CLOSED, SIDE_PIPE, SIDE_FILE, SIDE_SOCKET, SIDE_OTHER };
 
 static enum side side_of(int fd)
 {
@@ -91,6 +94,8 @@ static enum side side_of(int fd)
         return SIDE_CLOSED;
     if (S_ISFIFO(st.st_mode))
         return SIDE_PIPE;
+    if (S_ISSOCK(st.st_mode))
+        return SIDE_SOCKET;
     return S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) ? SIDE_FILE : SIDE_OTHER;
 }
 
@@ -111,7 +116,8 @@ static bool view_nonblock(int fd)
 static bool may_block(int fd, enum side k)
 {
     cap__fd *f = cap__fd_peek(fd);
-    return k == SIDE_OTHER && (f == NULL || !cap__fd_has(f, CAP__FDF_OWNED));
+    return (k == SIDE_SOCKET || k == SIDE_OTHER) &&
+           (f == NULL || !cap__fd_has(f, CAP__FDF_OWNED));
 }
 
 struct plan {
@@ -119,6 +125,7 @@ struct plan {
     bool check_in;     /* the input may block in the kernel: readiness first */
     bool check_out;    /* the same for the output */
     bool file_in;      /* splice out of a file: a cold range is read first */
+    bool pool_out;     /* into a blocking socket not ours: on the pool (below) */
 };
 
 static struct plan plan_for(const struct move *m)
@@ -136,6 +143,7 @@ static struct plan plan_for(const struct move *m)
     p.check_in = may_block(m->in, in);
     p.check_out = may_block(m->out, out);
     p.file_in = m->kind == MOVE_SPLICE && in == SIDE_FILE;
+    p.pool_out = m->kind == MOVE_SPLICE && out == SIDE_SOCKET && p.check_out && !p.app_nonblock;
     return p;
 }
 
@@ -224,6 +232,43 @@ static long move_on_user_thread(const struct move *whole, const struct plan *p)
     }
 }
 
+/* Into a blocking socket we do not own (plan.pool_out): the kernel's
+ * send to it returns only once all it was given is queued, and
+ * readiness promises room for some of it, not all (up to a pipe's
+ * content: 64 KiB by default, more after F_SETPIPE_SZ). So the call is
+ * made on the offload pool, still with SPLICE_F_NONBLOCK, which keeps
+ * the input pipe from waiting: an empty one says EAGAIN, and the caller
+ * parks until it has data. The socket's send timeout (SO_SNDTIMEO) ends
+ * the kernel's wait for room with EAGAIN too: that one is returned once
+ * the deadline has passed. */
+struct pooled_move {
+    const struct move *m;
+    long result;
+};
+
+static void run_pooled_move(void *arg)
+{
+    struct pooled_move *c = arg;
+    c->result = call_now(c->m);
+}
+
+static long move_through_pool(const struct move *m)
+{
+    cap__fd *f = cap__fd_get(m->out);
+    uint64_t deadline = f != NULL ? cap__io_deadline(f, CAP__IO_WRITE) : CAP__FOREVER;
+    cap__intr in = cap__ic_intr_cancel(deadline);
+    for (;;) {
+        struct pooled_move c = { m, 0 };
+        long r = cap__offload_call(run_pooled_move, &c, &c.result, &in);
+        if (r != -EAGAIN || (deadline != CAP__FOREVER && cap__now() >= deadline))
+            return r;
+        struct pollfd data = { .fd = m->in, .events = POLLIN };
+        int w = cap__io_poll(&data, 1, CAP__FOREVER, &in);
+        if (w < 0)
+            return w;
+    }
+}
+
 static long move_elsewhere(const struct move *m, const struct plan *p)
 {
     for (;;) {
@@ -247,6 +292,8 @@ static long move(const struct move *m)
     if (m->out >= 0)
         cap__pipe_escape_fd(m->out);
     struct plan p = plan_for(m);
+    if (cap__ic_user() && p.pool_out)
+        return cap__ic_ret_cancel(move_through_pool(m));
     if (cap__ic_user())
         return cap__ic_ret_cancel(move_on_user_thread(m, &p));
     return cap__ic_ret(move_elsewhere(m, &p));
