@@ -10,16 +10,14 @@
  * worker would hang the test, as main, which fills or drains the pipe,
  * shares that worker. Skipped where perf events or hardware breakpoints
  * are not allowed, or where the library has no symbol table. */
-#include <dlfcn.h>
-#include <elf.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <time.h>
 
 #include "io/io_util.h"
+#include "io/lib_symbol.h"
 
 #ifndef TRAP_PERF
 #define TRAP_PERF 6
@@ -34,39 +32,6 @@ static int breakpoint = -1;    /* the calling thread's perf event */
 static atomic_int hits;        /* SIGTRAPs taken, each of which forked */
 static atomic_int bad_code;    /* a SIGTRAP that was not the breakpoint's */
 static pid_t children[2];
-
-/* The address of a symbol the library keeps hidden, from its own symbol
- * table, or 0 when the file has none (stripped). */
-static uintptr_t hidden_symbol(const char *name)
-{
-    Dl_info info;
-    CHECK(dladdr((void *)cap_thread_create, &info) != 0);
-    int fd = open(info.dli_fname, O_RDONLY | O_CLOEXEC);
-    CHECK(fd >= 0);
-    struct stat st;
-    CHECK_EQ(fstat(fd, &st), 0);
-    const unsigned char *file = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    CHECK(file != MAP_FAILED);
-    close(fd);
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)file;
-    CHECK(memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0);
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(file + eh->e_shoff);
-    uintptr_t found = 0;
-    for (int i = 0; i < eh->e_shnum && found == 0; i++) {
-        if (sh[i].sh_type != SHT_SYMTAB)
-            continue;
-        const Elf64_Sym *sym = (const Elf64_Sym *)(file + sh[i].sh_offset);
-        const char *names = (const char *)(file + sh[sh[i].sh_link].sh_offset);
-        size_t n = sh[i].sh_size / sizeof *sym;
-        for (size_t k = 0; k < n; k++)
-            if (strcmp(names + sym[k].st_name, name) == 0) {
-                found = (uintptr_t)info.dli_fbase + sym[k].st_value;
-                break;
-            }
-    }
-    munmap((void *)file, (size_t)st.st_size);
-    return found;
-}
 
 /* A breakpoint on the calling kernel thread at the instruction, which
  * sends it SIGTRAP as it gets there; -1 with errno if refused. */
