@@ -108,10 +108,6 @@ struct sf {
     bool wait_all; /* a blocking socket: the kernel's call waits to send all */
 };
 
-/* What sf_attempt says when a blocking socket's output is no longer the
- * runtime's: not a value sendfile returns. */
-#define SF_GIVEN_BACK (-EOWNERDEAD)
-
 static ssize_t sf_attempt(int out, void *arg)
 {
     struct sf *s = arg;
@@ -123,36 +119,22 @@ static ssize_t sf_attempt(int out, void *arg)
                                   CAP__FDF_OWNED, SYS_sendfile);
     if (r != CAP__ARCH_NOT_OWNED)
         return r;
-    if (s->wait_all)
-        return SF_GIVEN_BACK; /* sent with SCM_RIGHTS, say, since the call began */
     if (cap__ic_revents_now(out, POLLOUT) == 0)
         return -EAGAIN;
-    return cap__sys6(SYS_sendfile, out, s->in, (long)s->off, (long)s->count, 0, 0);
-}
-
-/* The kernel's sendfile into a blocking socket (one the runtime does not
- * own: inherited, received, made by a raw call, given back) returns only
- * when it has sent everything, or at the socket's send timeout or a
- * signal: readiness promises room for some of it, not all. So it is made
- * on the offload pool, while only the caller waits; its result is the
- * call's, as the kernel gives it. */
-struct sf_call {
-    int out, in;
-    off_t *off;
-    size_t count;
-    long result;
-};
-
-static void run_sendfile(void *arg)
-{
-    struct sf_call *c = arg;
-    c->result = cap__sys6(SYS_sendfile, c->out, c->in, (long)c->off, (long)c->count, 0, 0);
-}
-
-static long offloaded_sendfile(int out, int in, off_t *off, size_t count, const cap__intr *intr)
-{
-    struct sf_call c = { out, in, off, count, 0 };
-    return cap__offload_call(run_sendfile, &c, &c.result, intr);
+    /* A blocking socket not ours (inherited, received, made by a raw call,
+     * given back): the kernel's sendfile returns only once it has sent
+     * all it was given, and readiness promises room for some of it. So
+     * no more than that room goes per call (intercept.h); the caller's
+     * loop sends the rest, parked while the socket has no room. Before,
+     * the whole count went at once, and a file larger than the room held
+     * the worker until the peer had read nearly all of it. */
+    size_t count = s->count;
+    if (s->wait_all) {
+        size_t room = cap__ic_send_room(out);
+        if (count > room)
+            count = room;
+    }
+    return cap__sys6(SYS_sendfile, out, s->in, (long)s->off, (long)count, 0, 0);
 }
 
 ssize_t sendfile(int out, int in, off_t *off, size_t count)
@@ -172,13 +154,6 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
         bool from_file = fin != NULL && cap__fd_classify(fin, in) == CAP__FD_FILE;
         size_t total = 0;
         for (;;) {
-            if (s.wait_all && !cap__fd_has(f, CAP__FDF_OWNED)) {
-                /* The rest in one call of the kernel's, as NPTL makes it. */
-                long r = offloaded_sendfile(out, in, off, count - total, cap__ic_intr(deadline));
-                if (r > 0)
-                    total += (size_t)r;
-                return total > 0 ? (ssize_t)total : cap__ic_ret(r);
-            }
             /* A cold input is read through the disk backend first, not
              * by the kernel's transfer on the worker (io/disk_warm.c);
              * each transfer then moves no more than was looked at. */
@@ -187,8 +162,6 @@ ssize_t sendfile(int out, int in, off_t *off, size_t count)
                 cap__disk_warm(in, off != NULL ? *off : -1, &s.count);
             ssize_t r = cap__io_do(f, out, CAP__IO_WRITE, sf_attempt, &s, deadline, nonblock,
                                    cap__ic_intr(deadline), 0);
-            if (r == SF_GIVEN_BACK)
-                continue;
             if (r > 0)
                 total += (size_t)r;
             if (r > 0 && !nonblock && total < count)

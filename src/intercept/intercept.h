@@ -183,6 +183,24 @@ static inline short cap__ic_revents_now(int fd, short events)
     return cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1 ? p.revents : 0;
 }
 
+/* How much one send into the blocking socket fd (one the runtime does
+ * not own) takes without waiting in the kernel once poll said POLLOUT:
+ * a quarter of its send buffer (SO_SNDBUF, in the kernel's own units).
+ * POLLOUT means the memory the socket holds is at most a quarter of that
+ * buffer for a Unix stream socket, two thirds for TCP, and the kernel's
+ * send waits only once it holds the whole buffer; so a send of a quarter
+ * more finishes at once. (Not covered: TCP_NOTSENT_LOWAT set low, and
+ * the system-wide TCP memory limit.) 1 if the buffer cannot be read. */
+static inline size_t cap__ic_send_room(int fd)
+{
+    int sndbuf = 0;
+    socklen_t len = sizeof sndbuf;
+    if (cap__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_SNDBUF, (long)&sndbuf, (long)&len, 0) != 0 ||
+        sndbuf < 4)
+        return 1;
+    return (size_t)sndbuf / 4;
+}
+
 /* The plain read or write (readv, writev with more than one buffer) of
  * m's vector on fd while the runtime owns it (non-blocking underneath),
  * the ownership test and the call one piece (arch/ownedxfer.h); else

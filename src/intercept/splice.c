@@ -16,9 +16,10 @@
  * sockets the runtime made are non-blocking underneath, so it returns at
  * once; a side that is neither ours nor a pipe (an inherited socket, a
  * terminal) is asked for readiness first, so its part does not wait
- * either; but a blocking socket output that is not ours takes everything
- * the call gives it before it returns, so that call is made on the
- * offload pool (move_through_pool). EAGAIN then means "would wait":
+ * either; a blocking socket output that is not ours takes everything
+ * the call gives it before it returns, so the call gives it no more than
+ * the room readiness promises (cap__ic_send_room). EAGAIN then means
+ * "would wait":
  * unless the application asked for that answer (the flag, or its own
  * O_NONBLOCK view of a pipe or socket it names, as the kernel's rules
  * above say), the calling thread
@@ -125,7 +126,7 @@ struct plan {
     bool check_in;     /* the input may block in the kernel: readiness first */
     bool check_out;    /* the same for the output */
     bool file_in;      /* splice out of a file: a cold range is read first */
-    bool pool_out;     /* into a blocking socket not ours: on the pool (below) */
+    bool room_out;     /* into a blocking socket not ours: no more than its room */
 };
 
 static struct plan plan_for(const struct move *m)
@@ -143,7 +144,7 @@ static struct plan plan_for(const struct move *m)
     p.check_in = may_block(m->in, in);
     p.check_out = may_block(m->out, out);
     p.file_in = m->kind == MOVE_SPLICE && in == SIDE_FILE;
-    p.pool_out = m->kind == MOVE_SPLICE && out == SIDE_SOCKET && p.check_out && !p.app_nonblock;
+    p.room_out = m->kind == MOVE_SPLICE && out == SIDE_SOCKET && p.check_out && !p.app_nonblock;
     return p;
 }
 
@@ -165,6 +166,18 @@ static long try_move(const struct move *m, const struct plan *p)
         return -EAGAIN;
     if (p->check_out && !ready(m->out, CAP__IO_WRITE))
         return -EAGAIN;
+    if (p->room_out) {
+        /* The kernel's send into a blocking socket returns only once it
+         * has queued all it was given (up to the pipe's content: 64 KiB
+         * by default, more after F_SETPIPE_SZ), which held the worker
+         * until the peer read: no more than the room readiness promises,
+         * and a short count, which splice may return. */
+        struct move held = *m;
+        size_t room = cap__ic_send_room(m->out);
+        if (held.len > room)
+            held.len = room;
+        return call_now(&held);
+    }
     return call_now(m);
 }
 
@@ -232,43 +245,6 @@ static long move_on_user_thread(const struct move *whole, const struct plan *p)
     }
 }
 
-/* Into a blocking socket we do not own (plan.pool_out): the kernel's
- * send to it returns only once all it was given is queued, and
- * readiness promises room for some of it, not all (up to a pipe's
- * content: 64 KiB by default, more after F_SETPIPE_SZ). So the call is
- * made on the offload pool, still with SPLICE_F_NONBLOCK, which keeps
- * the input pipe from waiting: an empty one says EAGAIN, and the caller
- * parks until it has data. The socket's send timeout (SO_SNDTIMEO) ends
- * the kernel's wait for room with EAGAIN too: that one is returned once
- * the deadline has passed. */
-struct pooled_move {
-    const struct move *m;
-    long result;
-};
-
-static void run_pooled_move(void *arg)
-{
-    struct pooled_move *c = arg;
-    c->result = call_now(c->m);
-}
-
-static long move_through_pool(const struct move *m)
-{
-    cap__fd *f = cap__fd_get(m->out);
-    uint64_t deadline = f != NULL ? cap__io_deadline(f, CAP__IO_WRITE) : CAP__FOREVER;
-    cap__intr in = cap__ic_intr_cancel(deadline);
-    for (;;) {
-        struct pooled_move c = { m, 0 };
-        long r = cap__offload_call(run_pooled_move, &c, &c.result, &in);
-        if (r != -EAGAIN || (deadline != CAP__FOREVER && cap__now() >= deadline))
-            return r;
-        struct pollfd data = { .fd = m->in, .events = POLLIN };
-        int w = cap__io_poll(&data, 1, CAP__FOREVER, &in);
-        if (w < 0)
-            return w;
-    }
-}
-
 static long move_elsewhere(const struct move *m, const struct plan *p)
 {
     for (;;) {
@@ -292,8 +268,6 @@ static long move(const struct move *m)
     if (m->out >= 0)
         cap__pipe_escape_fd(m->out);
     struct plan p = plan_for(m);
-    if (cap__ic_user() && p.pool_out)
-        return cap__ic_ret_cancel(move_through_pool(m));
     if (cap__ic_user())
         return cap__ic_ret_cancel(move_on_user_thread(m, &p));
     return cap__ic_ret(move_elsewhere(m, &p));

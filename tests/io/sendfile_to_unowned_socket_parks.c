@@ -5,7 +5,8 @@
  * the caller until the peer, a thread of the same worker, has taken it
  * all; the bytes and the offset are right. A second one into the same
  * socket after it went through the runtime's hands and back (sent with
- * SCM_RIGHTS) does the same. Before, the kernel's sendfile was made on
+ * SCM_RIGHTS) does the same, and so does one into a loopback TCP
+ * connection made by raw calls. Before, the kernel's sendfile was made on
  * the worker once the socket was writable, and it returns only when it
  * has sent everything: on one worker the reader never ran. */
 #include <sys/sendfile.h>
@@ -69,6 +70,24 @@ int main(void)
     send_fd(carrier[0], sv[0]);
     CHECK_EQ(kernel_nonblock(sv[0]), 0);
     CHECK_EQ(close(recv_fd(carrier[1])), 0);
+    send_whole(file);
+
+    /* TCP over loopback, made by raw calls. */
+    CHECK_EQ(close(sv[0]), 0);
+    CHECK_EQ(close(sv[1]), 0);
+    int l = (int)syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+    CHECK_GE(l, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    CHECK_EQ(syscall(SYS_bind, l, &a, sizeof a), 0);
+    CHECK_EQ(syscall(SYS_listen, l, 1), 0);
+    socklen_t alen = sizeof a;
+    CHECK_EQ(syscall(SYS_getsockname, l, &a, &alen), 0);
+    sv[0] = (int)syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+    CHECK_GE(sv[0], 0);
+    CHECK_EQ(syscall(SYS_connect, sv[0], &a, sizeof a), 0);
+    sv[1] = (int)syscall(SYS_accept4, l, NULL, NULL, 0);
+    CHECK_GE(sv[1], 0);
+    CHECK_EQ(close(l), 0);
     send_whole(file);
 
     int fds[] = { carrier[0], carrier[1], sv[0], sv[1], file };
