@@ -20,10 +20,15 @@
  * system call instruction (also one the kernel rewound there to restart
  * the call it interrupted) back to the test, which is made again as the
  * handler returns. The inputs stay in registers the system call does not
- * touch until then. A give-back kicks the other workers once it is done
- * (cap__fd_disown's walks), so a call of theirs caught in the window, or
- * already blocked in it, starts over too; the handler that forked
- * rewinds the call it interrupted itself.
+ * touch until then. A give-back of a pipe, FIFO, eventfd or signalfd
+ * kicks the other workers once it is done (cap__fd_disown's walks), so a
+ * call of theirs caught in the window, or already blocked in it, starts
+ * over too; the handler that forked rewinds the call it interrupted
+ * itself. A socket's give-back (fdopen, SCM_RIGHTS, dup2 onto 0-2: the
+ * program's own calls, never a fork) kicks nobody, so a socket must not
+ * cost each such call a signal per worker: an accept, connect or
+ * sendfile of another worker caught in that instant may still wait in
+ * the kernel once (each later try looks again).
  *
  * One implementation per architecture: src/arch/<cpu>/owned_xfer.S and
  * owned_xfer.c.

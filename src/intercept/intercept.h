@@ -187,8 +187,9 @@ static inline short cap__ic_revents_now(int fd, short events)
  * not own) takes without waiting in the kernel once poll said POLLOUT:
  * a quarter of its send buffer (SO_SNDBUF, in the kernel's own units).
  * POLLOUT means the memory the socket holds is at most a quarter of that
- * buffer for a Unix stream socket, two thirds for TCP, and the kernel's
- * send waits only once it holds the whole buffer; so a send of a quarter
+ * buffer for a Unix stream socket, two thirds for TCP (Linux's
+ * unix_writable and tcp_poll), and the kernel's send waits only once it
+ * holds the whole buffer; so a send of a quarter
  * more finishes at once. (Not covered: TCP_NOTSENT_LOWAT set low, and
  * the system-wide TCP memory limit.) 1 if the buffer cannot be read. */
 static inline size_t cap__ic_send_room(int fd)

@@ -240,9 +240,9 @@ ssize_t cap__ic_stream_unowned(cap__fd *f, int fd, bool write, const struct msgh
      * nothing is answered before it. It waits no more than one that
      * moves data would (a tty's write lock, behind a stopped writer). */
     /* Raw calls (arch/syscall.h) here, as attempt's for sockets and owned
-     * pipes: a transfer that succeeds leaves errno as the caller had it, not with
-     * the EOPNOTSUPP of a refused RWF_NOWAIT (an eventfd's write) or the
-     * EAGAIN of the attempt before a park (a timerfd's read). */
+     * pipes: a transfer that succeeds leaves errno as the caller had it,
+     * not with the EOPNOTSUPP of a refused RWF_NOWAIT (an eventfd's write)
+     * or the EAGAIN of the attempt before a park (a timerfd's read). */
     if (m->msg_iovlen == 1 && m->msg_iov[0].iov_len == 0)
         return cap__sys6(write ? SYS_write : SYS_read, fd,
                          (long)m->msg_iov[0].iov_base, 0L, 0, 0, 0);

@@ -19,16 +19,14 @@
  * either; a blocking socket output that is not ours takes everything
  * the call gives it before it returns, so the call gives it no more than
  * the room readiness promises (cap__ic_send_room). EAGAIN then means
- * "would wait":
- * unless the application asked for that answer (the flag, or its own
- * O_NONBLOCK view of a pipe or socket it names, as the kernel's rules
- * above say), the calling thread
- * parks on the side that is not ready (the input for data, the output
- * for room) and tries again; a user thread parks, any other thread
- * waits in poll(2). Before, the pipes were given back to blocking mode
- * and the call blocked the worker, and a socket the runtime made (non-
- * blocking underneath) answered EAGAIN to a program that believed it
- * blocking.
+ * "would wait": unless the application asked for that answer (the flag,
+ * or its own O_NONBLOCK view of a pipe or socket it names, as the
+ * kernel's rules above say), the calling thread parks on the side that
+ * is not ready (the input for data, the output for room) and tries
+ * again; a user thread parks, any other thread waits in poll(2).
+ * Before, the pipes were given back to blocking mode and the call
+ * blocked the worker, and a socket the runtime made (non-blocking
+ * underneath) answered EAGAIN to a program that believed it blocking.
  *
  * Signals interrupt a wait as the kernel's (EINTR, restarted under
  * SA_RESTART); SO_RCVTIMEO / SO_SNDTIMEO of a socket side end it with

@@ -17,6 +17,7 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
+#include "fork_util.h"
 #include "io/io_util.h"
 #include "io/lib_symbol.h"
 
@@ -113,16 +114,15 @@ static void tick(void)
     }
 }
 
+static int exit_at_once(void)
+{
+    return 0;
+}
+
 static void fork_when_stopped(void)
 {
     CHECK_EQ(take(stopped[0]), 'B');
-    pid_t child = fork();
-    CHECK_GE(child, 0);
-    if (child == 0)
-        _exit(0);
-    int st;
-    CHECK_EQ(waitpid(child, &st, 0), child);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    run_in_fork_child(exit_at_once);
     put(to_tracer[1], 'F');
 }
 
@@ -151,10 +151,7 @@ int main(void)
     CHECK_EQ(pipe(to_tracer), 0);
     CHECK_EQ(pipe(armed), 0);
     CHECK_EQ(pipe(stopped), 0);
-    pid_t tracer = fork();
-    CHECK_GE(tracer, 0);
-    if (tracer == 0)
-        _exit(trace());
+    pid_t tracer = fork_child(trace);
     CHECK_EQ(pipe(p), 0); /* owned: no fork since */
     CHECK_EQ(kernel_nonblock(p[0]), 1);
 
@@ -183,10 +180,8 @@ int main(void)
     atomic_store(&role[forker], ROLE_FORKER);
     atomic_store(&role[reader], ROLE_READER);
 
-    int st;
-    CHECK_EQ(waitpid(tracer, &st, 0), tracer);
-    CHECK(WIFEXITED(st));
-    if (WEXITSTATUS(st) == TRACER_SKIP) {
+    int tracer_status = child_exit_status(tracer);
+    if (tracer_status == TRACER_SKIP) {
         put(stopped[1], 'B'); /* the forker forks all the same */
         CHECK_EQ(take(to_tracer[0]), 'F');
         atomic_store(&stop_ticking, 1);
@@ -194,7 +189,7 @@ int main(void)
             join(t[i]);
         SKIP("ptrace or a hardware breakpoint is refused here");
     }
-    CHECK_EQ(WEXITSTATUS(st), TRACER_OK);
+    CHECK_EQ(tracer_status, TRACER_OK);
     /* The reader's worker runs again: its ticker moves. */
     long before = atomic_load(&ticks);
     while (atomic_load(&ticks) == before)

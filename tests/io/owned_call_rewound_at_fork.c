@@ -16,6 +16,7 @@
 #include <sys/sendfile.h>
 #include <time.h>
 
+#include "fork_util.h"
 #include "io/io_util.h"
 #include "io/lib_symbol.h"
 
@@ -126,13 +127,6 @@ static void await_hits(int n)
     }
 }
 
-static void reap(pid_t pid)
-{
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
 int main(void)
 {
     syscall_insn = hidden_symbol("cap__owned_xfer_syscall");
@@ -150,7 +144,7 @@ int main(void)
     await_hits(1);
     CHECK_EQ(write(p[1], "r", 1), 1);
     join(t);
-    reap(children[0]);
+    CHECK_EQ(child_exit_status(children[0]), 0);
 
     /* A sendfile into the full pipe, given back already: a fork puts
      * every pipe of the runtime back, so this one is made again owned
@@ -171,6 +165,6 @@ int main(void)
     CHECK_EQ(memcmp(got, fill, sizeof fill), 0);
     CHECK_EQ(got[PIPE_BYTES], 's');
     join(t);
-    reap(children[1]);
+    CHECK_EQ(child_exit_status(children[1]), 0);
     return 0;
 }

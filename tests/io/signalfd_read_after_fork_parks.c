@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 
+#include "fork_util.h"
 #include "io/io_util.h"
 
 typedef struct signalfd_siginfo rec_t;
@@ -68,6 +69,11 @@ static void *own_then_none(void *arg)
     return NULL;
 }
 
+static int exit_at_once(void)
+{
+    return 0;
+}
+
 int main(void)
 {
     sigset_t s;
@@ -80,13 +86,7 @@ int main(void)
     int nb = signalfd(-1, &s, SFD_NONBLOCK | SFD_CLOEXEC);
     CHECK_GE(nb, 0);
 
-    pid_t child = fork();
-    CHECK_GE(child, 0);
-    if (child == 0)
-        _exit(0);
-    int status;
-    CHECK_EQ(waitpid(child, &status, 0), child);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    run_in_fork_child(exit_at_once);
     CHECK_EQ(kernel_nonblock(fd), 0); /* given back, as the child has it */
 
     parked_read(false);
