@@ -23,8 +23,9 @@
  * (the next connect says EISCONN).
  *
  * A listening or connecting socket we did not create (inherited) is
- * never switched to non-blocking: accept waits for readiness then
- * accepts, connect runs on the offload pool.
+ * never switched to non-blocking: accept tries as an io_uring operation
+ * that does not wait (io/nowait_ring.h; readiness then the call where
+ * the kernel cannot), connect runs on the offload pool.
  *
  * accept, accept4 and connect are cancellation points (intercept.h). A
  * cancel acts on entry or while the thread is parked; an accept that got
@@ -47,6 +48,7 @@
 #include "arch/syscall.h"
 #include "intercept/intercept.h"
 #include "io/io.h"
+#include "io/nowait_ring.h"
 #include "util/clock.h"
 
 _Static_assert(sizeof(struct timeval) == 16 && sizeof(time_t) == 8,
@@ -132,12 +134,22 @@ static ssize_t accept_attempt(int fd, void *arg)
                                   CAP__FDF_OWNED, SYS_accept4);
     if (r != CAP__ARCH_NOT_OWNED)
         return r;
-    /* A blocking listener we may not touch: readiness, then the call. A
-     * socket that does not listen reports no readiness for accept, and
-     * the kernel's call fails at once there (EINVAL) without blocking:
-     * make it. */
+    /* A blocking listener we may not touch: readiness first (a socket
+     * that does not listen reports none for accept, but the kernel's
+     * call fails at once there, EINVAL, without waiting: make it). The
+     * look is not needed for safety, but it costs a fifth of a try that
+     * finds nothing (0.3 against 1.7 us here), and every accept call
+     * starts with a try. */
     if (cap__ic_revents_now(fd, POLLIN) == 0 && listening(fd))
         return -EAGAIN;
+    /* Then one try that does not wait, whatever the listener's mode: a
+     * connection another thread or process took since the look is not
+     * waited for (io/nowait_ring.h). */
+    r = cap__nowait_accept(fd, a->addr, a->alen, (int)flags);
+    if (r != CAP__NOWAIT_UNAVAILABLE)
+        return r;
+    /* Where the kernel cannot: its call, which then waits on the worker
+     * for the next connection (README, limits). */
     return cap__sys6(SYS_accept4, fd, (long)a->addr, (long)a->alen, flags, 0, 0);
 }
 

@@ -4,12 +4,12 @@
  * the kinds the runtime closes again (a terminal's private description,
  * io/ttyfile.h; the parent's instances in a fork's child) are removed
  * first, leaving -1 in their slots for the next.
- * Writers (rare: start-up, a worker's first disk ring, a terminal's first
- * write) serialise on a spinlock; readers
- * scan without it (a handful of entries with a few workers, so a close()
- * pays a few loads). MAX_OWN covers the epoll or uring instance, its kick
- * eventfd, the signal eventfd, and a ring plus an eventfd per worker for
- * 1,000 workers.
+ * Writers (rare: start-up, a worker's first disk or accept ring, a
+ * terminal's first write) serialise on a spinlock; readers scan without
+ * it (a handful of entries with a few workers, so a close() pays a few
+ * loads). MAX_OWN covers the epoll or uring instance, its kick
+ * eventfd, the signal eventfd, and per worker a disk ring with its two
+ * eventfds and an accept ring (io/nowait_ring.h), for 1,000 workers.
  *
  * Where they live: from HIGH_GAP below the soft RLIMIT_NOFILE, capped at
  * 1024 (FD_SETSIZE, and the default soft limit), up: out of the way of the
@@ -30,7 +30,7 @@
 #include "io/fd.h"
 #include "util/spin.h"
 
-enum { MAX_OWN = 2048 + 8, HIGH_CAP = 1024, HIGH_GAP = 64 };
+enum { MAX_OWN = 4096 + 8, HIGH_CAP = 1024, HIGH_GAP = 64 };
 
 static _Atomic int slots[MAX_OWN];
 static atomic_int used; /* slots[0, used) hold descriptors */

@@ -27,6 +27,7 @@
 #include "io/diskio.h"
 #include "io/io.h"
 #include "io/netio.h"
+#include "io/nowait_ring.h"
 #include "io/ownfd.h"
 #include "io/sigintr.h"
 #include "sched/poller.h"
@@ -127,8 +128,8 @@ static void start_diskio(void)
  * backends' forget(): a ring the child kept mapped and open would live,
  * with the files its polls hold, as long as the child; and each
  * generation of children would hold one set more), and starts its own:
- * the parent's backends, the disk rings one per worker on first use, as
- * at start-up. */
+ * the parent's backends, the disk rings and the accept rings
+ * (io/nowait_ring.h) one per worker on first use, as at start-up. */
 static void forget_waiters(int fd, cap__fd *f, void *arg)
 {
     (void)fd;
@@ -178,6 +179,7 @@ void cap__io_forked(void)
         cap__netio_active->forget();
     if (cap__diskio_active->forget != NULL)
         cap__diskio_active->forget();
+    cap__nowait_forked();
     start_forked_netio();
     cap__sig_forked_end();
 }

@@ -236,6 +236,58 @@ static inline int tcp_connect(int port)
     return s;
 }
 
+/* A blocking TCP listener on 127.0.0.1 made by raw system calls, past
+ * the runtime, as an inherited or socket-activated one is: one it does
+ * not own. */
+static inline int raw_tcp_listener(int backlog, int *port)
+{
+    int s = (int)syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CHECK_GE(s, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    CHECK_EQ(syscall(SYS_bind, s, &a, sizeof a), 0);
+    CHECK_EQ(syscall(SYS_listen, s, backlog), 0);
+    socklen_t len = sizeof a;
+    CHECK_EQ(syscall(SYS_getsockname, s, &a, &len), 0);
+    *port = ntohs(a.sin_port);
+    return s;
+}
+
+/* A blocking connection to 127.0.0.1:port made by raw system calls; its
+ * own end's address in *local unless NULL. */
+static inline int raw_tcp_connect(int port, struct sockaddr_in *local)
+{
+    int s = (int)syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CHECK_GE(s, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    CHECK_EQ(syscall(SYS_connect, s, &a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    if (local != NULL)
+        CHECK_EQ(syscall(SYS_getsockname, s, local, &len), 0);
+    return s;
+}
+
+/* Whether fd is readable now (a raw poll: also from a signal handler or
+ * a tracer process). */
+static inline bool readable_now(int fd)
+{
+    struct pollfd pf = { .fd = fd, .events = POLLIN };
+    return syscall(SYS_poll, &pf, 1, 0) == 1;
+}
+
+/* One byte through a pipe, between processes or threads. */
+static inline void put_byte(int fd, char c)
+{
+    CHECK_EQ(write(fd, &c, 1), 1);
+}
+
+static inline char take_byte(int fd)
+{
+    char c = 0;
+    CHECK_EQ(read(fd, &c, 1), 1);
+    return c;
+}
+
 /* A message of the data v that carries fd (SCM_RIGHTS): r->m, once
  * rights_msg_init has filled r. (ctl last: glibc's cmsghdr ends in a
  * flexible array.) */

@@ -35,18 +35,6 @@ static atomic_int worker_of[CANDIDATES], role[CANDIDATES];
 static atomic_long ticks;
 static atomic_int stop_ticking;
 
-static void put(int fd, char c)
-{
-    CHECK_EQ(write(fd, &c, 1), 1);
-}
-
-static char take(int fd)
-{
-    char c = 0;
-    CHECK_EQ(read(fd, &c, 1), 1);
-    return c;
-}
-
 static long set_debugreg(pid_t tid, int i, unsigned long v)
 {
     return ptrace(PTRACE_POKEUSER, tid, (void *)offsetof(struct user, u_debugreg[i]), (void *)v);
@@ -61,7 +49,7 @@ static int trace(void)
     pid_t tid;
     CHECK_EQ(read(to_tracer[0], &tid, sizeof tid), (ssize_t)sizeof tid);
     if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0) {
-        put(armed[1], 'S');
+        put_byte(armed[1], 'S');
         return TRACER_SKIP;
     }
     int st;
@@ -70,11 +58,11 @@ static int trace(void)
     CHECK(WIFSTOPPED(st));
     if (set_debugreg(tid, 0, syscall_insn) != 0 || set_debugreg(tid, 7, 1) != 0) {
         ptrace(PTRACE_DETACH, tid, 0, 0);
-        put(armed[1], 'S');
+        put_byte(armed[1], 'S');
         return TRACER_SKIP;
     }
     CHECK_EQ(ptrace(PTRACE_CONT, tid, 0, 0), 0);
-    put(armed[1], 'A');
+    put_byte(armed[1], 'A');
     /* Until the breakpoint: other signals the thread gets are passed on. */
     for (;;) {
         CHECK_EQ(waitpid(tid, &st, __WALL), tid);
@@ -90,8 +78,8 @@ static int trace(void)
     struct user_regs_struct regs;
     CHECK_EQ(ptrace(PTRACE_GETREGS, tid, 0, &regs), 0);
     CHECK_EQ(regs.rip, syscall_insn);
-    put(stopped[1], 'B');
-    CHECK_EQ(take(to_tracer[0]), 'F'); /* the forker has forked */
+    put_byte(stopped[1], 'B');
+    CHECK_EQ(take_byte(to_tracer[0]), 'F'); /* the forker has forked */
     CHECK_EQ(set_debugreg(tid, 7, 0), 0);
     CHECK_EQ(ptrace(PTRACE_DETACH, tid, 0, 0), 0); /* without the SIGTRAP */
     return TRACER_OK;
@@ -101,9 +89,9 @@ static void read_owned_pipe(void)
 {
     pid_t tid = (pid_t)syscall(SYS_gettid);
     CHECK_EQ(write(to_tracer[1], &tid, sizeof tid), (ssize_t)sizeof tid);
-    if (take(armed[0]) == 'S')
+    if (take_byte(armed[0]) == 'S')
         return; /* main skips */
-    CHECK_EQ(take(p[0]), 'x');
+    CHECK_EQ(take_byte(p[0]), 'x');
 }
 
 static void tick(void)
@@ -121,9 +109,9 @@ static int exit_at_once(void)
 
 static void fork_when_stopped(void)
 {
-    CHECK_EQ(take(stopped[0]), 'B');
+    CHECK_EQ(take_byte(stopped[0]), 'B');
     run_in_fork_child(exit_at_once);
-    put(to_tracer[1], 'F');
+    put_byte(to_tracer[1], 'F');
 }
 
 static void *candidate(void *arg)
@@ -182,8 +170,8 @@ int main(void)
 
     int tracer_status = child_exit_status(tracer);
     if (tracer_status == TRACER_SKIP) {
-        put(stopped[1], 'B'); /* the forker forks all the same */
-        CHECK_EQ(take(to_tracer[0]), 'F');
+        put_byte(stopped[1], 'B'); /* the forker forks all the same */
+        CHECK_EQ(take_byte(to_tracer[0]), 'F');
         atomic_store(&stop_ticking, 1);
         for (int i = 0; i < CANDIDATES; i++)
             join(t[i]);
@@ -194,7 +182,7 @@ int main(void)
     long before = atomic_load(&ticks);
     while (atomic_load(&ticks) == before)
         cap_sleep_ns(200000);
-    put(p[1], 'x');
+    put_byte(p[1], 'x');
     atomic_store(&stop_ticking, 1);
     for (int i = 0; i < CANDIDATES; i++)
         join(t[i]);

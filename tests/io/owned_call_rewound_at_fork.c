@@ -10,19 +10,13 @@
  * worker would hang the test, as main, which fills or drains the pipe,
  * shares that worker. Skipped where perf events or hardware breakpoints
  * are not allowed, or where the library has no symbol table. */
-#include <linux/hw_breakpoint.h>
-#include <linux/perf_event.h>
-#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <time.h>
 
 #include "fork_util.h"
+#include "io/hw_breakpoint.h"
 #include "io/io_util.h"
 #include "io/lib_symbol.h"
-
-#ifndef TRAP_PERF
-#define TRAP_PERF 6
-#endif
 
 enum { PIPE_BYTES = 4096 };
 
@@ -33,25 +27,6 @@ static int breakpoint = -1;    /* the calling thread's perf event */
 static atomic_int hits;        /* SIGTRAPs taken, each of which forked */
 static atomic_int bad_code;    /* a SIGTRAP that was not the breakpoint's */
 static pid_t children[2];
-
-/* A breakpoint on the calling kernel thread at the instruction, which
- * sends it SIGTRAP as it gets there; -1 with errno if refused. */
-static int break_at(uintptr_t addr)
-{
-    struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.type = PERF_TYPE_BREAKPOINT;
-    a.size = sizeof a;
-    a.bp_type = HW_BREAKPOINT_X;
-    a.bp_addr = addr;
-    a.bp_len = sizeof(long);
-    a.sample_period = 1;
-    a.sigtrap = 1;
-    a.remove_on_exec = 1; /* sigtrap requires it */
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
 
 /* Right before the system call: once, fork (the child leaves at once),
  * which gives the pipe back as a crash handler's fork would. */
@@ -77,7 +52,7 @@ static void on_trap(int sig, siginfo_t *si, void *uctx)
  * the kernel refuses it. */
 static void arm(void)
 {
-    breakpoint = break_at(syscall_insn);
+    breakpoint = hw_breakpoint_at(syscall_insn);
     if (breakpoint < 0) {
         fprintf(stderr, "perf_event_open: %s\n", strerror(errno));
         SKIP("no hardware breakpoint with sigtrap for this process");

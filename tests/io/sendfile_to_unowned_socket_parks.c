@@ -75,16 +75,9 @@ int main(void)
     /* TCP over loopback, made by raw calls. */
     CHECK_EQ(close(sv[0]), 0);
     CHECK_EQ(close(sv[1]), 0);
-    int l = (int)syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
-    CHECK_GE(l, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    CHECK_EQ(syscall(SYS_bind, l, &a, sizeof a), 0);
-    CHECK_EQ(syscall(SYS_listen, l, 1), 0);
-    socklen_t alen = sizeof a;
-    CHECK_EQ(syscall(SYS_getsockname, l, &a, &alen), 0);
-    sv[0] = (int)syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
-    CHECK_GE(sv[0], 0);
-    CHECK_EQ(syscall(SYS_connect, sv[0], &a, sizeof a), 0);
+    int port;
+    int l = raw_tcp_listener(1, &port);
+    sv[0] = raw_tcp_connect(port, NULL);
     sv[1] = (int)syscall(SYS_accept4, l, NULL, NULL, 0);
     CHECK_GE(sv[1], 0);
     CHECK_EQ(close(l), 0);

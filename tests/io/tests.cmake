@@ -58,6 +58,15 @@ set(CAPIO_WORKERS_owned_call_kicked_by_fork_elsewhere 2)
 set(CAPIO_WORKERS_sigchld_late_skips_later_wait 2)
 # Needs a second worker: the target computes on one without yielding.
 set(CAPIO_WORKERS_thread_kill_into_handler_returns 2)
+# One worker: the tracer stops the kernel thread main and the acceptor
+# share, and main runs again only once the acceptor parked. It asks
+# liburing itself whether the kernel can make the accept the test is about.
+set(CAPIO_WORKERS_accept_race_lost_on_unowned_listener_parks 1)
+set(CAPTEST_accept_race_lost_on_unowned_listener_parks_LIBS PkgConfig::LIBURING)
+# One worker: the breakpoint is on the acceptor's kernel thread. liburing:
+# its probe, and the address of io_uring_submit.
+set(CAPIO_WORKERS_accept_interrupted_by_forking_handler 1)
+set(CAPTEST_accept_interrupted_by_forking_handler_LIBS PkgConfig::LIBURING)
 # One worker: main runs only once the reader parked (a jump into a thread
 # running on another worker is refused: README, Limits).
 set(CAPIO_WORKERS_signal_jump_handed_to_cancelled_thread 1)
