@@ -25,10 +25,10 @@
  * call of theirs caught in the window, or already blocked in it, starts
  * over too; the handler that forked rewinds the call it interrupted
  * itself. A socket's give-back (fdopen, SCM_RIGHTS, dup2 onto 0-2: the
- * program's own calls, never a fork) kicks nobody, so a socket must not
- * cost each such call a signal per worker: an accept, connect or
- * sendfile of another worker caught in that instant may still wait in
- * the kernel once (each later try looks again).
+ * program's own calls, never a fork) kicks them only for a socket that
+ * accept, connect or sendfile has made owned calls on (io/fd.h,
+ * cap__fd_owned_call; since session 65): the others, most sockets, do
+ * not cost each such call a signal per worker.
  *
  * One implementation per architecture: src/arch/<cpu>/owned_xfer.S and
  * owned_xfer.c.

@@ -115,6 +115,7 @@ static ssize_t sf_attempt(int out, void *arg)
      * The ownership test and the call are one piece that a signal
      * interrupting it makes start over at the test (arch/ownedxfer.h): a
      * fork may give a pipe back, blocking, in between. */
+    cap__fd_owned_call(s->out);
     long r = cap__arch_owned_xfer(out, s->in, (long)s->off, (long)s->count, &s->out->flags,
                                   CAP__FDF_OWNED, SYS_sendfile);
     if (r != CAP__ARCH_NOT_OWNED)

@@ -130,6 +130,7 @@ static ssize_t accept_attempt(int fd, void *arg)
      * listener sent with SCM_RIGHTS, or given to fdopen, meanwhile is
      * blocking now, and a thread woken for a connection another took
      * would wait in the kernel's accept, holding its worker. */
+    cap__fd_owned_call(a->f);
     long r = cap__arch_owned_xfer(fd, (long)a->addr, (long)a->alen, flags, &a->f->flags,
                                   CAP__FDF_OWNED, SYS_accept4);
     if (r != CAP__ARCH_NOT_OWNED)
@@ -326,6 +327,7 @@ static long user_connect(int fd, const struct sockaddr *addr, socklen_t len)
     if (!cap__fd_has(f, CAP__FDF_OWNED) && !nonblock)
         return offloaded_connect(fd, addr, len);
     uint64_t deadline = cap__io_deadline(f, CAP__IO_WRITE);
+    cap__fd_owned_call(f);
     for (;;) {
         /* Ours (non-blocking underneath), looked at for each try in one
          * piece with the call (arch/ownedxfer.h): a socket given back

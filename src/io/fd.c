@@ -151,6 +151,7 @@ static uint32_t end_life_locked(cap__fd *f, int kind, uint32_t flags)
 {
     atomic_fetch_add(&f->gen, 1);
     atomic_store_explicit(&f->deferred, 0, memory_order_relaxed);
+    atomic_store_explicit(&f->owned_calls, 0, memory_order_relaxed);
     atomic_store(&f->kind, (uint8_t)kind);
     uint32_t old = atomic_exchange(&f->flags, flags);
     atomic_store(&f->timeo[0], 0);
@@ -296,9 +297,10 @@ void cap__fd_forget_closed(void)
     cap__fd_foreach(forget_if_closed, NULL);
 }
 
-/* Plain-call descriptors (pipes, FIFOs, eventfds: kind STREAM) this
- * kernel thread gave back their blocking mode so far; a give-back walk
- * that moved it kicks the other workers (given_back_kick). */
+/* Plain-call descriptors (pipes, FIFOs, eventfds: kind STREAM; sockets
+ * with owned calls, fd.h) this kernel thread gave back their blocking
+ * mode so far; a give-back walk that moved it kicks the other workers
+ * (given_back_kick). */
 static __thread unsigned given_back __attribute__((tls_model("initial-exec")));
 
 /* After a give-back that started at count `before`: a thread of another
@@ -333,7 +335,8 @@ void cap__fd_disown(int fd)
      * before it, may block once the mode is blocking: the walk that gave
      * it back kicks the other workers afterwards, and the kick makes the
      * call start over at its test (given_back_kick, arch/ownedxfer.h). */
-    if (!cap__fd_has(f, CAP__FDF_APP_NONBLOCK)) {
+    bool now_blocking = !cap__fd_has(f, CAP__FDF_APP_NONBLOCK);
+    if (now_blocking) {
         long fl = syscall(SYS_fcntl, fd, F_GETFL);
         if (fl >= 0)
             syscall(SYS_fcntl, fd, F_SETFL, fl & ~O_NONBLOCK);
@@ -341,6 +344,11 @@ void cap__fd_disown(int fd)
             given_back++;
     }
     cap__fd_clear(f, CAP__FDF_OWNED);
+    /* A socket that accepts, connects or sends files has owned calls too,
+     * marked (fd.h, cap__fd_owned_call): looked at after the clear. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (now_blocking && atomic_load(&f->kind) == CAP__FD_SOCKET && atomic_load(&f->owned_calls))
+        given_back++;
     /* After the mode: the waiters it wakes try again the RWF_NOWAIT way. */
     if (cap__fd_has(f, CAP__FDF_LOCAL))
         cap__pipe_escape(f, false);

@@ -182,6 +182,8 @@ typedef struct cap__fd {
     _Atomic uint8_t deferred;            /* [lock] this life was begun by a signal
                                           * handler's queued change (fdsig.c), from gen - 1 */
     uint8_t observed;                    /* [lock] bit d: obs[d] is not empty */
+    _Atomic uint8_t owned_calls;         /* a socket's owned calls were made: see
+                                          * cap__fd_owned_call */
     _Atomic uint32_t seq[2];             /* events seen, per direction */
     _Atomic uint64_t drained;            /* (gen << 32 | seq[READ]) + 1 of a read that found
                                           * it empty (see above); 0: none */
@@ -390,6 +392,23 @@ static inline void cap__fd_clear(cap__fd *f, uint32_t flag)
 {
     atomic_fetch_and_explicit(&f->flags, ~flag, memory_order_relaxed);
 }
+/* Before an owned call on f (arch/ownedxfer.h) that a socket makes
+ * (accept, connect, sendfile): marks f, for the rest of its life, as a
+ * descriptor such calls are made on, so that its give-back (fdopen,
+ * SCM_RIGHTS, dup2 onto 0-2: cap__fd_disown) kicks the other workers, and
+ * a call of theirs between its ownership test and its system call, or
+ * already waiting in the kernel now that the socket blocks, starts over
+ * at the test. Sockets never so used (most: their transfers use
+ * MSG_DONTWAIT) are given back without a signal per worker. The mark is
+ * stored before the call's test, the give-back clears CAP__FDF_OWNED
+ * before it looks at the mark (each a full barrier on x86): a call that
+ * found the socket owned is seen. */
+static inline void cap__fd_owned_call(cap__fd *f)
+{
+    if (!atomic_load(&f->owned_calls))
+        atomic_store(&f->owned_calls, 1);
+}
+
 /* Sets f's SO_RCVTIMEO (dir CAP__IO_READ) or SO_SNDTIMEO in ns (0: none).
  * A non-zero one also sets CAP__FDF_TIMEO, which the transfers look at
  * first, so that one without timeouts never reads timeo[] (the record's

@@ -52,8 +52,8 @@ set(CAPIO_WORKERS_read_at_position_not_torn 1)
 set(CAPIO_WORKERS_posix_fallocate_parks 1)
 # Needs a second worker: one thread holds its worker in a raw read(2).
 set(CAPIO_WORKERS_kick_restarts_unseen_call 2)
-# Needs a second worker: the forker runs while the reader's is stopped.
-set(CAPIO_WORKERS_owned_call_kicked_by_fork_elsewhere 2)
+# Needs a second worker: the giver runs while the caller's is stopped.
+set(CAPIO_WORKERS_owned_call_kicked_by_give_back_elsewhere 2)
 # Needs a second worker: a tracer holds the one a child's SIGCHLD went to.
 set(CAPIO_WORKERS_sigchld_late_skips_later_wait 2)
 # Needs a second worker: the target computes on one without yielding.
@@ -81,8 +81,8 @@ set(CAPIO_WORKERS_signal_jump_handed_to_cancelled_thread 1)
 # released the FIFO only when the kernel thread that armed its poll next
 # entered the kernel; a close now waits for that: netio_uring.c.)
 set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens
-    # the reader and the ticker must stay on the worker the tracer stops
-    owned_call_kicked_by_fork_elsewhere
+    # the caller and the ticker must stay on the worker the tracer stops
+    owned_call_kicked_by_give_back_elsewhere
     # its reader, woken, may resume on main's worker and hold it in a
     # spinning handler while main's timer waits there
     thread_kill_into_handler_returns
