@@ -208,14 +208,22 @@ static void install_now(void)
     install_here();
 }
 
-/* Kicks every other worker that has not installed `gained` (those of its
- * bits the target still has) and, if wait, waits until each has. A kick
- * can be lost (merged with a pending SIGURG of the program's): it is
- * sent again now and then. */
-static void reach_all(uint64_t gained, bool wait)
+/* After the target moved from `before`: kicks every other worker that
+ * has not installed the move and, if wait, waits until each has
+ * installed what the target gained. What it lost is offered without
+ * waiting (the caller's worker accepts those signals already): a worker
+ * that still blocks one would keep it pending when it is aimed at that
+ * worker's kernel thread (a timer with SIGEV_THREAD_ID, a tgkill of its
+ * tid) until it next installed a mask, for good while a thread that
+ * never parks runs there (a thread created with a mask that accepts the
+ * signal, placed on another worker: session 65). A kick can be lost
+ * (merged with a pending SIGURG of the program's): it is sent again now
+ * and then. */
+static void reach_all(uint64_t before, bool wait)
 {
-    gained = kernel_mask(gained);
-    if (gained == 0)
+    uint64_t now = atomic_load(&target);
+    uint64_t gained = kernel_mask(now & ~before), lost = kernel_mask(before & ~now);
+    if (gained == 0 && lost == 0)
         return;
     cap__worker *self = cap__worker_self();
     for (int i = 0; i < cap__rt.nworkers; i++) {
@@ -223,13 +231,16 @@ static void reach_all(uint64_t gained, bool wait)
         if (w == self)
             continue;
         for (unsigned round = 0;; round++) {
-            uint64_t need = gained & atomic_load(&target);
-            if ((atomic_load_explicit(&w->sig_applied, memory_order_acquire) & need) == need)
+            uint64_t latest = atomic_load(&target); /* a later move may undo ours */
+            uint64_t need = gained & latest, gone = lost & ~latest;
+            uint64_t have = atomic_load_explicit(&w->sig_applied, memory_order_acquire);
+            bool has_gains = (have & need) == need;
+            if (has_gains && (have & gone) == 0)
                 break;
             pid_t tid = atomic_load_explicit(&w->tid, memory_order_acquire);
             if (round % 4096 == 0 && tid != 0)
                 cap__sig_kick(tid);
-            if (!wait)
+            if (!wait || has_gains)
                 break;
             cap__kernel_yield();
         }
@@ -280,7 +291,7 @@ long cap__sigmask_thread_created_slow(cap__thread *t, cap__thread *creator)
     cap__spin_unlock(&class_lock);
     set_kernel_mask(saved); /* not a worker's user thread: its own mask */
     if (changed)
-        reach_all(atomic_load(&target) & ~before, false);
+        reach_all(before, false);
     return live;
 }
 
@@ -298,7 +309,7 @@ static void unlock_and_apply(bool changed, uint64_t saved, uint64_t before)
     else
         set_kernel_mask(saved);
     if (changed)
-        reach_all(atomic_load(&target) & ~before, false);
+        reach_all(before, false);
 }
 
 long cap__sigmask_thread_created_with(cap__thread *t, uint64_t mask)
@@ -378,7 +389,7 @@ static int set_mask(cap__thread *t, uint64_t mask, uint64_t extra, bool always)
     if (was & ~mask) /* (every signal still blocked here: lock_classes) */
         cap__sig_routes_merge_kernel(was & ~mask);
     install_here_plus(extra);
-    reach_all(atomic_load(&target) & ~before, true);
+    reach_all(before, true);
     /* The process's signals the runtime keeps (io/sigroute.h): those t
      * now accepts become its own to deliver (its caller's pending check,
      * or its next safe point); those handed to it that it now blocks go
@@ -480,7 +491,7 @@ void cap__sigmask_jump(uint64_t *saved_word)
     uint64_t m = kernel_mask(atomic_load(&target));
     publish(m);
     *saved_word = m;
-    reach_all(atomic_load(&target) & ~before, false);
+    reach_all(before, false);
 }
 
 enum cap__sigmask_owned cap__sigmask_own(void)

@@ -35,10 +35,13 @@
  * more must reach every worker before the call returns: the others are
  * kicked (their kick handler installs the target by editing the mask the
  * interrupted code gets back) and the caller waits for each to report it.
- * A change that blocks less is left to the others: the caller's worker
- * accepts the signal now, and each worker installs the latest target
- * whenever it applies one. A worker's kernel mask is thus the target or a
- * superset of it that some worker accepts; never less than the target.
+ * A change that blocks less: the caller's worker accepts the signal now,
+ * and the others are kicked without waiting (a signal aimed at one of
+ * their kernel threads, a timer with SIGEV_THREAD_ID, would otherwise
+ * stay pending there until that worker next installed a mask: for good
+ * while a thread that never parks ran there). A worker's kernel mask is
+ * thus the target or, for a moment, a superset of it that some worker
+ * accepts; never less than the target.
  * A handler's frame keeps the mask of the code it interrupted, which it
  * restores as it returns: the trampoline corrects it for any target
  * installed on that kernel thread meanwhile (cap__sigmask_handler_*).

@@ -56,6 +56,8 @@ set(CAPIO_WORKERS_kick_restarts_unseen_call 2)
 set(CAPIO_WORKERS_owned_call_kicked_by_give_back_elsewhere 2)
 # Needs a second worker: a tracer holds the one a child's SIGCHLD went to.
 set(CAPIO_WORKERS_sigchld_late_skips_later_wait 2)
+# Needs a second worker: the spinner holds one without parking.
+set(CAPIO_WORKERS_unblocked_signal_reaches_spinner_elsewhere 2)
 # Needs a second worker: the target computes on one without yielding.
 set(CAPIO_WORKERS_thread_kill_into_handler_returns 2)
 # One worker: the tracer stops the kernel thread main and the acceptor
