@@ -186,13 +186,32 @@ static void publish(uint64_t m)
         atomic_store_explicit(&w->sig_applied, m, memory_order_release);
 }
 
+/* Publishes m, read from the target, and returns it, or a later target
+ * read after the publish and published in turn. A thread that moves the
+ * target reads the workers' publications after its move (reach_all), and
+ * each worker reads the target after its publication: one of the two
+ * sees the other's store, so a worker never publishes and then installs
+ * a target a mover has already taken for installed (one that blocks
+ * less than the mover's: a signal it has just blocked everywhere could
+ * land there). */
+static uint64_t settle_target(uint64_t m)
+{
+    for (;;) {
+        publish(m);
+        atomic_thread_fence(memory_order_seq_cst);
+        uint64_t now = kernel_mask(atomic_load(&target));
+        if (now == m)
+            return m;
+        m = now;
+    }
+}
+
 /* With every signal blocked, installs the latest target on this kernel
  * thread, plus extra (a handler's mask: cap__sigmask_unlift), which
  * leaves the blocked state. */
 static void install_here_plus(uint64_t extra)
 {
-    uint64_t m = kernel_mask(atomic_load(&target));
-    publish(m);
+    uint64_t m = settle_target(kernel_mask(atomic_load(&target)));
     set_kernel_mask(m | extra);
 }
 
@@ -208,22 +227,28 @@ static void install_now(void)
     install_here();
 }
 
+void cap__sigmask_catch_up(void)
+{
+    if (applied != kernel_mask(atomic_load_explicit(&target, memory_order_relaxed)))
+        install_now();
+}
+
 /* After the target moved from `before`: kicks every other worker that
- * has not installed the move and, if wait, waits until each has
- * installed what the target gained. What it lost is offered without
- * waiting (the caller's worker accepts those signals already): a worker
- * that still blocks one would keep it pending when it is aimed at that
- * worker's kernel thread (a timer with SIGEV_THREAD_ID, a tgkill of its
- * tid) until it next installed a mask, for good while a thread that
- * never parks runs there (a thread created with a mask that accepts the
- * signal, placed on another worker: session 65). A kick can be lost
- * (merged with a pending SIGURG of the program's): it is sent again now
- * and then. */
+ * has not installed what it gained and, if wait, waits until each has.
+ * What it lost is left to the others: each installs the latest target
+ * whenever it applies one, and before it runs a thread
+ * (cap__sigmask_catch_up). A kick can be lost (merged with a pending
+ * SIGURG of the program's): it is sent again now and then. (Session 65
+ * tried kicking for what it lost too, without waiting: such a kick, on
+ * its way for as long as it likes, could then unblock a signal on
+ * another worker while the thread that had just unblocked it was still
+ * taking it, which then reached that thread only after its
+ * sigprocmask returned: io/sigmask_blocks_every_worker failed so in 1
+ * run of 300.) */
 static void reach_all(uint64_t before, bool wait)
 {
-    uint64_t now = atomic_load(&target);
-    uint64_t gained = kernel_mask(now & ~before), lost = kernel_mask(before & ~now);
-    if (gained == 0 && lost == 0)
+    uint64_t gained = kernel_mask(atomic_load(&target) & ~before);
+    if (gained == 0)
         return;
     cap__worker *self = cap__worker_self();
     for (int i = 0; i < cap__rt.nworkers; i++) {
@@ -231,16 +256,13 @@ static void reach_all(uint64_t before, bool wait)
         if (w == self)
             continue;
         for (unsigned round = 0;; round++) {
-            uint64_t latest = atomic_load(&target); /* a later move may undo ours */
-            uint64_t need = gained & latest, gone = lost & ~latest;
-            uint64_t have = atomic_load_explicit(&w->sig_applied, memory_order_acquire);
-            bool has_gains = (have & need) == need;
-            if (has_gains && (have & gone) == 0)
+            uint64_t need = gained & atomic_load(&target);
+            if ((atomic_load(&w->sig_applied) & need) == need) /* after the move: settle_target */
                 break;
             pid_t tid = atomic_load_explicit(&w->tid, memory_order_acquire);
             if (round % 4096 == 0 && tid != 0)
                 cap__sig_kick(tid);
-            if (!wait || has_gains)
+            if (!wait)
                 break;
             cap__kernel_yield();
         }
@@ -447,12 +469,22 @@ void cap__sigmask_kicked(void *uctx)
      * the target lost may be its own signal's or its sa_mask's too
      * (sigmask.h, the handler mark). */
     bool handler = cap__sigmask_marked(*m);
-    uint64_t have = handler ? applied : *m;
-    uint64_t gained = want & ~have;
-    *m = handler ? *m | gained : (*m & ~(have & ~want)) | gained;
-    if (gained != 0) /* at once: no signal in it may land before sigreturn */
-        syscall(SYS_rt_sigprocmask, SIG_BLOCK, &gained, NULL, sizeof gained);
-    publish(want);
+    for (;;) {
+        uint64_t have = handler ? applied : *m;
+        uint64_t gained = want & ~have;
+        *m = handler ? *m | gained : (*m & ~(have & ~want)) | gained;
+        if (gained != 0) /* at once: no signal in it may land before sigreturn */
+            syscall(SYS_rt_sigprocmask, SIG_BLOCK, &gained, NULL, sizeof gained);
+        /* Published once the gains are in (a mover that sees them goes
+         * on), then the target looked at again, as settle_target does;
+         * a later one's gains are installed before it is published. */
+        publish(want);
+        atomic_thread_fence(memory_order_seq_cst);
+        uint64_t now = kernel_mask(atomic_load(&target));
+        if (now == want)
+            return;
+        want = now;
+    }
 }
 
 uint64_t cap__sigmask_installed(void)
@@ -488,8 +520,7 @@ void cap__sigmask_jump(uint64_t *saved_word)
     cap__spin_unlock(&class_lock);
     /* The jump installs this word; meanwhile every signal stays blocked,
      * so the published target is true from here on. */
-    uint64_t m = kernel_mask(atomic_load(&target));
-    publish(m);
+    uint64_t m = settle_target(kernel_mask(atomic_load(&target)));
     *saved_word = m;
     reach_all(before, false);
 }

@@ -35,13 +35,16 @@
  * more must reach every worker before the call returns: the others are
  * kicked (their kick handler installs the target by editing the mask the
  * interrupted code gets back) and the caller waits for each to report it.
- * A change that blocks less: the caller's worker accepts the signal now,
- * and the others are kicked without waiting (a signal aimed at one of
- * their kernel threads, a timer with SIGEV_THREAD_ID, would otherwise
- * stay pending there until that worker next installed a mask: for good
- * while a thread that never parks ran there). A worker's kernel mask is
- * thus the target or, for a moment, a superset of it that some worker
- * accepts; never less than the target.
+ * A change that blocks less is left to the others: the caller's worker
+ * accepts the signal now, and each worker installs the latest target
+ * whenever it applies one, and before it runs a thread
+ * (cap__sigmask_catch_up: a thread made with a mask that accepts a
+ * signal every other thread blocks, started on another worker, would
+ * otherwise run there with it blocked, and a signal aimed at that
+ * worker's kernel thread, a timer with SIGEV_THREAD_ID, stayed pending
+ * for as long as the thread did not park). A worker's kernel mask is
+ * thus the target or a superset of it that some worker accepts; never
+ * less than the target.
  * A handler's frame keeps the mask of the code it interrupted, which it
  * restores as it returns: the trampoline corrects it for any target
  * installed on that kernel thread meanwhile (cap__sigmask_handler_*).
@@ -179,6 +182,11 @@ void cap__sigmask_unlift(struct cap__thread *t, uint64_t mask, uint64_t handler)
  * delivery blocked, which only the handler's return would undo. Installs
  * the latest target on this kernel thread. */
 void cap__sigmask_handlers_left(void);
+
+/* On a worker's scheduler context, before it runs a thread: installs the
+ * latest target if this kernel thread's is older (a system call only
+ * then; a load and a compare otherwise). */
+void cap__sigmask_catch_up(void);
 /* The mask a siglongjmp restores (first word of the jmp_buf's saved
  * mask): from now on the running thread's, and the word is rewritten to
  * the kernel mask the jump must leave. Not in a handler's frame's own

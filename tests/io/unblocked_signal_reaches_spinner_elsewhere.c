@@ -3,12 +3,13 @@
  * a mask that accepts it, running on the other worker without ever
  * parking, gets a SIGUSR1 aimed at that worker's kernel thread (a tgkill
  * of its gettid(), as a timer with SIGEV_THREAD_ID sends): the creation
- * narrows the workers' common mask (io/sigmask.h, the target) and kicks
- * the other workers, which install it. Before (session 65), a worker
- * installed a target that blocked less only when it next applied a mask,
- * which a thread that never parks does not let it do: the signal stayed
- * pending there for good (stacklinked/signal_jump_during_links hung so
- * in 1 run of 5 to 15 on two workers, its diver's timers held back). The
+ * narrows the workers' common mask (io/sigmask.h, the target), and the
+ * other worker installs it before it runs the thread
+ * (cap__sigmask_catch_up). Before (session 65), a worker installed a
+ * target that blocked less only when it next applied a mask, which a
+ * thread that never parks does not let it do: the signal stayed pending
+ * there for good (stacklinked/signal_jump_during_links hung so in 1 run
+ * of 5 to 15 on two workers, its diver's timers held back). The
  * wait for the handler is bounded only to turn that into a message. Two
  * workers. */
 #include <sys/syscall.h>
