@@ -809,8 +809,12 @@ ssize_t cap__io_do_wait(cap__io_ticket *tk, cap__io_attempt op, void *arg,
         skipped = false;
         r = cap__io_attempt_once(tk, op, arg, drain);
         if (r != -EAGAIN) {
-            /* The check inline: nearly always nobody else waits. */
-            if (r >= 0 && __atomic_load_n(&f->head[dir], __ATOMIC_RELAXED) != NULL)
+            /* The check inline: nearly always nobody else waits. An error
+             * is handed on too: most say something about the descriptor
+             * that the next waiter's call meets as well (accept on a
+             * listener shut down: EINVAL for every thread blocked in it,
+             * as in the kernel, where only the first woken left before). */
+            if (__atomic_load_n(&f->head[dir], __ATOMIC_RELAXED) != NULL)
                 cap__io_handoff(f, fd, dir);
             break;
         }
