@@ -229,14 +229,22 @@ static void install_now(void)
 
 void cap__sigmask_catch_up(void)
 {
-    if (applied != kernel_mask(atomic_load_explicit(&target, memory_order_relaxed)))
-        install_now();
+    if (applied == kernel_mask(atomic_load_explicit(&target, memory_order_relaxed)))
+        return;
+    /* The kick's own handler installs it (cap__sigmask_kicked), by the
+     * rules for whatever this kernel thread's mask holds besides the
+     * target (a thread parked in a handler here keeps its handler's
+     * mask): a kick to ourselves, delivered as tgkill returns. */
+    cap__worker *w = cap__worker_self();
+    pid_t tid = w != NULL ? atomic_load_explicit(&w->tid, memory_order_acquire) : 0;
+    if (tid != 0)
+        cap__sig_kick(tid);
 }
 
 /* After the target moved from `before`: kicks every other worker that
  * has not installed what it gained and, if wait, waits until each has.
  * What it lost is left to the others: each installs the latest target
- * whenever it applies one, and before it runs a thread
+ * whenever it applies one, and as a thread starts there
  * (cap__sigmask_catch_up). A kick can be lost (merged with a pending
  * SIGURG of the program's): it is sent again now and then. (Session 65
  * tried kicking for what it lost too, without waiting: such a kick, on

@@ -37,7 +37,7 @@
  * interrupted code gets back) and the caller waits for each to report it.
  * A change that blocks less is left to the others: the caller's worker
  * accepts the signal now, and each worker installs the latest target
- * whenever it applies one, and before it runs a thread
+ * whenever it applies one, and as a thread starts there
  * (cap__sigmask_catch_up: a thread made with a mask that accepts a
  * signal every other thread blocks, started on another worker, would
  * otherwise run there with it blocked, and a signal aimed at that
@@ -183,9 +183,13 @@ void cap__sigmask_unlift(struct cap__thread *t, uint64_t mask, uint64_t handler)
  * the latest target on this kernel thread. */
 void cap__sigmask_handlers_left(void);
 
-/* On a worker's scheduler context, before it runs a thread: installs the
- * latest target if this kernel thread's is older (a system call only
- * then; a load and a compare otherwise). */
+/* As a new user thread starts on a worker: has the latest target
+ * installed if this kernel thread's is older (a kick to itself only
+ * then; a load and a compare otherwise). Not on the scheduler context
+ * before each thread it runs: a thread parked in a handler there (a
+ * lifted one) keeps its handler's mask across the switches, which a
+ * plain install dropped (io/thread_kill_handler_jumps_out deadlocked on
+ * a shard lock so, sanitized). */
 void cap__sigmask_catch_up(void);
 /* The mask a siglongjmp restores (first word of the jmp_buf's saved
  * mask): from now on the running thread's, and the word is rewritten to

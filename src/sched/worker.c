@@ -962,7 +962,6 @@ static void run(cap__worker *w, cap__thread *t)
     if (cap__cfg.migrate) /* any runnable thread may come from another worker */
         t->worker = w;
     bool fresh = !t->started;
-    cap__sigmask_catch_up(); /* a target that blocks less since: io/sigmask.h */
     enter(w, t);
     prefetch_following(w);
     cap__switch_to(&w->sched_sp, &w->sched_fake, t->sp, stack_lo(t), stack_size(t), fresh);

@@ -337,6 +337,7 @@ void *cap__thread_entry(void *arg)
     cap__switch_first_entry();
     cap__worker_entered();
     cap__thread *self = arg;
+    cap__sigmask_catch_up(); /* a target that blocks less, made by its creation (io/sigmask.h) */
     cap__sig_pending_check(self, CAP__OWN_FREE); /* sent before it first ran (io/sigdirect.h) */
     void *ret = self->start(self->start_arg);
 #ifdef CAP__ASAN

@@ -4,7 +4,7 @@
  * parking, gets a SIGUSR1 aimed at that worker's kernel thread (a tgkill
  * of its gettid(), as a timer with SIGEV_THREAD_ID sends): the creation
  * narrows the workers' common mask (io/sigmask.h, the target), and the
- * other worker installs it before it runs the thread
+ * other worker installs it as the thread starts there
  * (cap__sigmask_catch_up). Before (session 65), a worker installed a
  * target that blocked less only when it next applied a mask, which a
  * thread that never parks does not let it do: the signal stayed pending
