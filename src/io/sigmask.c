@@ -186,24 +186,27 @@ static void publish(uint64_t m)
         atomic_store_explicit(&w->sig_applied, m, memory_order_release);
 }
 
-/* Publishes m, read from the target, and returns it, or a later target
- * read after the publish and published in turn. A thread that moves the
- * target reads the workers' publications after its move (reach_all), and
- * each worker reads the target after its publication: one of the two
- * sees the other's store, so a worker never publishes and then installs
+/* settle_target publishes m, read from the target, and returns it, or a
+ * later target read after the publish and published in turn
+ * (publish_then_look: the one step). A thread that moves the target
+ * reads the workers' publications after its move (reach_all), and each
+ * worker reads the target after its publication: one of the two sees
+ * the other's store, so a worker never publishes and then installs
  * a target a mover has already taken for installed (one that blocks
  * less than the mover's: a signal it has just blocked everywhere could
  * land there). */
+static uint64_t publish_then_look(uint64_t m)
+{
+    publish(m);
+    atomic_thread_fence(memory_order_seq_cst);
+    return kernel_mask(atomic_load(&target));
+}
+
 static uint64_t settle_target(uint64_t m)
 {
-    for (;;) {
-        publish(m);
-        atomic_thread_fence(memory_order_seq_cst);
-        uint64_t now = kernel_mask(atomic_load(&target));
-        if (now == m)
-            return m;
+    for (uint64_t now; (now = publish_then_look(m)) != m;)
         m = now;
-    }
+    return m;
 }
 
 /* With every signal blocked, installs the latest target on this kernel
@@ -251,8 +254,8 @@ void cap__sigmask_catch_up(void)
  * its way for as long as it likes, could then unblock a signal on
  * another worker while the thread that had just unblocked it was still
  * taking it, which then reached that thread only after its
- * sigprocmask returned: io/sigmask_blocks_every_worker failed so in 1
- * run of 300.) */
+ * sigprocmask returned: io/sigmask_blocks_every_worker failed so once
+ * in CI and in 3 of 900 local runs.) */
 static void reach_all(uint64_t before, bool wait)
 {
     uint64_t gained = kernel_mask(atomic_load(&target) & ~before);
@@ -486,9 +489,7 @@ void cap__sigmask_kicked(void *uctx)
         /* Published once the gains are in (a mover that sees them goes
          * on), then the target looked at again, as settle_target does;
          * a later one's gains are installed before it is published. */
-        publish(want);
-        atomic_thread_fence(memory_order_seq_cst);
-        uint64_t now = kernel_mask(atomic_load(&target));
+        uint64_t now = publish_then_look(want);
         if (now == want)
             return;
         want = now;
