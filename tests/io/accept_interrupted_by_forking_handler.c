@@ -2,11 +2,13 @@
 /* Description: a signal handler that forks while its thread is inside
  * the runtime's accept on a blocking listener the runtime does not own
  * (an io_uring accept on the worker's own ring, io/nowait_ring.h) leaves
- * both processes whole. The parent's call goes on and takes the queued
- * connection; the child, which returns from the handler into the same
- * call, must not touch the parent's ring (its queues are shared kernel
- * memory) nor crash on it: its call says it found nothing, and its
- * thread waits for the next connection, which it gets. The moment is
+ * both processes whole. The child, which returns from the handler into
+ * the same call, must not touch the parent's ring (its queues are shared
+ * kernel memory) nor crash on it: its call says it found nothing and
+ * looks again. The two processes share the listener, so either may take
+ * the queued connection (the parent's call usually does; a parent
+ * descheduled after the fork loses it to the child); the other takes
+ * the next, and each must get exactly one of the two. The moment is
  * made exact by a hardware breakpoint on liburing's io_uring_submit
  * (perf_event_open, sigtrap) that acts when the accepting thread's
  * stack makes the call with a connection queued. Skipped where the
@@ -61,8 +63,13 @@ static void arm(uintptr_t addr)
 
 static atomic_int armed;
 
-/* In the parent it gets the first connection ('1'); in the handler's
- * child, the second ('2'), and that child ends there. */
+static atomic_int accepted; /* the parent's acceptor's call returned */
+static char parent_got;     /* the byte of the connection it took */
+
+/* Takes one connection and reads its byte: in the parent, it keeps it in
+ * parent_got; in the handler's child, it exits with CHILD_GOT + it. */
+enum { CHILD_GOT = 10 };
+
 static void *acceptor(void *arg)
 {
     (void)arg;
@@ -76,11 +83,13 @@ static void *acceptor(void *arg)
         perror("accept");
         _exit(in_child ? 3 : 4);
     }
+    if (!in_child)
+        atomic_store(&accepted, 1);
     char b = 0;
     CHECK_EQ(read(c, &b, 1), 1);
     if (in_child)
-        _exit(b == '2' ? 0 : 5);
-    CHECK_EQ(b, '1');
+        _exit(b == '1' || b == '2' ? CHILD_GOT + b - '0' : 5);
+    parent_got = b;
     CHECK_EQ(close(c), 0);
     CHECK_EQ(close(breakpoint), 0);
     return NULL;
@@ -104,13 +113,18 @@ int main(void)
     cap_usleep(2000); /* it parks: nothing queued */
     int first = raw_tcp_connect(port, NULL);
     CHECK_EQ(syscall(SYS_write, first, "1", 1), 1);
-    join(t); /* the parent's call took the first */
+    /* The handler forks when the acceptor's call submits; a call that
+     * returned without that is a failure, not a wait. */
+    while (atomic_load(&child) == 0 && atomic_load(&accepted) == 0)
+        cap_usleep(1000);
     CHECK_EQ(atomic_load(&bad_code), 0);
     pid_t pid = atomic_load(&child);
     CHECK(pid > 0);
     int second = raw_tcp_connect(port, NULL);
     CHECK_EQ(syscall(SYS_write, second, "2", 1), 1);
-    CHECK_EQ(child_exit_status(pid), 0);
+    join(t);
+    int child_got = child_exit_status(pid) - CHILD_GOT;
+    CHECK((parent_got == '1' && child_got == 2) || (parent_got == '2' && child_got == 1));
     CHECK_EQ(close(first), 0);
     CHECK_EQ(close(second), 0);
     CHECK_EQ(close(listener), 0);
