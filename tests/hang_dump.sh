@@ -7,7 +7,8 @@
 # (status 124): each kernel thread's system call and kernel stack
 # (/proc), and, where gdb is installed, every kernel thread's backtrace
 # and the runtime's user threads (tools/gdb/capriccio.py, `cap threads`),
-# its workers twice, and the same for its first three child processes.
+# its workers twice, and the same for its first three child processes
+# (theirs shorter).
 # ctest registers tests through it with SECONDS a little below the test's
 # TIMEOUT, so a hang in CI leaves a trace in the log instead of only
 # "Timeout" (tests/CMakeLists.txt).
@@ -61,9 +62,13 @@ fi
                  "wchan $(cat "$task"/wchan 2>/dev/null)"
         done
         if command -v gdb >/dev/null 2>&1; then
+            # Its kernel threads' backtraces too, shorter: a child stuck
+            # in a lock it inherited held (a sanitizer's allocator) shows
+            # only there.
             gdb -p "$child" -batch -nx -iex "set auto-load python-scripts off" \
-                -ex "source $here/../tools/gdb/capriccio.py" -ex "cap threads" -ex "cap workers" 2>&1 |
-                grep -v "^\[New LWP\|^\[Thread debugging\|^Using host libthread_db\|^\[Inferior" | head -n 60
+                -ex "source $here/../tools/gdb/capriccio.py" -ex "cap threads" -ex "cap workers" \
+                -ex "thread apply all bt 16" 2>&1 |
+                grep -v "^\[New LWP\|^\[Thread debugging\|^Using host libthread_db\|^\[Inferior" | head -n 140
         fi
     done
 } >&2
