@@ -52,4 +52,16 @@ static inline void cap__asan_root(const void *p, size_t n)
 #endif
 }
 
+/* Sanitized builds: waits, for at most 5 ms, until every other kernel
+ * thread is blocked in a system call that does not map memory, so that
+ * a fork made next does not copy the sanitizer's allocator lock held
+ * (util/asan_fork.c). Nothing otherwise. */
+#ifdef CAP__ASAN
+void cap__asan_fork_settle(void);
+#else
+static inline void cap__asan_fork_settle(void)
+{
+}
+#endif
+
 #endif /* CAP_UTIL_ASAN_H */
