@@ -266,7 +266,7 @@ void cap__sig_pending_kicked(void *uctx)
          * Unblocking it in user code's mask keeps the workers' mask at
          * least the target: t lives and accepts sig, so the target does
          * not hold it. */
-        syscall(SYS_tgkill, getpid(), gettid(), sig);
+        cap__sig_raise_here(sig, NULL);
         if (!handler)
             *mask &= ~bit(sig);
     }

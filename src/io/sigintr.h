@@ -406,6 +406,15 @@ void cap__sig_kick_reserve(void);
 /* Queues a kick to kernel thread tid of this process (reserving the
  * signal first, if that was not done yet). */
 void cap__sig_kick(pid_t tid);
+/* Raises sig on the calling kernel thread for the program (tgkill, or
+ * rt_tgsigqueueinfo with info); the system call's result (-1 and errno).
+ * The program's CAP__SIG_KICK is a standard signal like any other, and a
+ * kick already pending on this kernel thread (the kick handler's own
+ * sa_mask holds the next one) would swallow it: one instance of a
+ * standard signal is pending at a time, with the first one's siginfo. So
+ * it is noted as owed until a delivery of the program's, and a kick that
+ * finds it owed raises it again (src/stack/signal.c). Async-signal-safe. */
+long cap__sig_raise_here(int sig, const siginfo_t *info);
 
 /*
  * A last step before a signal's default action ends the process

@@ -563,9 +563,7 @@ static int deliver_here(int sig, const siginfo_t *info)
     uint64_t saved;
     block_all(&saved);
     int saved_errno = errno;
-    pid_t pid = getpid(), tid = gettid();
-    long r = info == NULL ? syscall(SYS_tgkill, pid, tid, sig)
-                          : syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, info);
+    long r = cap__sig_raise_here(sig, info);
     int err = r == 0 ? 0 : errno;
     errno = saved_errno;
     /* Delivered as this mask is installed: sig is let through. */

@@ -152,6 +152,12 @@ static __thread struct open_handler *open_top __attribute__((tls_model("initial-
 static sigaction_fn real_sigaction;
 static _Atomic bool kick_reserved; /* [written under table_lock] */
 static const char kick_cookie;
+/* A program's CAP__SIG_KICK raised on this kernel thread by the runtime
+ * (cap__sig_raise_here) and not delivered yet as the program's; with its
+ * siginfo when it was queued (cap__sig_raise_here). */
+static __thread bool kick_sig_owed __attribute__((tls_model("initial-exec")));
+static __thread bool kick_sig_owed_queued __attribute__((tls_model("initial-exec")));
+static __thread siginfo_t kick_sig_owed_info __attribute__((tls_model("initial-exec")));
 /* Signals whose SIG_DFL is served by last_step_handler, bit sig - 1, and
  * the step it takes (cap__sig_last_step_arm). */
 static _Atomic uint64_t last_step_sigs; /* [written under table_lock] */
@@ -253,6 +259,30 @@ static bool take_kick_entry(int sig, __typeof__(table[0]) *h)
     return run;
 }
 
+/* The owed program signal (kick_sig_owed), raised on this kernel thread
+ * again. */
+static void raise_owed(void)
+{
+    int saved = errno;
+    if (kick_sig_owed_queued)
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), CAP__SIG_KICK, &kick_sig_owed_info);
+    else
+        syscall(SYS_tgkill, getpid(), gettid(), CAP__SIG_KICK);
+    errno = saved;
+}
+
+long cap__sig_raise_here(int sig, const siginfo_t *info)
+{
+    if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed)) {
+        kick_sig_owed_queued = info != NULL;
+        if (info != NULL)
+            kick_sig_owed_info = *info;
+        kick_sig_owed = true;
+    }
+    return info == NULL ? syscall(SYS_tgkill, getpid(), gettid(), sig)
+                        : syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sig, info);
+}
+
 static bool is_kick(int sig, const siginfo_t *info)
 {
     return sig == CAP__SIG_KICK && info != NULL && info->si_code == SI_QUEUE &&
@@ -349,12 +379,19 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
             cap__sigmask_kicked(uctx);
             if (open_top == NULL)
                 cap__sig_pending_kicked(uctx);
+            /* The program's signal of the same number, raised here while
+             * this kick was pending, merged into it (one instance of a
+             * standard signal): raised again, it arrives as this handler
+             * returns (see cap__sig_raise_here). */
+            if (kick_sig_owed)
+                raise_owed();
             /* A pool thread's call must end (io/offload.c); a worker's
              * goes on (SA_RESTART, arch/sigrestart.h). */
             if (cap__worker_self() == NULL)
                 cap__arch_syscall_to_eintr(uctx);
             return;
         }
+        kick_sig_owed = false; /* whatever raised it: delivered now */
         if (!take_kick_entry(sig, &h))
             return;
     }
