@@ -902,6 +902,9 @@ void cap__sig_jumps_forked(cap__thread *self)
     for (int i = 0; i < HANDED_JUMPS; i++)
         atomic_store(&handed[i].used, 0);
     atomic_store(&cap__sig_jumps_pending, 0);
+    /* A raise the fork interrupted was the parent's: a child starts with
+     * no signal pending. */
+    kick_sig_owed = false;
 }
 
 int cap__sig_jump_signal(cap__thread *t, uint64_t *token)
