@@ -23,6 +23,7 @@
 
 #include "fork_util.h"
 #include "io/io_util.h"
+#include "io/syscall_tracer.h"
 
 enum { TRACER_OK = 0, TRACER_SKIP = 77 };
 
@@ -98,24 +99,12 @@ static int trace(void)
     pid_t pid = getppid();
     pid_t tid;
     CHECK_EQ(read(to_tracer[0], &tid, sizeof tid), (ssize_t)sizeof tid);
-    if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0) {
+    if (!tracer_attach_syscalls(tid)) {
         put_byte(from_tracer[1], 'S');
         return TRACER_SKIP;
     }
-    int st;
-    CHECK_EQ(ptrace(PTRACE_INTERRUPT, tid, 0, 0), 0);
-    CHECK_EQ(waitpid(tid, &st, __WALL), tid);
-    CHECK_EQ(ptrace(PTRACE_SYSCALL, tid, 0, 0), 0);
     put_byte(from_tracer[1], 'A');
-    for (;;) {
-        CHECK_EQ(waitpid(tid, &st, __WALL), tid);
-        CHECK(WIFSTOPPED(st));
-        int sig = WSTOPSIG(st);
-        if (sig == (SIGTRAP | 0x80) && at_urg_raise(tid))
-            break;
-        bool pass = sig != (SIGTRAP | 0x80) && (st >> 16) == 0; /* a signal for it */
-        CHECK_EQ(ptrace(PTRACE_SYSCALL, tid, 0, (void *)(long)(pass ? sig : 0)), 0);
-    }
+    tracer_run_until(tid, at_urg_raise);
     put_byte(from_tracer[1], 'B');
     /* main's SIGUSR1 brings a kick, queued while the thread is stopped. */
     while (!urg_pending(pid, tid))
