@@ -153,11 +153,11 @@ static sigaction_fn real_sigaction;
 static _Atomic bool kick_reserved; /* [written under table_lock] */
 static const char kick_cookie;
 /* A program's CAP__SIG_KICK raised on this kernel thread by the runtime
- * (cap__sig_raise_here) and not delivered yet as the program's; with its
- * siginfo when it was queued (cap__sig_raise_here). */
+ * (cap__sig_raise_here) and not delivered yet as the program's, and the
+ * siginfo it was queued with (NULL: raised by tgkill). */
 static __thread bool kick_sig_owed __attribute__((tls_model("initial-exec")));
-static __thread bool kick_sig_owed_queued __attribute__((tls_model("initial-exec")));
-static __thread siginfo_t kick_sig_owed_info __attribute__((tls_model("initial-exec")));
+static __thread const siginfo_t *kick_sig_owed_info __attribute__((tls_model("initial-exec")));
+static __thread siginfo_t kick_sig_owed_copy __attribute__((tls_model("initial-exec")));
 /* Signals whose SIG_DFL is served by last_step_handler, bit sig - 1, and
  * the step it takes (cap__sig_last_step_arm). */
 static _Atomic uint64_t last_step_sigs; /* [written under table_lock] */
@@ -259,28 +259,22 @@ static bool take_kick_entry(int sig, __typeof__(table[0]) *h)
     return run;
 }
 
-/* The owed program signal (kick_sig_owed), raised on this kernel thread
- * again. */
-static void raise_owed(void)
+/* sig on this kernel thread: tgkill, or queued with info. */
+static long raise_on_self(int sig, const siginfo_t *info)
 {
-    int saved = errno;
-    if (kick_sig_owed_queued)
-        syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), CAP__SIG_KICK, &kick_sig_owed_info);
-    else
-        syscall(SYS_tgkill, getpid(), gettid(), CAP__SIG_KICK);
-    errno = saved;
+    return info == NULL ? syscall(SYS_tgkill, getpid(), gettid(), sig)
+                        : syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sig, info);
 }
 
 long cap__sig_raise_here(int sig, const siginfo_t *info)
 {
     if (sig == CAP__SIG_KICK && atomic_load_explicit(&kick_reserved, memory_order_relaxed)) {
-        kick_sig_owed_queued = info != NULL;
         if (info != NULL)
-            kick_sig_owed_info = *info;
+            kick_sig_owed_copy = *info;
+        kick_sig_owed_info = info != NULL ? &kick_sig_owed_copy : NULL;
         kick_sig_owed = true;
     }
-    return info == NULL ? syscall(SYS_tgkill, getpid(), gettid(), sig)
-                        : syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sig, info);
+    return raise_on_self(sig, info);
 }
 
 static bool is_kick(int sig, const siginfo_t *info)
@@ -383,8 +377,11 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
              * this kick was pending, merged into it (one instance of a
              * standard signal): raised again, it arrives as this handler
              * returns (see cap__sig_raise_here). */
-            if (kick_sig_owed)
-                raise_owed();
+            if (kick_sig_owed) {
+                int saved = errno;
+                raise_on_self(CAP__SIG_KICK, kick_sig_owed_info);
+                errno = saved;
+            }
             /* A pool thread's call must end (io/offload.c); a worker's
              * goes on (SA_RESTART, arch/sigrestart.h). */
             if (cap__worker_self() == NULL)
