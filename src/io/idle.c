@@ -15,6 +15,21 @@
  * I/O keeps being harvested while the old holder is busy (otherwise only
  * the busy worker's periodic poll would see it).
  *
+ * No sleeper without a holder: a worker whose try-lock failed marks
+ * itself (in_futex / in_ring), counts itself, and then looks at the lock
+ * again, blocking only if it is still held; a releaser unlocks, fences,
+ * and then reads the counts and marks (all seq_cst). So either the
+ * sleeper sees the lock free and goes round its loop to take it, or the
+ * releaser sees the sleeper; it then clears the sleeper's `sleeping` word
+ * before the futex wake, so a wake that comes before the wait is not
+ * lost. Without this, a sleeper that counted itself just after a holder
+ * had looked slept on while the holder ran threads: their events waited
+ * for its next periodic poll, for good if the kernel held its thread
+ * (a debugger's stop: io/owned_call_kicked_by_give_back_elsewhere hung).
+ * The same test found the other way to it: a holder whose wait ended at
+ * its own timer's deadline counted as idle and woke no one, then ran the
+ * timer's thread (has_local_work now counts a due timer).
+ *
  * Disk rings: a worker with disk requests of its own in flight sleeps in
  * its disk queue instead (cap__disk_wait: with CAP_DISKIO=uring, in
  * io_uring_enter on its ring), so their completions wake it directly;
@@ -30,6 +45,7 @@
 #include <stdatomic.h>
 
 #include "runtime/config.h"
+#include "sched/timer.h"
 #include "sched/worker.h"
 #include "util/clock.h"
 #include "util/futex.h"
@@ -72,15 +88,24 @@ bool cap__idle_should_block(cap__worker *w)
     return w != NULL && atomic_load(&w->sleeping) == 1;
 }
 
+/* Whether w, back from the instance, will run threads next: its own
+ * queue, its inbox, or a timer of its own that is due (a harvest that
+ * ended at w's deadline found nothing, but the timer's thread runs as
+ * soon as w looks at its timers, after the release). */
 static bool has_local_work(cap__worker *w)
 {
-    return w->local.len != 0 || atomic_load(&w->inbox) != NULL;
+    if (w->local.len != 0 || atomic_load(&w->inbox) != NULL)
+        return true;
+    uint64_t next = cap__timer_next(&w->timers);
+    return next != CAP__FOREVER && next <= cap__now();
 }
 
 void cap__idle_release(cap__worker *w)
 {
     atomic_store(&holder, NULL);
     cap__spin_unlock(&instance_lock);
+    /* The unlock before the sleepers' counts and marks (see the top). */
+    atomic_thread_fence(memory_order_seq_cst);
     /* w == NULL: a busy worker's poll; it is busy by definition. */
     if ((atomic_load(&futex_sleepers) == 0 && atomic_load(&ring_sleepers) == 0) ||
         (w != NULL && !has_local_work(w)))
@@ -89,15 +114,16 @@ void cap__idle_release(cap__worker *w)
         cap__worker *o = &cap__rt.workers[i];
         if (o == w)
             continue;
-        /* Leave its `sleeping` word alone: the wake-up is spurious for it,
-         * it goes round its loop and becomes the holder. If the word is
-         * already clear, a waker has woken it (it clears the word, then
-         * wakes) or it is on its way out (a futex wait on a clear word
-         * returns at once): a second wake would be a system call for
-         * nothing, which every cross-worker wake-up made before the
-         * holder's release (the harvest's) would otherwise pay. */
+        /* Clearing its `sleeping` word makes the wake-up stick if it has
+         * not reached its futex wait yet (the wait returns at once); the
+         * wake-up is spurious for it: it goes round its loop and becomes
+         * the holder. If the word was already clear, a waker has woken it
+         * (it clears the word, then wakes) or it is on its way out: a
+         * second wake would be a system call for nothing, which every
+         * cross-worker wake-up made before the holder's release (the
+         * harvest's) would otherwise pay. */
         if (atomic_load(&in_futex[i])) {
-            if (atomic_load(&o->sleeping) != 0)
+            if (atomic_exchange(&o->sleeping, 0) != 0)
                 cap__futex_wake((uint32_t *)&o->sleeping, 1);
             return;
         }
@@ -108,12 +134,26 @@ void cap__idle_release(cap__worker *w)
     }
 }
 
+/* A worker about to sleep without the instance, marked and counted:
+ * whether it may block. Its try-lock failed, but the holder may have let
+ * go since, before it could see the mark; then nobody would hold the
+ * instance while it slept (a busy holder polls only now and then, and
+ * not at all while the kernel holds its thread). The mark and the count
+ * come before this load, the unlock before the releaser's loads (both
+ * seq_cst): either it sees the lock free and goes round its loop to take
+ * it, or the releaser sees it and wakes it. */
+static bool sleeper_may_block(void)
+{
+    return atomic_load(&instance_lock.held) != 0;
+}
+
 void cap__idle_futex_wait(cap__worker *w, uint64_t deadline)
 {
-    atomic_fetch_add(&futex_sleepers, 1);
     if (w->id < CAP__MAX_WORKERS)
         atomic_store(&in_futex[w->id], 1);
-    cap__futex_wait((uint32_t *)&w->sleeping, 1, deadline);
+    atomic_fetch_add(&futex_sleepers, 1);
+    if (sleeper_may_block())
+        cap__futex_wait((uint32_t *)&w->sleeping, 1, deadline);
     if (w->id < CAP__MAX_WORKERS)
         atomic_store(&in_futex[w->id], 0);
     atomic_fetch_sub(&futex_sleepers, 1);
@@ -142,9 +182,10 @@ static bool ring_wait(cap__worker *w, uint64_t deadline, bool held)
     }
     if (w->id >= CAP__MAX_WORKERS || !cap__disk_wait_prepare(w, inst_fd))
         return false;
-    atomic_fetch_add(&ring_sleepers, 1);
     atomic_store(&in_ring[w->id], 1);
-    bool fired = cap__disk_wait(w, deadline, cap__idle_should_block(w));
+    atomic_fetch_add(&ring_sleepers, 1);
+    bool fired = cap__disk_wait(w, deadline,
+                                cap__idle_should_block(w) && (held || sleeper_may_block()));
     atomic_store(&in_ring[w->id], 0);
     atomic_fetch_sub(&ring_sleepers, 1);
     if (fired && held)
