@@ -55,6 +55,7 @@ set(CAPIO_WORKERS_kick_restarts_unseen_call 2)
 set(CAPIO_WORKERS_program_urg_not_lost_to_kick 2)
 # Needs a second worker: the giver runs while the caller's is stopped.
 set(CAPIO_WORKERS_owned_call_kicked_by_give_back_elsewhere 2)
+set(CAPIO_WORKERS_instance_handed_over_at_own_timer 2)
 # Needs a second worker: a tracer holds the one a child's SIGCHLD went to.
 set(CAPIO_WORKERS_sigchld_late_skips_later_wait 2)
 # Needs a second worker: the spinner holds one without parking.
@@ -86,6 +87,8 @@ set(CAPIO_WORKERS_signal_jump_handed_to_cancelled_thread 1)
 set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens
     # the caller and the ticker must stay on the worker the tracer stops
     owned_call_kicked_by_give_back_elsewhere
+    # the spinner and the reader must stay on their two workers
+    instance_handed_over_at_own_timer
     # the reader's worker is the kernel thread the tracer stops
     program_urg_not_lost_to_kick
     # its reader, woken, may resume on main's worker and hold it in a

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* Description: a worker that holds the descriptor backend's instance
+ * while it waits for a timer of its own, and then runs that timer's
+ * thread, hands the instance to the worker sleeping on its futex first
+ * (io/idle.c, has_local_work), so the other worker's threads get their
+ * descriptor events while this one computes. Worker A's thread X sleeps
+ * 100 ms and then spins without yielding until worker B's thread Y has
+ * read a byte that a child process writes 200 ms in; Y spins for 30 ms
+ * first, so A, idle, takes the instance and B, idle later, sleeps on its
+ * futex. Before session 67 A's wait ended at its deadline with nothing
+ * harvested, A let go as a worker with nothing to run, woke no one, and
+ * ran X: nobody held the instance, and X's spin ran out (10 s) with Y
+ * still parked. Two workers, threads not moved. */
+#include "fork_util.h"
+#include "io/io_util.h"
+
+enum { CANDIDATES = 8, ROLE_NONE = 1, ROLE_X, ROLE_Y };
+
+static int p[2];
+static atomic_int worker_of[CANDIDATES], role[CANDIDATES];
+static atomic_int y_served;
+static atomic_int x_saw_y; /* 1: Y was served while X spun; -1: X gave up */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    CHECK_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Computes until y_served or ns have passed, never parking or yielding. */
+static bool spin_until_served(uint64_t ns)
+{
+    uint64_t end = now_ns() + ns;
+    while (!atomic_load(&y_served))
+        if (now_ns() > end)
+            return false;
+    return true;
+}
+
+static int write_later(void)
+{
+    CHECK_EQ(close(p[0]), 0);
+    cap_sleep_ns(200000000);
+    put_byte(p[1], 'x');
+    return 0;
+}
+
+static void run_x(void)
+{
+    cap_sleep_ns(100000000);
+    atomic_store(&x_saw_y, spin_until_served(10000000000ull) ? 1 : -1);
+}
+
+static void run_y(void)
+{
+    spin_until_served(30000000); /* nobody serves it yet: a 30 ms spin */
+    CHECK_EQ(take_byte(p[0]), 'x');
+    atomic_store(&y_served, 1);
+}
+
+static void *candidate(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    atomic_store(&worker_of[i], cap_worker_id() + 1);
+    int r;
+    while ((r = atomic_load(&role[i])) == 0)
+        cap_sleep_ns(100000);
+    if (r == ROLE_X)
+        run_x();
+    else if (r == ROLE_Y)
+        run_y();
+    return NULL;
+}
+
+int main(void)
+{
+    CHECK_EQ(pipe(p), 0);
+    cap_thread_t t[CANDIDATES];
+    for (int i = 0; i < CANDIDATES; i++)
+        t[i] = spawn(candidate, (void *)(intptr_t)i);
+    for (int i = 0; i < CANDIDATES; i++)
+        while (atomic_load(&worker_of[i]) == 0)
+            cap_sleep_ns(100000);
+    int x = 0, y = -1;
+    for (int i = 1; i < CANDIDATES && y < 0; i++)
+        if (worker_of[i] != worker_of[x])
+            y = i;
+    if (y < 0) {
+        for (int i = 0; i < CANDIDATES; i++)
+            atomic_store(&role[i], ROLE_NONE);
+        for (int i = 0; i < CANDIDATES; i++)
+            join(t[i]);
+        SKIP("the candidates did not spread over both workers");
+    }
+    for (int i = 0; i < CANDIDATES; i++)
+        if (i != x && i != y)
+            atomic_store(&role[i], ROLE_NONE);
+    pid_t writer = fork_child(write_later);
+    atomic_store(&role[y], ROLE_Y);
+    atomic_store(&role[x], ROLE_X);
+    for (int i = 0; i < CANDIDATES; i++)
+        join(t[i]);
+    CHECK_EQ(child_exit_status(writer), 0);
+    int served = atomic_load(&y_served), while_x_spun = atomic_load(&x_saw_y);
+    CHECK_EQ(served, 1);
+    CHECK_EQ(while_x_spun, 1); /* served while X computed on the other worker */
+    CHECK_EQ(close(p[0]), 0);
+    CHECK_EQ(close(p[1]), 0);
+    return 0;
+}
