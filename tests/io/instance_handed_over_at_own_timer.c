@@ -13,11 +13,11 @@
  * still parked. Two workers, threads not moved. */
 #include "fork_util.h"
 #include "io/io_util.h"
+#include "io/worker_roles.h"
 
-enum { CANDIDATES = 8, ROLE_NONE = 1, ROLE_X, ROLE_Y };
+enum { ROLE_X = ROLE_NONE + 1, ROLE_Y };
 
 static int p[2];
-static atomic_int worker_of[CANDIDATES], role[CANDIDATES];
 static atomic_int y_served;
 static atomic_int x_saw_y; /* 1: Y was served while X spun; -1: X gave up */
 
@@ -59,48 +59,27 @@ static void run_y(void)
     atomic_store(&y_served, 1);
 }
 
-static void *candidate(void *arg)
+static void play(int role)
 {
-    int i = (int)(intptr_t)arg;
-    atomic_store(&worker_of[i], cap_worker_id() + 1);
-    int r;
-    while ((r = atomic_load(&role[i])) == 0)
-        cap_sleep_ns(100000);
-    if (r == ROLE_X)
+    if (role == ROLE_X)
         run_x();
-    else if (r == ROLE_Y)
+    else
         run_y();
-    return NULL;
 }
 
 int main(void)
 {
     CHECK_EQ(pipe(p), 0);
-    cap_thread_t t[CANDIDATES];
-    for (int i = 0; i < CANDIDATES; i++)
-        t[i] = spawn(candidate, (void *)(intptr_t)i);
-    for (int i = 0; i < CANDIDATES; i++)
-        while (atomic_load(&worker_of[i]) == 0)
-            cap_sleep_ns(100000);
+    roles_start(play);
     int x = 0, y = -1;
-    for (int i = 1; i < CANDIDATES && y < 0; i++)
-        if (worker_of[i] != worker_of[x])
+    for (int i = 1; i < ROLE_CANDIDATES && y < 0; i++)
+        if (roles_worker(i) != roles_worker(x))
             y = i;
-    if (y < 0) {
-        for (int i = 0; i < CANDIDATES; i++)
-            atomic_store(&role[i], ROLE_NONE);
-        for (int i = 0; i < CANDIDATES; i++)
-            join(t[i]);
+    if (y < 0)
         SKIP("the candidates did not spread over both workers");
-    }
-    for (int i = 0; i < CANDIDATES; i++)
-        if (i != x && i != y)
-            atomic_store(&role[i], ROLE_NONE);
     pid_t writer = fork_child(write_later);
-    atomic_store(&role[y], ROLE_Y);
-    atomic_store(&role[x], ROLE_X);
-    for (int i = 0; i < CANDIDATES; i++)
-        join(t[i]);
+    roles_cast(2, (int[]){ y, x }, (int[]){ ROLE_Y, ROLE_X });
+    roles_join();
     CHECK_EQ(child_exit_status(writer), 0);
     int served = atomic_load(&y_served), while_x_spun = atomic_load(&x_saw_y);
     CHECK_EQ(served, 1);

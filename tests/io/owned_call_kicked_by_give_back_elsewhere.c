@@ -23,12 +23,13 @@
 #include "fork_util.h"
 #include "io/io_util.h"
 #include "io/lib_symbol.h"
+#include "io/worker_roles.h"
 
 #ifndef TRAP_HWBKPT
 #define TRAP_HWBKPT 4
 #endif
 
-enum { CANDIDATES = 8, ROLE_NONE = 1, ROLE_CALLER, ROLE_TICKER, ROLE_GIVER };
+enum { ROLE_CALLER = ROLE_NONE + 1, ROLE_TICKER, ROLE_GIVER };
 enum { TRACER_OK = 0, TRACER_SKIP = 77 };
 
 /* A case: the owned descriptor (made after the tracer's fork), the owned
@@ -43,7 +44,6 @@ struct give_back_case {
 
 static uintptr_t syscall_insn;
 static int to_tracer[2], armed[2], stopped[2]; /* made before the tracer's fork */
-static atomic_int worker_of[CANDIDATES], role[CANDIDATES];
 static atomic_long ticks;
 static atomic_int stop_ticking;
 static const struct give_back_case *current;
@@ -190,20 +190,14 @@ static void give_back_when_stopped(void)
     put_byte(to_tracer[1], 'G');
 }
 
-static void *candidate(void *arg)
+static void play(int role)
 {
-    int i = (int)(intptr_t)arg;
-    atomic_store(&worker_of[i], cap_worker_id() + 1);
-    int r;
-    while ((r = atomic_load(&role[i])) == 0)
-        cap_sleep_ns(100000);
-    if (r == ROLE_CALLER)
+    if (role == ROLE_CALLER)
         make_call();
-    else if (r == ROLE_TICKER)
+    else if (role == ROLE_TICKER)
         tick();
-    else if (r == ROLE_GIVER)
+    else
         give_back_when_stopped();
-    return NULL;
 }
 
 /* One case; false where it had to be skipped. */
@@ -216,34 +210,20 @@ static bool run(const struct give_back_case *c)
     pid_t tracer = fork_child(trace);
     c->make();
     atomic_store(&stop_ticking, 0);
-    for (int i = 0; i < CANDIDATES; i++) {
-        atomic_store(&worker_of[i], 0);
-        atomic_store(&role[i], 0);
-    }
-    cap_thread_t t[CANDIDATES];
-    for (int i = 0; i < CANDIDATES; i++)
-        t[i] = spawn(candidate, (void *)(intptr_t)i);
-    for (int i = 0; i < CANDIDATES; i++)
-        while (atomic_load(&worker_of[i]) == 0)
-            cap_sleep_ns(100000);
+    roles_start(play);
     /* The caller and the ticker on one worker, the giver on the other. */
     int caller = 0, ticker = -1, giver = -1;
-    for (int i = 1; i < CANDIDATES; i++) {
-        if (worker_of[i] == worker_of[caller] && ticker < 0)
+    for (int i = 1; i < ROLE_CANDIDATES; i++) {
+        if (roles_worker(i) == roles_worker(caller) && ticker < 0)
             ticker = i;
-        else if (worker_of[i] != worker_of[caller] && giver < 0)
+        else if (roles_worker(i) != roles_worker(caller) && giver < 0)
             giver = i;
     }
     if (ticker < 0 || giver < 0) {
         kill(tracer, SIGKILL);
         SKIP("the candidates did not spread over both workers");
     }
-    for (int i = 0; i < CANDIDATES; i++)
-        if (i != caller && i != ticker && i != giver)
-            atomic_store(&role[i], ROLE_NONE);
-    atomic_store(&role[ticker], ROLE_TICKER);
-    atomic_store(&role[giver], ROLE_GIVER);
-    atomic_store(&role[caller], ROLE_CALLER);
+    roles_cast(3, (int[]){ ticker, giver, caller }, (int[]){ ROLE_TICKER, ROLE_GIVER, ROLE_CALLER });
 
     int tracer_status = child_exit_status(tracer);
     bool skipped = tracer_status == TRACER_SKIP;
@@ -259,8 +239,7 @@ static bool run(const struct give_back_case *c)
         c->end_wait();
     }
     atomic_store(&stop_ticking, 1);
-    for (int i = 0; i < CANDIDATES; i++)
-        join(t[i]);
+    roles_join();
     int fds[] = { to_tracer[0], to_tracer[1], armed[0], armed[1], stopped[0], stopped[1] };
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         CHECK_EQ(close(fds[i]), 0);
