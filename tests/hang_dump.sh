@@ -8,7 +8,9 @@
 # (/proc), and, where gdb is installed, every kernel thread's backtrace
 # and the runtime's user threads (tools/gdb/capriccio.py, `cap threads`),
 # its workers twice, and the same for its first three child processes
-# (theirs shorter).
+# (theirs shorter). A program that a tracer of its own holds (gdb cannot
+# attach) is read from a core written through /proc/PID/mem instead
+# (tools/proc_core.py): the same lists, partial backtraces.
 # ctest registers tests through it with SECONDS a little below the test's
 # TIMEOUT, so a hang in CI leaves a trace in the log instead of only
 # "Timeout" (tests/CMakeLists.txt).
@@ -43,7 +45,27 @@ fi
              "wchan $(cat "$task"/wchan 2>/dev/null)"
         cat "$task"/stack 2>/dev/null
     done
-    if command -v gdb >/dev/null 2>&1; then
+    tracer=$(awk '/^TracerPid:/ { print $2 }' /proc/"$pid"/status 2>/dev/null)
+    if command -v gdb >/dev/null 2>&1 && [ "${tracer:-0}" != 0 ] && command -v python3 >/dev/null 2>&1; then
+        # Held by a tracer of its own (a test's ptrace child): gdb cannot
+        # attach, so it reads a core written through /proc/PID/mem, twice
+        # a second apart. Registers only of threads in a system call.
+        echo "--- traced by $tracer: the runtime's state from tools/proc_core.py's core"
+        core=$(mktemp)
+        for look in 1 2; do
+            cmds=(-ex "cap threads" -ex "cap workers" -ex "thread apply all bt 12")
+            if [ "$look" = 2 ]; then
+                sleep 1
+                echo "--- cap workers, 1 s later:"
+                cmds=(-ex "cap workers")
+            fi
+            python3 "$here/../tools/proc_core.py" "$pid" "$core" &&
+                gdb -batch -nx -iex "set auto-load python-scripts off" /proc/"$pid"/exe "$core" \
+                    -ex "source $here/../tools/gdb/capriccio.py" "${cmds[@]}" 2>&1 |
+                grep -v "^\[New LWP\|^\[Thread debugging\|^Using host libthread_db"
+        done
+        rm -f "$core"
+    elif command -v gdb >/dev/null 2>&1; then
         gdb -p "$pid" -batch -nx -iex "set auto-load python-scripts off" -ex "source $here/../tools/gdb/capriccio.py" \
             -ex "cap threads" -ex "cap workers" -ex "thread apply all bt 40" 2>&1
         # A second look: a program that is only slow under load has moved
