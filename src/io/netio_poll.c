@@ -70,8 +70,42 @@ static struct pollfd *pfds;  /* owned by the holder */
 static uint32_t *pgens;
 static size_t pcap;
 
+/* The set's first capacity; the holder's array has one more entry (the
+ * kick eventfd). */
+#define FIRST_CAP 256u
+
+/* Takes the set's and the array's first capacity at start-up, so that
+ * no worker's first harvest allocates: a fork made just then copied the
+ * allocator's lock held in a sanitized build (GCC 12's AddressSanitizer
+ * takes none around fork) and the child's own first harvest waited on it
+ * for good (io/owned_call_kicked_by_give_back_elsewhere, its tracer). A
+ * fork's child keeps the parent's arrays (see poll_forget). */
+static int reserve_first(void)
+{
+    if (set != NULL)
+        return 0;
+    struct entry *s = malloc(FIRST_CAP * sizeof *s);
+    struct pollfd *p = malloc((FIRST_CAP + 1) * sizeof *p);
+    uint32_t *g = malloc((FIRST_CAP + 1) * sizeof *g);
+    if (s == NULL || p == NULL || g == NULL) {
+        free(s);
+        free(p);
+        free(g);
+        return -ENOMEM;
+    }
+    set = s;
+    set_cap = FIRST_CAP;
+    pfds = p;
+    pgens = g;
+    pcap = FIRST_CAP + 1;
+    return 0;
+}
+
 static int poll_start(void)
 {
+    int rc = reserve_first();
+    if (rc != 0)
+        return rc;
     kickfd = cap__ownfd_adopt((int)syscall(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC));
     return kickfd < 0 ? -errno : cap__netio_probe_start();
 }
@@ -101,7 +135,7 @@ static int poll_arm(cap__fd *f, int fd, uint32_t gen)
         return -EPERM;
     cap__spin_lock(&set_lock);
     if (set_len == set_cap) {
-        uint32_t ncap = set_cap ? set_cap * 2 : 256;
+        uint32_t ncap = set_cap ? set_cap * 2 : FIRST_CAP;
         struct entry *n = realloc(set, ncap * sizeof *n);
         if (n == NULL) {
             cap__spin_unlock(&set_lock);
