@@ -88,16 +88,13 @@ bool cap__idle_should_block(cap__worker *w)
     return w != NULL && atomic_load(&w->sleeping) == 1;
 }
 
-/* Whether w, back from the instance, will run threads next: its own
- * queues (as worker.c's has_own_work: local, inbox, steal, a lone new
- * thread), or a timer of its own that is due (a harvest that ended at
- * w's deadline found nothing, but the timer's thread runs as soon as w
- * looks at its timers, after the release). */
+/* Whether w, back from the instance, will run threads next: work handed
+ * to it, or a timer of its own that is due (a harvest that ended at w's
+ * deadline found nothing, but the timer's thread runs as soon as w looks
+ * at its timers, after the release). */
 static bool has_local_work(cap__worker *w)
 {
-    if (w->local.len != 0 || atomic_load(&w->inbox) != NULL ||
-        atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0 ||
-        atomic_load_explicit(&w->lone, memory_order_relaxed) != NULL)
+    if (cap__worker_has_own_work(w))
         return true;
     uint64_t next = cap__timer_next(&w->timers);
     return next != CAP__FOREVER && next <= cap__now();

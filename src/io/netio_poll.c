@@ -135,7 +135,7 @@ static int poll_arm(cap__fd *f, int fd, uint32_t gen)
         return -EPERM;
     cap__spin_lock(&set_lock);
     if (set_len == set_cap) {
-        uint32_t ncap = set_cap ? set_cap * 2 : FIRST_CAP;
+        uint32_t ncap = set_cap * 2; /* FIRST_CAP from poll_start on */
         struct entry *n = realloc(set, ncap * sizeof *n);
         if (n == NULL) {
             cap__spin_unlock(&set_lock);

@@ -1061,20 +1061,10 @@ static cap__thread *find_work(cap__worker *w)
     return t;
 }
 
-/* Work handed to w: woken threads and new threads dealt to it. What the
- * idle spin watches; it reads only lines that change when w is given work,
- * so a spinning worker does not pull at the lines of a busy one. */
-static bool has_own_work(cap__worker *w)
-{
-    return atomic_load(&w->inbox) != NULL || w->local.len != 0 ||
-           atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0 ||
-           atomic_load_explicit(&w->lone, memory_order_relaxed) != NULL;
-}
-
 /* Any work w could run, including new threads it could steal. */
 static bool has_work(cap__worker *w)
 {
-    if (has_own_work(w))
+    if (cap__worker_has_own_work(w))
         return true;
     for (int i = 0; i < cap__rt.nworkers; i++)
         if (i != w->id && may_take_new(w, &cap__rt.workers[i]))
@@ -1210,7 +1200,7 @@ static void idle(cap__worker *w)
          i++) {
         /* The poller's spin check: completions of our own disk requests
          * that arrived while we spun, seen without a system call. */
-        if (has_own_work(w) || (p->spin != NULL && p->spin(w) && has_own_work(w))) {
+        if (cap__worker_has_own_work(w) || (p->spin != NULL && p->spin(w) && cap__worker_has_own_work(w))) {
             found = true;
             break;
         }
@@ -1236,7 +1226,7 @@ static void idle(cap__worker *w)
     }
     /* Whatever the spin silenced is switched back on before we run
      * threads or sleep (poller.h). */
-    if (spun && p->spin_end != NULL && p->spin_end(w) && has_own_work(w))
+    if (spun && p->spin_end != NULL && p->spin_end(w) && cap__worker_has_own_work(w))
         found = true;
     if (found || (spun && has_work(w))) { /* has_work: a lone new thread elsewhere */
         w->spin_rounds = IDLE_SPIN_ROUNDS;

@@ -195,6 +195,18 @@ static inline cap__worker *cap__worker_self(void)
     return cap__self_worker;
 }
 
+/* Work handed to w: woken threads and new threads dealt to it. What the
+ * idle spin watches (worker.c) and what a worker letting go of the
+ * netio instance counts as threads to run (io/idle.c); it reads only
+ * lines that change when w is given work, so a spinning worker does not
+ * pull at the lines of a busy one. */
+static inline bool cap__worker_has_own_work(cap__worker *w)
+{
+    return atomic_load(&w->inbox) != NULL || w->local.len != 0 ||
+           atomic_load_explicit(&w->steal_len, memory_order_relaxed) != 0 ||
+           atomic_load_explicit(&w->lone, memory_order_relaxed) != NULL;
+}
+
 /* The calling user thread, or NULL on a kernel thread we do not run. */
 static inline struct cap__thread *cap__current(void)
 {
