@@ -30,6 +30,16 @@
  * its own timer's deadline counted as idle and woke no one, then ran the
  * timer's thread (has_local_work now counts a due timer).
  *
+ * A releaser with nothing to run comes back for the instance, unless
+ * work reaches it first by another way than its harvest: a thread handed
+ * to it during its idle spin, a new thread it steals, another worker's
+ * due timer (CAP_MIGRATE). It then leaves idle without the instance, so
+ * as it does (cap__idle_end, the poller's idle_end) it wakes a sleeper
+ * if nobody holds the instance while threads wait on descriptors: with
+ * three workers, a holder woken for another's lone new thread stole it
+ * and computed, and the third's reader waited for good
+ * (io/instance_held_when_idle_worker_steals).
+ *
  * Disk rings: a worker with disk requests of its own in flight sleeps in
  * its disk queue instead (cap__disk_wait: with CAP_DISKIO=uring, in
  * io_uring_enter on its ring), so their completions wake it directly;
@@ -100,6 +110,38 @@ static bool has_local_work(cap__worker *w)
     return next != CAP__FOREVER && next <= cap__now();
 }
 
+/* Wakes one sleeper other than w to hold the instance. Clearing its
+ * `sleeping` word makes the wake-up stick if it has not reached its wait
+ * yet (the wait returns at once); the wake-up is spurious for it: it goes
+ * round its loop and becomes the holder. If the word was already clear, a
+ * waker has woken it (it clears the word, then wakes) or it is on its way
+ * out: a second wake would be a system call for nothing, which every
+ * cross-worker wake-up made before the holder's release (the harvest's)
+ * would otherwise pay. */
+static void wake_a_sleeper(cap__worker *w)
+{
+    for (int i = 0; i < cap__rt.nworkers && i < CAP__MAX_WORKERS; i++) {
+        cap__worker *o = &cap__rt.workers[i];
+        if (o == w)
+            continue;
+        if (atomic_load(&in_futex[i])) {
+            if (atomic_exchange(&o->sleeping, 0) != 0)
+                cap__futex_wake((uint32_t *)&o->sleeping, 1);
+            return;
+        }
+        if (atomic_load(&in_ring[i])) {
+            if (atomic_exchange(&o->sleeping, 0) != 0)
+                cap__disk_wake(o);
+            return;
+        }
+    }
+}
+
+static bool any_sleeper(void)
+{
+    return atomic_load(&futex_sleepers) != 0 || atomic_load(&ring_sleepers) != 0;
+}
+
 void cap__idle_release(cap__worker *w)
 {
     atomic_store(&holder, NULL);
@@ -107,31 +149,18 @@ void cap__idle_release(cap__worker *w)
     /* The unlock before the sleepers' counts and marks (see the top). */
     atomic_thread_fence(memory_order_seq_cst);
     /* w == NULL: a busy worker's poll; it is busy by definition. */
-    if ((atomic_load(&futex_sleepers) == 0 && atomic_load(&ring_sleepers) == 0) ||
-        (w != NULL && !has_local_work(w)))
+    if (!any_sleeper() || (w != NULL && !has_local_work(w)))
         return;
-    for (int i = 0; i < cap__rt.nworkers && i < CAP__MAX_WORKERS; i++) {
-        cap__worker *o = &cap__rt.workers[i];
-        if (o == w)
-            continue;
-        /* Clearing its `sleeping` word makes the wake-up stick if it has
-         * not reached its futex wait yet (the wait returns at once); the
-         * wake-up is spurious for it: it goes round its loop and becomes
-         * the holder. If the word was already clear, a waker has woken it
-         * (it clears the word, then wakes) or it is on its way out: a
-         * second wake would be a system call for nothing, which every
-         * cross-worker wake-up made before the holder's release (the
-         * harvest's) would otherwise pay. */
-        if (atomic_load(&in_futex[i])) {
-            if (atomic_exchange(&o->sleeping, 0) != 0)
-                cap__futex_wake((uint32_t *)&o->sleeping, 1);
-            return;
-        }
-        if (atomic_load(&in_ring[i])) {
-            cap__disk_wake(o);
-            return;
-        }
-    }
+    wake_a_sleeper(w);
+}
+
+void cap__idle_end(cap__worker *w)
+{
+    /* After w's own release, if it made one (program order): these loads
+     * see every sleeper that release saw, and any counted since. */
+    if (!any_sleeper() || atomic_load(&instance_lock.held) != 0 || !cap__io_fd_pending())
+        return;
+    wake_a_sleeper(w);
 }
 
 /* A worker about to sleep without the instance, marked and counted:
@@ -258,6 +287,7 @@ const cap__poller cap__poller_netio = {
     .wait = netio_wait_idle,
     .wake = netio_wake,
     .poll = netio_poll,
+    .idle_end = cap__idle_end,
     .pending = cap__io_pending,
     .spin = cap__disk_spin,
     .spin_end = cap__disk_spin_end,

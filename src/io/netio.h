@@ -149,6 +149,10 @@ void cap__idle_forked(void);
 /* Stop being it; hands the instance to a futex-sleeping worker if this
  * one is about to run threads. */
 void cap__idle_release(struct cap__worker *w);
+/* w leaves idle to run threads without the instance (poller.h,
+ * idle_end): wakes a sleeper to hold it if nobody does while threads
+ * wait on descriptors. */
+void cap__idle_end(struct cap__worker *w);
 /* The futex sleep of a worker that did not get the instance. */
 void cap__idle_futex_wait(struct cap__worker *w, uint64_t deadline);
 /* Wakes w wherever it sleeps; kick() interrupts the instance's wait. */

@@ -17,6 +17,11 @@
  *    worker every few scheduling rounds, and by an idle one before its
  *    spin (idle true: w is about to spin and wait itself, which may spare
  *    waking another to watch I/O in its place). May be NULL.
+ *  - idle_end(w): called when w, after at least one idle() with nothing
+ *    to run, is about to run a thread again: a backend whose instance an
+ *    idle worker holds for the others makes sure one still does (w may
+ *    have let go of it, and found work by a way other than its harvest).
+ *    May be NULL.
  *  - pending(): true while some I/O wait could still wake a thread (the
  *    deadlock detector must not fire then; busy workers skip poll() when
  *    it is false). Must count submissions not yet flushed. May be NULL.
@@ -50,6 +55,7 @@ typedef struct cap__poller {
     void (*wait)(struct cap__worker *w, uint64_t deadline);
     void (*wake)(struct cap__worker *w);
     void (*poll)(struct cap__worker *w, bool idle);
+    void (*idle_end)(struct cap__worker *w);
     bool (*pending)(void);
     bool (*spin)(struct cap__worker *w);
     bool (*spin_end)(struct cap__worker *w);

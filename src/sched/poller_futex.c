@@ -23,6 +23,7 @@ const cap__poller cap__poller_futex = {
     .wait = futex_poller_wait,
     .wake = futex_poller_wake,
     .poll = NULL,
+    .idle_end = NULL,
     .pending = NULL,
     .spin = NULL,
     .spin_end = NULL,

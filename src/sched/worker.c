@@ -12,7 +12,8 @@
  *      threads are not starved by a busy local queue;
  *   4. run it until it switches back, then finish what it asked for
  *      (release a wait-structure lock, requeue a yielder, reap an exited
- *      thread);
+ *      thread); the first thread after an idle step is preceded by the
+ *      poller's idle_end (poller.h);
  *   5. with nothing to run: spin briefly (an adaptive budget, yielding the
  *      CPU to other processes between checks) watching for
  *      work handed to this worker, look once for work to steal, then sleep
@@ -1293,12 +1294,18 @@ static void fire_timer(cap__timer *tm)
 
 _Noreturn static void worker_loop(cap__worker *w)
 {
+    bool idled = false;
     for (;;) {
         cap__thread *t = find_work(w);
-        if (t != NULL)
+        if (t != NULL) {
+            if (idled && cap__poller_active->idle_end != NULL)
+                cap__poller_active->idle_end(w);
+            idled = false;
             run(w, t);
-        else
+        } else {
             idle(w);
+            idled = true;
+        }
     }
 }
 

@@ -56,6 +56,9 @@ set(CAPIO_WORKERS_program_urg_not_lost_to_kick 2)
 # Needs a second worker: the giver runs while the caller's is stopped.
 set(CAPIO_WORKERS_owned_call_kicked_by_give_back_elsewhere 2)
 set(CAPIO_WORKERS_instance_handed_over_at_own_timer 2)
+# Three workers: one computes and creates, one reads, one steals (not
+# run migrated: that variant is for two workers).
+set(CAPIO_WORKERS_instance_held_when_idle_worker_steals 3)
 # Needs a second worker: a tracer holds the one a child's SIGCHLD went to.
 set(CAPIO_WORKERS_sigchld_late_skips_later_wait 2)
 # Needs a second worker: the spinner holds one without parking.
