@@ -109,6 +109,8 @@ else:
 if os.environ.get("IOBENCH_PIPES"):
     PIPE_COUNTS = [int(x) for x in os.environ["IOBENCH_PIPES"].split(",") if x]
 PIPE_SERIES = [s for s in os.environ.get("IOBENCH_PIPE_SERIES", "").split(",") if s]
+if os.environ.get("IOBENCH_HTTP_CONNS"):
+    HTTP_CONNS = [int(x) for x in os.environ["IOBENCH_HTTP_CONNS"].split(",") if x]
 
 BIG_BYTES = 1 << 30
 SMALL_BYTES = 8 << 20
