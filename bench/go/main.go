@@ -6,7 +6,7 @@
 // bench/runner.py can set them side by side. Run it with GOMAXPROCS equal
 // to the worker count of the Capriccio run it is compared with.
 //
-// Usage: gobench createjoin|yield|pingpong|mutex|prodcons [args as the C program]
+// Usage: gobench createjoin|yield|pingpong|mutex|prodcons|acceptshared [args as the C program]
 //
 // Timing follows bench/micro/common.h: batches grow by doubling until one
 // lasts about a millisecond (the warm-up), then run for the duration.
@@ -14,7 +14,9 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"sync"
@@ -314,9 +316,92 @@ func prodcons(args []string) {
 	os.Exit(0)
 }
 
+// acceptshared: bench/micro/acceptshared.c's loop on Go's netpoller.
+// Acceptor goroutines accept on one listener and answer inline; client
+// processes (this program again, "acceptshared-client", raw system
+// calls only, as the C clients) each connect, send a byte, read the
+// answer and close, over and over. ns_per_op: elapsed time per connection.
+func acceptShared(args []string) {
+	conns := argInt(args, 0, 2000)
+	clients := argInt(args, 1, 4)
+	acceptors := argInt(args, 2, 4)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		fail(1, "listen: %v", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	for i := 0; i < acceptors; i++ {
+		go func() {
+			b := make([]byte, 1)
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return // the listener was closed: done
+				}
+				if n, _ := c.Read(b); n == 1 {
+					if _, err := c.Write([]byte("x")); err != nil {
+						fail(1, "write: %v", err)
+					}
+				}
+				c.Close()
+			}
+		}()
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fail(1, "executable: %v", err)
+	}
+	c0, t0 := cpuNs(), time.Now()
+	procs := make([]*exec.Cmd, clients)
+	for k := range procs {
+		procs[k] = exec.Command(self, "acceptshared-client", strconv.Itoa(port), strconv.Itoa(conns))
+		procs[k].Env = append(os.Environ(), "GOMAXPROCS=1")
+		if err := procs[k].Start(); err != nil {
+			fail(1, "client: %v", err)
+		}
+	}
+	for _, p := range procs {
+		if err := p.Wait(); err != nil {
+			fail(1, "client: %v", err)
+		}
+	}
+	elapsed := time.Since(t0)
+	cpuUsed = cpuNs() - c0
+	ln.Close()
+	report("acceptshared", acceptors, uint64(conns*clients), elapsed, "\"listener\":\"go\"")
+}
+
+// The client of acceptshared: raw system calls, blocking, no netpoller.
+func acceptSharedClient(args []string) {
+	if len(args) < 2 {
+		fail(2, "usage: gobench acceptshared-client PORT CONNS")
+	}
+	port, _ := strconv.Atoi(args[0])
+	conns, _ := strconv.Atoi(args[1])
+	sa := &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}
+	b := make([]byte, 1)
+	for i := 0; i < conns; i++ {
+		s, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			os.Exit(2)
+		}
+		if syscall.Connect(s, sa) != nil {
+			os.Exit(2)
+		}
+		if n, err := syscall.Write(s, []byte("q")); n != 1 || err != nil {
+			os.Exit(3)
+		}
+		if n, err := syscall.Read(s, b); n != 1 || err != nil {
+			os.Exit(3)
+		}
+		syscall.Close(s)
+	}
+	os.Exit(0)
+}
+
 func main() {
 	if len(os.Args) < 2 {
-		fail(2, "usage: gobench createjoin|yield|pingpong|mutex|prodcons [args]")
+		fail(2, "usage: gobench createjoin|yield|pingpong|mutex|prodcons|acceptshared [args]")
 	}
 	args := os.Args[2:]
 	switch os.Args[1] {
@@ -330,6 +415,10 @@ func main() {
 		mutex(args)
 	case "prodcons":
 		prodcons(args)
+	case "acceptshared":
+		acceptShared(args)
+	case "acceptshared-client":
+		acceptSharedClient(args)
 	default:
 		fail(2, "unknown benchmark %q", os.Args[1])
 	}
