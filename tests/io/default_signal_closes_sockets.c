@@ -106,6 +106,14 @@ int main(int argc, char **argv)
         { "inherited-ignore", { SIGHUP, SIGTERM }, SIGTERM },
     };
 
+    /* The children inherit what this process ignores through exec: a
+     * run from a background job of a shell (SIGINT and SIGQUIT ignored)
+     * or under nohup (SIGHUP) would keep them alive, and the wait below
+     * would not end. The rounds set what they need themselves. */
+    const int sent[] = { SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGUSR1, SIGUSR2, SIGRTMIN + 2 };
+    for (size_t i = 0; i < sizeof sent / sizeof sent[0]; i++)
+        CHECK(signal(sent[i], SIG_DFL) != SIG_ERR);
+
     int ul = held_parent_listen();
     for (size_t i = 0; i < sizeof rounds / sizeof rounds[0]; i++) {
         const struct round *r = &rounds[i];
