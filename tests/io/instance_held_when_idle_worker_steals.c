@@ -36,11 +36,12 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Computes for ns, or until *flag > floor; never parks or yields. */
+/* Computes for ns, or until *flag > floor (flag NULL: for ns); never
+ * parks or yields. */
 static bool spin_until(atomic_int *flag, int floor, uint64_t ns)
 {
     uint64_t end = now_ns() + ns;
-    while (atomic_load(flag) <= floor)
+    while (flag == NULL || atomic_load(flag) <= floor)
         if (now_ns() > end)
             return false;
     return true;
@@ -76,8 +77,7 @@ static void run_s(void)
     for (int round = 0; round < ROUNDS && atomic_load(&landings) < LANDINGS &&
                         atomic_load(&failures) == 0;
          round++) {
-        atomic_int never = 0;
-        spin_until(&never, 0, 20000000); /* A and B settle asleep */
+        spin_until(NULL, 0, 20000000); /* A and B settle asleep */
         atomic_store(&n_done, 0);
         cap_thread_t n = spawn(run_n, NULL);
         spin_until(&n_done, 0, 10000000000ull);
