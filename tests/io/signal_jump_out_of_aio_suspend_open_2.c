@@ -65,7 +65,7 @@ int main(void)
     sev._sigev_un._tid = gettid();
     timer_t timer;
     CHECK_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
-    struct itimerspec every = { { 0, 50000 }, { 0, 50000 } };
+    struct itimerspec every = { { 0, 200000 }, { 0, 200000 } };
     CHECK_EQ(timer_settime(timer, 0, &every, NULL), 0);
 
     static volatile int landed; /* kept across the jumps */

@@ -117,7 +117,7 @@ int main(void)
     sev._sigev_un._tid = gettid();
     timer_t timer;
     CHECK_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
-    struct itimerspec every = { { 0, 50000 }, { 0, 50000 } };
+    struct itimerspec every = { { 0, 200000 }, { 0, 200000 } };
     CHECK_EQ(timer_settime(timer, 0, &every, NULL), 0);
     loop_until(LANDINGS);
     struct itimerspec off = { { 0, 0 }, { 0, 0 } };
