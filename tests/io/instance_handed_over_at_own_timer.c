@@ -21,23 +21,6 @@ static int p[2];
 static atomic_int y_served;
 static atomic_int x_saw_y; /* 1: Y was served while X spun; -1: X gave up */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    CHECK_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Computes until y_served or ns have passed, never parking or yielding. */
-static bool spin_until_served(uint64_t ns)
-{
-    uint64_t end = now_ns() + ns;
-    while (!atomic_load(&y_served))
-        if (now_ns() > end)
-            return false;
-    return true;
-}
-
 static int write_later(void)
 {
     CHECK_EQ(close(p[0]), 0);
@@ -49,12 +32,12 @@ static int write_later(void)
 static void run_x(void)
 {
     cap_sleep_ns(100000000);
-    atomic_store(&x_saw_y, spin_until_served(10000000000ull) ? 1 : -1);
+    atomic_store(&x_saw_y, roles_compute_until(&y_served, 0, 10000000000ull) ? 1 : -1);
 }
 
 static void run_y(void)
 {
-    spin_until_served(30000000); /* nobody serves it yet: a 30 ms spin */
+    roles_compute_until(&y_served, 0, 30000000); /* nobody serves it yet: a 30 ms spin */
     CHECK_EQ(take_byte(p[0]), 'x');
     atomic_store(&y_served, 1);
 }

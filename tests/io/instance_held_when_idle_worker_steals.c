@@ -29,24 +29,6 @@ static atomic_int landings;    /* rounds whose N ran on A */
 static atomic_int failures;    /* rounds whose N on A gave up */
 static atomic_int n_done;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    CHECK_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Computes for ns, or until *flag > floor (flag NULL: for ns); never
- * parks or yields. */
-static bool spin_until(atomic_int *flag, int floor, uint64_t ns)
-{
-    uint64_t end = now_ns() + ns;
-    while (flag == NULL || atomic_load(flag) <= floor)
-        if (now_ns() > end)
-            return false;
-    return true;
-}
-
 static int child_echo(void)
 {
     CHECK_EQ(close(go[1]), 0);
@@ -65,7 +47,7 @@ static void *run_n(void *arg)
         int before = atomic_load(&served);
         put_byte(go[1], 'g');
         atomic_fetch_add(&landings, 1);
-        if (!spin_until(&served, before, 5000000000ull))
+        if (!roles_compute_until(&served, before, 5000000000ull))
             atomic_fetch_add(&failures, 1);
     }
     atomic_store(&n_done, 1);
@@ -77,10 +59,10 @@ static void run_s(void)
     for (int round = 0; round < ROUNDS && atomic_load(&landings) < LANDINGS &&
                         atomic_load(&failures) == 0;
          round++) {
-        spin_until(NULL, 0, 20000000); /* A and B settle asleep */
+        roles_compute_until(NULL, 0, 20000000); /* A and B settle asleep */
         atomic_store(&n_done, 0);
         cap_thread_t n = spawn(run_n, NULL);
-        spin_until(&n_done, 0, 10000000000ull);
+        roles_compute_until(&n_done, 0, 10000000000ull);
         join(n);
     }
 }

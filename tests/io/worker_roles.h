@@ -6,7 +6,8 @@
  * roles_cast: the others end first (their polls of their role would
  * otherwise wake both workers every 100 us), then the cast candidates
  * get their roles in the order given and call the test's function with
- * theirs. roles_join joins them all. Threads do
+ * theirs. roles_join joins them all; roles_compute_until is how a role
+ * holds its worker without parking. Threads do
  * not move by default, so a candidate runs its role on the worker it
  * noted (a test of this kind is registered as not migrated). */
 #ifndef CAP_TESTS_IO_WORKER_ROLES_H
@@ -71,6 +72,21 @@ static inline void roles_join(void)
 {
     for (int i = 0; i < ROLE_CANDIDATES; i++)
         join(role_threads[i]);
+}
+
+/* Computes, never parking or yielding (a role that holds its worker), for
+ * ns or until *flag > floor (flag NULL: for ns); whether the flag moved. */
+static inline bool roles_compute_until(atomic_int *flag, int floor, uint64_t ns)
+{
+    struct timespec ts;
+    CHECK_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+    uint64_t end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
+    while (flag == NULL || atomic_load(flag) <= floor) {
+        CHECK_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+        if ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec > end)
+            return false;
+    }
+    return true;
 }
 
 #endif
