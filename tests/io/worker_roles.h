@@ -74,18 +74,21 @@ static inline void roles_join(void)
         join(role_threads[i]);
 }
 
+static inline uint64_t roles_now_ns(void)
+{
+    struct timespec ts;
+    CHECK_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Computes, never parking or yielding (a role that holds its worker), for
  * ns or until *flag > floor (flag NULL: for ns); whether the flag moved. */
 static inline bool roles_compute_until(atomic_int *flag, int floor, uint64_t ns)
 {
-    struct timespec ts;
-    CHECK_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
-    uint64_t end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
-    while (flag == NULL || atomic_load(flag) <= floor) {
-        CHECK_EQ(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
-        if ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec > end)
+    uint64_t end = roles_now_ns() + ns;
+    while (flag == NULL || atomic_load(flag) <= floor)
+        if (roles_now_ns() > end)
             return false;
-    }
     return true;
 }
 
