@@ -101,7 +101,8 @@ static pid_t fork_steps(bool handlers)
     cap__sig_fork_prepare(&saved);
     bool attr_held = cap__thread_default_attr_fork_hold();
     bool tty_held = cap__ttyfile_fork_hold();
-    cap__asan_fork_settle(); /* sanitized builds: util/asan.h */
+    if (!handlers)
+        cap__asan_fork_settle(); /* sanitized builds: util/asan.h */
     pid_t pid = handlers ? CAP__REAL(fork)() : CAP__REAL(_Fork)();
     int e = errno; /* a failed fork's, for the caller */
     cap__ttyfile_fork_release(pid == 0, tty_held);

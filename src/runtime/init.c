@@ -23,6 +23,7 @@
 #include "sched/worker.h"
 #include "sync/sync.h"
 #include "thread/thread.h"
+#include "util/asan.h"
 #include "util/clock.h"
 #include "util/die.h"
 
@@ -64,6 +65,7 @@ static bool start_runtime(void)
         pthread_attr_destroy(&attr);
     }
     atomic_store(&cap__live_threads, 1);
+    cap__asan_fork_register(); /* sanitized builds: util/asan.h */
     cap__io_start();
     cap__ic_yield_start();
     cap__deadlock_init();

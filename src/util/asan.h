@@ -52,13 +52,19 @@ static inline void cap__asan_root(const void *p, size_t n)
 #endif
 }
 
-/* Sanitized builds: waits, for at most 5 ms, until every other kernel
- * thread is blocked in a system call that does not map memory, so that
- * a fork made next does not copy the sanitizer's allocator lock held
- * (util/asan_fork.c). Nothing otherwise. */
+/* Sanitized builds (util/asan_fork.c): register, at start-up, adds the
+ * fork handlers that hold the sanitizer's thread registry and allocator
+ * locked across a fork, so that the child does not inherit them held by
+ * a thread it does not have; settle, for a fork that runs no handlers
+ * (_Fork), waits at most 5 ms until every other kernel thread is blocked
+ * in a system call that does not map memory. Nothing in other builds. */
 #ifdef CAP__ASAN
+void cap__asan_fork_register(void);
 void cap__asan_fork_settle(void);
 #else
+static inline void cap__asan_fork_register(void)
+{
+}
 static inline void cap__asan_fork_settle(void)
 {
 }
