@@ -5,24 +5,26 @@
  * allocator, or of the list of threads, held by another thread at the
  * fork stays held in the child for good. glibc's malloc and
  * pthread_create take care of theirs; GCC 12's AddressSanitizer does
- * not, and the runtime's fork takes the sanitizer's locks around the
- * real fork (util/asan_fork.c; before, it only waited up to 5 ms for the
- * other threads to sit in a system call, which threads that compute and
- * allocate never do, and such children hung at their first allocation).
+ * not, and a fork handler of the runtime's holds the sanitizer's locks
+ * across the real fork (util/asan_fork.c; before, the fork only waited
+ * up to 5 ms for the other threads to sit in a system call, which
+ * threads that compute and allocate never do, and such children hung at
+ * their first allocation).
  * Here two plain kernel threads allocate and free blocks of up to 8 KiB,
  * keeping many alive, and a third starts and joins kernel threads, while
  * main forks ROUNDS times; each child allocates blocks of every size up
- * to 256 KiB, starts and joins a kernel thread and a user thread, and
- * must exit 0 (an alarm kills a hung one). Fork handlers of glibc's list
- * (pthread_atfork without the header) allocate a large block in each of
- * their three steps: they run outside the sanitizer's locks (a large
- * block takes the lock of the sanitizer's mapped blocks, which a handler
- * run inside them waits on for good). The sanitizer's quarantine of
- * freed blocks has a lock that no function takes from outside, held while
- * a thread moves its freed blocks to the shared list (a thread's move
- * comes once it holds 1 MiB of them, and as it ends): that window stays
- * (README, Limits), so the child frees nothing and ends no kernel thread,
- * and the allocators keep to small blocks. */
+ * to 256 KiB, starts a kernel thread and waits until it runs, starts and
+ * joins a user thread, and must exit 0 (an alarm kills a hung one).
+ * Fork handlers of glibc's list (pthread_atfork without the header)
+ * allocate a large block in each of their three steps: they run outside
+ * the sanitizer's locks (a large block takes the lock of the sanitizer's
+ * mapped blocks, which a handler run inside them waits on for good). The
+ * sanitizer's quarantine of freed blocks has a lock that no function
+ * takes from outside, held while a thread moves its freed blocks to the
+ * shared list (a thread's move comes once it holds 1 MiB of them, and as
+ * it ends): that window stays (README, Limits), so the child frees
+ * nothing and ends no kernel thread, and the allocators keep to small
+ * blocks. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
