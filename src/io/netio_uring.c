@@ -616,6 +616,31 @@ static void handle(uint64_t data, int res, unsigned flags)
     }
 }
 
+/* Whether a completion's POLLPRI may be no more than the wake-up's key.
+ * A poll completion that a wake-up with a key triggered reports that key
+ * (the events the waker names), not a fresh poll of the file; and a
+ * socket's data-ready wake-up names POLLIN and POLLPRI together, whether
+ * urgent data came or plain data (a TCP or UDP socket's every arrival).
+ * Taken as it reads, POLLPRI marked every such socket NODRAIN at its
+ * first arrival: each read that waited then made a failed attempt and
+ * the urgent-mark check (io/wait.c), two system calls more than on
+ * epoll, whose harvest polls the file. So harvest() asks the kernel
+ * afresh, in one poll of the batch, about the completions this says
+ * yes to: a multishot poll's (the lazily armed are pipes), naming
+ * POLLPRI without a hang-up or an error (those mark NODRAIN anyway),
+ * on a descriptor of the current life not marked NODRAIN yet. The
+ * fresh poll comes after the wake-up, as epoll's does: urgent data
+ * shows in it unless its byte was read meanwhile, as under epoll. */
+static bool urgency_unsure(uint64_t data, int res)
+{
+    if (data >= KICK - 1 || (data & (LAZY_TAG | WIDEN_TAG)) || res <= 0 || !(res & POLLPRI) ||
+        (res & (POLLRDHUP | POLLHUP | POLLERR)))
+        return false;
+    cap__fd *f = cap__fd_peek((int)(data & DATA_FD_MASK));
+    return f != NULL && atomic_load(&f->gen) == (uint32_t)(data >> 32) &&
+           !cap__fd_has(f, CAP__FDF_NODRAIN) && !cap__fd_has(f, CAP__FDF_INTERNAL);
+}
+
 /* Completions taken off the CQ at a time, before any is handled; and
  * the most one harvest handles, so that a storm of readiness cannot keep
  * the worker from the threads it woke (what is left stays in the CQ, or
@@ -658,6 +683,20 @@ static void harvest(int64_t timeout_ns)
                 break;
         }
         io_uring_cq_advance(&ring, n);
+        struct pollfd look[HARVEST_BATCH];
+        unsigned looked[HARVEST_BATCH], nlook = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (urgency_unsure(batch[i].data, batch[i].res)) {
+                look[nlook] = (struct pollfd){ .fd = (int)(batch[i].data & DATA_FD_MASK),
+                                               .events = POLLPRI };
+                looked[nlook++] = i;
+            }
+        /* One poll for the whole batch, as epoll_wait polls each ready
+         * item as it reports it. If it fails, every POLLPRI stays. */
+        if (nlook > 0 && cap__sys6(SYS_poll, (long)look, nlook, 0, 0, 0, 0) >= 0)
+            for (unsigned k = 0; k < nlook; k++)
+                if (!(look[k].revents & (POLLPRI | POLLNVAL)))
+                    batch[looked[k]].res &= ~POLLPRI;
         for (unsigned i = 0; i < n; i++)
             handle(batch[i].data, batch[i].res, batch[i].flags);
         handled += n;
