@@ -331,7 +331,11 @@ int close(int fd)
     if (user && f != NULL && cap__fd_has(f, CAP__FDF_LINGER))
         cap__ic_linger_before_close(fd, f); /* SO_LINGER's wait, parked (linger.c) */
     cap__fd_closing(fd);
-    int r = user ? (int)syscall(SYS_close, fd) : CAP__REAL(close)(fd);
+    int r;
+    if (!user)
+        r = CAP__REAL(close)(fd);
+    else if (!cap__ic_close_lingering(fd, f, &r)) /* or the kernel's wait, on the pool */
+        r = (int)syscall(SYS_close, fd);
     cap__fd_closed(fd);
     return r;
 }

@@ -368,6 +368,12 @@ void cap__syslog_forked(void);
  * parked instead of in the kernel (linger.c). The close path tests the
  * flag itself, so other closes make no call. */
 void cap__ic_linger_before_close(int fd, cap__fd *f);
+/* A user thread's close of fd (record f, or NULL) that may wait in the
+ * kernel for SO_LINGER's timeout where cap__ic_linger_before_close could
+ * not make the wait (a socket not sole, or not known): made on the
+ * offload pool, true, and close's return value in *result; false for
+ * every other close, which the caller makes (linger.c). */
+bool cap__ic_close_lingering(int fd, cap__fd *f, int *result);
 /* Whether path names a FIFO (a stat, as the open wrapper makes): opening
  * one waits for its other end (fopen.c). */
 bool cap__ic_is_fifo(const char *path);

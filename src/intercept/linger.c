@@ -17,9 +17,26 @@
  * cancel acting in the wait would leave the descriptor open.
  *
  * The setsockopt wrapper marks a file whose lingering it set with a
- * timeout (CAP__FDF_LINGER, net.c). Other sockets with a timeout (a
- * duplicated one, whose close may not be the last; one inherited or
- * received with it set) still wait in the kernel, on the worker.
+ * timeout (CAP__FDF_LINGER, net.c).
+ *
+ * Other sockets that linger (a duplicated one, whose close may not be
+ * its file's last; one inherited, received, made inside a signal handler
+ * or set by a raw system call, which the wrapper did not see) cannot
+ * have that wait made here: only the kernel knows whether the close is
+ * the last, and turning lingering off would change it for the file's
+ * other numbers. Their close is made on the offload pool instead
+ * (cap__ic_close_lingering), so only the caller waits, as long as the
+ * kernel decides. Which ones: every close by a user thread of a socket
+ * that is not sole, or of a descriptor whose kind is not known, asks the
+ * kernel (SO_LINGER, then SO_PROTOCOL); sole sockets, files, pipes and
+ * the like make no call. A signal sent to the caller ends the kernel's
+ * wait, as a signal pending on the closing thread does under NPTL (the
+ * pool thread is kicked); the close returns 0 all the same. If the signal
+ * comes while the job still waits for a pool thread, the job leaves the
+ * queue, and the close is made on the worker with lingering turned off
+ * first: what the kernel does when a signal is already pending as the
+ * close starts is end the wait at once. Not in a signal handler: there
+ * the close is made in place, as before.
  */
 #include <linux/sockios.h>
 #include <netinet/in.h>
@@ -30,6 +47,8 @@
 #include <capriccio.h>
 
 #include "intercept/intercept.h"
+#include "io/io.h"
+#include "io/sigintr.h"
 #include "util/clock.h"
 
 enum { FIRST_SLICE_NS = 1000000, LAST_SLICE_NS = 64000000 };
@@ -66,4 +85,61 @@ void cap__ic_linger_before_close(int fd, cap__fd *f)
     struct linger off = { 0, 0 };
     syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_LINGER, &off, sizeof off);
     cap_thread_setcancelstate(cancel_state, NULL);
+}
+
+/* Whether fd is a TCP socket whose close waits for SO_LINGER's timeout. */
+static bool lingers(int fd)
+{
+    struct linger lg;
+    socklen_t len = sizeof lg;
+    int proto = 0;
+    socklen_t plen = sizeof proto;
+    return cap__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_LINGER, (long)&lg, (long)&len, 0) == 0 &&
+           lg.l_onoff && lg.l_linger > 0 &&
+           cap__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_PROTOCOL, (long)&proto, (long)&plen, 0) ==
+               0 &&
+           proto == IPPROTO_TCP;
+}
+
+struct pool_close {
+    int fd;
+    bool ran;
+    long result;
+};
+
+static void run_close(void *arg)
+{
+    struct pool_close *c = arg;
+    c->ran = true;
+    long r = cap__sys6(SYS_close, c->fd, 0, 0, 0, 0, 0);
+    /* The descriptor is gone whatever close says: never made again (the
+     * pool retries a call that returns EINTR), it could close another
+     * file that took the number meanwhile. */
+    c->result = r == -EINTR ? 0 : r;
+}
+
+/* intercept.h */
+bool cap__ic_close_lingering(int fd, cap__fd *f, int *result)
+{
+    if (cap__in_signal_handler())
+        return false;
+    if (f != NULL) {
+        unsigned kind = atomic_load_explicit(&f->kind, memory_order_relaxed);
+        if (cap__fd_has(f, CAP__FDF_SOLE) || (kind != CAP__FD_SOCKET && kind != CAP__FD_UNKNOWN))
+            return false;
+    }
+    if (!lingers(fd))
+        return false;
+    struct pool_close c = { fd, false, 0 };
+    long r = cap__offload_call(run_close, &c, &c.result, &cap__intr_always);
+    if (!c.ran) {
+        /* A signal took the job off the queue (see the top). */
+        struct linger off = { 0, 0 };
+        cap__sys6(SYS_setsockopt, fd, SOL_SOCKET, SO_LINGER, (long)&off, sizeof off, 0);
+        r = cap__sys6(SYS_close, fd, 0, 0, 0, 0, 0);
+    } else {
+        r = c.result; /* a close that was interrupted still closed */
+    }
+    *result = (int)cap__ic_ret(r);
+    return true;
 }

@@ -28,21 +28,14 @@ enum { ROUNDS = 500 };
 static atomic_int mark_checks;
 static int port;
 
-#if defined(__x86_64__)
-#define THIS_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define THIS_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#endif
-
 /* Installs, on every kernel thread of the process, a filter that sends
  * ioctl(_, SIOCATMARK, _) to a listener, and returns the listener's
  * descriptor; -1 where the kernel refuses. */
 static int watch_mark_checks(void)
 {
-#ifdef THIS_AUDIT_ARCH
     struct sock_filter code[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_AUDIT_ARCH, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0), /* x86_64 only (README) */
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3),
@@ -59,9 +52,6 @@ static int watch_mark_checks(void)
                         SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_TSYNC |
                             SECCOMP_FILTER_FLAG_TSYNC_ESRCH,
                         &prog);
-#else
-    return -1;
-#endif
 }
 
 /* A plain kernel thread: counts each notified call and lets it run. */
