@@ -53,23 +53,31 @@
 
 enum { FIRST_SLICE_NS = 1000000, LAST_SLICE_NS = 64000000 };
 
-/* intercept.h */
-void cap__ic_linger_before_close(int fd, cap__fd *f)
+/* SO_LINGER's timeout in seconds if fd is a TCP socket whose close waits
+ * for it; else 0 (lingering off, a zero timeout, not TCP, not a socket). */
+static int linger_seconds(int fd)
 {
-    if (!cap__fd_has(f, CAP__FDF_SOLE))
-        return;
     struct linger lg;
     socklen_t len = sizeof lg;
     int proto = 0;
     socklen_t plen = sizeof proto;
-    if (syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_LINGER, &lg, &len) != 0 || !lg.l_onoff ||
-        lg.l_linger <= 0 ||
-        syscall(SYS_getsockopt, fd, SOL_SOCKET, SO_PROTOCOL, &proto, &plen) != 0 ||
+    if (cap__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_LINGER, (long)&lg, (long)&len, 0) != 0 ||
+        !lg.l_onoff || lg.l_linger <= 0 ||
+        cap__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_PROTOCOL, (long)&proto, (long)&plen, 0) != 0 ||
         proto != IPPROTO_TCP)
+        return 0;
+    return lg.l_linger;
+}
+
+/* intercept.h */
+void cap__ic_linger_before_close(int fd, cap__fd *f)
+{
+    int seconds;
+    if (!cap__fd_has(f, CAP__FDF_SOLE) || (seconds = linger_seconds(fd)) == 0)
         return;
     int cancel_state;
     cap_thread_setcancelstate(CAP_CANCEL_DISABLE, &cancel_state);
-    uint64_t deadline = cap__deadline_after(cap__timeout_ns((uint64_t)lg.l_linger, 0));
+    uint64_t deadline = cap__deadline_after(cap__timeout_ns((uint64_t)seconds, 0));
     uint64_t slice = FIRST_SLICE_NS;
     for (;;) {
         int queued = 0;
@@ -87,19 +95,6 @@ void cap__ic_linger_before_close(int fd, cap__fd *f)
     cap_thread_setcancelstate(cancel_state, NULL);
 }
 
-/* Whether fd is a TCP socket whose close waits for SO_LINGER's timeout. */
-static bool lingers(int fd)
-{
-    struct linger lg;
-    socklen_t len = sizeof lg;
-    int proto = 0;
-    socklen_t plen = sizeof proto;
-    return cap__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_LINGER, (long)&lg, (long)&len, 0) == 0 &&
-           lg.l_onoff && lg.l_linger > 0 &&
-           cap__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_PROTOCOL, (long)&proto, (long)&plen, 0) ==
-               0 &&
-           proto == IPPROTO_TCP;
-}
 
 struct pool_close {
     int fd;
@@ -128,7 +123,7 @@ bool cap__ic_close_lingering(int fd, cap__fd *f, int *result)
         if (cap__fd_has(f, CAP__FDF_SOLE) || (kind != CAP__FD_SOCKET && kind != CAP__FD_UNKNOWN))
             return false;
     }
-    if (!lingers(fd))
+    if (linger_seconds(fd) == 0)
         return false;
     struct pool_close c = { fd, false, 0 };
     long r = cap__offload_call(run_close, &c, &c.result, &cap__intr_always);

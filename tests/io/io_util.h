@@ -267,6 +267,37 @@ static inline int raw_tcp_connect(int port, struct sockaddr_in *local)
     return s;
 }
 
+/* Sends on socket c until its buffers and the peer's are full: the bytes
+ * sent. */
+static inline size_t fill_socket(int c)
+{
+    static char buf[65536];
+    memset(buf, 'x', sizeof buf);
+    size_t sent = 0;
+    for (;;) {
+        ssize_t n = send(c, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0) {
+            CHECK_EQ(errno, EAGAIN);
+            return sent;
+        }
+        sent += (size_t)n;
+    }
+}
+
+/* Reads s to its end: the bytes read. */
+static inline size_t read_to_eof(int s)
+{
+    static char buf[65536];
+    size_t got = 0;
+    for (;;) {
+        ssize_t n = read(s, buf, sizeof buf);
+        CHECK_GE(n, 0);
+        if (n == 0)
+            return got;
+        got += (size_t)n;
+    }
+}
+
 /* Whether fd is readable now (a raw poll: also from a signal handler or
  * a tracer process). */
 static inline bool readable_now(int fd)

@@ -17,22 +17,6 @@
 static struct ticker ticker;
 static int port;
 
-/* Sends until the socket's buffers and the peer's are full. */
-static size_t fill(int c)
-{
-    static char buf[65536];
-    memset(buf, 'x', sizeof buf);
-    size_t sent = 0;
-    for (;;) {
-        ssize_t n = send(c, buf, sizeof buf, MSG_DONTWAIT);
-        if (n < 0) {
-            CHECK_EQ(errno, EAGAIN);
-            return sent;
-        }
-        sent += (size_t)n;
-    }
-}
-
 static void raw_set_linger(int c, int seconds)
 {
     struct linger lg = { .l_onoff = 1, .l_linger = seconds };
@@ -43,20 +27,6 @@ static void set_linger(int c, int seconds)
 {
     struct linger lg = { .l_onoff = 1, .l_linger = seconds };
     CHECK_EQ(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
-}
-
-/* Reads s to its end: the bytes read. */
-static size_t read_to_eof(int s)
-{
-    static char buf[65536];
-    size_t got = 0;
-    for (;;) {
-        ssize_t n = read(s, buf, sizeof buf);
-        CHECK_GE(n, 0);
-        if (n == 0)
-            return got;
-        got += (size_t)n;
-    }
 }
 
 /* close(c) lets the ticker run, returns 0, and s then reads sent bytes. */
@@ -105,7 +75,7 @@ int main(void)
     CHECK_GE(s, 0);
     int d = dup(c);
     CHECK_GE(d, 0);
-    size_t sent = fill(c);
+    size_t sent = fill_socket(c);
     set_linger(d, 1);
     CHECK_EQ(close(d), 0);
     close_parks(c, s, sent);
@@ -114,7 +84,7 @@ int main(void)
     c = raw_tcp_connect(port, NULL);
     s = accept(l, NULL, NULL);
     CHECK_GE(s, 0);
-    sent = fill(c);
+    sent = fill_socket(c);
     raw_set_linger(c, 1);
     close_parks(c, s, sent);
 
@@ -126,7 +96,7 @@ int main(void)
     CHECK_GE(s, 0);
     d = dup(c);
     CHECK_GE(d, 0);
-    sent = fill(c);
+    sent = fill_socket(c);
     set_linger(c, 100);
     CHECK_EQ(close(d), 0);
     closer = spawn(close_it, (void *)(intptr_t)c);

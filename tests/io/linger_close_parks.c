@@ -9,40 +9,10 @@
  * timeout still resets the connection. */
 #include "io/io_util.h"
 
-/* Sends until the socket's buffers and the peer's are full. */
-static size_t fill(int c)
-{
-    static char buf[65536];
-    memset(buf, 'x', sizeof buf);
-    size_t sent = 0;
-    for (;;) {
-        ssize_t n = send(c, buf, sizeof buf, MSG_DONTWAIT);
-        if (n < 0) {
-            CHECK_EQ(errno, EAGAIN);
-            return sent;
-        }
-        sent += (size_t)n;
-    }
-}
-
 static void set_linger(int c, int seconds)
 {
     struct linger lg = { .l_onoff = 1, .l_linger = seconds };
     CHECK_EQ(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
-}
-
-/* Reads s to its end: the bytes read. */
-static size_t read_to_eof(int s)
-{
-    static char buf[65536];
-    size_t got = 0;
-    for (;;) {
-        ssize_t n = read(s, buf, sizeof buf);
-        CHECK_GE(n, 0);
-        if (n == 0)
-            return got;
-        got += (size_t)n;
-    }
 }
 
 static void *reader(void *arg)
@@ -63,7 +33,7 @@ int main(void)
     int c = tcp_connect(port);
     int s = accept(l, NULL, NULL);
     CHECK_GE(s, 0);
-    size_t sent = fill(c);
+    size_t sent = fill_socket(c);
     set_linger(c, 1);
     long before = atomic_load(&t.ticks);
     CHECK_EQ(close(c), 0);
@@ -75,7 +45,7 @@ int main(void)
     c = tcp_connect(port);
     s = accept(l, NULL, NULL);
     CHECK_GE(s, 0);
-    sent = fill(c);
+    sent = fill_socket(c);
     set_linger(c, 30);
     cap_thread_t r = spawn(reader, (void *)(intptr_t)s);
     CHECK_EQ(close(c), 0);
