@@ -95,7 +95,7 @@ void cap__ic_linger_before_close(int fd, cap__fd *f)
     cap_thread_setcancelstate(cancel_state, NULL);
 }
 
-
+/* A close made on the offload pool: whether it ran there, and its result. */
 struct pool_close {
     int fd;
     bool ran;
