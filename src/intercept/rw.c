@@ -66,6 +66,7 @@
 #include "io/io.h"
 #include "io/ownfd.h"
 #include "io/pipe.h"
+#include "io/ttyfile.h"
 #include "util/clock.h"
 
 enum { STACK_IOVS = 8 };
@@ -182,6 +183,22 @@ static long fifo_write_piece(int fd, const struct msghdr *m)
     return cap__sys6(SYS_writev, fd, (long)piece, (long)n, 0, 0, 0);
 }
 
+/* A blocking transfer on a FIFO we did not make, through its private
+ * non-blocking description (io/ttyfile.h): true, and the call's result
+ * in *r (-EAGAIN: the caller parks on fd's readiness); false if it gets
+ * none. The fallback, fifo_write_piece, could still wait in the kernel
+ * when another writer took the room readiness promised. */
+static bool fifo_private_xfer(cap__fd *f, int fd, bool write, const struct msghdr *m, long *r)
+{
+    cap__ttyfile *t = cap__ttyfile_hold(fd, atomic_load(&f->gen));
+    if (t == NULL)
+        return false;
+    *r = cap__sys6(write ? SYS_writev : SYS_readv, cap__ttyfile_fd(t), (long)m->msg_iov,
+                   (long)m->msg_iovlen, 0, 0, 0);
+    cap__ttyfile_release(t);
+    return true;
+}
+
 /* Inline into cap__io_do's first try (xfer_msg); cap__io_do_wait calls it by address. */
 __attribute__((always_inline)) static inline ssize_t attempt(int fd, void *arg)
 {
@@ -262,6 +279,9 @@ ssize_t cap__ic_stream_unowned(cap__fd *f, int fd, bool write, const struct msgh
      * read: EINVAL). A blocking read of a FIFO that never had a writer
      * answers 0 at once too, which poll does not show (io/fifo.h). */
     if (!cap__fd_has(f, CAP__FDF_APP_NONBLOCK)) {
+        long r;
+        if (cap__fd_has(f, CAP__FDF_FIFO) && fifo_private_xfer(f, fd, write, m, &r))
+            return r;
         if (cap__ic_revents_now(fd, write ? POLLOUT : POLLIN) == 0 &&
             (write || !cap__fifo_answers_now(f, fd)))
             return -EAGAIN;

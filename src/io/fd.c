@@ -210,7 +210,7 @@ void cap__fd_relife(int fd, uint32_t gen, int kind, uint32_t flags, const uint64
         cap__fd_set_timeo(f, 1, timeo[1]);
     }
     cap__spin_unlock(&f->lock);
-    if (old & CAP__FDF_TTY)
+    if (old & (CAP__FDF_TTY | CAP__FDF_FIFO))
         cap__ttyfile_forget(fd);
 }
 
@@ -253,7 +253,7 @@ void cap__fd_closed(int fd)
     if (cap__fd_has(f, CAP__FDF_CLOSING))
         old = end_life_locked(f, CAP__FD_UNKNOWN, 0);
     cap__spin_unlock(&f->lock);
-    if (old & CAP__FDF_TTY)
+    if (old & (CAP__FDF_TTY | CAP__FDF_FIFO))
         cap__ttyfile_forget(fd);
 }
 
@@ -582,7 +582,7 @@ void cap__fd_created(int fd, int kind, uint32_t flags)
         disarm_locked(f, fd, fl);
     uint32_t old = end_life_locked(f, kind, flags);
     cap__spin_unlock(&f->lock);
-    if (old & CAP__FDF_TTY) /* a terminal's private description (io/ttyfile.h) */
+    if (old & (CAP__FDF_TTY | CAP__FDF_FIFO)) /* a private description (io/ttyfile.h) */
         cap__ttyfile_forget(fd);
 }
 

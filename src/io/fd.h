@@ -155,10 +155,13 @@ enum {
                                           (intercept/ttyio.c) */
     CAP__FDF_NOT_TTY = 1u << 28,       /* a stream found not to be a terminal */
     CAP__FDF_FIFO = 1u << 29,          /* a pipe or FIFO we did not make that refuses
-                                          RWF_NOWAIT: blocking writes go out in PIPE_BUF
-                                          pieces (intercept/rw.c) */
-    CAP__FDF_TTY_POOL = 1u << 30,      /* a terminal that gets no private description
-                                          (io/ttyfile.h): blocking writes on the pool */
+                                          RWF_NOWAIT: blocking transfers through a
+                                          private description (io/ttyfile.h), else
+                                          writes in PIPE_BUF pieces (intercept/rw.c) */
+    CAP__FDF_TTY_POOL = 1u << 30,      /* a terminal or FIFO that gets no private
+                                          description (io/ttyfile.h): a terminal's
+                                          blocking writes on the pool, a FIFO's in
+                                          PIPE_BUF pieces after readiness */
     CAP__FDF_LINGER = 1u << 31,        /* SO_LINGER set with a timeout through the
                                           wrapper: a close may wait (intercept/linger.c) */
 };

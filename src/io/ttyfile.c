@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private open file descriptions of terminals (see ttyfile.h): a small
- * table of (descriptor number, life) -> private descriptor, under one
- * spin lock that no system call is made under.
+ * Private open file descriptions of terminals and FIFOs (see ttyfile.h):
+ * a small table of (descriptor number, life) -> private descriptor, under
+ * one spin lock that no system call is made under.
  *
  * An entry is free (app_fd < 0), live, or dead: its life ended while a
  * write held it, and the last release closes it. A record whose terminal
- * gets none is marked CAP__FDF_TTY_POOL for the rest of its life, so the
- * refused open is not tried again on every write.
+ * or FIFO gets none is marked CAP__FDF_TTY_POOL for the rest of its life,
+ * so the refused open is not tried again on every transfer.
  *
  * Only raw system calls: open and close are this library's own wrappers.
  */
@@ -28,7 +28,7 @@
 #include "io/ownfd.h"
 #include "util/ownspin.h"
 
-enum { TTYFILE_MAX = 8 };
+enum { TTYFILE_MAX = 16 };
 
 struct cap__ttyfile {
     int app_fd;   /* the application's descriptor; -1: free */
@@ -68,13 +68,48 @@ static int end_locked(cap__ttyfile *e)
     return fd;
 }
 
+/* /proc/self/fd/<fd> opened with flags, at a high number, if it is still
+ * the file st describes; else -1. */
+static int reopen(int fd, int flags, const struct stat *st)
+{
+    char path[32];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    long priv = cap__sys6(SYS_openat, AT_FDCWD, (long)path, flags | O_NONBLOCK | O_CLOEXEC, 0,
+                          0, 0);
+    if (priv < 0)
+        return -1;
+    struct stat ps;
+    if (cap__sys6(SYS_fstat, priv, (long)&ps, 0, 0, 0, 0) != 0 || ps.st_dev != st->st_dev ||
+        ps.st_ino != st->st_ino || ps.st_rdev != st->st_rdev) {
+        cap__sys6(SYS_close, priv, 0, 0, 0, 0, 0);
+        return -1;
+    }
+    return cap__ownfd_adopt((int)priv);
+}
+
+/* A FIFO opened again with the access of fd's description (a write-only
+ * one fails with ENXIO while the FIFO has no reader: the plain path then
+ * meets the missing reader itself); -1 for O_PATH. */
+static int open_fifo_private(int fd, const struct stat *st)
+{
+    long fl = cap__sys6(SYS_fcntl, fd, F_GETFL, 0, 0, 0, 0);
+    if (fl < 0 || (fl & O_PATH))
+        return -1;
+    return reopen(fd, (int)(fl & O_ACCMODE), st);
+}
+
 /* fd, if it is a pseudo-terminal's slave that is still there (not hung
- * up), opened again for writing, non-blocking, close-on-exec, at a high
- * number; else -1. */
+ * up), opened again for writing, or a FIFO opened again as fd is;
+ * non-blocking, close-on-exec, at a high number; else -1. rdev: the
+ * terminal (0 for a FIFO). */
 static int open_private(int fd, dev_t *rdev)
 {
     struct stat st;
-    if (cap__sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) != 0 || !S_ISCHR(st.st_mode))
+    if (cap__sys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) != 0)
+        return -1;
+    if (S_ISFIFO(st.st_mode))
+        return open_fifo_private(fd, &st);
+    if (!S_ISCHR(st.st_mode))
         return -1;
     unsigned maj = major(st.st_rdev);
     if (maj < 136 || maj > 143)
@@ -89,19 +124,10 @@ static int open_private(int fd, dev_t *rdev)
     struct pollfd p = { .fd = fd, .events = POLLOUT };
     if (cap__sys6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) < 0 || (p.revents & (POLLHUP | POLLERR)))
         return -1;
-    char path[32];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    long priv = cap__sys6(SYS_openat, AT_FDCWD, (long)path,
-                          O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0, 0, 0);
-    if (priv < 0)
-        return -1;
-    struct stat ps;
-    if (cap__sys6(SYS_fstat, priv, (long)&ps, 0, 0, 0, 0) != 0 || ps.st_rdev != st.st_rdev) {
-        cap__sys6(SYS_close, priv, 0, 0, 0, 0, 0);
-        return -1;
-    }
-    *rdev = st.st_rdev;
-    return cap__ownfd_adopt((int)priv);
+    int priv = reopen(fd, O_WRONLY | O_NOCTTY, &st);
+    if (priv >= 0)
+        *rdev = st.st_rdev;
+    return priv;
 }
 
 static cap__ttyfile *find_locked(int fd, uint32_t gen)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private open file descriptions of terminals, for blocking writes that
- * must not hold a worker (intercept/ttyio.c).
+ * must not hold a worker (intercept/ttyio.c); and of FIFOs the runtime
+ * does not own, for blocking reads and writes (intercept/rw.c).
  *
  * A terminal the application writes to is not ours to make non-blocking:
  * its open file description is shared with the shell and the other
@@ -31,6 +32,23 @@
  * At most TTYFILE_MAX (ttyfile.c) at once; a terminal beyond them, or one
  * the kernel will not open again (permissions, hung up, no /proc), keeps
  * the offload pool (CAP__FDF_TTY_POOL on its record).
+ *
+ * A FIFO the runtime does not own (io/fifo.h: inherited, opened
+ * non-blocking and made blocking after, opened by a thread it does not
+ * run, given back at a fork or a spawn) refuses RWF_NOWAIT, and its mode
+ * is the application's. After readiness its plain call could still
+ * wait in the kernel, holding the worker: readiness promised one free
+ * page or some bytes, and another writer or reader (a thread of another
+ * worker, another process) may take them first; with the thread that
+ * would make room on that worker, for good. Its private description is
+ * opened with the access of the program's (a write-only one only while
+ * the FIFO has a reader: else ENXIO, and the plain path meets the
+ * missing reader as the kernel's call would), so a transfer that would
+ * wait says EAGAIN and the thread parks on the program's descriptor
+ * instead. The same rules as a terminal's: one life, closed with it
+ * (a writer of ours never keeps the reader from its end of file), a
+ * high number of the runtime's own, close-on-exec. rdev is 0 for it:
+ * the terminal's write lock (trylock) is not taken for a FIFO.
  *
  * Locking: one spin lock over the small table, never held across a
  * system call; a fork holds it (cap__ttyfile_fork_hold), and knows its
