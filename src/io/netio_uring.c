@@ -519,7 +519,9 @@ static void kick(void)
     }
 }
 
-static void handle(uint64_t data, int res, unsigned flags)
+/* One completion. pri_urgent: a POLLPRI in res may be urgent data (see
+ * urgency_unsure), which ends the drained-socket shortcut (NODRAIN). */
+static void handle(uint64_t data, int res, unsigned flags, bool pri_urgent)
 {
     if (data == KICK) {
         uint64_t v;
@@ -552,7 +554,7 @@ static void handle(uint64_t data, int res, unsigned flags)
         unsigned dirs = 0;
         if (res & (POLLIN | POLLPRI | POLLRDHUP | POLLHUP | POLLERR))
             dirs |= CAP__IO_RBIT;
-        if (res & (POLLPRI | POLLRDHUP | POLLHUP | POLLERR))
+        if ((res & (POLLRDHUP | POLLHUP | POLLERR)) || ((res & POLLPRI) && pri_urgent))
             dirs |= CAP__IO_NODRAIN;
         if (res & (POLLOUT | POLLHUP | POLLERR))
             dirs |= CAP__IO_WBIT;
@@ -616,29 +618,41 @@ static void handle(uint64_t data, int res, unsigned flags)
     }
 }
 
-/* Whether a completion's POLLPRI may be no more than the wake-up's key.
- * A poll completion that a wake-up with a key triggered reports that key
- * (the events the waker names), not a fresh poll of the file; and a
- * socket's data-ready wake-up names POLLIN and POLLPRI together, whether
- * urgent data came or plain data (a TCP or UDP socket's every arrival).
- * Taken as it reads, POLLPRI marked every such socket NODRAIN at its
- * first arrival: each read that waited then made a failed attempt and
- * the urgent-mark check (io/wait.c), two system calls more than on
- * epoll, whose harvest polls the file. So harvest() asks the kernel
- * afresh, in one poll of the batch, about the completions this says
- * yes to: a multishot poll's (the lazily armed are pipes), naming
- * POLLPRI without a hang-up or an error (those mark NODRAIN anyway),
- * on a descriptor of the current life not marked NODRAIN yet. The
- * fresh poll comes after the wake-up, as epoll's does: urgent data
- * shows in it unless its byte was read meanwhile, as under epoll. */
-static bool urgency_unsure(uint64_t data, int res)
+/* Whether a completion's POLLPRI may be no more than the wake-up's key,
+ * on a descriptor where urgent data would matter. A poll completion that
+ * a wake-up with a key triggered reports that key (the events the waker
+ * names), not a fresh poll of the file; and a socket's data-ready wake-up
+ * names POLLIN and POLLPRI together, whether urgent data came or plain
+ * data (every arrival on a TCP or UDP socket). Taken as it reads,
+ * POLLPRI marked every such socket NODRAIN at its first arrival: each
+ * read of a TCP socket that waited then made a failed attempt and the
+ * urgent-mark check (io/wait.c), two system calls more than on epoll,
+ * whose harvest polls the file; each EAGAIN of a datagram socket a poll
+ * for a shutdown (intercept/rw.c). POLLPRI counts only on a TCP socket
+ * (CAP__FDF_DRAINS: a read stops short at an urgent mark); on any other
+ * descriptor NODRAIN comes from hang-ups and errors alone, which carry
+ * their own keys. For a completion of a multishot poll (the lazily
+ * armed are pipes) that names POLLPRI without a hang-up or an error, on
+ * a TCP socket of the current life not marked NODRAIN yet, *look is set:
+ * harvest() asks the kernel afresh, in one poll of the batch, and the
+ * POLLPRI counts only if the fresh poll shows it. That poll comes after
+ * the wake-up, as epoll's does: urgent data shows in it unless its byte
+ * was read meanwhile, as under epoll. Returns whether POLLPRI counts
+ * (before the look, if one is asked for). */
+static bool pri_counts(uint64_t data, int res, bool *look)
 {
+    *look = false;
     if (data >= KICK - 1 || (data & (LAZY_TAG | WIDEN_TAG)) || res <= 0 || !(res & POLLPRI) ||
         (res & (POLLRDHUP | POLLHUP | POLLERR)))
-        return false;
+        return true; /* nothing to decide: NODRAIN as res says */
     cap__fd *f = cap__fd_peek((int)(data & DATA_FD_MASK));
-    return f != NULL && atomic_load(&f->gen) == (uint32_t)(data >> 32) &&
-           !cap__fd_has(f, CAP__FDF_NODRAIN) && !cap__fd_has(f, CAP__FDF_INTERNAL);
+    if (f == NULL || atomic_load(&f->gen) != (uint32_t)(data >> 32) ||
+        cap__fd_has(f, CAP__FDF_NODRAIN))
+        return true; /* a stale completion, or marked already */
+    if (!cap__fd_has(f, CAP__FDF_DRAINS))
+        return false;
+    *look = true;
+    return true;
 }
 
 /* Completions taken off the CQ at a time, before any is handled; and
@@ -685,20 +699,23 @@ static void harvest(int64_t timeout_ns)
         io_uring_cq_advance(&ring, n);
         struct pollfd look[HARVEST_BATCH];
         unsigned looked[HARVEST_BATCH], nlook = 0;
-        for (unsigned i = 0; i < n; i++)
-            if (urgency_unsure(batch[i].data, batch[i].res)) {
+        bool pri_urgent[HARVEST_BATCH];
+        for (unsigned i = 0; i < n; i++) {
+            bool to_look;
+            pri_urgent[i] = pri_counts(batch[i].data, batch[i].res, &to_look);
+            if (to_look) {
                 look[nlook] = (struct pollfd){ .fd = (int)(batch[i].data & DATA_FD_MASK),
                                                .events = POLLPRI };
                 looked[nlook++] = i;
             }
+        }
         /* One poll for the whole batch, as epoll_wait polls each ready
-         * item as it reports it. If it fails, every POLLPRI stays. */
+         * item as it reports it. If it fails, every POLLPRI counts. */
         if (nlook > 0 && cap__sys6(SYS_poll, (long)look, nlook, 0, 0, 0, 0) >= 0)
             for (unsigned k = 0; k < nlook; k++)
-                if (!(look[k].revents & (POLLPRI | POLLNVAL)))
-                    batch[looked[k]].res &= ~POLLPRI;
+                pri_urgent[looked[k]] = (look[k].revents & (POLLPRI | POLLNVAL)) != 0;
         for (unsigned i = 0; i < n; i++)
-            handle(batch[i].data, batch[i].res, batch[i].flags);
+            handle(batch[i].data, batch[i].res, batch[i].flags, pri_urgent[i]);
         handled += n;
         if (n == HARVEST_BATCH)
             continue;

@@ -12,7 +12,12 @@
  * process to a supervisor thread that counts it and lets it go on. The
  * count must stay 0. Then real urgent data must still reach the reader
  * (a read that stops at the mark does not leave the next one parked).
- * Skipped where seccomp user notification is refused. */
+ * UDP's data-ready wake-up carries the same POLLPRI, and a datagram
+ * socket marked NODRAIN so polled for a shutdown after each read that
+ * found nothing (intercept/rw.c, shut_for_reading: poll(_, 1, 0), which
+ * the filter counts too): ROUNDS UDP round trips between two user
+ * threads must make no such poll. Skipped where seccomp user
+ * notification is refused. */
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -25,25 +30,30 @@
 
 enum { ROUNDS = 500 };
 
-static atomic_int mark_checks;
+static atomic_int mark_checks, one_polls;
 static int port;
 
 /* Installs, on every kernel thread of the process, a filter that sends
- * ioctl(_, SIOCATMARK, _) to a listener, and returns the listener's
- * descriptor; -1 where the kernel refuses. */
+ * ioctl(_, SIOCATMARK, _) and poll(_, 1, 0) to a listener, and returns
+ * the listener's descriptor; -1 where the kernel refuses. */
 static int watch_mark_checks(void)
 {
     struct sock_filter code[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0), /* x86_64 only (README) */
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3),
-        /* the low half of the request number (little-endian) */
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIOCATMARK, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        /* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        /* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0), /* x86_64 only */
+        /* 2 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        /* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        /* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 2),
+        /* the low half of an argument (little-endian) */
+        /* 5 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+        /* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIOCATMARK, 6, 5),
+        /* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_poll, 0, 4),
+        /* 8 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+        /* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 2),
+        /* 10 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+        /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+        /* 12 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        /* 13 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
     };
     struct sock_fprog prog = { .len = sizeof code / sizeof code[0], .filter = code };
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
@@ -65,7 +75,7 @@ static void *supervise(void *arg)
             CHECK(errno == EINTR || errno == ENOENT); /* ENOENT: the caller's signal */
             continue;
         }
-        atomic_fetch_add(&mark_checks, 1);
+        atomic_fetch_add(req.data.nr == SYS_ioctl ? &mark_checks : &one_polls, 1);
         struct seccomp_notif_resp resp = { .id = req.id,
                                            .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
         /* ENOENT: the call was interrupted meanwhile; it is counted all the same */
@@ -96,6 +106,50 @@ static void *client(void *arg)
     CHECK_EQ(read(s, buf, sizeof buf), 0); /* the server closed */
     close(s);
     return NULL;
+}
+
+/* ---- UDP ---------------------------------------------------------------- */
+
+static int udp_b;
+
+static void *udp_peer(void *arg)
+{
+    (void)arg;
+    char buf[64];
+    for (int i = 0; i < ROUNDS; i++) {
+        CHECK_EQ(recv(udp_b, buf, sizeof buf, 0), 4);
+        CHECK_EQ(send(udp_b, "pong", 4, 0), 4);
+    }
+    return NULL;
+}
+
+/* ROUNDS round trips between two connected UDP sockets; both threads park
+ * on each read. */
+static void udp_round_trips(void)
+{
+    int a = socket(AF_INET, SOCK_DGRAM, 0);
+    udp_b = socket(AF_INET, SOCK_DGRAM, 0);
+    CHECK_GE(a, 0);
+    CHECK_GE(udp_b, 0);
+    struct sockaddr_in x = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    struct sockaddr_in y = x;
+    socklen_t len = sizeof x;
+    CHECK_EQ(bind(a, (struct sockaddr *)&x, sizeof x), 0);
+    CHECK_EQ(bind(udp_b, (struct sockaddr *)&y, sizeof y), 0);
+    CHECK_EQ(getsockname(a, (struct sockaddr *)&x, &len), 0);
+    len = sizeof y;
+    CHECK_EQ(getsockname(udp_b, (struct sockaddr *)&y, &len), 0);
+    CHECK_EQ(connect(a, (struct sockaddr *)&y, sizeof y), 0);
+    CHECK_EQ(connect(udp_b, (struct sockaddr *)&x, sizeof x), 0);
+    cap_thread_t t = spawn(udp_peer, NULL);
+    char buf[64];
+    for (int i = 0; i < ROUNDS; i++) {
+        CHECK_EQ(send(a, "ping", 4, 0), 4);
+        CHECK_EQ(recv(a, buf, sizeof buf, 0), 4);
+    }
+    join(t);
+    CHECK_EQ(close(a), 0);
+    CHECK_EQ(close(udp_b), 0);
 }
 
 int main(void)
@@ -132,5 +186,9 @@ int main(void)
     close(c);
     join(t);
     close(l);
+
+    int before = atomic_load(&one_polls);
+    udp_round_trips();
+    CHECK_EQ(atomic_load(&one_polls) - before, 0);
     return 0;
 }
