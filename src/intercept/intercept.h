@@ -370,7 +370,7 @@ void cap__syslog_forked(void);
 void cap__ic_linger_before_close(int fd, cap__fd *f);
 /* A user thread's close of fd (record f, or NULL) that may wait in the
  * kernel for SO_LINGER's timeout where cap__ic_linger_before_close could
- * not make the wait (a socket not sole, or not known): made on the
+ * not make the wait (a socket not sole): made on the
  * offload pool, true, and close's return value in *result; false for
  * every other close, which the caller makes (linger.c). */
 bool cap__ic_close_lingering(int fd, cap__fd *f, int *result);

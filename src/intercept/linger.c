@@ -27,9 +27,13 @@
  * other numbers. Their close is made on the offload pool instead
  * (cap__ic_close_lingering), so only the caller waits, as long as the
  * kernel decides. Which ones: every close by a user thread of a socket
- * that is not sole, or of a descriptor whose kind is not known, asks the
- * kernel (SO_LINGER, then SO_PROTOCOL); sole sockets, files, pipes and
- * the like make no call. A signal sent to the caller ends the kernel's
+ * that is not sole asks the kernel (SO_LINGER, then SO_PROTOCOL); sole
+ * sockets, files, pipes, and descriptors not classified yet make no call.
+ * Every open() leaves its record unclassified until the first transfer
+ * (io/fd.h), and a file opened, mapped and closed would otherwise pay an
+ * ENOTSOCK for nothing; a path never opens a socket. So a socket the
+ * wrappers never saw used (inherited or received, then closed untouched)
+ * still closes in the kernel, on the worker. A signal sent to the caller ends the kernel's
  * wait, as a signal pending on the closing thread does under NPTL (the
  * pool thread is kicked); the close returns 0 all the same. If the signal
  * comes while the job still waits for a pool thread, the job leaves the
@@ -116,14 +120,8 @@ static void run_close(void *arg)
 /* intercept.h */
 bool cap__ic_close_lingering(int fd, cap__fd *f, int *result)
 {
-    if (cap__in_signal_handler())
-        return false;
-    if (f != NULL) {
-        unsigned kind = atomic_load_explicit(&f->kind, memory_order_relaxed);
-        if (cap__fd_has(f, CAP__FDF_SOLE) || (kind != CAP__FD_SOCKET && kind != CAP__FD_UNKNOWN))
-            return false;
-    }
-    if (linger_seconds(fd) == 0)
+    if (f == NULL || atomic_load_explicit(&f->kind, memory_order_relaxed) != CAP__FD_SOCKET ||
+        cap__fd_has(f, CAP__FDF_SOLE) || cap__in_signal_handler() || linger_seconds(fd) == 0)
         return false;
     struct pool_close c = { fd, false, 0 };
     long r = cap__offload_call(run_close, &c, &c.result, &cap__intr_always);
