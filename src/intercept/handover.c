@@ -121,6 +121,7 @@ static pid_t fork_steps(bool handlers)
         cap__io_forked();
         cap__futex_key_forked();
         cap__stream_turns_forked();
+        cap__libc_tls_forked();
         cap__syslog_forked();
         cap__sigmask_forked(cap__current(), &saved);
     }

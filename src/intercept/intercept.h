@@ -336,6 +336,10 @@ static inline rlim_t cap__ic_nofile_soft(void)
 struct _IO_FILE; /* glibc's FILE */
 void cap__stream_turn_forget(struct _IO_FILE *fp);
 void cap__stream_turns_forked(void);
+/* In a fork's child, after cap__stream_turns_forked forgot the calling
+ * thread's holds: the hold of its own locale again, if it has one
+ * (libc_tls.c). */
+void cap__libc_tls_forked(void);
 /* stdio output (stdout.c): fclose's flush, made first where it may park;
  * 0 or EOF (errno set), as fflush. */
 int cap__stdio_flush_before_close(struct _IO_FILE *fp);

@@ -544,6 +544,8 @@ void cap__switch_to_scheduler(cap__thread *self, enum cap__after after,
                               cap__unlock_fn unlock, void *arg)
 {
     cap__worker *w = self->worker;
+    if (__builtin_expect(*w->dlerror_slot != NULL, 0))
+        cap__dl_error_stash(self);
     if (__builtin_expect(self->held_locks != NULL, 0))
         cap__held_release_all(self);
     leave_after(w, self, after, unlock, arg);
@@ -624,6 +626,8 @@ static inline __attribute__((always_inline)) void prefetch_following(cap__worker
 static inline __attribute__((always_inline)) void
 switch_direct_mx(cap__worker *w, cap__thread *self, cap__thread *next, const uint32_t *mxcsr)
 {
+    if (__builtin_expect(*w->dlerror_slot != NULL, 0))
+        cap__dl_error_stash(self);
     if (__builtin_expect(self->held_locks != NULL, 0))
         cap__held_release_all(self);
     self->saved_errno = *w->errno_slot;
@@ -1326,6 +1330,7 @@ static void *worker_kthread(void *arg)
     cap__self_worker = w;
     atomic_store_explicit(&w->tid, (pid_t)syscall(SYS_gettid), memory_order_release);
     w->errno_slot = &errno;
+    w->dlerror_slot = cap__dl_error_slot(&w->dlerror_none);
     cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     cap__sigmask_kthread_init(); /* the kick and the faults, inherited blocked */
     pthread_attr_t attr;
@@ -1438,6 +1443,7 @@ void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
     cap__self_worker = w0;
     atomic_store(&w0->tid, (pid_t)syscall(SYS_gettid));
     w0->errno_slot = &errno;
+    w0->dlerror_slot = cap__dl_error_slot(&w0->dlerror_none);
     cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     main_thread->worker = w0;
     main_thread->started = true;

@@ -65,6 +65,9 @@ typedef struct cap__worker {
     struct cap__thread *current;        /* running user thread, or NULL */
     int *errno_slot;                    /* the kernel thread's errno: saves a
                                            call to __errno_location per switch */
+    void **dlerror_slot;                /* the kernel thread's dlerror result, or
+                                           dlerror_none (intercept/libc_tls.c) */
+    void *dlerror_none;
 
     /* The step the last thread to switch away left for whoever runs next
      * on this worker (the scheduler context or, on a direct switch, the
@@ -225,6 +228,12 @@ void cap__workers_start(struct cap__thread *main_thread, size_t sched_stack_size
 void cap__make_runnable(struct cap__thread *t);
 /* Places a brand-new thread. */
 void cap__schedule_new(struct cap__thread *t);
+
+/* glibc's dlerror result per user thread (intercept/libc_tls.c): the
+ * calling kernel thread's word, or none when glibc has none; and the
+ * switch's step for a set word, which has the thread leaving take it. */
+void **cap__dl_error_slot(void **none);
+__attribute__((cold)) void cap__dl_error_stash(struct cap__thread *self);
 
 /* Switches from the running thread to w's scheduler context, which will
  * carry out `after`. Returns when the thread next runs. */

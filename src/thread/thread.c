@@ -209,6 +209,8 @@ int cap_thread_create(cap_thread_t *handle, const cap_thread_attr_t *attr,
     t->keys = NULL;
     t->nkeys = 0;
     t->held_locks = NULL; /* (a thread that exited holding one left it here) */
+    if (t->rare != NULL) /* POSIX: a new thread starts in the global locale */
+        *t->rare = (cap__thread_rare){ 0 };
     t->robust_noted = 0; /* (a thread lost in a fork left its count here) */
     atomic_store_explicit(&t->jump_due, NULL, memory_order_relaxed);
     atomic_store_explicit(&t->sig_pending, 0, memory_order_relaxed); /* POSIX: none at start */
@@ -287,6 +289,9 @@ static cap__thread *exit_begin(cap__thread *self, void *retval)
     cap__cleanup_run_all(self);
     if (self->keys != NULL) /* most threads have none: no call */
         cap__keys_run_destructors(self);
+    /* After the destructors, which may set a locale or fail a dlopen. */
+    if (self->rare != NULL || *self->worker->dlerror_slot != NULL)
+        cap__libc_tls_exit(self);
     if (self->robust_noted != 0)
         cap__robust_exit(self);
     if (self->kernel_bound != 0)

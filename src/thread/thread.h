@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "capriccio.h"
+#include "sched/held.h"
 #include "sched/park.h"
 #include "sched/timer.h"
 #include "stack/stack.h"
@@ -157,6 +158,10 @@ typedef struct cap__thread {
     struct cap_cleanup_frame *cleanup; /* [owner] innermost cleanup handler */
 
     void *asan_fake_stack;         /* [owner] AddressSanitizer fiber bookkeeping */
+
+    /* [owner] state few threads ever have (below); made on first need and
+     * kept with the TCB for its next threads */
+    struct cap__thread_rare *rare;
 } cap__thread;
 
 /* At the exit of t (the calling thread), holding state the kernel keeps
@@ -164,6 +169,24 @@ typedef struct cap__thread {
  * kernel thread ends (a robust mutex's holder died), in
  * src/intercept/libc_mutex.c. */
 void cap__kernel_bound_exit(cap__thread *t);
+
+/* glibc's per-kernel-thread state that POSIX makes per thread, for the
+ * user threads that have some (src/intercept/libc_tls.c): the locale
+ * uselocale() set, and the kernel thread's dlerror result while the
+ * thread is switched away. While either is set, `held` is in the
+ * thread's held_locks (sched/held.h), which moves them at its switches. */
+typedef struct cap__thread_rare {
+    void *locale;      /* [owner] NULL: the global locale */
+    void *dl_error;    /* [owner] */
+    bool holding;      /* [owner] held is in held_locks */
+    cap__held_lock held;
+} cap__thread_rare;
+
+/* At the exit of t (the calling thread), when t->rare is set or its
+ * kernel thread has a dlerror result: the kernel thread goes back to the
+ * global locale and frees the result, which the next thread to run there
+ * must not see (src/intercept/libc_tls.c). */
+void cap__libc_tls_exit(cap__thread *t);
 
 /* Whether the calling thread t must act on a cancel now (t is current). */
 static inline bool cap__cancel_requested(cap__thread *t)
