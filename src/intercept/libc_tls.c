@@ -37,6 +37,12 @@
  * Without it (a libc that lacks it), a worker's word is one of its own
  * that stays NULL, and dlerror stays per kernel thread (README).
  *
+ * inet_ntoa: glibc formats into a buffer of the kernel thread's TLS, which
+ * another user thread of the worker overwrote while the caller was parked
+ * before it used the string (a log line whose stream flushed, and so
+ * parked, before it reached the address). On a user thread it is
+ * formatted into the thread's block instead.
+ *
  * Elsewhere glibc's calls, unchanged: on kernel threads the runtime does
  * not run, and in a signal handler (uselocale is not async-signal-safe).
  * The runtime's own kernel threads (the offload pool's) stay in the
@@ -45,10 +51,12 @@
  * uselocale fails with ENOMEM, and a dlerror result stays on the kernel
  * thread, as before.
  */
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <locale.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "intercept/intercept.h"
@@ -143,6 +151,16 @@ locale_t uselocale(locale_t newloc)
     else
         unhold(r); /* (a running thread has no dlerror result moved out) */
     return old;
+}
+
+char *inet_ntoa(struct in_addr in)
+{
+    cap__thread_rare *r = cap__ic_user() ? rare_of(cap__current()) : NULL;
+    if (r == NULL) /* not a user thread, or no memory for the block */
+        return CAP__REAL(inet_ntoa)(in);
+    const unsigned char *b = (const unsigned char *)&in.s_addr; /* network order */
+    snprintf(r->inet_ntoa, sizeof r->inet_ntoa, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
+    return r->inet_ntoa;
 }
 
 /* worker.h; on the main kernel thread first, before any other worker. */
