@@ -40,6 +40,19 @@
  * and computed, and the third's reader waited for good
  * (io/instance_held_when_idle_worker_steals).
  *
+ * Workers with no threads of their own (may_use_instance) stay out of it
+ * all, unless CAP_MIGRATE lets them run any thread: they neither hold the
+ * instance nor poll it, and sleep on their futex, uncounted, until work
+ * is handed to them (a new thread is dealt with a wake-up of its own). The
+ * events they could harvest are other workers' threads', which run only
+ * where they live; a busy worker harvests them at its next poll, an idle
+ * one holds the instance. A preloaded single-threaded server on two
+ * workers paid for it per request: its thread-less worker held the
+ * instance or was woken to, and woke the other per event (0.33-0.39
+ * context switches per request, 1.24x plain glibc's CPU per request, and
+ * 0.85x its requests/s while another process took a CPU: bench/redis);
+ * now 0.01, 1.17x and 1.01x, as on one worker.
+ *
  * Disk rings: a worker with disk requests of its own in flight sleeps in
  * its disk queue instead (cap__disk_wait: with CAP_DISKIO=uring, in
  * io_uring_enter on its ring), so their completions wake it directly;
@@ -91,6 +104,17 @@ void cap__idle_forked(void)
         if (atomic_load_explicit(&in_ring[i], memory_order_relaxed) != 0)
             atomic_store_explicit(&in_ring[i], 0, memory_order_relaxed);
     }
+}
+
+/* Whether w has a use for the instance: threads of its own (started
+ * there and not ended), or any thread under CAP_MIGRATE. One with none
+ * could harvest only other workers' events, whose threads run only where
+ * they live: holding the instance, or being woken to hold it while they
+ * run, bought a wake-up of their worker per event and of it per hand-off,
+ * for nothing (see the top). */
+static bool may_use_instance(const cap__worker *w)
+{
+    return cap__cfg.migrate || atomic_load_explicit(&w->homed, memory_order_relaxed) != 0;
 }
 
 bool cap__idle_should_block(cap__worker *w)
@@ -237,6 +261,10 @@ static void netio_wait_idle(cap__worker *w, uint64_t deadline)
     cap__disk_flush(w);
     if (w->local.len != 0) /* the flush completed requests of our own threads */
         return;
+    if (!may_use_instance(w)) { /* see the top: until work is handed to it */
+        cap__futex_wait((uint32_t *)&w->sleeping, 1, deadline);
+        return;
+    }
     if (!cap__idle_acquire(w)) {
         if (!ring_wait(w, deadline, false))
             cap__idle_futex_wait(w, deadline);
@@ -263,7 +291,7 @@ static void netio_wait_idle(cap__worker *w, uint64_t deadline)
 static void netio_poll(cap__worker *w, bool idle)
 {
     cap__disk_flush(w);
-    if (!cap__idle_acquire(NULL))
+    if ((w != NULL && !may_use_instance(w)) || !cap__idle_acquire(NULL))
         return;
     cap__netio_active->harvest(0);
     cap__idle_release(idle && !cap__io_fd_pending() ? w : NULL);

@@ -58,6 +58,8 @@ set(CAPIO_WORKERS_kick_restarts_unseen_call 2)
 set(CAPIO_WORKERS_program_urg_not_lost_to_kick 2)
 # Needs a second worker: the giver runs while the caller's is stopped.
 set(CAPIO_WORKERS_owned_call_kicked_by_give_back_elsewhere 2)
+# Two workers: the second has no threads of its own (see the program).
+set(CAPIO_WORKERS_threadless_worker_stays_asleep 2)
 set(CAPIO_WORKERS_instance_handed_over_at_own_timer 2)
 # Three workers: one computes and creates, one reads, one steals (not
 # run migrated: that variant is for two workers).
