@@ -19,33 +19,25 @@ and redis-tools: scripts/install-deps --bench), and perf for the counts.
 """
 
 import argparse
+import importlib.util
 import os
-import platform
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "knot_bench_run", os.path.join(HERE, "..", "knot", "run.py"))
+knot = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(knot)  # free_port, tree_cpu_s, machine
 
 CALLS = ("read write recvfrom sendto epoll_wait epoll_pwait epoll_pwait2 epoll_ctl "
          "futex sched_yield io_uring_enter").split()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def cpu_ticks(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def cli(port, *args):
@@ -56,7 +48,7 @@ def cli(port, *args):
 class Server:
     def __init__(self, variant, build):
         self.variant = variant
-        self.port = free_port()
+        self.port = knot.free_port()
         self.dir = tempfile.mkdtemp(prefix="capriccio-redis-")
         env = dict(os.environ)
         if variant != "plain":
@@ -101,9 +93,9 @@ def cost(variant, build, requests, use_perf):
             perf = subprocess.Popen(["perf", "stat", "-x,", "-o", csv, "-e", events, "-p",
                                      str(s.proc.pid)], stderr=subprocess.DEVNULL)
             time.sleep(0.3)
-        t0 = cpu_ticks(s.proc.pid)
+        t0 = knot.tree_cpu_s(s.proc.pid)
         rates = benchmark(s.port, "set,get", requests)
-        t1 = cpu_ticks(s.proc.pid)
+        t1 = knot.tree_cpu_s(s.proc.pid)
         calls = {}
         if perf is not None:
             perf.send_signal(2)
@@ -114,9 +106,8 @@ def cost(variant, build, requests, use_perf):
                     if len(parts) > 2 and parts[0].replace(".", "").isdigit():
                         name = parts[2].replace("syscalls:sys_enter_", "")
                         calls[name] = float(parts[0]) / (2 * requests)
-        hz = os.sysconf("SC_CLK_TCK")
         return {"rate": statistics.mean(rates),
-                "cpu_ns": (t1 - t0) * 1e9 / hz / (2 * requests), "calls": calls}
+                "cpu_ns": (t1 - t0) * 1e9 / (2 * requests), "calls": calls}
     finally:
         s.stop()
 
@@ -126,7 +117,6 @@ def during_bgsave(variant, build, requests):
     try:
         cli(s.port, "debug", "populate", "2000000")
         stop = False
-        import threading
 
         def saver():
             while not stop:
@@ -177,8 +167,7 @@ def main():
                   f"  during BGSAVE {b:9.0f} req/s", flush=True)
     med = lambda xs: statistics.median(xs) if xs else float("nan")
     lines = [f"# Redis, plain and preloaded ({time.strftime('%Y-%m-%d %H:%M')})", "",
-             f"Machine: {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, "
-             f"kernel {platform.release()}; redis-server "
+             f"Machine: {knot.machine()}; redis-server "
              f"{subprocess.run(['redis-server', '--version'], capture_output=True, text=True).stdout.split()[2]}; "
              f"library {build}. Medians of {a.reps} interleaved repetitions; "
              f"redis-benchmark -c 50, {a.requests} requests per test.", "",

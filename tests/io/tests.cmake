@@ -93,6 +93,8 @@ set(CAPIO_WORKERS_signal_jump_handed_to_cancelled_thread 1)
 # released the FIFO only when the kernel thread that armed its poll next
 # entered the kernel; a close now waits for that: netio_uring.c.)
 set(CAPIO_NOT_MIGRATED pipe_ping_pong_across_workers pipe_ring_tokens
+    # under CAP_MIGRATE every worker may run any thread, so takes part in I/O
+    threadless_worker_stays_asleep
     # the caller and the ticker must stay on the worker the tracer stops
     owned_call_kicked_by_give_back_elsewhere
     # the spinner and the reader must stay on their two workers
