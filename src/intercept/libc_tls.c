@@ -1,55 +1,54 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * glibc's state that POSIX makes per thread and glibc keeps in the kernel
- * thread's TLS, per user thread: the locale uselocale() sets, and the
- * result dlerror() reports. The user threads of a worker shared both,
- * across their parks too: a thread formatting in its own locale resumed
- * in another thread's (MB_CUR_MAX, nl_langinfo, towupper), and a thread
- * that parked between a failing dlopen and its dlerror read another
- * thread's message, or none once another thread's dlsym had cleared it.
- *
- * A thread that has either holds it as a lock of its kernel thread
- * (sched/held.h, through its cap__thread_rare block, made on first need):
- * at each switch away the worker lets go (the global locale back; the
- * dlerror result moved into the thread), and as the thread resumes, on
- * whichever worker, it is taken again. So, the invariant: between two
- * threads a kernel thread is in the global locale and has no dlerror
- * result. A thread that ends leaves it so (cap__libc_tls_exit, after the
- * key destructors); a fork's child keeps its caller's locale.
+ * glibc's state that POSIX (or glibc) makes per thread and glibc keeps in
+ * the kernel thread's TLS, per user thread: the locale uselocale() sets,
+ * the result dlerror() reports, and inet_ntoa's string. The user threads
+ * of a worker shared them, across their parks too: a thread formatting
+ * in its own locale resumed in another thread's (MB_CUR_MAX, nl_langinfo,
+ * towupper); a thread that parked between a failing dlopen and its
+ * dlerror read another thread's message, or none once another thread's
+ * dlsym had cleared it; a thread that parked before it read inet_ntoa's
+ * string (a log line whose stream flushed, and so parked, before it
+ * reached the address) could find another thread's address there.
  *
  * The locale: uselocale on a user thread sets it through glibc, as
- * before, and records it. Threads that never call it pay nothing; one
+ * before, and records it in the thread's cap__thread_rare block (made at
+ * its first locale of its own). While it has one, the thread holds it as
+ * a lock of its kernel thread (sched/held.h): at each switch away the
+ * worker puts back the global locale, and as the thread resumes, on
+ * whichever worker, sets the thread's again. So a kernel thread is in the
+ * global locale between two threads; an ending thread leaves it so
+ * (cap__libc_tls_exit, after the key destructors), and a fork's child
+ * keeps its caller's. Threads that never call uselocale pay nothing; one
  * with a locale of its own pays two of glibc's uselocale calls (four TLS
  * stores each) per switch.
  *
  * The dlerror result: glibc 2.34 on keeps it in __libc_dlerror_result, a
- * TLS pointer (GLIBC_PRIVATE), set by any loader call that fails; glibc
+ * TLS pointer (GLIBC_PRIVATE), set by a loader call that fails; glibc
  * 2.36 frees it at the dlerror after the one that reported it, and at the
  * next loader call that succeeds. Every switch looks at the word (one
- * load: worker.c); a set word makes the thread leaving take it along
- * (cap__dl_error_stash), so a thread carries a result only from a
- * failure to then. One that ends with a result frees it through glibc's
- * dlerror; one without a message exists only inside a loader call (a
- * library constructor that ended its thread) and is a bare allocation,
- * freed here. The word is found once at start-up with dlsym, which gives
- * the calling thread's address of a TLS symbol; libc's TLS is in the
- * static block, at one offset from the thread pointer in every thread.
- * Without it (a libc that lacks it), a worker's word is one of its own
- * that stays NULL, and dlerror stays per kernel thread (README).
+ * load, sched/worker.c): a thread that leaves with it set keeps it in the
+ * switch's own frame, the word cleared, and puts it back as it resumes
+ * (cap__dl_error_put_back), so it needs no memory and no allocation
+ * inside a switch. So a kernel thread has no result between two threads;
+ * an ending thread's is freed through glibc's dlerror, and one without a
+ * message, which exists only inside a loader call (a library constructor
+ * that ended its thread), is a bare allocation, freed here. The word is
+ * found once at start-up with dlsym, which gives the calling thread's
+ * address of a TLS symbol; libc's TLS is in the static block, at one
+ * offset from the thread pointer in every thread. Without it (a libc
+ * that lacks it), a worker's word is one of its own that stays NULL, and
+ * dlerror stays per kernel thread (README).
  *
- * inet_ntoa: glibc formats into a buffer of the kernel thread's TLS, which
- * another user thread of the worker overwrote while the caller was parked
- * before it used the string (a log line whose stream flushed, and so
- * parked, before it reached the address). On a user thread it is
- * formatted into the thread's block instead.
+ * inet_ntoa: on a user thread the string is formatted into the thread's
+ * block instead of glibc's buffer.
  *
  * Elsewhere glibc's calls, unchanged: on kernel threads the runtime does
  * not run, and in a signal handler (uselocale is not async-signal-safe).
  * The runtime's own kernel threads (the offload pool's) stay in the
  * global locale: a call made there for a user thread (a name lookup)
  * does not see the thread's locale. Without memory for a thread's block,
- * uselocale fails with ENOMEM, and a dlerror result stays on the kernel
- * thread, as before.
+ * uselocale fails with ENOMEM, and inet_ntoa uses glibc's buffer.
  */
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -89,46 +88,24 @@ static void dispose(void **slot)
     }
 }
 
+/* The hold of a thread with a locale of its own (see the top). */
 static void switched_away(cap__held_lock *l)
 {
-    cap__thread_rare *r = (cap__thread_rare *)((char *)l - offsetof(cap__thread_rare, held));
-    if (r->locale != NULL)
-        real_uselocale(LC_GLOBAL_LOCALE);
-    /* (A dlerror result was moved already: cap__dl_error_stash.) */
-}
-
-static void unhold(cap__thread_rare *r)
-{
-    if (r->holding) {
-        cap__held_remove(&r->held);
-        r->holding = false;
-    }
+    (void)l;
+    real_uselocale(LC_GLOBAL_LOCALE);
 }
 
 static void resumed(cap__held_lock *l)
 {
     cap__thread_rare *r = (cap__thread_rare *)((char *)l - offsetof(cap__thread_rare, held));
-    if (r->locale != NULL)
-        real_uselocale((locale_t)r->locale);
-    if (r->dl_error != NULL) {
-        void **slot = cap__current()->worker->dlerror_slot;
-        if (*slot != NULL) /* no thread's: a handler's on the scheduler context */
-            dispose(slot);
-        *slot = r->dl_error;
-        r->dl_error = NULL;
-    }
-    if (r->locale == NULL)
-        unhold(r); /* a hold may remove itself (held.h) */
+    real_uselocale((locale_t)r->locale);
 }
 
 static void hold(cap__thread_rare *r)
 {
-    if (r->holding)
-        return;
     r->held.release = switched_away;
     r->held.retake = resumed;
     cap__held_push(&r->held);
-    r->holding = true;
 }
 
 locale_t uselocale(locale_t newloc)
@@ -145,11 +122,11 @@ locale_t uselocale(locale_t newloc)
     cap__thread_rare *r = self->rare;
     if (old == (locale_t)0 || r == NULL)
         return old; /* refused, or back to the global locale it never left */
-    r->locale = mine;
-    if (mine != NULL)
+    if (mine != NULL && r->locale == NULL)
         hold(r);
-    else
-        unhold(r); /* (a running thread has no dlerror result moved out) */
+    else if (mine == NULL && r->locale != NULL)
+        cap__held_remove(&r->held);
+    r->locale = mine;
     return old;
 }
 
@@ -182,15 +159,11 @@ void **cap__dl_error_slot(void **none)
 }
 
 /* worker.h */
-void cap__dl_error_stash(cap__thread *self)
+void cap__dl_error_put_back(cap__worker *w, void *result)
 {
-    cap__thread_rare *r = rare_of(self);
-    if (r == NULL)
-        return; /* it stays on the kernel thread, as before */
-    void **slot = self->worker->dlerror_slot;
-    r->dl_error = *slot;
-    *slot = NULL;
-    hold(r);
+    if (*w->dlerror_slot != NULL) /* no thread's: a handler's on the scheduler context */
+        dispose(w->dlerror_slot);
+    *w->dlerror_slot = result;
 }
 
 /* thread.h */
@@ -200,22 +173,17 @@ void cap__libc_tls_exit(cap__thread *self)
     if (*slot != NULL)
         dispose(slot);
     cap__thread_rare *r = self->rare;
-    if (r == NULL)
+    if (r == NULL || r->locale == NULL)
         return;
-    if (r->locale != NULL) {
-        real_uselocale(LC_GLOBAL_LOCALE);
-        r->locale = NULL;
-    }
-    unhold(r);
+    cap__held_remove(&r->held);
+    r->locale = NULL;
+    real_uselocale(LC_GLOBAL_LOCALE);
 }
 
 /* intercept.h */
 void cap__libc_tls_forked(void)
 {
     cap__thread *self = cap__current();
-    if (self == NULL || self->rare == NULL)
-        return;
-    self->rare->holding = false; /* the list was forgotten */
-    if (self->rare->locale != NULL)
-        hold(self->rare);
+    if (self != NULL && self->rare != NULL && self->rare->locale != NULL)
+        hold(self->rare); /* the list was forgotten */
 }

@@ -51,7 +51,7 @@
  * instance or was woken to, and woke the other per event (0.33-0.39
  * context switches per request, 1.24x plain glibc's CPU per request, and
  * 0.85x its requests/s while another process took a CPU: bench/redis);
- * now 0.01, 1.17x and 1.01x, as on one worker.
+ * now 0.01, 1.18x and 1.06x, as on one worker.
  *
  * Disk rings: a worker with disk requests of its own in flight sleeps in
  * its disk queue instead (cap__disk_wait: with CAP_DISKIO=uring, in

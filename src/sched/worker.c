@@ -540,18 +540,30 @@ static void leave_after(cap__worker *w, cap__thread *self, enum cap__after after
     w->prev = self;
 }
 
+/* The dlerror result of the thread leaving w, which it keeps in its frame
+ * (the switch's own local) until it runs again, so that the next thread
+ * finds none (intercept/libc_tls.c); NULL for nearly every switch. */
+static inline __attribute__((always_inline)) void *take_dl_error(cap__worker *w)
+{
+    void *r = *w->dlerror_slot;
+    if (__builtin_expect(r != NULL, 0))
+        *w->dlerror_slot = NULL;
+    return r;
+}
+
 void cap__switch_to_scheduler(cap__thread *self, enum cap__after after,
                               cap__unlock_fn unlock, void *arg)
 {
     cap__worker *w = self->worker;
-    if (__builtin_expect(*w->dlerror_slot != NULL, 0))
-        cap__dl_error_stash(self);
+    void *dl_error = take_dl_error(w);
     if (__builtin_expect(self->held_locks != NULL, 0))
         cap__held_release_all(self);
     leave_after(w, self, after, unlock, arg);
     self->saved_errno = *w->errno_slot;
     cap__switch(&self->sp, &self->asan_fake_stack, w->sched_sp, w->sched_lo, w->sched_size);
     finish_switch(self->worker); /* resumed, maybe by a thread's direct switch */
+    if (__builtin_expect(dl_error != NULL, 0))
+        cap__dl_error_put_back(self->worker, dl_error);
     if (__builtin_expect(self->held_locks != NULL, 0))
         cap__held_retake_all(self);
 }
@@ -626,8 +638,7 @@ static inline __attribute__((always_inline)) void prefetch_following(cap__worker
 static inline __attribute__((always_inline)) void
 switch_direct_mx(cap__worker *w, cap__thread *self, cap__thread *next, const uint32_t *mxcsr)
 {
-    if (__builtin_expect(*w->dlerror_slot != NULL, 0))
-        cap__dl_error_stash(self);
+    void *dl_error = take_dl_error(w);
     if (__builtin_expect(self->held_locks != NULL, 0))
         cap__held_release_all(self);
     self->saved_errno = *w->errno_slot;
@@ -636,6 +647,8 @@ switch_direct_mx(cap__worker *w, cap__thread *self, cap__thread *next, const uin
     cap__switch_to_mx(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next),
                       stack_size(next), fresh, mxcsr);
     finish_switch(self->worker);
+    if (__builtin_expect(dl_error != NULL, 0))
+        cap__dl_error_put_back(self->worker, dl_error);
     if (__builtin_expect(self->held_locks != NULL, 0))
         cap__held_retake_all(self);
 }

@@ -230,10 +230,10 @@ void cap__make_runnable(struct cap__thread *t);
 void cap__schedule_new(struct cap__thread *t);
 
 /* glibc's dlerror result per user thread (intercept/libc_tls.c): the
- * calling kernel thread's word, or none when glibc has none; and the
- * switch's step for a set word, which has the thread leaving take it. */
+ * calling kernel thread's word, or none when glibc has none; and, as a
+ * thread that left with a result resumes, the result back on w. */
 void **cap__dl_error_slot(void **none);
-__attribute__((cold)) void cap__dl_error_stash(struct cap__thread *self);
+__attribute__((cold)) void cap__dl_error_put_back(cap__worker *w, void *result);
 
 /* Switches from the running thread to w's scheduler context, which will
  * carry out `after`. Returns when the thread next runs. */

@@ -171,17 +171,14 @@ typedef struct cap__thread {
 void cap__kernel_bound_exit(cap__thread *t);
 
 /* glibc's per-kernel-thread state that POSIX or glibc makes per thread,
- * for the user threads that have some (src/intercept/libc_tls.c): the
- * locale uselocale() set, the kernel thread's dlerror result while the
- * thread is switched away, and inet_ntoa's buffer. While either of the
- * first two is set, `held` is in the thread's held_locks (sched/held.h),
- * which moves them at its switches. */
+ * for the user threads that use it (src/intercept/libc_tls.c): the
+ * locale uselocale() set, and inet_ntoa's buffer. `held` is in the
+ * thread's held_locks (sched/held.h) while `locale` is set: it moves the
+ * locale at the thread's switches. */
 typedef struct cap__thread_rare {
     void *locale;      /* [owner] NULL: the global locale */
-    void *dl_error;    /* [owner] */
-    bool holding;      /* [owner] held is in held_locks */
-    char inet_ntoa[16];/* [owner] "255.255.255.255" */
     cap__held_lock held;
+    char inet_ntoa[16];/* [owner] "255.255.255.255" */
 } cap__thread_rare;
 
 /* At the exit of t (the calling thread), when t->rare is set or its
