@@ -158,11 +158,15 @@ void **cap__dl_error_slot(void **none)
     return found ? (void **)((char *)__builtin_thread_pointer() + tp_offset) : none;
 }
 
-/* worker.h */
+/* worker.h; after the thread's holds are taken again: a result found on
+ * w (no thread's) is freed through glibc's dlerror, whose allocator may
+ * park the thread (an interposed malloc's mutex). */
 void cap__dl_error_put_back(cap__worker *w, void *result)
 {
-    if (*w->dlerror_slot != NULL) /* no thread's: a handler's on the scheduler context */
+    if (*w->dlerror_slot != NULL) { /* no thread's: a handler's on the scheduler context */
         dispose(w->dlerror_slot);
+        w = cap__current()->worker; /* a park there may have moved the thread */
+    }
     *w->dlerror_slot = result;
 }
 

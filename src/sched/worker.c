@@ -562,10 +562,10 @@ void cap__switch_to_scheduler(cap__thread *self, enum cap__after after,
     self->saved_errno = *w->errno_slot;
     cap__switch(&self->sp, &self->asan_fake_stack, w->sched_sp, w->sched_lo, w->sched_size);
     finish_switch(self->worker); /* resumed, maybe by a thread's direct switch */
-    if (__builtin_expect(dl_error != NULL, 0))
-        cap__dl_error_put_back(self->worker, dl_error);
     if (__builtin_expect(self->held_locks != NULL, 0))
         cap__held_retake_all(self);
+    if (__builtin_expect(dl_error != NULL, 0)) /* after: it may park (libc_tls.c) */
+        cap__dl_error_put_back(self->worker, dl_error);
 }
 
 
@@ -647,10 +647,10 @@ switch_direct_mx(cap__worker *w, cap__thread *self, cap__thread *next, const uin
     cap__switch_to_mx(&self->sp, &self->asan_fake_stack, next->sp, stack_lo(next),
                       stack_size(next), fresh, mxcsr);
     finish_switch(self->worker);
-    if (__builtin_expect(dl_error != NULL, 0))
-        cap__dl_error_put_back(self->worker, dl_error);
     if (__builtin_expect(self->held_locks != NULL, 0))
         cap__held_retake_all(self);
+    if (__builtin_expect(dl_error != NULL, 0)) /* after: it may park (libc_tls.c) */
+        cap__dl_error_put_back(self->worker, dl_error);
 }
 
 static inline __attribute__((always_inline)) void
