@@ -4,9 +4,9 @@
  * whose dlerror state glibc keeps: threads whose dlopen or dlsym fails
  * and that yield or sleep before dlerror read their own message, while
  * others' successful dlsym calls in between neither clear it nor read
- * it; threads that end with a message unread, or with the empty result a
- * success after a failure leaves, leak nothing (the sanitized run checks)
- * and leave main none. */
+ * it; threads that end with a message unread, or after a failure and a
+ * success, leak nothing (the sanitized run checks) and leave main
+ * none. */
 #include <capriccio.h>
 #include <dlfcn.h>
 #include <stdint.h>
@@ -60,7 +60,7 @@ static void *loader(void *arg)
     case 0: /* ends with a message unread */
         CHECK(dlopen("/nonexistent/libcaptest-end.so", RTLD_NOW) == NULL);
         break;
-    case 1: /* ends with the empty result of a success after a failure */
+    case 1: /* ends after a failure and a success */
         CHECK(dlsym(RTLD_DEFAULT, "captest_missing_at_end") == NULL);
         CHECK(dlsym(RTLD_DEFAULT, "snprintf") != NULL);
         break;
