@@ -45,18 +45,22 @@ static bool fault_taken_back(void)
     return true;
 }
 
-static atomic_int claimed, taken_back;
+static atomic_int claimed, taken_back, done;
 
 /* One of a burst (worker 1 takes new threads from a busy worker): the
  * first that runs on another worker than main's faults there, with the
- * mask it inherited from main. */
+ * mask it inherited from main. The first by a claim taken before the
+ * fault: with three workers two partners could run at once on the two
+ * others, and both set the one jump buffer, so that a handler jumped
+ * into the other thread's frames (the runtime stops such a program). */
 static void *partner(void *arg)
 {
     int main_worker = (int)(intptr_t)arg;
-    if (cap_worker_id() == main_worker || atomic_load(&claimed) != 0)
+    int unclaimed = 0;
+    if (cap_worker_id() == main_worker || !atomic_compare_exchange_strong(&claimed, &unclaimed, 1))
         return NULL;
     atomic_store(&taken_back, fault_taken_back());
-    atomic_store(&claimed, 1);
+    atomic_store(&done, 1);
     return NULL;
 }
 
@@ -79,7 +83,7 @@ static int child(void)
         cap_thread_t t[BURST];
         for (int k = 0; k < BURST; k++) /* no park in between: the burst spreads */
             t[k] = spawn(partner, (void *)(intptr_t)me);
-        while (!atomic_load(&claimed)) { /* busy, so the other worker takes some */
+        while (!atomic_load(&done)) { /* busy, so the other workers take some */
         }
         CHECK_EQ(atomic_load(&taken_back), 1);
         for (int k = 0; k < BURST; k++)
