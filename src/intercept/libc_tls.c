@@ -37,8 +37,8 @@
  * found once at start-up with dlsym, which gives the calling thread's
  * address of a TLS symbol; libc's TLS is in the static block, at one
  * offset from the thread pointer in every thread. Without it (a libc
- * that lacks it), a worker's word is one of its own that stays NULL, and
- * dlerror stays per kernel thread (README).
+ * that lacks it), every worker's word is one of the runtime's that stays
+ * NULL, and dlerror stays per kernel thread (README).
  *
  * inet_ntoa: on a user thread the string is formatted into the thread's
  * block instead of glibc's buffer.
@@ -141,8 +141,9 @@ char *inet_ntoa(struct in_addr in)
 }
 
 /* worker.h; on the main kernel thread first, before any other worker. */
-void **cap__dl_error_slot(void **none)
+void **cap__dl_error_slot(void)
 {
+    static void *none; /* never set: nothing moves it */
     static bool looked, found;
     static ptrdiff_t tp_offset;
     if (!looked) {
@@ -155,7 +156,7 @@ void **cap__dl_error_slot(void **none)
             dlerror(); /* our failed lookup's message is not the program's */
         }
     }
-    return found ? (void **)((char *)__builtin_thread_pointer() + tp_offset) : none;
+    return found ? (void **)((char *)__builtin_thread_pointer() + tp_offset) : &none;
 }
 
 /* worker.h; after the thread's holds are taken again: a result found on

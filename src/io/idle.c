@@ -291,7 +291,7 @@ static void netio_wait_idle(cap__worker *w, uint64_t deadline)
 static void netio_poll(cap__worker *w, bool idle)
 {
     cap__disk_flush(w);
-    if ((w != NULL && !may_use_instance(w)) || !cap__idle_acquire(NULL))
+    if (!may_use_instance(w) || !cap__idle_acquire(NULL))
         return;
     cap__netio_active->harvest(0);
     cap__idle_release(idle && !cap__io_fd_pending() ? w : NULL);

@@ -1343,7 +1343,7 @@ static void *worker_kthread(void *arg)
     cap__self_worker = w;
     atomic_store_explicit(&w->tid, (pid_t)syscall(SYS_gettid), memory_order_release);
     w->errno_slot = &errno;
-    w->dlerror_slot = cap__dl_error_slot(&w->dlerror_none);
+    w->dlerror_slot = cap__dl_error_slot();
     cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     cap__sigmask_kthread_init(); /* the kick and the faults, inherited blocked */
     pthread_attr_t attr;
@@ -1456,7 +1456,7 @@ void cap__workers_start(cap__thread *main_thread, size_t sched_stack_size)
     cap__self_worker = w0;
     atomic_store(&w0->tid, (pid_t)syscall(SYS_gettid));
     w0->errno_slot = &errno;
-    w0->dlerror_slot = cap__dl_error_slot(&w0->dlerror_none);
+    w0->dlerror_slot = cap__dl_error_slot();
     cap__stack_kthread_init(); /* alternate signal stack: overflow reports */
     main_thread->worker = w0;
     main_thread->started = true;

@@ -65,9 +65,8 @@ typedef struct cap__worker {
     struct cap__thread *current;        /* running user thread, or NULL */
     int *errno_slot;                    /* the kernel thread's errno: saves a
                                            call to __errno_location per switch */
-    void **dlerror_slot;                /* the kernel thread's dlerror result, or
-                                           dlerror_none (intercept/libc_tls.c) */
-    void *dlerror_none;
+    void **dlerror_slot;                /* the kernel thread's dlerror result
+                                           (intercept/libc_tls.c) */
 
     /* The step the last thread to switch away left for whoever runs next
      * on this worker (the scheduler context or, on a direct switch, the
@@ -230,9 +229,10 @@ void cap__make_runnable(struct cap__thread *t);
 void cap__schedule_new(struct cap__thread *t);
 
 /* glibc's dlerror result per user thread (intercept/libc_tls.c): the
- * calling kernel thread's word, or none when glibc has none; and, as a
- * thread that left with a result resumes, the result back on w. */
-void **cap__dl_error_slot(void **none);
+ * calling kernel thread's word (a word of the runtime's that stays NULL
+ * when glibc has none); and, as a thread that left with a result
+ * resumes, the result back on w. */
+void **cap__dl_error_slot(void);
 __attribute__((cold)) void cap__dl_error_put_back(cap__worker *w, void *result);
 
 /* Switches from the running thread to w's scheduler context, which will
