@@ -45,6 +45,14 @@ fi
              "wchan $(cat "$task"/wchan 2>/dev/null)"
         cat "$task"/stack 2>/dev/null
     done
+    # The counters of its eventfds (the backends' kick descriptors, the
+    # signal dispatch's, the disk rings'): a kick written and never
+    # drained, or a kick flag set with its counter at 0 (`cap workers`).
+    for fd in /proc/"$pid"/fd/*; do
+        if [ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[eventfd]" ]; then
+            echo "--- eventfd ${fd##*/}: $(grep eventfd-count /proc/"$pid"/fdinfo/"${fd##*/}" 2>/dev/null)"
+        fi
+    done
     tracer=$(awk '/^TracerPid:/ { print $2 }' /proc/"$pid"/status 2>/dev/null)
     if command -v gdb >/dev/null 2>&1 && [ "${tracer:-0}" != 0 ] && command -v python3 >/dev/null 2>&1; then
         # Held by a tracer of its own (a test's ptrace child): gdb cannot

@@ -5,7 +5,8 @@ thread of a stopped program with its name, state, worker and blocking
 reason, shows the backtrace of parked and runnable threads, refuses a
 running one, and leaves the kernel thread's registers as they were, also
 after a failed `cap bt`; `cap workers` lists the worker with its kernel
-thread and the user thread it runs.
+thread, the user thread it runs, its queues, and the I/O instance's
+holder.
 
 Usage: gdb_lists_threads.py GDB EXTENSION FIXTURE
 Runs gdb once in batch mode on FIXTURE (tests/tools/gdb_fixture.c, which
@@ -180,6 +181,11 @@ def main():
         fail("worker 0 runs %s, not trapper (%s)" % (w0["RUNNING"], ids.get("trapper")), out)
     if w0["STEAL LOCK"] != "free" or not w0["TICKS"].isdigit() or int(w0["TICKS"]) == 0:
         fail("worker 0's steal lock or switch count is wrong", out)
+    if not (w0["LOCAL"].isdigit() and w0["HOMED"].isdigit() and int(w0["HOMED"]) > 0):
+        fail("worker 0's local queue or homed count is wrong", out)
+    if not re.search(r"^io: instance lock (held|free), holder (-|worker 0), futex sleepers \d+",
+                     s["workers"], re.M):
+        fail("`cap workers` does not show the I/O instance's state", out)
     if "cap: " not in s["workers-arg"]:
         fail("`cap workers` with an argument is not refused", out)
     print(out)

@@ -13,7 +13,9 @@ the user threads that run on them.
                           id (the ID column), by name, or of all of them;
                           options go to `bt` (e.g. `cap bt 3 full`)
   cap workers             every worker: its kernel thread, the user thread
-                          it runs, its switch count and its queues; two
+                          it runs, its switch count and its queues, then
+                          who holds the I/O backend's instance, who sleeps
+                          outside it, and the backends' kick flags; two
                           looks a moment apart tell a slow program (the
                           counts moved) from a stuck one (tests/hang_dump.sh)
 
@@ -365,7 +367,8 @@ def cap_workers(arg):
     rt = Runtime()
     workers = gdb.lookup_global_symbol("cap__rt") or gdb.lookup_symbol("cap__rt")[0]
     workers = workers.value()
-    header = ["WORKER", "LWP", "RUNNING", "TICKS", "STEAL LOCK", "STEAL QUEUE", "SLEEPING"]
+    header = ["WORKER", "LWP", "RUNNING", "TICKS", "LOCAL", "INBOX", "STEAL LOCK", "STEAL QUEUE",
+              "SLEEPING", "HOMED"]
     rows = []
     for i in range(int(workers["nworkers"])):
         w = workers["workers"][i]
@@ -373,13 +376,50 @@ def cap_workers(arg):
         running = "-"
         if current != 0:
             running = str(rt.by_addr(current).id)
+        inbox = int(w["inbox"])
         rows.append([str(int(w["id"])), str(int(w["tid"])), running, str(int(w["ticks"])),
+                     str(int(w["local"]["len"])),
+                     str(rt.by_addr(inbox).id) + "..." if inbox != 0 else "-",
                      "held (%#x)" % int(w["steal_lock"]["held"])
                      if int(w["steal_lock"]["held"]) != 0 else "free",
-                     str(int(w["steal"]["len"])), str(int(w["sleeping"]))])
+                     str(int(w["steal"]["len"])), str(int(w["sleeping"])), str(int(w["homed"]))])
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     for r in [header] + rows:
         gdb.write("  ".join(c.ljust(wd) for c, wd in zip(r, widths)).rstrip() + "\n")
+    _write_io_state(int(workers["nworkers"]))
+
+
+def _write_io_state(nworkers):
+    """The idle workers' share of the backend instance (src/io/idle.c) and
+    the backends' kick flags: a worker asleep in the instance while
+    threads wait in its queues shows who should have woken it."""
+    val = _static_symbol
+    lock = val("instance_lock", "io/idle.c")
+    if lock is None:
+        return  # a build without the I/O layer's symbols
+    holder = int(val("holder", "io/idle.c"))
+    held_by = "-"
+    if holder != 0:
+        base = gdb.parse_and_eval("cap__rt.workers")
+        size = base.type.target().sizeof
+        held_by = "worker %d" % ((holder - int(base)) // size)
+    in_futex = val("in_futex", "io/idle.c")
+    in_ring = val("in_ring", "io/idle.c")
+    marks = lambda arr: ",".join(str(int(arr[i])) for i in range(min(nworkers, 64)))
+    gdb.write("io: instance lock %s, holder %s, futex sleepers %d (%s), ring sleepers %d (%s)\n" %
+              ("held" if int(lock["held"]) != 0 else "free", held_by,
+               int(val("futex_sleepers", "io/idle.c")), marks(in_futex),
+               int(val("ring_sleepers", "io/idle.c")), marks(in_ring)))
+    flags = []
+    for suffix in ("io/netio_epoll.c", "io/netio_poll.c", "io/netio_uring.c"):
+        kicked = val("kicked", suffix)
+        if kicked is not None:
+            flags.append("%s kicked %d" % (suffix.split("/")[-1], int(kicked)))
+        polling = val("polling", suffix)
+        if polling is not None:
+            flags.append("%s polling %d" % (suffix.split("/")[-1], int(polling)))
+    if flags:
+        gdb.write("io: " + ", ".join(flags) + "\n")
 
 
 # ---- cap bt ----------------------------------------------------------------
