@@ -45,9 +45,9 @@
  *
  * Elsewhere glibc's calls, unchanged: on kernel threads the runtime does
  * not run, and in a signal handler (uselocale is not async-signal-safe).
- * The runtime's own kernel threads (the offload pool's) stay in the
- * global locale: a call made there for a user thread (a name lookup)
- * does not see the thread's locale. Without memory for a thread's block,
+ * A call the offload pool makes for a user thread (a wide stream's
+ * flush, a name lookup) runs in the thread's locale (io/offload.c).
+ * Without memory for a thread's block,
  * uselocale fails with ENOMEM, and inet_ntoa uses glibc's buffer.
  */
 #include <arpa/inet.h>

@@ -63,12 +63,20 @@
  * done, so its pool thread, which takes that lock to say done before it
  * can end, is alive for each.)
  *
+ * A job runs in its waiter's locale: a thread with one of its own
+ * (uselocale, intercept/libc_tls.c) has the pool thread take it for the
+ * job's call, and the global one back before the waiter is woken (it may
+ * free that locale once it runs). A wide stream's conversion, made where
+ * glibc's call runs, wrote '?' for every character outside ASCII to a
+ * pipe of a thread in a UTF-8 locale (the global one was "C").
+ *
  * Pool threads block every signal, the kick too except while they run a
  * cap__offload_call job (see run), so process-directed signals go to
  * threads that run the program's handlers. A forked child has no pool
  * threads: cap__offload_forked empties the queues and counts.
  */
 #include <errno.h>
+#include <locale.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -104,6 +112,7 @@ struct job {
     bool done;         /* [lock] */
     bool parked;       /* [lock] the waiter is parked on the job */
     cap__sig_waiter *sw; /* cap__offload_call's record in the signal registry */
+    locale_t locale;   /* the waiter's own locale (uselocale), or 0: the global one */
 };
 
 struct queue {
@@ -360,7 +369,13 @@ static void *pool_main(void *arg)
         say_short();
 
         bool waits = j->waits; /* j is the waiter's once done is set */
+        locale_t locale = j->locale;
+        if (locale != (locale_t)0)
+            uselocale(locale);
         run(j, &kick);
+        /* Before done: the waiter may free its locale once it runs. */
+        if (locale != (locale_t)0)
+            uselocale(LC_GLOBAL_LOCALE);
         cap__spin_lock(&j->lock);
         j->done = true;
         wake_locked(j); /* under the lock the waiter parked on */
@@ -398,6 +413,8 @@ static bool unlock_job(void *arg)
 /* Queues j for the calling user thread; 0 or -EAGAIN. */
 static int submit(struct job *j)
 {
+    struct cap__thread_rare *rare = j->thread->rare;
+    j->locale = rare != NULL ? (locale_t)rare->locale : (locale_t)0;
     pool_lock();
     int rc = enqueue_locked(j);
     pool_unlock();
