@@ -276,6 +276,25 @@ static bool dup_target_out_of_range(int newfd)
     return newfd < 0 || (rlim_t)newfd >= cap__ic_nofile_soft();
 }
 
+/* dup2's and dup3's call (dup3 with flags 0 is dup2 for oldfd != newfd),
+ * after their checks: newfd's life ends, and the kernel's close of
+ * whatever it held may wait for SO_LINGER's timeout, which on a user
+ * thread is made as close() makes it (linger.c): parked, or on the pool.
+ * Returns as the system call does (-1 and errno). */
+static int dup_onto(int oldfd, int newfd, int flags)
+{
+    if (cap__in_signal_handler()) /* there, the dup's own queued life ends it */
+        return (int)syscall(SYS_dup3, oldfd, newfd, flags);
+    cap__fd *f = cap__ic_user() ? cap__fd_peek(newfd) : NULL;
+    if (f != NULL && cap__fd_has(f, CAP__FDF_LINGER))
+        cap__ic_linger_before_close(newfd, f);
+    cap__fd_closing(newfd);
+    long r;
+    if (f == NULL || !cap__ic_dup_lingering(oldfd, newfd, flags, f, &r))
+        return (int)syscall(SYS_dup3, oldfd, newfd, flags);
+    return (int)cap__ic_ret(r);
+}
+
 int dup3(int oldfd, int newfd, int flags)
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
@@ -287,9 +306,7 @@ int dup3(int oldfd, int newfd, int flags)
         return (int)cap__ic_ret(-EBADF);
     if (syscall(SYS_fcntl, oldfd, F_GETFD) < 0)
         return -1; /* EBADF */
-    if (!cap__in_signal_handler()) /* there, the dup's own queued life ends it */
-        cap__fd_closing(newfd);
-    int r = (int)syscall(SYS_dup3, oldfd, newfd, flags);
+    int r = dup_onto(oldfd, newfd, flags);
     if (r >= 0) {
         disown_for_stdio(oldfd, newfd); /* first: newfd inherits the give-back */
         cap__fd_dup_of(newfd, oldfd);
@@ -308,9 +325,7 @@ int dup2(int oldfd, int newfd)
     /* The runtime's own descriptors are as if out of range. */
     if (cap__ownfd_is(newfd) || dup_target_out_of_range(newfd))
         return (int)cap__ic_ret(-EBADF);
-    if (!cap__in_signal_handler()) /* there, the dup's own queued life ends it */
-        cap__fd_closing(newfd);
-    int r = (int)syscall(SYS_dup2, oldfd, newfd);
+    int r = dup_onto(oldfd, newfd, 0);
     if (r >= 0) {
         disown_for_stdio(oldfd, newfd); /* first: newfd inherits the give-back */
         cap__fd_dup_of(newfd, oldfd);
@@ -361,6 +376,8 @@ int close_range(unsigned first, unsigned last, int flags)
     long refused = cap__ic_sys(syscall(SYS_close_range, ~0u, ~0u, flags));
     if (refused != 0)
         return (int)cap__ic_ret(refused);
+    if (!(flags & CLOSE_RANGE_CLOEXEC) && cap__ic_user())
+        cap__ic_linger_before_close_range(first, last); /* as close() would (linger.c) */
     /* Around the runtime's own descriptors (io/ownfd.h): close or mark
      * the gaps between them. */
     for (;;) {

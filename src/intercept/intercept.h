@@ -378,6 +378,21 @@ void cap__ic_linger_before_close(int fd, cap__fd *f);
  * offload pool, true, and close's return value in *result; false for
  * every other close, which the caller makes (linger.c). */
 bool cap__ic_close_lingering(int fd, cap__fd *f, int *result);
+/* The same for the close a dup2 or dup3 makes of newfd (record f, or
+ * NULL): the dup made on the pool, true, and its raw result (newfd or
+ * -errno) in *result; false when the caller makes it. */
+bool cap__ic_dup_lingering(int oldfd, int newfd, int flags, cap__fd *f, long *result);
+/* Before a user thread's close_range of first..last (not CLOSE_RANGE_
+ * CLOEXEC): each socket there whose close may linger gets close()'s
+ * treatment first: a sole one the parked wait (lingering then off, so
+ * the range's close is quick), any other that lingers its close on the
+ * pool, now. */
+void cap__ic_linger_before_close_range(unsigned first, unsigned last);
+/* Before glibc's fclose of a stream over fd (-1: none): on a user thread,
+ * the parked wait of a sole socket that lingers (then off); true if the
+ * close would still wait in the kernel (a socket not sole that lingers),
+ * for the caller to make it on the pool. */
+bool cap__ic_stream_lingers(int fd);
 /* Whether path names a FIFO (a stat, as the open wrapper makes): opening
  * one waits for its other end (fopen.c). */
 bool cap__ic_is_fifo(const char *path);

@@ -47,6 +47,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <capriccio.h>
 
@@ -117,11 +118,19 @@ static void run_close(void *arg)
     c->result = r == -EINTR ? 0 : r;
 }
 
+/* Whether the close of fd (record f, or NULL) by the calling thread
+ * would wait in the kernel for SO_LINGER's timeout, where
+ * cap__ic_linger_before_close cannot wait for it (see the top). */
+static bool lingers_in_kernel(int fd, cap__fd *f)
+{
+    return f != NULL && atomic_load_explicit(&f->kind, memory_order_relaxed) == CAP__FD_SOCKET &&
+           !cap__fd_has(f, CAP__FDF_SOLE) && !cap__in_signal_handler() && linger_seconds(fd) != 0;
+}
+
 /* intercept.h */
 bool cap__ic_close_lingering(int fd, cap__fd *f, int *result)
 {
-    if (f == NULL || atomic_load_explicit(&f->kind, memory_order_relaxed) != CAP__FD_SOCKET ||
-        cap__fd_has(f, CAP__FDF_SOLE) || cap__in_signal_handler() || linger_seconds(fd) == 0)
+    if (!lingers_in_kernel(fd, f))
         return false;
     struct pool_close c = { fd, false, 0 };
     long r = cap__offload_call(run_close, &c, &c.result, &cap__intr_always);
@@ -135,4 +144,91 @@ bool cap__ic_close_lingering(int fd, cap__fd *f, int *result)
     }
     *result = (int)cap__ic_ret(r);
     return true;
+}
+
+/* ---- closes inside other calls ------------------------------------------ */
+
+/* A dup onto a descriptor, made on the offload pool. */
+struct pool_dup {
+    int oldfd, newfd, flags;
+    bool ran;
+    long result;
+};
+
+static void run_dup(void *arg)
+{
+    struct pool_dup *c = arg;
+    c->ran = true;
+    c->result = cap__sys6(SYS_dup3, c->oldfd, c->newfd, c->flags, 0, 0, 0);
+}
+
+/* intercept.h */
+bool cap__ic_dup_lingering(int oldfd, int newfd, int flags, cap__fd *f, long *result)
+{
+    if (!lingers_in_kernel(newfd, f))
+        return false;
+    struct pool_dup c = { oldfd, newfd, flags, false, 0 };
+    cap__offload_call(run_dup, &c, &c.result, &cap__intr_always);
+    if (!c.ran) { /* a signal took the job off the queue: as close does */
+        struct linger off = { 0, 0 };
+        cap__sys6(SYS_setsockopt, newfd, SOL_SOCKET, SO_LINGER, (long)&off, sizeof off, 0);
+        c.result = cap__sys6(SYS_dup3, oldfd, newfd, flags, 0, 0, 0);
+    }
+    *result = c.result;
+    return true;
+}
+
+/* Up to BATCH descriptors of a range whose close may linger, collected
+ * by one walk of the table (whose callbacks must not park). */
+enum { BATCH = 32 };
+struct lingering_batch {
+    int fds[BATCH];
+    int n;
+};
+
+static void collect_lingering(int fd, cap__fd *f, void *arg)
+{
+    struct lingering_batch *b = arg;
+    if (b->n == BATCH)
+        return;
+    /* Those close() treats: a sole socket its wrapper saw set to linger,
+     * and any socket that is not sole (the kernel is asked below). */
+    if ((cap__fd_has(f, CAP__FDF_LINGER) && cap__fd_has(f, CAP__FDF_SOLE)) ||
+        (atomic_load_explicit(&f->kind, memory_order_relaxed) == CAP__FD_SOCKET &&
+         !cap__fd_has(f, CAP__FDF_SOLE)))
+        b->fds[b->n++] = fd;
+}
+
+/* intercept.h */
+void cap__ic_linger_before_close_range(unsigned first, unsigned last)
+{
+    for (;;) {
+        struct lingering_batch b = { .n = 0 };
+        cap__fd_foreach_range(first, last, collect_lingering, &b);
+        for (int i = 0; i < b.n; i++) {
+            cap__fd *f = cap__fd_peek(b.fds[i]);
+            if (f == NULL)
+                continue;
+            if (cap__fd_has(f, CAP__FDF_LINGER) && cap__fd_has(f, CAP__FDF_SOLE))
+                cap__ic_linger_before_close(b.fds[i], f); /* the range's close is then quick */
+            else if (lingers_in_kernel(b.fds[i], f))
+                close(b.fds[i]); /* on the pool; closed now rather than in the range */
+        }
+        if (b.n < BATCH || b.fds[BATCH - 1] == (int)last)
+            return;
+        first = (unsigned)b.fds[BATCH - 1] + 1;
+    }
+}
+
+/* intercept.h */
+bool cap__ic_stream_lingers(int fd)
+{
+    cap__fd *f = fd >= 0 ? cap__fd_peek(fd) : NULL;
+    if (f == NULL || !cap__ic_user())
+        return false;
+    if (cap__fd_has(f, CAP__FDF_LINGER) && cap__fd_has(f, CAP__FDF_SOLE)) {
+        cap__ic_linger_before_close(fd, f);
+        return false;
+    }
+    return lingers_in_kernel(fd, f);
 }

@@ -10,6 +10,8 @@
  *  - pclose also waits for the child: on a user thread that wait runs on
  *    the offload pool, so only the caller waits. So does freopen of a
  *    FIFO, whose open waits for the other end.
+ * fclose of a socket that lingers (SO_LINGER) waits as close() does
+ * (intercept/linger.c): parked, or glibc's fclose made on the pool.
  * fclose and pclose also drop the stream's turn entry (stdio_turn.c);
  * fclose and freopen write out buffered output first (stdout.c), parking
  * where glibc's flush would block the worker. fclose and pclose take the
@@ -25,18 +27,25 @@
 #include "intercept/intercept.h"
 #include "io/io.h"
 
-/* The first step of a close (io/fd.h); the descriptor, for stream_closed
- * after the call, or -1. fileno sets errno to EBADF for a stream with no
+/* The stream's descriptor, or -1; and stream_closing, the first step of
+ * a close (io/fd.h): the descriptor, for stream_closed after the call,
+ * or -1. fileno sets errno to EBADF for a stream with no
  * descriptor (fmemopen, open_memstream, fopencookie), which glibc's
  * fclose of one leaves alone: so errno is kept (the library's own
  * fmemopen probe, stdio_turn.c, clobbered the program's errno in its
  * first printf). */
-static int stream_closing(FILE *stream)
+static int stream_fd(FILE *stream)
 {
     int err = cap__ic_errno();
     int fd = stream != NULL ? fileno(stream) : -1;
     if (fd < 0)
         cap__ic_set_errno(err);
+    return fd;
+}
+
+static int stream_closing(FILE *stream)
+{
+    int fd = stream_fd(stream);
     if (fd >= 0)
         cap__fd_closing(fd);
     return fd;
@@ -65,6 +74,21 @@ static void stream_unlist(FILE *stream)
     cap__stream_end_end(took);
 }
 
+/* glibc's fclose of a stream whose descriptor's close waits in the
+ * kernel for SO_LINGER's timeout, made on the offload pool (its buffer
+ * was written out before, parking). */
+struct fclose_call {
+    FILE *stream;
+    int result, err;
+};
+
+static void run_fclose(void *arg)
+{
+    struct fclose_call *c = arg;
+    c->result = CAP__REAL(fclose)(c->stream);
+    c->err = errno;
+}
+
 int fclose(FILE *stream)
 {
     /* Out of line: the forget and the close below may park (errno's
@@ -74,8 +98,14 @@ int fclose(FILE *stream)
         cap__stream_turn_forget(stream);
         stream_unlist(stream); /* before the close mark: a walk's write ends first */
     }
+    bool on_pool = cap__ic_stream_lingers(stream_fd(stream)); /* SO_LINGER's wait (linger.c) */
     int fd = stream_closing(stream);
-    int r = CAP__REAL(fclose)(stream);
+    struct fclose_call c = { stream, 0, 0 };
+    if (!on_pool || cap__offload_wait(run_fclose, &c) != 0)
+        c.result = CAP__REAL(fclose)(stream);
+    else if (c.result != 0)
+        cap__ic_set_errno(c.err);
+    int r = c.result;
     stream_closed(fd);
     if (flushed == EOF && r == 0) {
         cap__ic_set_errno(err);
