@@ -41,7 +41,13 @@
  * NULL, and dlerror stays per kernel thread (README).
  *
  * inet_ntoa: on a user thread the string is formatted into the thread's
- * block instead of glibc's buffer.
+ * block instead of glibc's buffer. strerror, strerror_l and strsignal:
+ * glibc formats a number it has no message for ("Unknown error 10007",
+ * "Real-time signal 3") into a buffer of the kernel thread's; on a user
+ * thread that string is copied into the thread's block at once, before
+ * anything can park, and the copy returned. Fixed messages are glibc's
+ * own strings, returned as they are (a copy would make two calls in one
+ * printf share a buffer that glibc does not share).
  *
  * Elsewhere glibc's calls, unchanged: on kernel threads the runtime does
  * not run, and in a signal handler (uselocale is not async-signal-safe).
@@ -57,6 +63,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "intercept/intercept.h"
 #include "sched/held.h"
@@ -138,6 +145,46 @@ char *inet_ntoa(struct in_addr in)
     const unsigned char *b = (const unsigned char *)&in.s_addr; /* network order */
     snprintf(r->inet_ntoa, sizeof r->inet_ntoa, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
     return r->inet_ntoa;
+}
+
+/* glibc's string s, kept in the calling user thread's buffer for it
+ * (its block's strerror or strsignal) when glibc formatted it into the
+ * kernel thread's (`formatted`); else s itself. */
+enum own_buffer { OWN_STRERROR, OWN_STRSIGNAL };
+
+static char *own_copy(char *s, bool formatted, enum own_buffer which)
+{
+    cap__thread_rare *r = formatted && s != NULL && cap__ic_user() ? rare_of(cap__current())
+                                                                   : NULL;
+    if (r == NULL) /* a fixed message, not a user thread, or no memory */
+        return s;
+    char *mine = which == OWN_STRERROR ? r->strerror : r->strsignal;
+    snprintf(mine, sizeof r->strerror, "%s", s);
+    return mine;
+}
+_Static_assert(sizeof((cap__thread_rare *)0)->strerror ==
+                   sizeof((cap__thread_rare *)0)->strsignal,
+               "own_copy bounds both by one size");
+
+/* strerror and strerror_l format a number with no message of glibc's
+ * (strerrordesc_np is NULL for it) into the kernel thread's buffer. */
+char *strerror(int errnum)
+{
+    return own_copy(CAP__REAL(strerror)(errnum), strerrordesc_np(errnum) == NULL, OWN_STRERROR);
+}
+
+char *strerror_l(int errnum, locale_t loc)
+{
+    return own_copy(CAP__REAL(strerror_l)(errnum, loc), strerrordesc_np(errnum) == NULL,
+                    OWN_STRERROR);
+}
+
+/* strsignal: likewise a signal with no description of glibc's
+ * (sigdescr_np is NULL for it: the real-time ones, numbers above
+ * them). */
+char *strsignal(int sig)
+{
+    return own_copy(CAP__REAL(strsignal)(sig), sigdescr_np(sig) == NULL, OWN_STRSIGNAL);
 }
 
 /* worker.h; on the main kernel thread first, before any other worker. */

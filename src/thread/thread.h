@@ -172,13 +172,16 @@ void cap__kernel_bound_exit(cap__thread *t);
 
 /* glibc's per-kernel-thread state that POSIX or glibc makes per thread,
  * for the user threads that use it (src/intercept/libc_tls.c): the
- * locale uselocale() set, and inet_ntoa's buffer. `held` is in the
+ * locale uselocale() set, and the buffers of inet_ntoa, strerror and
+ * strsignal. `held` is in the
  * thread's held_locks (sched/held.h) while `locale` is set: it moves the
  * locale at the thread's switches. */
 typedef struct cap__thread_rare {
     void *locale;      /* [owner] NULL: the global locale */
     cap__held_lock held;
     char inet_ntoa[16];/* [owner] "255.255.255.255" */
+    char strerror[96]; /* [owner] "Unknown error 10007", translated */
+    char strsignal[96];/* [owner] "Real-time signal 3", "Unknown signal 107" */
 } cap__thread_rare;
 
 /* At the exit of t (the calling thread), when t->rare is set or its
