@@ -22,7 +22,8 @@
  * sleeper sees the lock free and goes round its loop to take it, or the
  * releaser sees the sleeper; it then clears the sleeper's `sleeping` word
  * before the futex wake, so a wake that comes before the wait is not
- * lost. Without this, a sleeper that counted itself just after a holder
+ * lost, and wakes it as any waker does (cap__idle_wake: a kick if the
+ * sleeper has taken the instance since its mark was read). Without this, a sleeper that counted itself just after a holder
  * had looked slept on while the holder ran threads: their events waited
  * for its next periodic poll, for good if the kernel held its thread
  * (a debugger's stop: io/owned_call_kicked_by_give_back_elsewhere hung).
@@ -148,14 +149,18 @@ static void wake_a_sleeper(cap__worker *w)
         cap__worker *o = &cap__rt.workers[i];
         if (o == w)
             continue;
-        if (atomic_load(&in_futex[i])) {
+        if (atomic_load(&in_futex[i]) || atomic_load(&in_ring[i])) {
+            /* Its mark was read before the exchange: by now it may have
+             * left that sleep, gone round its loop and taken the
+             * instance, blocking in it with `sleeping` set anew. As every
+             * waker that clears the word, this one then reads `holder`
+             * (cap__idle_wake) and kicks the instance if o holds it. A
+             * futex wake alone left o blocked in ppoll for good with its
+             * word clear, so no later waker woke it either
+             * (io/signal_jump_out_of_runtime_calls, poll-uring/w2, once
+             * in CI: main in o's inbox). */
             if (atomic_exchange(&o->sleeping, 0) != 0)
-                cap__futex_wake((uint32_t *)&o->sleeping, 1);
-            return;
-        }
-        if (atomic_load(&in_ring[i])) {
-            if (atomic_exchange(&o->sleeping, 0) != 0)
-                cap__disk_wake(o);
+                cap__idle_wake(o, cap__netio_active->kick);
             return;
         }
     }
