@@ -10,8 +10,9 @@
  *  - pclose also waits for the child: on a user thread that wait runs on
  *    the offload pool, so only the caller waits. So does freopen of a
  *    FIFO, whose open waits for the other end.
- * fclose of a socket that lingers (SO_LINGER) waits as close() does
- * (intercept/linger.c): parked, or glibc's fclose made on the pool.
+ * fclose and freopen (with a path) of a socket that lingers (SO_LINGER)
+ * wait as close() does (intercept/linger.c): parked, or glibc's call
+ * made on the pool.
  * fclose and pclose also drop the stream's turn entry (stdio_turn.c);
  * fclose and freopen write out buffered output first (stdout.c), parking
  * where glibc's flush would block the worker. fclose and pclose take the
@@ -131,9 +132,11 @@ FILE *freopen(const char *path, const char *mode, FILE *stream)
 {
     if (stream != NULL)
         cap__stdio_flush_before_close(stream); /* (glibc's flush would block) */
+    /* glibc's close of the old descriptor may wait for SO_LINGER (linger.c). */
+    bool lingers = path != NULL && cap__ic_stream_lingers(stream_fd(stream));
     int fd = stream_closing(stream);
     struct freopen_call c = { path, mode, stream, NULL, 0 };
-    if (path != NULL && cap__ic_user() && cap__ic_is_fifo(path) &&
+    if (path != NULL && cap__ic_user() && (lingers || cap__ic_is_fifo(path)) &&
         cap__offload_wait(run_freopen, &c) == 0) { /* the open waits for the other end */
         if (c.result == NULL)
             cap__ic_set_errno(c.err);

@@ -3,7 +3,7 @@
  * (SO_LINGER with a timeout, data the peer has not taken) let the
  * worker's other threads run while they wait, as close() does
  * (intercept/linger.c): dup2 and dup3 onto it, close_range over it, and
- * fclose of a stream over it; each for a socket whose lingering the
+ * fclose and freopen of a stream over it; each for a socket whose lingering the
  * wrapper saw set on its only number (the wait is made parked), and for
  * one it cannot wait for itself (duplicated before, or made and set
  * past the runtime: glibc's or the kernel's close is made on the pool).
@@ -174,6 +174,23 @@ static void fclose_of(int kind)
     delivered(d, s, sent);
 }
 
+/* freopen onto a path closes the stream's old descriptor first. */
+static void freopen_of(int kind)
+{
+    int s;
+    size_t sent;
+    int c = lingering(kind, &s, &sent);
+    FILE *f = fdopen(c, "w");
+    CHECK(f != NULL);
+    cap_thread_t d = drain(s);
+    long before = atomic_load(&ticker.ticks);
+    CHECK(freopen("/dev/null", "w", f) == f);
+    ran_meanwhile(before);
+    delivered(d, s, sent);
+    CHECK(fputs("gone", f) >= 0);
+    CHECK_EQ(fclose(f), 0);
+}
+
 int main(void)
 {
     cap_thread_t tt = spawn(ticker_run, &ticker);
@@ -185,6 +202,7 @@ int main(void)
         dup_onto(kind, false);
         dup_onto(kind, true);
         fclose_of(kind);
+        freopen_of(kind);
     }
     range_over();
 
