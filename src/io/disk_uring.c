@@ -319,9 +319,10 @@ static bool arm_poll(struct dring *r, int fd, void *tag)
 }
 
 /* Before w publishes that it waits in its ring (io/idle.c): false when it
- * has nothing of its own in flight or the wake poll cannot be armed (it
- * then sleeps as before). inst_fd: the netio instance's descriptor when w
- * holds it, else -1. A wake-up written from here on ends the wait. */
+ * has nothing of its own in flight or a poll it needs (the wake-up's, and
+ * the instance's when it holds it) cannot be armed (it then sleeps as
+ * before). inst_fd: the netio instance's descriptor when w holds it, else
+ * -1. A wake-up written from here on ends the wait. */
 static bool uring_wait_prepare(cap__worker *w, int inst_fd)
 {
     struct dring *r = ring_if_any(w);
@@ -342,8 +343,17 @@ static bool uring_wait_prepare(cap__worker *w, int inst_fd)
         }
         atomic_store(&r->wake_armed, true);
     }
-    if (inst_fd >= 0 && !atomic_load(&r->inst_armed) && arm_poll(r, inst_fd, &tag_inst))
+    if (inst_fd >= 0 && !atomic_load(&r->inst_armed)) {
+        if (!arm_poll(r, inst_fd, &tag_inst)) {
+            /* The holder's kick reaches it only through the instance: a
+             * wait here without that poll would miss it (a full
+             * submission queue, which the flush before should rule out). */
+            atomic_store(&r->owner_waiting, false);
+            reap(r, false);
+            return false;
+        }
         atomic_store(&r->inst_armed, true);
+    }
     return true;
 }
 
