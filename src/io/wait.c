@@ -604,6 +604,17 @@ __attribute__((always_inline)) static inline int io_wait(cap__io_ticket *tk, uin
             }
         }
     }
+    /* A call registered for its whole length (a signalfd read, a connect)
+     * parks again after a wake-up that was not its event, perhaps by a
+     * signal sent to its thread whose handler has SA_RESTART: the
+     * sender's interrupt (cap__io_interrupt_excl) woke it to go on, and
+     * nothing else delivers the signal before the call ends. Delivered
+     * here, before the park, as a semaphore wait does (sigintr.h); one
+     * without SA_RESTART marks the call, which then ends with EINTR. The
+     * handler of a SIGUSR2 sent to a thread in a signalfd read ran only
+     * once the read ended. */
+    if (c != NULL && c->entered && !leave)
+        cap__sig_call_pending(&c->sw, &c->sw.thread->sig_pending);
     int rc = park_on_fd(tk, f, w, c, deadline, priv, c != NULL && (c->entered || leave),
                         unregistered);
     /* Woken by an event while registered: a delivery numbered before the
