@@ -375,8 +375,16 @@ static int from_handler(cap__thread *t, cap_thread_t h, int sig, bool blocked, b
     cap__worker *w = cap__worker_self();
     if (w != NULL && w->current == t) {
         /* The thread this handler interrupted: delivered now, nested, as
-         * the kernel would deliver a signal it sends itself. */
-        if (!blocked && take(t, sig))
+         * the kernel would deliver a signal it sends itself, unless the
+         * mask in force holds it (the running handler's sa_mask, or its
+         * own signal): then it stays pending, and the handler's end
+         * delivers it (src/stack/signal.c), or the delivery loop the
+         * handler runs in, as the kernel would once the handler returns.
+         * Raised at once, it ran nested in that handler, and a handler
+         * that sent its own signal recursed. */
+        uint64_t in_force = 0;
+        syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &in_force, sizeof in_force);
+        if (!blocked && !(in_force & bit(sig)) && take(t, sig))
             cap__sigmask_raise_here(sig);
         return 0;
     }
