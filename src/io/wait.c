@@ -356,10 +356,16 @@ static int arm(cap__fd *f, int fd, uint32_t gen)
      * while the life is still gen's (netio.h): an attempt of an ended life
      * (a dup2 onto the number since) must neither mark the newer one,
      * whose waiters would then never arm, nor register a poll or entry
-     * that its life's disarm has already missed. */
+     * that its life's disarm has already missed. Nor while a close is
+     * under way (CAP__FDF_CLOSING, fd.h): its disarm is past, and the
+     * life ends with no other, so a registration made now outlived the
+     * close (an io_uring poll kept the socket open for good: its peer
+     * never saw EOF). The caller parks unarmed, and the close's end wakes
+     * it with EBADF. */
     cap__spin_lock(&f->lock);
     int rc = 0;
-    if (atomic_load(&f->gen) == gen && !(atomic_load(&f->flags) & CAP__FDF_REGISTERED)) {
+    if (atomic_load(&f->gen) == gen &&
+        !(atomic_load(&f->flags) & (CAP__FDF_REGISTERED | CAP__FDF_CLOSING))) {
         cap__fd_set(f, CAP__FDF_REGISTERED);
         if (cap__netio_active->arm(f, fd, gen) != 0) {
             cap__fd_clear(f, CAP__FDF_REGISTERED);

@@ -37,6 +37,8 @@ set(CAPIO_ENV_write_past_fsize_limit_signals_caller "CAP_FILE_WRITES=backend")
 set(CAPIO_ENV_pool_queued_timed_call_times_out "CAP_POOL_THREADS=64")
 # One pool thread, which a blocked semop holds: timed calls queue.
 set(CAPIO_ENV_pool_queued_timed_call_tries_first "CAP_POOL_THREADS=1")
+# One pool thread, kept busy: a close waits in the queue (the window).
+set(CAPIO_ENV_wait_during_close_does_not_keep_file "CAP_POOL_THREADS=1")
 set(CAPIO_ENV_pool_short_of_threads_said "CAP_POOL_THREADS=1")
 # Needs one worker for a known order of parks (see the program).
 set(CAPIO_WORKERS_signal_prefers_main_thread 1)
