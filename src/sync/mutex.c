@@ -445,8 +445,7 @@ static bool at_max_depth(const cap_mutex_t *m)
 /* The end of a robust mutex's lock, which the caller noted
  * (cap__robust_note) before trying for the lock word with the result rc:
  * if it took the word (0), what became of the last holder decides the
- * result (see the top); the note goes unless the caller holds m. depth
- * includes the INCONSISTENT flag a condition wait carries across. */
+ * result (see the top); the note goes unless the caller holds m. */
 static int robust_taken(cap_mutex_t *m, cap__holder self, uint32_t depth, int rc)
 {
     if (rc == 0) {
@@ -670,9 +669,17 @@ int cap__mutex_release_for_wait(cap_mutex_t *m, uint32_t *depth)
     if (tracks_owner(m->type)) {
         if (!held_by_caller(m, self_id(m->type)))
             return EPERM;
-        *depth = m->count; /* with INCONSISTENT: it stays so */
-        if (m->type & ROBUST)
+        *depth = m->count;
+        if (m->type & ROBUST) {
+            /* Released without pthread_mutex_consistent: unrecoverable,
+             * as an unlock makes it (POSIX; glibc's wait too), so the
+             * take-back gives ENOTRECOVERABLE, and so does every other
+             * lock meanwhile. It used to be released as healthy: another
+             * thread's lock returned 0 on the inconsistent state. */
+            if (m->count & INCONSISTENT)
+                return let_go(m);
             cap__robust_forget(m);
+        }
         set_owner(m, NOBODY, 0);
     }
     return release(m);
