@@ -9,9 +9,9 @@
  * past the runtime: glibc's or the kernel's close is made on the pool).
  * Linux waits in that close whatever O_NONBLOCK says, and each of these
  * waited on the worker (a yielding ticker did not move during the
- * library's wait before, on one worker). The peer starts reading 20 ms
- * after the call begins (on the old library, once the whole 1 s timeout
- * had passed). Each call returns as the kernel's does, the dup's number
+ * library's wait before, on one worker). The peer starts reading once
+ * the ticker has had a turn (on the old library, once the whole 1 s
+ * timeout had passed). Each call returns as the kernel's does, the dup's number
  * then names the other file, and every byte sent reaches the peer, then
  * EOF. */
 #include <stdio.h>
@@ -54,19 +54,29 @@ static int lingering(int kind, int *s, size_t *sent)
     return c;
 }
 
-/* The peer s, read to its end by a thread of its own from 20 ms after it
- * starts: the call under test waits until then at least, and then not
+/* The ticks before the call under test: its peer's reader starts once the
+ * ticker has moved past them, so the call cannot end before the ticker
+ * had a turn (on one worker, only if the call let the worker go), and
+ * nothing rests on how long a turn takes to come on a loaded machine. */
+static atomic_long drain_after;
+
+/* The peer s, read to its end by a thread of its own once the ticker has
+ * moved: the call under test waits until then at least, and then not
  * for the whole timeout. */
 static void *drain_main(void *arg)
 {
     int s = (int)(intptr_t)arg;
-    struct timespec pause = { 0, 20 * 1000 * 1000 };
-    nanosleep(&pause, NULL);
+    while (atomic_load(&ticker.ticks) <= atomic_load(&drain_after))
+        cap_sleep_ns(1000 * 1000);
     return (void *)(uintptr_t)read_to_eof(s);
 }
 
-static cap_thread_t drain(int s)
+/* Starts the reader of s for a call to be made next; the ticks before it
+ * in *before. */
+static cap_thread_t drain(int s, long *before)
 {
+    *before = atomic_load(&ticker.ticks);
+    atomic_store(&drain_after, *before);
     return spawn(drain_main, (void *)(intptr_t)s);
 }
 
@@ -92,8 +102,8 @@ static void dup_onto(int kind, bool three)
     int c = lingering(kind, &s, &sent);
     int p[2];
     CHECK_EQ(pipe(p), 0);
-    cap_thread_t d = drain(s);
-    long before = atomic_load(&ticker.ticks);
+    long before;
+    cap_thread_t d = drain(s, &before);
     if (three)
         CHECK_EQ(dup3(p[0], c, O_CLOEXEC), c);
     else
@@ -145,9 +155,9 @@ static void range_over(void)
     for (int i = 0; i < 3; i++)
         CHECK_EQ(fcntl(c[i], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
     cap_thread_t d[3];
+    long before;
     for (int i = 0; i < 3; i++)
-        d[i] = drain(s[i]);
-    long before = atomic_load(&ticker.ticks);
+        d[i] = drain(s[i], &before); /* the same ticks for the three */
     CHECK_EQ(close_range((unsigned)lo, (unsigned)hi, 0), 0);
     ran_meanwhile(before);
     for (int i = 0; i < 3; i++) {
@@ -166,8 +176,8 @@ static void fclose_of(int kind)
     CHECK(f != NULL);
     /* Nothing buffered: the socket is full, a flush would wait for the
      * peer, which reads only after the close. */
-    cap_thread_t d = drain(s);
-    long before = atomic_load(&ticker.ticks);
+    long before;
+    cap_thread_t d = drain(s, &before);
     CHECK_EQ(fclose(f), 0);
     ran_meanwhile(before);
     CHECK_EQ(fcntl(c, F_GETFD), -1);
@@ -182,8 +192,8 @@ static void freopen_of(int kind)
     int c = lingering(kind, &s, &sent);
     FILE *f = fdopen(c, "w");
     CHECK(f != NULL);
-    cap_thread_t d = drain(s);
-    long before = atomic_load(&ticker.ticks);
+    long before;
+    cap_thread_t d = drain(s, &before);
     CHECK(freopen("/dev/null", "w", f) == f);
     ran_meanwhile(before);
     delivered(d, s, sent);
