@@ -44,6 +44,7 @@
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <pty.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -65,6 +66,7 @@
 #include "sched/worker.h"
 #include "sync/sync.h"
 #include "util/asan.h"
+#include "util/die.h"
 
 /* The runtime's steps around a fork, shared by fork and _Fork. The
  * sigaction table's lock is held across the fork (src/stack/signal.c),
@@ -90,6 +92,63 @@
  * runtime code (a read parks), so the child gets the runtime's own steps
  * all the same: without them it shared the parent's I/O instances, and a
  * read of a pipe parked for good (the parent's poller took the event). */
+/* With handlers, the runtime's locks (the sigaction table's, with every
+ * signal blocked, the default attributes' and the terminal table's) are
+ * taken by a handler of glibc's own list that the library registers first
+ * (a constructor), so glibc runs its prepare step after every other
+ * prepare handler of that list and its parent and child steps before the
+ * others. Taken before glibc's fork, they were held while a library's
+ * prepare handler waited for its own mutex, parked, and that mutex's
+ * holder spun for good in sigaction (or a thread creation, a terminal
+ * call) before it could unlock: fork deadlocked where NPTL does not.
+ * Only for the wrapper's forks (the forking thread's `forking`): glibc's
+ * internal forks leave them alone, as before. glibc holds its fork lock
+ * from the prepare handlers to the parent's and child's, so the held
+ * state can be one, the process's. */
+static sigset_t fork_saved_mask;
+static bool fork_attr_held, fork_tty_held;
+
+static bool wrapper_fork(void)
+{
+    cap__thread *self = cap__current();
+    return self != NULL && self->forking;
+}
+
+static void runtime_prepare(void)
+{
+    if (!wrapper_fork())
+        return;
+    cap__sig_fork_prepare(&fork_saved_mask);
+    fork_attr_held = cap__thread_default_attr_fork_hold();
+    fork_tty_held = cap__ttyfile_fork_hold();
+}
+
+static void runtime_after(bool child)
+{
+    if (!wrapper_fork())
+        return;
+    cap__ttyfile_fork_release(child, fork_tty_held);
+    cap__thread_default_attr_fork_release(fork_attr_held);
+}
+
+static void runtime_parent(void)
+{
+    runtime_after(false);
+}
+
+static void runtime_child(void)
+{
+    runtime_after(true);
+}
+
+/* Early (priority 101): before the constructors of libraries loaded
+ * after this one, whose handlers glibc then runs first. */
+__attribute__((constructor(101))) static void register_runtime_fork_steps(void)
+{
+    if (pthread_atfork(runtime_prepare, runtime_parent, runtime_child) != 0)
+        cap__die("cannot register the runtime's fork handler\n");
+}
+
 static pid_t fork_steps(bool handlers)
 {
     cap__sigsafe sigsafe CAP__SIGSAFE = cap__sigsafe_enter();
@@ -98,15 +157,26 @@ static pid_t fork_steps(bool handlers)
         cap__atfork_prepare(&snap);
     cap__fd_forking();
     sigset_t saved;
-    cap__sig_fork_prepare(&saved);
-    bool attr_held = cap__thread_default_attr_fork_hold();
-    bool tty_held = cap__ttyfile_fork_hold();
-    if (!handlers)
-        cap__asan_fork_settle(); /* sanitized builds: util/asan.h */
-    pid_t pid = handlers ? CAP__REAL(fork)() : CAP__REAL(_Fork)();
-    int e = errno; /* a failed fork's, for the caller */
-    cap__ttyfile_fork_release(pid == 0, tty_held);
-    cap__thread_default_attr_fork_release(attr_held);
+    pid_t pid;
+    int e;
+    cap__thread *self = cap__current();
+    if (handlers && self != NULL) {
+        self->forking = true; /* runtime_prepare and runtime_parent/child */
+        pid = CAP__REAL(fork)();
+        e = errno; /* a failed fork's, for the caller */
+        self->forking = false;
+        saved = fork_saved_mask;
+    } else {
+        cap__sig_fork_prepare(&saved);
+        bool attr_held = cap__thread_default_attr_fork_hold();
+        bool tty_held = cap__ttyfile_fork_hold();
+        if (!handlers)
+            cap__asan_fork_settle(); /* sanitized builds: util/asan.h */
+        pid = handlers ? CAP__REAL(fork)() : CAP__REAL(_Fork)();
+        e = errno;
+        cap__ttyfile_fork_release(pid == 0, tty_held);
+        cap__thread_default_attr_fork_release(attr_held);
+    }
     if (pid > 0)
         cap__sigchld_forget(pid); /* a new child: an old one's end no longer counts */
     if (pid == 0) { /* before any signal is let in */

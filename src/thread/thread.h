@@ -155,6 +155,8 @@ typedef struct cap__thread {
     bool park_cancellable;         /* [owner] the current park is a cancellation point */
     bool park_signallable;         /* [owner] a signal sent to it may end the current
                                       park (sched/park.h) */
+    bool forking;                  /* [owner] inside glibc's fork, called by the
+                                      fork wrapper (intercept/handover.c) */
     struct cap_cleanup_frame *cleanup; /* [owner] innermost cleanup handler */
 
     void *asan_fake_stack;         /* [owner] AddressSanitizer fiber bookkeeping */
