@@ -388,11 +388,12 @@ bool cap__ic_dup_lingering(int oldfd, int newfd, int flags, cap__fd *f, long *re
  * the range's close is quick), any other that lingers its close on the
  * pool, now. */
 void cap__ic_linger_before_close_range(unsigned first, unsigned last);
-/* Before glibc's fclose of a stream over fd (-1: none): on a user thread,
- * the parked wait of a sole socket that lingers (then off); true if the
- * close would still wait in the kernel (a socket not sole that lingers),
- * for the caller to make it on the pool. */
-bool cap__ic_stream_lingers(int fd);
+/* close()'s first step, before a close made inside another call (glibc's
+ * fclose or freopen of a stream over fd, -1 for none; close_range): on a
+ * user thread, the parked wait of a sole socket that lingers (then off);
+ * true if the close would still wait in the kernel (a socket not sole
+ * that lingers), for the caller to make it on the pool. */
+bool cap__ic_linger_first(int fd);
 /* Whether path names a FIFO (a stat, as the open wrapper makes): opening
  * one waits for its other end (fopen.c). */
 bool cap__ic_is_fifo(const char *path);

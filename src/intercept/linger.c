@@ -205,15 +205,9 @@ void cap__ic_linger_before_close_range(unsigned first, unsigned last)
     for (;;) {
         struct lingering_batch b = { .n = 0 };
         cap__fd_foreach_range(first, last, collect_lingering, &b);
-        for (int i = 0; i < b.n; i++) {
-            cap__fd *f = cap__fd_peek(b.fds[i]);
-            if (f == NULL)
-                continue;
-            if (cap__fd_has(f, CAP__FDF_LINGER) && cap__fd_has(f, CAP__FDF_SOLE))
-                cap__ic_linger_before_close(b.fds[i], f); /* the range's close is then quick */
-            else if (lingers_in_kernel(b.fds[i], f))
+        for (int i = 0; i < b.n; i++)
+            if (cap__ic_linger_first(b.fds[i]))
                 close(b.fds[i]); /* on the pool; closed now rather than in the range */
-        }
         if (b.n < BATCH || b.fds[BATCH - 1] == (int)last)
             return;
         first = (unsigned)b.fds[BATCH - 1] + 1;
@@ -221,14 +215,14 @@ void cap__ic_linger_before_close_range(unsigned first, unsigned last)
 }
 
 /* intercept.h */
-bool cap__ic_stream_lingers(int fd)
+bool cap__ic_linger_first(int fd)
 {
     cap__fd *f = fd >= 0 ? cap__fd_peek(fd) : NULL;
     if (f == NULL || !cap__ic_user())
         return false;
-    if (cap__fd_has(f, CAP__FDF_LINGER) && cap__fd_has(f, CAP__FDF_SOLE)) {
+    /* As close(): the parked wait of a sole socket, which turns lingering
+     * off; then only one that is not sole may still wait in the kernel. */
+    if (cap__fd_has(f, CAP__FDF_LINGER))
         cap__ic_linger_before_close(fd, f);
-        return false;
-    }
     return lingers_in_kernel(fd, f);
 }

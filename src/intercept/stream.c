@@ -99,7 +99,7 @@ int fclose(FILE *stream)
         cap__stream_turn_forget(stream);
         stream_unlist(stream); /* before the close mark: a walk's write ends first */
     }
-    bool on_pool = cap__ic_stream_lingers(stream_fd(stream)); /* SO_LINGER's wait (linger.c) */
+    bool on_pool = cap__ic_linger_first(stream_fd(stream)); /* SO_LINGER's wait (linger.c) */
     int fd = stream_closing(stream);
     struct fclose_call c = { stream, 0, 0 };
     if (!on_pool || cap__offload_wait(run_fclose, &c) != 0)
@@ -133,7 +133,7 @@ FILE *freopen(const char *path, const char *mode, FILE *stream)
     if (stream != NULL)
         cap__stdio_flush_before_close(stream); /* (glibc's flush would block) */
     /* glibc's close of the old descriptor may wait for SO_LINGER (linger.c). */
-    bool lingers = path != NULL && cap__ic_stream_lingers(stream_fd(stream));
+    bool lingers = path != NULL && cap__ic_linger_first(stream_fd(stream));
     int fd = stream_closing(stream);
     struct freopen_call c = { path, mode, stream, NULL, 0 };
     if (path != NULL && cap__ic_user() && (lingers || cap__ic_is_fifo(path)) &&

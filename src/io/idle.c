@@ -23,8 +23,9 @@
  * releaser sees the sleeper; it then clears the sleeper's `sleeping` word
  * before the futex wake, so a wake that comes before the wait is not
  * lost, and wakes it as any waker does (cap__idle_wake: a kick if the
- * sleeper has taken the instance since its mark was read). Without this, a sleeper that counted itself just after a holder
- * had looked slept on while the holder ran threads: their events waited
+ * sleeper has taken the instance since its mark was read). Without
+ * this, a sleeper that counted itself just after a holder had looked
+ * slept on while the holder ran threads: their events waited
  * for its next periodic poll, for good if the kernel held its thread
  * (a debugger's stop: io/owned_call_kicked_by_give_back_elsewhere hung).
  * The same test found the other way to it: a holder whose wait ended at
